@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""Rebuild parsers/messages-i18n.tsv from the full research TSV.
+
+Keeps the header and every row with status=translated whose msgid (after C
+unescaping) is referenced by a parsers/*.toml file (msgid, msgid_plural,
+[[hint]] msgid), plus all translated rows of the groups level and prefix.
+
+usage: python3 parsers/refresh-i18n.py /work/shared/pg/messages-i18n.tsv
+"""
+import glob, os, sys, tomllib
+
+here = os.path.dirname(os.path.abspath(__file__))
+
+def unescape(s):
+    out, i = [], 0
+    while i < len(s):
+        if s[i] == "\\" and i + 1 < len(s):
+            out.append({"n": "\n", "t": "\t", '"': '"', "\\": "\\"}.get(s[i + 1], s[i + 1]))
+            i += 2
+        else:
+            out.append(s[i])
+            i += 1
+    return "".join(out)
+
+wanted = set()
+for path in sorted(glob.glob(os.path.join(here, "*.toml"))):
+    with open(path, "rb") as f:
+        doc = tomllib.load(f)
+    for m in doc.get("message", []) + doc.get("hint", []):
+        if m.get("event") == "none":
+            continue
+        for key in ("msgid", "msgid_plural"):
+            if key in m:
+                wanted.add(m[key])
+
+src = sys.argv[1]
+with open(src, encoding="utf-8") as f, open(os.path.join(here, "messages-i18n.tsv"), "w", encoding="utf-8") as out:
+    header = f.readline()
+    out.write(header)
+    for line in f:
+        cols = line.rstrip("\n").split("\t")
+        if len(cols) != 7 or cols[5] != "translated":
+            continue
+        if cols[6] in ("level", "prefix") or unescape(cols[2]) in wanted:
+            out.write(line if line.endswith("\n") else line + "\n")

@@ -1,0 +1,79 @@
+//! Classification: a framed [`Record`] becomes a typed, trusted event — or a
+//! counted rejection when a client session wrote something that looks like one.
+
+pub mod catalog;
+pub mod trust;
+
+use crate::event::EventBody;
+use crate::frame::{Record, Severity};
+use catalog::{Catalog, Classification};
+
+/// What a record turned out to be.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// A real event.
+    Event(EventBody),
+    /// Looked like an event but was not written by the server process that logs it.
+    Rejected { looked_like: &'static str, reason: &'static str },
+    /// Started like a known event but did not fit any known shape (a new
+    /// PostgreSQL version?): counted and reported, never guessed at.
+    Unparsed(&'static str),
+    /// Anything else.
+    Ignored,
+}
+
+/// Classifies one record.
+pub fn classify(catalog: &Catalog, record: &Record) -> Outcome {
+    match catalog.classify(&record.message) {
+        Classification::Other => Ignored,
+        Classification::Unparsed(kind) => match trust::verdict(record, kind) {
+            Ok(()) => Outcome::Unparsed(kind),
+            Err(_) => Ignored,
+        },
+        Classification::Event(body) => {
+            let body = with_hint(catalog, record, body);
+            match trust::verdict(record, body.kind_name()) {
+                Ok(()) => Outcome::Event(body),
+                Err(reason) => Outcome::Rejected { looked_like: body.kind_name(), reason },
+            }
+        }
+    }
+}
+
+use Outcome::Ignored;
+
+/// The too-frequent warning carries its HINT on a separate line.
+fn with_hint(catalog: &Catalog, record: &Record, body: EventBody) -> EventBody {
+    match body {
+        EventBody::TooFrequent { seconds, .. } => EventBody::TooFrequent {
+            seconds,
+            hint: record.hint.as_deref().is_some_and(|h| catalog.is_too_frequent_hint(h)),
+        },
+        other => other,
+    }
+}
+
+/// Lines embedded in another entry (the continuation lines of a logged
+/// statement, say) that would be events if they stood alone: forgeries to
+/// count. `message_of` extracts the message from a whole log line in the
+/// source's own format, or None when the line is not one.
+pub fn embedded_lookalikes(
+    catalog: &Catalog,
+    record: &Record,
+    message_of: impl Fn(&str) -> Option<String>,
+) -> Vec<&'static str> {
+    let continuation = record.message.lines().skip(1);
+    let statement = record.statement.iter().flat_map(|s| s.lines());
+    continuation
+        .chain(statement)
+        .filter_map(|line| match catalog.classify(&message_of(line)?) {
+            Classification::Event(body) => Some(body.kind_name()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether a record's severity allows it to be an event at all.
+pub fn is_log_level(record: &Record) -> bool {
+    record.severity == Severity::Log
+}

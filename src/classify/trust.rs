@@ -1,0 +1,98 @@
+//! Trust: only the process that logs an event may produce it.
+//!
+//! Checkpoint, restartpoint and too-frequent lines come from the
+//! checkpointer (the startup process runs the end-of-recovery checkpoint
+//! before PostgreSQL 15; a single-user backend checkpoints on its own),
+//! setting changes and lifecycle lines from the postmaster, redo lines from
+//! the startup process. A client can make the server log any text
+//! (`RAISE LOG`, a logged statement, an error quoting its input), so a record
+//! is refused when anything shows a client session wrote it:
+//!
+//! * session fields in the prefix (`%u %d %a %h %r` non-empty, the `%q` tail
+//!   present) or in csvlog/jsonlog columns;
+//! * a `backend_type` (`%b`, csvlog 13+, jsonlog) that is not the right process;
+//! * a CONTEXT or STATEMENT line (PL/pgSQL `RAISE`, `log_min_error_statement`);
+//! * a severity other than LOG.
+//!
+//! With a prefix that shows none of these (e.g. `%m [%p] `), only the
+//! CONTEXT/STATEMENT and severity checks remain; the importer warns once.
+
+use crate::frame::{Record, Severity};
+
+/// Backend types allowed to log each kind of event.
+fn allowed_backends(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "checkpoint_start" | "checkpoint_complete" | "restartpoint_start" | "restartpoint_complete" => {
+            &["checkpointer", "startup", "standalone backend"]
+        }
+        "too_frequent" | "recovery_restart_point" => &["checkpointer"],
+        "redo_start" | "redo_done" => &["startup"],
+        _ => &["postmaster"],
+    }
+}
+
+/// Ok when `record` may be a real `kind` event; otherwise the reason it is not.
+pub fn verdict(record: &Record, kind: &str) -> Result<(), &'static str> {
+    if record.severity != Severity::Log {
+        return Err("severity is not LOG");
+    }
+    if record.origin.session {
+        return Err("written by a client session");
+    }
+    if let Some(backend) = &record.origin.backend_type {
+        if !allowed_backends(kind).contains(&backend.as_str()) {
+            return Err("written by a process that does not log this event");
+        }
+    }
+    if record.context.is_some() {
+        return Err("raised from a function (CONTEXT line)");
+    }
+    if record.statement.is_some() {
+        return Err("tied to a client statement (STATEMENT line)");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::Origin;
+
+    fn record(origin: Origin) -> Record {
+        Record {
+            offset: 0,
+            line: 1,
+            time: None,
+            origin,
+            severity: Severity::Log,
+            message: "checkpoint starting: wal".into(),
+            detail: None,
+            hint: None,
+            context: None,
+            statement: None,
+        }
+    }
+
+    #[test]
+    fn background_checkpointer_line_is_trusted() {
+        let r = record(Origin { pid: Some(1), backend_type: Some("checkpointer".into()), session: false, session_checkable: true });
+        assert_eq!(verdict(&r, "checkpoint_start"), Ok(()));
+    }
+
+    #[test]
+    fn session_backend_context_and_severity_are_refused() {
+        let mut r = record(Origin { session: true, ..Origin::default() });
+        assert_eq!(verdict(&r, "checkpoint_start"), Err("written by a client session"));
+        r.origin = Origin { backend_type: Some("client backend".into()), ..Origin::default() };
+        assert!(verdict(&r, "checkpoint_start").is_err());
+        r.origin = Origin::default();
+        r.context = Some("PL/pgSQL function inline_code_block line 1 at RAISE".into());
+        assert!(verdict(&r, "checkpoint_start").is_err());
+        r.context = None;
+        r.severity = Severity::Warning;
+        assert!(verdict(&r, "checkpoint_start").is_err());
+        r.severity = Severity::Log;
+        r.origin.backend_type = Some("checkpointer".into());
+        assert!(verdict(&r, "parameter_changed").is_err());
+    }
+}

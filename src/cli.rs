@@ -1,0 +1,118 @@
+//! The command line, as clap types only; behaviour lives in `cmd/`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(name = "walwatch", version, about = "PostgreSQL checkpoint history, alerts and max_wal_size advice from the server log")]
+pub struct Cli {
+    /// More log output (-v info about each file, -vv debug).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    /// Only errors.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Import PostgreSQL log files (plain, .gz, .zst, or - for stdin) into the store.
+    Import(ImportArgs),
+    /// List checkpoints and restartpoints.
+    Checkpoints(CheckpointsArgs),
+    /// Count checkpoints by trigger, warnings, setting changes.
+    Summary(SummaryArgs),
+}
+
+/// Where the store lives.
+#[derive(Debug, Args, Clone)]
+pub struct DbArg {
+    /// SQLite store [default: $XDG_STATE_HOME/walwatch/walwatch.db, or /var/lib/walwatch/walwatch.db for the service user]
+    #[arg(long, value_name = "PATH", env = "WALWATCH_DB")]
+    pub db: Option<PathBuf>,
+}
+
+/// Input format of a log file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    Auto,
+    Stderr,
+    Csvlog,
+    Jsonlog,
+    Syslog,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Cluster the events belong to [default: derived from the file path].
+    #[arg(long)]
+    pub cluster: Option<String>,
+    #[arg(long, value_enum, default_value = "auto")]
+    pub format: FormatArg,
+    /// The server's log_line_prefix (SHOW log_line_prefix), or "auto" to infer it from the file.
+    #[arg(long, default_value = "auto", value_name = "STR")]
+    pub prefix: String,
+    /// The server's log_timezone (IANA name), used for ambiguous zone abbreviations.
+    #[arg(long, value_name = "TZ")]
+    pub timezone: Option<String>,
+    /// Log files; "-" reads standard input.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<String>,
+}
+
+/// Output format of query commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    Table,
+    Json,
+    Csv,
+}
+
+/// Time window shared by query commands.
+#[derive(Debug, Args, Clone)]
+pub struct WindowArgs {
+    /// Only this cluster.
+    #[arg(long)]
+    pub cluster: Option<String>,
+    /// From this time: RFC 3339, a date (2026-11-22), or a duration back from now (24h, 7d).
+    #[arg(long, value_name = "T")]
+    pub since: Option<String>,
+    /// Up to this time (same forms as --since).
+    #[arg(long, value_name = "T")]
+    pub until: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckpointsArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    #[command(flatten)]
+    pub window: WindowArgs,
+    /// Only this trigger: shutdown, end-of-recovery, wal, time, manual.
+    #[arg(long, value_name = "T")]
+    pub trigger: Option<String>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: OutputFormat,
+}
+
+/// Output format of `summary`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SummaryFormat {
+    Table,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct SummaryArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    #[command(flatten)]
+    pub window: WindowArgs,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: SummaryFormat,
+}

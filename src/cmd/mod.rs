@@ -1,0 +1,55 @@
+//! One module per subcommand; this one dispatches and holds what they share.
+
+mod checkpoints;
+mod import;
+mod summary;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::cli::{Cli, Command, DbArg, WindowArgs};
+use crate::store::query::Filter;
+
+/// Exit status for an error; 0 is success.
+pub const EXIT_FAILURE: u8 = 1;
+
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Import(args) => import::run(args),
+        Command::Checkpoints(args) => checkpoints::run(args),
+        Command::Summary(args) => summary::run(args),
+    }
+}
+
+/// tracing to stderr, human-readable; -v/-q and RUST_LOG respected.
+pub fn init_logging(cli: &Cli) {
+    use tracing_subscriber::EnvFilter;
+    let level = match (cli.quiet, cli.verbose) {
+        (true, _) => "error",
+        (false, 0) => "warn",
+        (false, 1) => "info",
+        (false, _) => "debug",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
+}
+
+/// Whether an error is only a closed stdout (`walwatch … | head`).
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain()
+        .any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe))
+}
+
+fn db_path(arg: &DbArg) -> PathBuf {
+    arg.db.clone().unwrap_or_else(crate::store::default_path)
+}
+
+fn filter(window: &WindowArgs, trigger: Option<String>) -> Result<Filter> {
+    let now = jiff::Timestamp::now();
+    let when = |v: &Option<String>| -> Result<_> {
+        v.as_deref().map(|t| crate::timefmt::parse_when(t, now).map_err(anyhow::Error::msg)).transpose()
+    };
+    Ok(Filter { cluster: window.cluster.clone(), since: when(&window.since)?, until: when(&window.until)?, trigger })
+}

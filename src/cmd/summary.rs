@@ -1,0 +1,45 @@
+//! `walwatch summary`: counts by trigger, warnings, setting changes.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::cli::{SummaryArgs, SummaryFormat};
+use crate::event::TRIGGERS;
+use crate::output;
+use crate::store::query::{PointCounts, Summary};
+use crate::store::Store;
+use crate::timefmt::rfc3339;
+
+pub fn run(args: SummaryArgs) -> Result<ExitCode> {
+    let filter = super::filter(&args.window, None)?;
+    let store = Store::open_read_only(&super::db_path(&args.db))?;
+    let summary = store.summary(&filter)?;
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        SummaryFormat::Json => output::json(&mut out, &summary)?,
+        SummaryFormat::Table => table(&mut out, &summary)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn table(out: &mut impl Write, s: &Summary) -> Result<()> {
+    let mut header = vec!["", "started", "completed"];
+    header.extend(TRIGGERS);
+    let row = |name: &str, c: &PointCounts| {
+        let mut r = vec![name.to_string(), c.started.to_string(), c.completed.to_string()];
+        r.extend(TRIGGERS.iter().map(|t| c.by_trigger.get(*t).map(ToString::to_string).unwrap_or_default()));
+        r
+    };
+    let rows = vec![row("checkpoints", &s.checkpoints), row("restartpoints", &s.restartpoints)];
+    output::table(out, &header, &rows, &header[1..])?;
+    writeln!(out)?;
+    writeln!(out, "too frequent warnings  {}", s.too_frequent)?;
+    writeln!(out, "parameter changes      {}", s.parameter_changes)?;
+    writeln!(out, "rejected (forged)      {}", s.rejected)?;
+    let t = |t: &Option<jiff::Timestamp>| t.map(rfc3339).unwrap_or_else(|| "-".into());
+    writeln!(out, "first event            {}", t(&s.first_at))?;
+    writeln!(out, "last event             {}", t(&s.last_at))?;
+    Ok(())
+}

@@ -1,0 +1,228 @@
+//! Framing: bytes → [`Record`]s, for every log format PostgreSQL writes.
+//!
+//! Checkpoint events are a tiny fraction of a busy server's log, so framing
+//! is lazy: a SIMD multi-needle search (every language's needles, from the
+//! catalog) finds candidate positions, and only the entries around them are
+//! framed and parsed fully. Counting lines and entries uses `memchr` only.
+//!
+//! [`drive`] owns the buffer: it feeds complete lines to a format [`Scan`]ner
+//! in bounded chunks and reports each chunk's records together with the
+//! position reached, so the caller can commit both in one transaction.
+
+pub mod csvlog;
+pub mod jsonlog;
+pub mod lines;
+pub mod prefix;
+pub mod record;
+pub mod stderr;
+pub mod syslog;
+pub mod time;
+
+use std::io::{self, Read};
+use std::sync::OnceLock;
+
+use aho_corasick::AhoCorasick;
+
+use crate::classify::catalog::Catalog;
+pub use record::{LineLevel, Origin, Record, Secondary, Severity};
+
+/// Bytes read per chunk. Memory stays bounded by a few of these whatever the input.
+pub const CHUNK_BYTES: usize = 2 << 20;
+
+/// The log formats walwatch reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Stderr,
+    Csvlog,
+    Jsonlog,
+    Syslog,
+}
+
+impl Format {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Stderr => "stderr",
+            Format::Csvlog => "csvlog",
+            Format::Jsonlog => "jsonlog",
+            Format::Syslog => "syslog",
+        }
+    }
+
+    /// Guesses the format from the first bytes of a source.
+    pub fn detect(head: &[u8]) -> Format {
+        let first = head.split(|&b| b == b'\n').find(|l| !l.is_empty()).unwrap_or_default();
+        if first.first() == Some(&b'{') {
+            Format::Jsonlog
+        } else if csvlog::looks_like(first) {
+            Format::Csvlog
+        } else if syslog::looks_like(first) {
+            Format::Syslog
+        } else {
+            Format::Stderr
+        }
+    }
+}
+
+/// Counters a scanner keeps while framing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FrameStats {
+    /// Physical lines seen.
+    pub lines: u64,
+    /// Log entries (records) seen.
+    pub entries: u64,
+    /// Entries that contained a needle and were framed fully.
+    pub candidates: u64,
+    /// Candidate lines that could not be framed (prefix or structure did not fit).
+    pub unparsed: u64,
+    /// Lines longer than the chunk size, skipped without being buffered.
+    pub oversized: u64,
+}
+
+/// Position in a source: absolute byte offset and the 1-based number of the line starting there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pos {
+    pub offset: u64,
+    pub line: u64,
+}
+
+impl Pos {
+    pub const START: Pos = Pos { offset: 0, line: 1 };
+}
+
+/// A format-specific framer over a buffer of complete lines.
+pub trait Scan {
+    /// Frames `region`, which starts at `pos` and holds complete lines only.
+    /// Unless `last` is set, the scanner may leave an entry that could still
+    /// grow (continuation or HINT lines in the next chunk) unconsumed.
+    /// Returns the number of bytes consumed, always at an entry boundary.
+    fn scan(&mut self, region: &[u8], pos: Pos, last: bool, emit: &mut dyn FnMut(Record)) -> usize;
+    fn stats(&self) -> &FrameStats;
+}
+
+/// The candidate finder: all needles of all languages in one automaton.
+pub struct Needles {
+    ac: AhoCorasick,
+}
+
+impl Needles {
+    pub fn global() -> &'static Needles {
+        static NEEDLES: OnceLock<Needles> = OnceLock::new();
+        NEEDLES.get_or_init(|| Needles::new(Catalog::global().needles()))
+    }
+
+    /// Builds the automaton. Needles are cut at characters that csvlog and
+    /// jsonlog escape (quotes, backslashes, newlines), keeping the longest
+    /// piece: a piece of a needle still occurs wherever the needle does.
+    pub fn new(needles: &[String]) -> Needles {
+        let mut pieces: Vec<&str> = needles
+            .iter()
+            .filter_map(|n| n.split(['"', '\\', '\n', '\t']).max_by_key(|p| p.len()))
+            .filter(|p| !p.is_empty())
+            .collect();
+        pieces.sort_unstable();
+        pieces.dedup();
+        let ac = AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+            .build(&pieces)
+            .expect("needles form a valid automaton");
+        Needles { ac }
+    }
+
+    /// Start offsets of needle occurrences in `hay`, in order.
+    pub fn find_iter<'a>(&'a self, hay: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
+        self.ac.find_iter(hay).map(|m| m.start())
+    }
+
+    pub fn is_match(&self, hay: &[u8]) -> bool {
+        self.ac.is_match(hay)
+    }
+}
+
+/// Reads `reader` to its end in bounded chunks, handing every chunk's
+/// records and the position reached to `on_chunk`. An error from
+/// `on_chunk` stops the read and is returned as is.
+pub fn drive<E: From<io::Error>>(
+    mut reader: impl Read,
+    scanner: &mut dyn Scan,
+    start: Pos,
+    mut on_chunk: impl FnMut(Vec<Record>, Pos) -> Result<(), E>,
+) -> Result<Pos, E> {
+    let mut buf = vec![0u8; CHUNK_BYTES];
+    let (mut filled, mut pos, mut eof, mut skipping) = (0usize, start, false, false);
+    loop {
+        while filled < buf.len() && !eof {
+            match reader.read(&mut buf[filled..]) {
+                Ok(0) => eof = true,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if skipping {
+            // Drop the rest of an oversized line, up to and including its newline.
+            let cut = memchr::memchr(b'\n', &buf[..filled]).map_or(filled, |i| i + 1);
+            skipping = cut == filled && buf[..filled].last() != Some(&b'\n') && !eof;
+            pos.offset += cut as u64;
+            pos.line += u64::from(buf[..cut].last() == Some(&b'\n'));
+            buf.copy_within(cut..filled, 0);
+            filled -= cut;
+            on_chunk(Vec::new(), pos)?;
+            continue;
+        }
+        let complete = if eof { filled } else { memchr::memrchr(b'\n', &buf[..filled]).map_or(0, |i| i + 1) };
+        if complete == 0 && !eof {
+            // One line fills the whole buffer: it cannot be an event; skip it unbuffered.
+            skipping = true;
+            continue_oversized(&mut pos, &buf[..filled]);
+            filled = 0;
+            on_chunk(Vec::new(), pos)?;
+            continue;
+        }
+        let mut records = Vec::new();
+        let mut consumed = scanner.scan(&buf[..complete], pos, eof, &mut |r| records.push(r));
+        if consumed == 0 && complete > 0 && filled == buf.len() {
+            // One entry fills the buffer (a huge multi-line statement): cut it here.
+            consumed = scanner.scan(&buf[..complete], pos, true, &mut |r| records.push(r));
+        }
+        pos.line += memchr::memchr_iter(b'\n', &buf[..consumed]).count() as u64;
+        pos.offset += consumed as u64;
+        buf.copy_within(consumed..filled, 0);
+        filled -= consumed;
+        on_chunk(records, pos)?;
+        if eof && filled == 0 {
+            return Ok(pos);
+        }
+    }
+}
+
+fn continue_oversized(pos: &mut Pos, skipped: &[u8]) {
+    pos.offset += skipped.len() as u64;
+    tracing::warn!(offset = pos.offset, "Skipping a line longer than {} bytes; it cannot be a checkpoint event.", CHUNK_BYTES);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_formats_from_their_first_line() {
+        assert_eq!(Format::detect(b"{\"timestamp\":\"2026-11-22 08:08:08.916 UTC\"}\n"), Format::Jsonlog);
+        assert_eq!(
+            Format::detect(b"2026-11-22 08:15:36.065 UTC,,,28301,,6b02a4a8.6e8d,1,,2026-11-22 08:15:36 UTC,,0,LOG,00000,\"ending\",,,,,,,,,\"\",\"postmaster\"\n"),
+            Format::Csvlog
+        );
+        assert_eq!(Format::detect(b"2026-11-22 08:04:20.708 UTC [21752] LOG:  starting\n"), Format::Stderr);
+        assert_eq!(
+            Format::detect(b"Nov 22 08:04:20 db1 postgres[21752]: [3-1] LOG:  starting PostgreSQL 15\n"),
+            Format::Syslog
+        );
+    }
+
+    #[test]
+    fn needles_are_cut_at_escaped_characters() {
+        let n = Needles::new(&["parameter \"".to_string(), "heckpoint".to_string()]);
+        assert!(n.is_match(b"parameter \\\"max_wal_size\\\" changed"));
+        assert!(n.is_match(b"Checkpoint beginnt"));
+        assert!(!n.is_match(b"SELECT 1"));
+    }
+}

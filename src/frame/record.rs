@@ -1,0 +1,68 @@
+//! A framed log record: one PostgreSQL log entry with its continuation lines
+//! and the DETAIL/HINT/CONTEXT/STATEMENT lines that belong to it.
+
+use jiff::Timestamp;
+
+/// The severity of a primary log line (translated words are normalised).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Severity {
+    Debug,
+    Log,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Fatal,
+    Panic,
+}
+
+/// The kind of a secondary line that belongs to the entry before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Secondary {
+    Detail,
+    Hint,
+    Query,
+    Context,
+    Statement,
+    Location,
+    Backtrace,
+}
+
+/// What follows the prefix of a stderr/syslog line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LineLevel {
+    Primary(Severity),
+    Secondary(Secondary),
+}
+
+/// Who wrote the record, as far as the log format tells. Used by the trust
+/// check: only background processes may produce checkpoint events.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Origin {
+    pub pid: Option<u32>,
+    /// `%b` / csvlog / jsonlog `backend_type`, when known.
+    pub backend_type: Option<String>,
+    /// True when any session-only field (`%u %d %a %h %r`, the `%q` tail,
+    /// csv/json user/database/application/remote host) is present and non-empty.
+    pub session: bool,
+    /// Whether the format could have shown session fields at all.
+    pub session_checkable: bool,
+}
+
+/// One log entry, ready for classification.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    /// Byte offset of the first line within the (decompressed) source.
+    pub offset: u64,
+    /// 1-based line number of the first line.
+    pub line: u64,
+    pub time: Option<Timestamp>,
+    pub origin: Origin,
+    pub severity: Severity,
+    /// The primary message; continuation lines joined with '\n' (leading TAB removed).
+    pub message: String,
+    pub detail: Option<String>,
+    pub hint: Option<String>,
+    pub context: Option<String>,
+    pub statement: Option<String>,
+}

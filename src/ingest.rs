@@ -1,0 +1,297 @@
+//! Ingest: one source through the whole pipeline — open, frame, classify,
+//! and commit each chunk's events with the offset reached.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Instant;
+
+use thiserror::Error;
+
+use crate::classify::{self, catalog::Catalog, Outcome};
+use crate::event::{Event, EventBody};
+use crate::frame::csvlog::CsvScanner;
+use crate::frame::jsonlog::JsonScanner;
+use crate::frame::prefix::{self, Prefix};
+use crate::frame::stderr::StderrScanner;
+use crate::frame::time::TimeContext;
+use crate::frame::{self, Format, FrameStats, Pos, Record, Scan};
+use crate::source::{Source, SourceError};
+use crate::store::{SourceRow, SourceSpec, Store, StoreError};
+
+/// How many lines of a file are used to infer its log_line_prefix.
+const PREFIX_SAMPLE_LINES: usize = 200;
+
+#[derive(Debug, Error)]
+pub enum IngestError {
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot read {path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("{path}: {message}")]
+    Prefix { path: String, message: String },
+    #[error("{path}: log_line_prefix {prefix:?} has no time escape (%m, %t or %n): walwatch cannot date the events; add %m to log_line_prefix")]
+    NoTime { path: String, prefix: String },
+    #[error("{path}: {format} input is not supported yet")]
+    Unsupported { path: String, format: &'static str },
+}
+
+/// What to import and how to read it.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// None: detect from the content.
+    pub format: Option<Format>,
+    /// None: infer from the content ("auto").
+    pub prefix: Option<String>,
+}
+
+/// What one import of one source did.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub name: String,
+    pub format: &'static str,
+    pub prefix: Option<String>,
+    /// Byte offset where reading started (non-zero when resuming).
+    pub resumed_at: u64,
+    /// Bytes read in this run.
+    pub bytes: u64,
+    pub frame: FrameStats,
+    /// Events read, by kind (rejected ones excluded).
+    pub events: BTreeMap<&'static str, u64>,
+    pub rejected: u64,
+    pub unparsed: u64,
+    /// Events that were new to the store.
+    pub stored: u64,
+    pub seconds: f64,
+    pub warnings: Vec<String>,
+}
+
+impl Report {
+    pub fn mb_per_s(&self) -> f64 {
+        self.bytes as f64 / 1e6 / self.seconds.max(1e-9)
+    }
+}
+
+/// Imports `path` into `cluster_id`, resuming where an earlier import of
+/// the same content stopped.
+pub fn import(store: &mut Store, cluster_id: i64, path: &str, opts: &Options, time: &TimeContext) -> Result<Report, IngestError> {
+    let started = Instant::now();
+    let source = Source::open(path)?;
+    let format = opts.format.unwrap_or_else(|| Format::detect(source.head()));
+    let mut report = Report { name: path.to_string(), format: format.as_str(), ..Report::default() };
+    let reader_kit = ReaderKit::new(format, opts, &source, path)?;
+    report.prefix = reader_kit.prefix_spec();
+    let prefix_spec = report.prefix.clone();
+    let known = store.find_source(cluster_id, source.head())?;
+    let spec = SourceSpec {
+        path,
+        meta: source.meta,
+        fingerprint: source.fingerprint(),
+        format: format.as_str(),
+        prefix: prefix_spec.as_deref(),
+    };
+    let mut row = match known {
+        Some(row) => row,
+        None => store.create_source(cluster_id, &spec)?,
+    };
+    let start = Pos { offset: row.read_to, line: row.line };
+    report.resumed_at = start.offset;
+    let reader = source.into_reader(start.offset).map_err(|e| IngestError::Read { path: path.into(), source: e })?;
+    let mut scanner = reader_kit.scanner(time);
+    let end = run(store, &mut row, &spec, reader, scanner.as_mut(), start, &reader_kit, &mut report)?;
+    report.bytes = end.offset - start.offset;
+    report.frame = scanner.stats().clone();
+    report.unparsed += report.frame.unparsed;
+    report.seconds = started.elapsed().as_secs_f64();
+    report.warnings.extend(time.take_warnings());
+    if !reader_kit.session_checkable() {
+        report.warnings.push(format!(
+            "log_line_prefix {:?} shows no session fields (%u, %d, %a, %h, %q or %b): lines forged by client sessions can only be recognised by their CONTEXT/STATEMENT lines; consider log_line_prefix = '%m [%p] %q%u@%d '",
+            report.prefix.as_deref().unwrap_or("")
+        ));
+    }
+    Ok(report)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run(
+    store: &mut Store,
+    row: &mut SourceRow,
+    spec: &SourceSpec<'_>,
+    reader: Box<dyn std::io::Read>,
+    scanner: &mut dyn Scan,
+    start: Pos,
+    kit: &ReaderKit,
+    report: &mut Report,
+) -> Result<Pos, IngestError> {
+    let catalog = Catalog::global();
+    let path = spec.path.to_string();
+    frame::drive(reader, scanner, start, |records, reached| {
+        let events = classify_all(catalog, kit, &records, report);
+        report.stored += store.commit_batch(row, spec, &events, reached)? as u64;
+        Ok::<(), IngestError>(())
+    })
+    .map_err(|e| match e {
+        IngestError::Read { source, .. } => IngestError::Read { path: path.clone(), source },
+        other => other,
+    })
+}
+
+impl From<std::io::Error> for IngestError {
+    fn from(source: std::io::Error) -> Self {
+        IngestError::Read { path: String::new(), source }
+    }
+}
+
+fn classify_all(catalog: &Catalog, kit: &ReaderKit, records: &[Record], report: &mut Report) -> Vec<Event> {
+    let mut events = Vec::new();
+    for record in records {
+        let Some(at) = record.time else {
+            report.unparsed += 1;
+            continue;
+        };
+        let event = |body| Event { at, pid: record.origin.pid, offset: record.offset, line: record.line, body };
+        match classify::classify(catalog, record) {
+            Outcome::Event(body) => {
+                *report.events.entry(body.kind_name()).or_default() += 1;
+                events.push(event(body));
+            }
+            Outcome::Rejected { looked_like, reason } => {
+                report.rejected += 1;
+                events.push(event(EventBody::Rejected { looked_like, reason }));
+            }
+            Outcome::Unparsed(kind) => {
+                report.unparsed += 1;
+                if report.warnings.len() < 20 {
+                    report.warnings.push(format!("line {}: a {kind} line in a shape walwatch does not know: {:.200}", record.line, record.message));
+                }
+            }
+            Outcome::Ignored => {}
+        }
+        for looked_like in classify::embedded_lookalikes(catalog, record, |l| kit.message_of(l)) {
+            report.rejected += 1;
+            events.push(event(EventBody::Rejected { looked_like, reason: "inside another entry (e.g. a logged statement)" }));
+        }
+    }
+    events
+}
+
+/// Everything format-specific about reading one source.
+enum ReaderKit {
+    Stderr(Prefix, Prefix),
+    Csv,
+    Json,
+}
+
+impl ReaderKit {
+    fn new(format: Format, opts: &Options, source: &Source, path: &str) -> Result<ReaderKit, IngestError> {
+        match format {
+            Format::Stderr => {
+                let prefix = stderr_prefix(opts.prefix.as_deref(), source.head(), path)?;
+                let again = Prefix::compile(prefix.spec(), Catalog::global().markers())
+                    .map_err(|e| IngestError::Prefix { path: path.into(), message: e.to_string() })?;
+                Ok(ReaderKit::Stderr(prefix, again))
+            }
+            Format::Csvlog => Ok(ReaderKit::Csv),
+            Format::Jsonlog => Ok(ReaderKit::Json),
+            Format::Syslog => Err(IngestError::Unsupported { path: path.into(), format: "syslog" }),
+        }
+    }
+
+    fn prefix_spec(&self) -> Option<String> {
+        match self {
+            ReaderKit::Stderr(p, _) => Some(p.spec().to_string()),
+            _ => None,
+        }
+    }
+
+    fn session_checkable(&self) -> bool {
+        match self {
+            ReaderKit::Stderr(p, _) => p.session_checkable(),
+            _ => true,
+        }
+    }
+
+    fn scanner<'t>(&self, time: &'t TimeContext) -> Box<dyn Scan + 't> {
+        match self {
+            ReaderKit::Stderr(p, _) => {
+                let prefix = Prefix::compile(p.spec(), Catalog::global().markers()).expect("compiled once already");
+                Box::new(StderrScanner::new(prefix, time))
+            }
+            ReaderKit::Csv => Box::new(CsvScanner::new(time)),
+            ReaderKit::Json => Box::new(JsonScanner::new(time)),
+        }
+    }
+
+    /// The message of `line` read as a whole log line of this format.
+    fn message_of(&self, line: &str) -> Option<String> {
+        match self {
+            ReaderKit::Stderr(_, p) => p.parse(line).map(|m| m.message.to_string()),
+            ReaderKit::Csv => {
+                let mut r = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(line.as_bytes());
+                r.records().next()?.ok()?.get(13).map(String::from)
+            }
+            ReaderKit::Json => serde_json::from_str::<serde_json::Value>(line).ok()?.get("message")?.as_str().map(String::from),
+        }
+    }
+}
+
+/// The prefix given on the command line, or one inferred from the file.
+fn stderr_prefix(given: Option<&str>, head: &[u8], path: &str) -> Result<Prefix, IngestError> {
+    let markers = Catalog::global().markers();
+    let prefix = match given {
+        Some(spec) => Prefix::compile(spec, markers).map_err(|e| IngestError::Prefix { path: path.into(), message: e.to_string() })?,
+        None => {
+            let text = String::from_utf8_lossy(head);
+            let sample: Vec<&str> = text.lines().filter(|l| !l.is_empty()).take(PREFIX_SAMPLE_LINES).collect();
+            prefix::detect(&sample, markers).map_err(|e| IngestError::Prefix { path: path.into(), message: e.to_string() })?
+        }
+    };
+    let spec = prefix.spec();
+    if !(spec.contains("%m") || spec.contains("%t") || spec.contains("%n")) {
+        return Err(IngestError::NoTime { path: path.into(), prefix: spec.into() });
+    }
+    Ok(prefix)
+}
+
+/// A cluster name for a log file when none is given: `15-main` for Debian's
+/// `postgresql-15-main.log`, the data directory's name for `$PGDATA/log/…`,
+/// else the directory name.
+pub fn default_cluster(path: &str) -> String {
+    if path == "-" {
+        return "default".into();
+    }
+    let p = Path::new(path);
+    let file = p.file_name().and_then(|f| f.to_str()).unwrap_or_default();
+    if let Some(rest) = file.strip_prefix("postgresql-") {
+        let stem = rest.split(".log").next().unwrap_or_default();
+        let mut parts = stem.splitn(2, '-');
+        if let (Some(ver), Some(name)) = (parts.next(), parts.next()) {
+            if !ver.is_empty() && ver.chars().all(|c| c.is_ascii_digit() || c == '.') && !name.starts_with(|c: char| c.is_ascii_digit()) {
+                return format!("{ver}-{name}");
+            }
+        }
+    }
+    let abs = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut dirs = abs.ancestors().skip(1).filter_map(|d| d.file_name()?.to_str());
+    match dirs.next() {
+        Some("log" | "pg_log" | "logs") => dirs.next().unwrap_or("default").to_string(),
+        Some(dir) => dir.to_string(),
+        None => "default".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cluster_names_follow_common_layouts() {
+        assert_eq!(default_cluster("/var/log/postgresql/postgresql-15-main.log"), "15-main");
+        assert_eq!(default_cluster("/var/log/postgresql/postgresql-15-main.log.1"), "15-main");
+        assert_eq!(default_cluster("/srv/pg/data/log/postgresql-2026-11-22_080420.log"), "data");
+        assert_eq!(default_cluster("/tmp/x/run1/postgresql.csv"), "run1");
+        assert_eq!(default_cluster("-"), "default");
+    }
+}

@@ -1,0 +1,18 @@
+//! walwatch: PostgreSQL checkpoint history from the server log.
+//!
+//! The pipeline is visible in the module tree:
+//! `source` (bytes: files, .gz, .zst, stdin) → `frame` (records: stderr with
+//! any log_line_prefix, csvlog, jsonlog, syslog) → `classify` (typed, trusted
+//! events, every language PostgreSQL ships) → `store` (SQLite) → `cmd`
+//! (what a user runs). `event` is the vocabulary they share.
+
+pub mod classify;
+pub mod cli;
+pub mod cmd;
+pub mod event;
+pub mod frame;
+pub mod ingest;
+pub mod output;
+pub mod source;
+pub mod store;
+pub mod timefmt;

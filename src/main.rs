@@ -1,0 +1,18 @@
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = walwatch::cli::Cli::parse();
+    walwatch::cmd::init_logging(&cli);
+    match walwatch::cmd::run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            if walwatch::cmd::is_broken_pipe(&err) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("walwatch: {err:#}");
+            ExitCode::from(walwatch::cmd::EXIT_FAILURE)
+        }
+    }
+}

@@ -1,0 +1,469 @@
+//! End-to-end: a real PostgreSQL server writes a real log (WAL-triggered
+//! checkpoints under pgbench, "too frequently" warnings, a manual CHECKPOINT,
+//! a parameter change, a clean shutdown, and two forged look-alike lines from
+//! a client session); walwatch imports it, and its numbers must match both an
+//! independent, deliberately dumb count of the log and the server's own
+//! checkpoint counters.
+//!
+//! Needs PostgreSQL server binaries (Debian: `apt-get install postgresql`);
+//! fails, never skips, without them. Takes about a minute.
+//! Set WALWATCH_E2E_KEEP_LOGS=<dir> to keep a copy of the server log.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::Value;
+use support::{describe, walwatch, PgCluster, StopMode};
+
+/// How long pgbench hammers the server. Long enough for several WAL-triggered
+/// checkpoints at max_wal_size=32MB, short enough to keep the test ~1 min.
+const PGBENCH_SECONDS: &str = "40";
+
+/// Settings from the issue. log_timezone=UTC so log timestamps and
+/// walwatch's (UTC) timestamps compare as plain strings.
+const SETTINGS: &[(&str, &str)] = &[
+    ("max_wal_size", "'32MB'"),
+    ("min_wal_size", "'32MB'"),
+    ("checkpoint_timeout", "'30s'"),
+    ("log_checkpoints", "on"),
+    ("logging_collector", "on"),
+    ("log_destination", "'stderr'"),
+    ("log_line_prefix", "'%m [%p] %q%u@%d '"),
+    ("log_timezone", "'UTC'"),
+    ("lc_messages", "'C'"),
+    ("shared_buffers", "'32MB'"),
+];
+
+/// A complete line in the log's own format, smuggled into a string literal:
+/// in the log it becomes a TAB-continuation line of a logged statement.
+const FORGED_LINE: &str = "2026-01-01 00:00:00.000 UTC [1] LOG:  checkpoint starting: time";
+
+/// Messages only the checkpointer may write; a session record containing one
+/// anywhere is a forgery (what walwatch must reject, not count).
+const LOOKALIKES: &[&str] = &[
+    "checkpoint starting:",
+    "checkpoint complete:",
+    "restartpoint starting:",
+    "restartpoint complete:",
+    "checkpoints are occurring too frequently",
+];
+
+#[test]
+fn walwatch_matches_a_real_postgres_log() {
+    let run = run_postgres_scenario();
+    check_walwatch(&run);
+}
+
+// ---------------------------------------------------------------------------
+// The PostgreSQL part
+// ---------------------------------------------------------------------------
+
+/// Checkpoint counters and the server clock at the moment they were read.
+#[derive(Debug, Clone)]
+struct Counters {
+    timed: i64,
+    requested: i64,
+    /// `ts_key` of clock_timestamp() in UTC.
+    at: String,
+}
+
+struct Scenario {
+    /// Kept alive (server stopped) so the log files stay on disk.
+    _cluster: PgCluster,
+    logs: Vec<PathBuf>,
+    truth: Truth,
+    before: Counters,
+    after: Counters,
+}
+
+fn run_postgres_scenario() -> Scenario {
+    let mut pg = PgCluster::init(SETTINGS);
+    pg.start();
+    let version = pg.server_version_num();
+    let before = read_counters(&pg, version);
+
+    // WAL-heavy load: the -i alone writes >100MB of WAL at scale 10.
+    pg.pgbench(&["-i", "-s", "10", "-q"]);
+    pg.pgbench(&["-c", "4", "-j", "2", "-T", PGBENCH_SECONDS]);
+    pg.psql("CHECKPOINT;");
+
+    // A postmaster-logged `parameter "max_wal_size" changed to "64MB"`.
+    pg.psql("ALTER SYSTEM SET max_wal_size = '64MB';");
+    pg.reload();
+    let changed = r#"parameter "max_wal_size" changed to "64MB""#;
+    assert!(pg.wait_for_log(Duration::from_secs(20), |t| t.contains(changed)), "no reload line");
+
+    forge_lines(&pg);
+    let after = read_counters(&pg, version);
+    pg.stop(StopMode::Fast);
+
+    let logs = pg.log_files();
+    assert!(!logs.is_empty(), "no log files in {}", pg.log_dir().display());
+    keep_logs_if_asked(&logs);
+    let truth = Truth::from_files(&logs);
+    println!("independent truth: {}", truth.brief());
+    println!("server counters before: {before:?}\n                after:  {after:?}");
+    check_postgres_side(&truth, &before, &after);
+    Scenario { _cluster: pg, logs, truth, before, after }
+}
+
+/// Two session records that look like checkpoint events:
+/// 1. `RAISE LOG` whose whole message is `checkpoint starting: wal`
+///    (log_statement is still 'none', so the DO itself is not logged);
+/// 2. a logged statement whose literal holds a full fake log line.
+///
+/// psql sends the script statement by statement, so the SET applies to the
+/// SELECT. The literal has real newlines, not `\n` escapes: the log shows
+/// the statement's source text.
+fn forge_lines(pg: &PgCluster) {
+    pg.psql("DO $$ BEGIN RAISE LOG 'checkpoint starting: wal'; END $$;");
+    pg.psql(&format!("SET log_statement = 'all';\nSELECT 'x\n{FORGED_LINE}\n' AS forged;\n"));
+    let tabbed = format!("\t{FORGED_LINE}\n");
+    let seen = pg.wait_for_log(Duration::from_secs(20), |t| {
+        t.contains("postgres@postgres LOG:  checkpoint starting: wal\n") && t.contains(&tabbed)
+    });
+    assert!(seen, "forged lines did not reach the log");
+}
+
+/// pg_stat_checkpointer (17+) or pg_stat_bgwriter, plus the server clock.
+fn read_counters(pg: &PgCluster, version: u32) -> Counters {
+    let (view, timed, req) = if version >= 170000 {
+        ("pg_stat_checkpointer", "num_timed", "num_requested")
+    } else {
+        ("pg_stat_bgwriter", "checkpoints_timed", "checkpoints_req")
+    };
+    let now = "to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS')";
+    let out = pg.psql(&format!("SELECT {timed}, {req}, {now} FROM {view};"));
+    let f: Vec<&str> = out.trim().split('|').collect();
+    assert_eq!(f.len(), 3, "unexpected counters output {out:?}");
+    Counters { timed: f[0].parse().unwrap(), requested: f[1].parse().unwrap(), at: ts_key(f[2]) }
+}
+
+fn keep_logs_if_asked(logs: &[PathBuf]) {
+    let Some(dir) = std::env::var_os("WALWATCH_E2E_KEEP_LOGS") else { return };
+    fs::create_dir_all(&dir).expect("create WALWATCH_E2E_KEEP_LOGS dir");
+    for f in logs {
+        fs::copy(f, PathBuf::from(&dir).join(f.file_name().unwrap())).expect("copy log");
+    }
+}
+
+/// The scenario did what it claims, before walwatch is even involved.
+fn check_postgres_side(t: &Truth, before: &Counters, after: &Counters) {
+    assert!(t.wal >= 3, "pgbench produced only {} WAL checkpoints", t.wal);
+    assert!(t.too_frequent >= 1, "no 'too frequently' warning");
+    assert_eq!(t.shutdown, 1, "exactly one (clean) shutdown checkpoint");
+    assert_eq!(t.manual, t.immediate_force_wait, "manual = our CHECKPOINT command");
+    assert!(t.manual >= 1, "our CHECKPOINT was not logged");
+    assert_eq!(t.parameter_changes, 1);
+    assert_eq!(t.forged_records, 2, "both forged records must be in the log");
+    assert_eq!(t.starts, t.completes, "clean stop: every start completed");
+    let starts: Vec<(String, String)> =
+        t.start_list.iter().map(|(ts, flags)| (ts.clone(), trigger_of(flags).into())).collect();
+    check_counters(&starts, before, after);
+}
+
+/// Server counters vs logged checkpoints started inside the counter window:
+/// - the server also counts checkpoints it skipped (timed, no WAL activity
+///   since the last one) and never logs those, so logged <= delta, not ==;
+/// - the shutdown checkpoint runs after the last snapshot: outside the window;
+/// - WAL-triggered and CHECKPOINT-command checkpoints are "requested";
+/// - nothing is in flight at the last snapshot (our CHECKPOINT waited for all
+///   earlier ones, and nothing writes WAL afterwards), so no start is logged
+///   whose counter is still unreported.
+///
+/// `starts` holds (ts_key of start, trigger).
+fn check_counters(starts: &[(String, String)], before: &Counters, after: &Counters) {
+    let in_window = |ts: &String| *ts > before.at && *ts < after.at;
+    let count = |triggers: &[&str]| {
+        starts.iter().filter(|(ts, tr)| in_window(ts) && triggers.contains(&tr.as_str())).count()
+            as i64
+    };
+    let (req_delta, timed_delta) =
+        (after.requested - before.requested, after.timed - before.timed);
+    assert!(req_delta > 0, "server counted no requested checkpoints: {before:?} {after:?}");
+    let req_logged = count(&["wal", "manual"]);
+    assert!(req_logged <= req_delta, "logged wal+manual {req_logged} > server's {req_delta}");
+    let timed_logged = count(&["time"]);
+    assert!(timed_logged <= timed_delta, "logged time {timed_logged} > server's {timed_delta}");
+}
+
+// ---------------------------------------------------------------------------
+// The independent truth: a dumb line counter over the raw log
+// ---------------------------------------------------------------------------
+
+#[derive(Debug, Default)]
+struct Truth {
+    starts: i64,
+    completes: i64,
+    shutdown: i64,
+    end_of_recovery: i64,
+    wal: i64,
+    time: i64,
+    manual: i64,
+    /// Starts whose flags are exactly "immediate force wait" (CHECKPOINT cmd).
+    immediate_force_wait: i64,
+    too_frequent: i64,
+    parameter_changes: i64,
+    /// Session records (user@db in the prefix) holding a LOOKALIKES phrase on
+    /// any of their lines, TAB-continuations included.
+    forged_records: i64,
+    /// (ts_key, flags) of every server-written `checkpoint starting:`.
+    start_list: Vec<(String, String)>,
+}
+
+/// One prefixed line: `<ts> [<pid>] [user@db ]LEVEL:  message`.
+struct Line<'a> {
+    ts: &'a str,
+    session: bool,
+    level: &'a str,
+    msg: &'a str,
+}
+
+/// None for lines not starting with a timestamp, e.g. TAB continuations.
+fn parse_line(line: &str) -> Option<Line<'_>> {
+    let b = line.as_bytes();
+    if b.len() < 20 || !b[..4].iter().all(u8::is_ascii_digit) || b[4] != b'-' {
+        return None;
+    }
+    let open = line.find(" [")?;
+    let close = open + line[open..].find("] ")?;
+    if !line[open + 2..close].bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let rest = &line[close + 2..];
+    let colon = rest.find(":  ")?;
+    let head = &rest[..colon]; // "LOG" or "user@db LOG"
+    let level = head.rsplit(' ').next().unwrap_or(head);
+    Some(Line { ts: &line[..open], session: head.contains(' '), level, msg: &rest[colon + 3..] })
+}
+
+/// Secondary lines belong to the record before them.
+fn is_secondary(level: &str) -> bool {
+    matches!(level, "DETAIL" | "HINT" | "QUERY" | "CONTEXT" | "STATEMENT" | "LOCATION")
+}
+
+impl Truth {
+    fn from_files(files: &[PathBuf]) -> Truth {
+        let mut t = Truth::default();
+        for f in files {
+            let bytes = fs::read(f).expect("read log");
+            t.add_text(&String::from_utf8_lossy(&bytes));
+        }
+        t
+    }
+
+    fn add_text(&mut self, text: &str) {
+        // (is the current record a session's, has it a look-alike yet)
+        let mut record = (false, false);
+        for raw in text.lines() {
+            let parsed = parse_line(raw);
+            if let Some(l) = parsed.as_ref().filter(|l| !is_secondary(l.level)) {
+                self.close_record(record);
+                record = (l.session, false);
+            }
+            record.1 |= LOOKALIKES.iter().any(|p| raw.contains(p));
+            match parsed {
+                Some(l) if !l.session && l.level == "LOG" => self.count_server_message(l.ts, l.msg),
+                _ => {}
+            }
+        }
+        self.close_record(record);
+    }
+
+    /// Everything but start_list, on one line.
+    fn brief(&self) -> String {
+        format!(
+            "starts={} completes={} wal={} time={} manual={} (immediate force wait={}) \
+             shutdown={} end-of-recovery={} too_frequent={} parameter_changes={} forged_records={}",
+            self.starts, self.completes, self.wal, self.time, self.manual,
+            self.immediate_force_wait, self.shutdown, self.end_of_recovery, self.too_frequent,
+            self.parameter_changes, self.forged_records
+        )
+    }
+
+    fn close_record(&mut self, (session, lookalike): (bool, bool)) {
+        if session && lookalike {
+            self.forged_records += 1;
+        }
+    }
+
+    fn count_server_message(&mut self, ts: &str, msg: &str) {
+        if let Some(flags) = msg.strip_prefix("checkpoint starting: ") {
+            self.starts += 1;
+            match trigger_of(flags) {
+                "shutdown" => self.shutdown += 1,
+                "end-of-recovery" => self.end_of_recovery += 1,
+                "wal" => self.wal += 1,
+                "time" => self.time += 1,
+                _ => self.manual += 1,
+            }
+            self.immediate_force_wait += i64::from(flags.trim() == "immediate force wait");
+            self.start_list.push((ts_key(ts), flags.trim().to_string()));
+        } else if msg.starts_with("checkpoint complete: ") {
+            self.completes += 1;
+        } else if msg.starts_with("checkpoints are occurring too frequently (") {
+            self.too_frequent += 1;
+        } else if msg.starts_with("parameter \"") && msg.contains("\" changed to \"") {
+            self.parameter_changes += 1;
+        }
+    }
+}
+
+/// Trigger precedence as documented: shutdown, end-of-recovery, wal, time,
+/// else manual. `xlog` is the pre-10 spelling of `wal`.
+fn trigger_of(flags: &str) -> &'static str {
+    let has = |w: &str| flags.split_whitespace().any(|f| f == w);
+    if has("shutdown") {
+        "shutdown"
+    } else if has("end-of-recovery") {
+        "end-of-recovery"
+    } else if has("wal") || has("xlog") {
+        "wal"
+    } else if has("time") {
+        "time"
+    } else {
+        "manual"
+    }
+}
+
+/// A comparable UTC key "YYYYMMDDhhmmssfff" from either the log's
+/// "2026-01-01 00:00:00.123 UTC" or RFC 3339 "2026-01-01T00:00:00.123456Z".
+fn ts_key(s: &str) -> String {
+    let s = s.trim();
+    let bad = || panic!("unrecognised timestamp {s:?}");
+    let (head, mut rest) = s.split_at_checked(19).unwrap_or_else(bad);
+    let mut key: String = head.chars().filter(char::is_ascii_digit).collect();
+    if key.len() != 14 {
+        bad();
+    }
+    let mut frac = String::new();
+    if let Some(r) = rest.strip_prefix('.') {
+        frac = r.chars().take_while(char::is_ascii_digit).collect();
+        rest = &r[frac.len()..];
+    }
+    key += &format!("{frac:0<3}")[..3];
+    if !matches!(rest.trim(), "" | "Z" | "UTC" | "+00:00" | "+00") {
+        panic!("timestamp {s:?} is not UTC");
+    }
+    key
+}
+
+// ---------------------------------------------------------------------------
+// The walwatch part
+// ---------------------------------------------------------------------------
+
+fn check_walwatch(s: &Scenario) {
+    let work = tempfile::tempdir().expect("tempdir");
+    let db = work.path().join("w.db");
+    let db = db.to_str().expect("utf-8 temp path");
+    let out = walwatch()
+        .args(["import", "--db", db, "--cluster", "e2e"])
+        .args(&s.logs)
+        .output()
+        .expect("spawn walwatch import");
+    assert!(out.status.success(), "walwatch import: {}", describe(&out));
+
+    let summary = walwatch_json(&["summary", "--db", db, "--cluster", "e2e", "--format", "json"]);
+    check_summary(&summary, &s.truth);
+    let cps = walwatch_json(&["checkpoints", "--db", db, "--cluster", "e2e", "--format", "json"]);
+    check_checkpoints(&cps, s);
+}
+
+fn walwatch_json(args: &[&str]) -> Value {
+    let out = walwatch().args(args).output().expect("spawn walwatch");
+    assert!(out.status.success(), "walwatch {args:?}: {}", describe(&out));
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("walwatch {args:?}: not JSON ({e}): {}", describe(&out)))
+}
+
+fn assert_keys(v: &Value, expected: &[&str], what: &str) {
+    let obj = v.as_object().unwrap_or_else(|| panic!("{what} is not an object: {v}"));
+    let got: BTreeSet<&str> = obj.keys().map(String::as_str).collect();
+    let want: BTreeSet<&str> = expected.iter().copied().collect();
+    assert_eq!(got, want, "keys of {what}: {v}");
+}
+
+fn int(v: &Value, path: &str) -> i64 {
+    let mut cur = v;
+    for part in path.split('.') {
+        cur = &cur[part];
+    }
+    cur.as_i64().unwrap_or_else(|| panic!("{path} is not an integer in {v}"))
+}
+
+fn check_summary(s: &Value, t: &Truth) {
+    println!("walwatch summary: {s}");
+    let top = [
+        "checkpoints", "restartpoints", "too_frequent", "parameter_changes", "rejected",
+        "first_at", "last_at",
+    ];
+    assert_keys(s, &top, "summary");
+    for part in ["checkpoints", "restartpoints"] {
+        assert_keys(&s[part], &["started", "completed", "by_trigger"], part);
+        let triggers = ["shutdown", "end-of-recovery", "wal", "time", "manual"];
+        assert_keys(&s[part]["by_trigger"], &triggers, &format!("{part}.by_trigger"));
+    }
+    let expect = [
+        ("checkpoints.started", t.starts),
+        ("checkpoints.completed", t.completes),
+        ("checkpoints.by_trigger.shutdown", t.shutdown),
+        ("checkpoints.by_trigger.end-of-recovery", t.end_of_recovery),
+        ("checkpoints.by_trigger.wal", t.wal),
+        ("checkpoints.by_trigger.time", t.time),
+        ("checkpoints.by_trigger.manual", t.immediate_force_wait),
+        ("restartpoints.started", 0),
+        ("restartpoints.completed", 0),
+        ("too_frequent", t.too_frequent),
+        ("parameter_changes", 1),
+        // Both forged records (see forge_lines) must be counted as rejected:
+        // each is a session record carrying exactly one event look-alike — a
+        // RAISE LOG whose message *is* `checkpoint starting: wal`, and a
+        // logged statement whose continuation line is a complete fake log
+        // line. One Rejected event per record (an Event has one body), so
+        // rejected == forged_records (== 2, asserted on the log itself).
+        ("rejected", t.forged_records),
+    ];
+    for (path, want) in expect {
+        assert_eq!(int(s, path), want, "summary {path}");
+    }
+    let (first, last) = (s["first_at"].as_str(), s["last_at"].as_str());
+    let (first, last) = (first.expect("first_at string"), last.expect("last_at string"));
+    assert!(ts_key(first) <= ts_key(last), "first_at {first} after last_at {last}");
+}
+
+const CHECKPOINT_KEYS: &[&str] = &[
+    "cluster", "kind", "trigger", "flags", "started_at", "completed_at", "buffers_written",
+    "buffers_pct", "slru_buffers_written", "wal_files_added", "wal_files_removed",
+    "wal_files_recycled", "write_s", "sync_s", "total_s", "sync_files", "sync_longest_s",
+    "sync_average_s", "distance_kb", "estimate_kb", "lsn", "redo_lsn",
+];
+
+fn check_checkpoints(v: &Value, s: &Scenario) {
+    let list = v.as_array().unwrap_or_else(|| panic!("checkpoints JSON is not an array: {v}"));
+    // Clean stop, so every start has its complete: one object per start.
+    assert_eq!(list.len() as i64, s.truth.starts, "checkpoints array length");
+    let mut starts = Vec::new();
+    for (i, cp) in list.iter().enumerate() {
+        assert_keys(cp, CHECKPOINT_KEYS, &format!("checkpoints[{i}]"));
+        assert_eq!(cp["cluster"], "e2e", "checkpoints[{i}].cluster");
+        assert_eq!(cp["kind"], "checkpoint", "checkpoints[{i}].kind");
+        assert!(cp["completed_at"].is_string(), "checkpoints[{i}] never completed: {cp}");
+        let started = cp["started_at"].as_str().expect("started_at string");
+        let trigger = cp["trigger"].as_str().expect("trigger string");
+        starts.push((ts_key(started), trigger.to_string()));
+    }
+    // Same start instants as the log, at least to the second.
+    let secs = |v: &mut Vec<String>| {
+        v.sort();
+        v.iter().map(|k| k[..14].to_string()).collect::<Vec<_>>()
+    };
+    let mut ours: Vec<String> = starts.iter().map(|(k, _)| k.clone()).collect();
+    let mut truth: Vec<String> = s.truth.start_list.iter().map(|(k, _)| k.clone()).collect();
+    assert_eq!(secs(&mut ours), secs(&mut truth), "checkpoint start times differ from the log");
+    // walwatch's own per-checkpoint triggers against the server counters.
+    check_counters(&starts, &s.before, &s.after);
+}

@@ -1,0 +1,385 @@
+//! Test support: a throwaway PostgreSQL cluster (`PgCluster`) and a
+//! `Command` for the walwatch binary under test.
+//!
+//! Every integration test that says `mod support;` compiles this file, and
+//! not all of them use every helper.
+#![allow(dead_code)]
+
+use std::fs;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+
+/// The walwatch binary built by cargo for this test run.
+pub fn walwatch() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_walwatch"))
+}
+
+/// How `pg_ctl stop` should shut the server down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopMode {
+    /// Clean shutdown: writes a shutdown checkpoint (logged).
+    Fast,
+    /// Crash-like: no shutdown checkpoint; next start runs recovery.
+    Immediate,
+}
+
+impl StopMode {
+    fn as_arg(self) -> &'static str {
+        match self {
+            StopMode::Fast => "fast",
+            StopMode::Immediate => "immediate",
+        }
+    }
+}
+
+/// A PostgreSQL cluster living in its own temporary directory:
+/// `<tmp>/data` (PGDATA), `<tmp>/sock` (unix socket), `<tmp>/log`
+/// (`log_directory`), `<tmp>/pg_ctl.log` (stderr before the collector runs).
+pub struct PgCluster {
+    dir: TempDir,
+    bindir: PathBuf,
+    port: u16,
+    /// `Some("postgres")` when we are root: the server refuses to run as root.
+    run_as: Option<String>,
+    running: bool,
+}
+
+/// Superuser name given to initdb, so psql works the same as root or not.
+const SUPERUSER: &str = "postgres";
+
+impl PgCluster {
+    /// initdb a fresh cluster and append `settings` (name, raw value as it
+    /// would appear in postgresql.conf, e.g. `("log_line_prefix", "'%m '")`)
+    /// after our own defaults, so the caller's settings win. Not started.
+    pub fn init(settings: &[(&str, &str)]) -> PgCluster {
+        let bindir = find_bindir();
+        let run_as = server_user();
+        let dir = make_tempdir(run_as.as_deref());
+        let port = free_port();
+        let pg = PgCluster { dir, bindir, port, run_as, running: false };
+        for sub in ["sock", "log"] {
+            pg.mkdir_owned(&pg.path().join(sub));
+        }
+        pg.initdb();
+        pg.write_conf(settings);
+        pg
+    }
+
+    /// The temporary directory holding everything (safe for other test files).
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.path().join("data")
+    }
+
+    pub fn socket_dir(&self) -> PathBuf {
+        self.path().join("sock")
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Where the logging collector writes (`log_directory`).
+    pub fn log_dir(&self) -> PathBuf {
+        self.path().join("log")
+    }
+
+    /// The collector's log files, sorted by name; with the default
+    /// `log_filename` (timestamped) that is also chronological order.
+    pub fn log_files(&self) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = fs::read_dir(self.log_dir())
+            .expect("read log_dir")
+            .map(|e| e.expect("log_dir entry").path())
+            .filter(|p| p.is_file())
+            .collect();
+        files.sort();
+        files
+    }
+
+    /// Start and wait until the server accepts connections.
+    pub fn start(&mut self) {
+        let log = self.path().join("pg_ctl.log");
+        let data = self.data_dir();
+        let out = self
+            .pg_cmd("pg_ctl")
+            .args(["start", "-w", "-t", "60", "-D"])
+            .arg(&data)
+            .arg("-l")
+            .arg(&log)
+            .output()
+            .expect("spawn pg_ctl start");
+        if !out.status.success() {
+            let early = fs::read_to_string(&log).unwrap_or_default();
+            panic!("pg_ctl start failed: {}\n--- pg_ctl.log ---\n{early}", describe(&out));
+        }
+        self.running = true;
+    }
+
+    /// Stop the server; `Fast` is a clean shutdown with a shutdown checkpoint.
+    pub fn stop(&mut self, mode: StopMode) {
+        let out = self.stop_output(mode);
+        assert!(out.status.success(), "pg_ctl stop -m {}: {}", mode.as_arg(), describe(&out));
+        self.running = false;
+    }
+
+    fn stop_output(&self, mode: StopMode) -> Output {
+        self.pg_cmd("pg_ctl")
+            .args(["stop", "-w", "-t", "60", "-m", mode.as_arg(), "-D"])
+            .arg(self.data_dir())
+            .output()
+            .expect("spawn pg_ctl stop")
+    }
+
+    /// Run SQL through psql (fed on stdin, so a multi-statement script is sent
+    /// statement by statement, e.g. a `SET` takes effect for the next line).
+    /// Returns stdout in unaligned, tuples-only form; panics on any error.
+    pub fn psql(&self, sql: &str) -> String {
+        let mut cmd = self.client_cmd("psql");
+        cmd.args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", "postgres", "-f", "-"]);
+        let out = run_with_stdin(cmd, sql);
+        assert!(out.status.success(), "psql failed on\n{sql}\n{}", describe(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Run pgbench against database `postgres` with `args`; returns stdout.
+    pub fn pgbench(&self, args: &[&str]) -> String {
+        let out = self
+            .client_cmd("pgbench")
+            .args(args)
+            .arg("postgres")
+            .output()
+            .expect("spawn pgbench");
+        assert!(out.status.success(), "pgbench {args:?}: {}", describe(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Re-read the configuration files (SIGHUP to the postmaster).
+    pub fn reload(&self) {
+        let out = self
+            .pg_cmd("pg_ctl")
+            .args(["reload", "-D"])
+            .arg(self.data_dir())
+            .output()
+            .expect("spawn pg_ctl reload");
+        assert!(out.status.success(), "pg_ctl reload: {}", describe(&out));
+    }
+
+    /// e.g. 150004 for 15.4; picks pg_stat_bgwriter vs pg_stat_checkpointer.
+    pub fn server_version_num(&self) -> u32 {
+        let v = self.psql("SHOW server_version_num");
+        v.trim().parse().unwrap_or_else(|_| panic!("server_version_num: {v:?}"))
+    }
+
+    /// Poll `pred` on the concatenated log until true or `timeout` passes:
+    /// the logging collector writes asynchronously, so a line may show up a
+    /// little after the statement that caused it returned.
+    pub fn wait_for_log(&self, timeout: Duration, pred: impl Fn(&str) -> bool) -> bool {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let text: String = self
+                .log_files()
+                .iter()
+                .map(|f| String::from_utf8_lossy(&fs::read(f).unwrap_or_default()).into_owned())
+                .collect();
+            if pred(&text) {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    // ---- internals -------------------------------------------------------
+
+    fn initdb(&self) {
+        let out = self
+            .pg_cmd("initdb")
+            .args(["-A", "trust", "-U", SUPERUSER, "-E", "UTF8", "--locale=C", "--no-sync", "-D"])
+            .arg(self.data_dir())
+            .output()
+            .expect("spawn initdb");
+        assert!(out.status.success(), "initdb failed: {}", describe(&out));
+    }
+
+    /// Our defaults first (socket, port, log dir), then the caller's.
+    fn write_conf(&self, settings: &[(&str, &str)]) {
+        let mut conf = String::from("\n# --- added by tests/support ---\n");
+        let q = |p: PathBuf| format!("'{}'", p.display());
+        conf += &format!("port = {}\n", self.port);
+        conf += "listen_addresses = '127.0.0.1'\n";
+        conf += &format!("unix_socket_directories = {}\n", q(self.socket_dir()));
+        conf += &format!("log_directory = {}\n", q(self.log_dir()));
+        for (name, value) in settings {
+            conf += &format!("{name} = {value}\n");
+        }
+        let path = self.data_dir().join("postgresql.conf");
+        let mut text = fs::read_to_string(&path).expect("read postgresql.conf");
+        text += &conf;
+        fs::write(&path, text).expect("write postgresql.conf");
+    }
+
+    /// A server-side binary (initdb, pg_ctl, …) run as the server user, with
+    /// cwd and HOME in our temp dir (root's home is unreadable to postgres).
+    fn pg_cmd(&self, prog: &str) -> Command {
+        let exe = self.bindir.join(prog);
+        let mut cmd = match &self.run_as {
+            Some(user) => {
+                let mut c = Command::new("setpriv");
+                c.args([format!("--reuid={user}"), format!("--regid={user}")]);
+                c.arg("--init-groups").arg(exe);
+                c
+            }
+            None => Command::new(exe),
+        };
+        cmd.current_dir(self.path()).env("HOME", self.path()).stdin(Stdio::null());
+        cmd.env("LC_ALL", "C").env_remove("PGDATA");
+        cmd
+    }
+
+    /// A client binary (psql, pgbench) pointed at this cluster's socket.
+    fn client_cmd(&self, prog: &str) -> Command {
+        let mut cmd = self.pg_cmd(prog);
+        cmd.env("PGHOST", self.socket_dir())
+            .env("PGPORT", self.port.to_string())
+            .env("PGUSER", SUPERUSER)
+            .env_remove("PGDATABASE")
+            .env_remove("PGSERVICE")
+            .env_remove("PGPASSWORD")
+            .env_remove("PGOPTIONS");
+        cmd
+    }
+
+    fn mkdir_owned(&self, dir: &Path) {
+        fs::create_dir_all(dir).expect("mkdir");
+        if let Some(user) = &self.run_as {
+            chown(user, dir);
+        }
+    }
+}
+
+impl Drop for PgCluster {
+    /// Never leave a server behind, even when a test panics: immediate mode
+    /// is fastest and we throw the data away anyway. TempDir removes the dir.
+    fn drop(&mut self) {
+        if self.running {
+            let _ = self.stop_output(StopMode::Immediate);
+        }
+    }
+}
+
+/// Server binaries: $PG_BINDIR, `pg_config --bindir`, the highest
+/// /usr/lib/postgresql/N/bin, then PATH. Missing → fail loudly, never skip.
+fn find_bindir() -> PathBuf {
+    let has_server = |d: &Path| ["initdb", "pg_ctl", "postgres"].iter().all(|b| d.join(b).is_file());
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Ok(d) = std::env::var("PG_BINDIR") {
+        candidates.push(d.into());
+    }
+    if let Ok(out) = Command::new("pg_config").arg("--bindir").output() {
+        candidates.push(String::from_utf8_lossy(&out.stdout).trim().into());
+    }
+    candidates.extend(debian_bindirs());
+    if let Some(path) = std::env::var_os("PATH") {
+        candidates.extend(std::env::split_paths(&path));
+    }
+    candidates.into_iter().find(|d| has_server(d)).unwrap_or_else(|| {
+        panic!(
+            "PostgreSQL server binaries (initdb, pg_ctl, postgres) not found via $PG_BINDIR, \
+             pg_config, /usr/lib/postgresql/*/bin or PATH. Install the `postgresql` package \
+             (e.g. `apt-get install -y postgresql postgresql-contrib`); .ci/run does this."
+        )
+    })
+}
+
+/// Debian's versioned dirs, highest major version first.
+fn debian_bindirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<(u32, PathBuf)> = fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let major = e.file_name().to_str()?.parse::<u32>().ok()?;
+            Some((major, e.path().join("bin")))
+        })
+        .collect();
+    dirs.sort_by(|a, b| b.0.cmp(&a.0));
+    dirs.into_iter().map(|(_, d)| d).collect()
+}
+
+/// PostgreSQL refuses to run as root; as root we use the `postgres` user.
+fn server_user() -> Option<String> {
+    let uid = Command::new("id").arg("-u").output().expect("run id -u");
+    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+        return None;
+    }
+    let exists = Command::new("id").arg("postgres").output().map(|o| o.status.success());
+    assert!(
+        exists.unwrap_or(false),
+        "running as root but there is no `postgres` user to run the server as; \
+         install the `postgresql` package or `useradd --system postgres`"
+    );
+    Some("postgres".into())
+}
+
+/// A temp dir the server user can write (chowned to it when we are root).
+fn make_tempdir(run_as: Option<&str>) -> TempDir {
+    let dir = tempfile::Builder::new().prefix("walwatch-pg-").tempdir().expect("create temp dir");
+    if let Some(user) = run_as {
+        chown(user, dir.path());
+        let ok = Command::new("setpriv")
+            .args([format!("--reuid={user}"), format!("--regid={user}"), "--init-groups".into()])
+            .args(["test", "-w"])
+            .arg(dir.path())
+            .status()
+            .map(|s| s.success());
+        assert!(
+            ok.unwrap_or(false),
+            "user {user} cannot write {}: is TMPDIR inside a private directory?",
+            dir.path().display()
+        );
+    }
+    dir
+}
+
+fn chown(user: &str, path: &Path) {
+    let st = Command::new("chown").arg(format!("{user}:")).arg(path).status().expect("run chown");
+    assert!(st.success(), "chown {user} {}", path.display());
+}
+
+/// Ask the kernel for a free port, then release it for the server. Racy in
+/// theory, but each test's cluster gets a distinct port in practice.
+fn free_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    l.local_addr().expect("local_addr").port()
+}
+
+fn run_with_stdin(mut cmd: Command, input: &str) -> Output {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
+    child.wait_with_output().expect("wait")
+}
+
+/// Exit status plus both streams, for assertion messages.
+pub fn describe(out: &Output) -> String {
+    format!(
+        "{}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
