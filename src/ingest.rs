@@ -14,8 +14,8 @@ use crate::frame::jsonlog::JsonScanner;
 use crate::frame::prefix::{self, Prefix};
 use crate::frame::stderr::StderrScanner;
 use crate::frame::time::TimeContext;
-use crate::frame::{self, Format, FrameStats, Pos, Record, Scan};
-use crate::source::{Source, SourceError};
+use crate::frame::{self, Format, FrameStats, Pos, Record, Scan, Tail};
+use crate::source::{Compression, Source, SourceError};
 use crate::store::{SourceRow, SourceSpec, Store, StoreError};
 
 /// How many lines of a file are used to infer its log_line_prefix.
@@ -96,10 +96,12 @@ pub fn import(store: &mut Store, cluster_id: i64, path: &str, opts: &Options, ti
         None => store.create_source(cluster_id, &spec)?,
     };
     let start = Pos { offset: row.read_to, line: row.line };
+    // A plain file may still be written to: its unterminated last line waits.
+    let tail = if source.compression == Compression::None && source.meta.is_some() { Tail::Wait } else { Tail::Take };
     report.resumed_at = start.offset;
     let reader = source.into_reader(start.offset).map_err(|e| IngestError::Read { path: path.into(), source: e })?;
     let mut scanner = reader_kit.scanner(time);
-    let end = run(store, &mut row, &spec, reader, scanner.as_mut(), start, &reader_kit, &mut report)?;
+    let end = run(store, &mut row, &spec, reader, (scanner.as_mut(), start, tail), &reader_kit, &mut report)?;
     report.bytes = end.offset - start.offset;
     report.frame = scanner.stats().clone();
     report.unparsed += report.frame.unparsed;
@@ -114,20 +116,18 @@ pub fn import(store: &mut Store, cluster_id: i64, path: &str, opts: &Options, ti
     Ok(report)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn run(
     store: &mut Store,
     row: &mut SourceRow,
     spec: &SourceSpec<'_>,
     reader: Box<dyn std::io::Read>,
-    scanner: &mut dyn Scan,
-    start: Pos,
+    (scanner, start, tail): (&mut dyn Scan, Pos, Tail),
     kit: &ReaderKit,
     report: &mut Report,
 ) -> Result<Pos, IngestError> {
     let catalog = Catalog::global();
     let path = spec.path.to_string();
-    frame::drive(reader, scanner, start, |records, reached| {
+    frame::drive(reader, scanner, start, tail, |records, reached| {
         let events = classify_all(catalog, kit, &records, report);
         report.stored += store.commit_batch(row, spec, &events, reached)? as u64;
         Ok::<(), IngestError>(())

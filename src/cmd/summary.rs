@@ -29,7 +29,7 @@ fn table(out: &mut impl Write, s: &Summary) -> Result<()> {
     header.extend(TRIGGERS);
     let row = |name: &str, c: &PointCounts| {
         let mut r = vec![name.to_string(), c.started.to_string(), c.completed.to_string()];
-        r.extend(TRIGGERS.iter().map(|t| c.by_trigger.get(*t).map(ToString::to_string).unwrap_or_default()));
+        r.extend(TRIGGERS.iter().map(|t| c.by_trigger.get(t).map(|n| n.to_string()).unwrap_or_default()));
         r
     };
     let rows = vec![row("checkpoints", &s.checkpoints), row("restartpoints", &s.restartpoints)];

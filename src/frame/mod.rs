@@ -138,13 +138,27 @@ impl Needles {
     }
 }
 
+/// What to do with an unterminated last line at the end of the input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tail {
+    /// Leave it: a writer may still be writing it (files).
+    Wait,
+    /// Read it: the input has ended for good (stdin, compressed files).
+    Take,
+}
+
 /// Reads `reader` to its end in bounded chunks, handing every chunk's
 /// records and the position reached to `on_chunk`. An error from
 /// `on_chunk` stops the read and is returned as is.
+///
+/// With `Tail::Wait`, an unterminated last line is left unread (a writer is
+/// still writing it; the next read picks it up whole); with `Tail::Take` it
+/// is the end of a finished stream and is read.
 pub fn drive<E: From<io::Error>>(
     mut reader: impl Read,
     scanner: &mut dyn Scan,
     start: Pos,
+    tail: Tail,
     mut on_chunk: impl FnMut(Vec<Record>, Pos) -> Result<(), E>,
 ) -> Result<Pos, E> {
     let mut buf = vec![0u8; CHUNK_BYTES];
@@ -169,7 +183,8 @@ pub fn drive<E: From<io::Error>>(
             on_chunk(Vec::new(), pos)?;
             continue;
         }
-        let complete = if eof { filled } else { memchr::memrchr(b'\n', &buf[..filled]).map_or(0, |i| i + 1) };
+        let last_newline = memchr::memrchr(b'\n', &buf[..filled]).map_or(0, |i| i + 1);
+        let complete = if eof && tail == Tail::Take { filled } else { last_newline };
         if complete == 0 && !eof {
             // One line fills the whole buffer: it cannot be an event; skip it unbuffered.
             skipping = true;
@@ -189,7 +204,7 @@ pub fn drive<E: From<io::Error>>(
         buf.copy_within(consumed..filled, 0);
         filled -= consumed;
         on_chunk(records, pos)?;
-        if eof && filled == 0 {
+        if eof && (filled == 0 || consumed == 0) {
             return Ok(pos);
         }
     }

@@ -5,7 +5,6 @@ use rusqlite::{params_from_iter, types::Value, Row};
 use serde::Serialize;
 
 use super::{Store, StoreError};
-use crate::event::TRIGGERS;
 
 /// Which rows a query covers. Times are UTC microseconds, `until` exclusive.
 #[derive(Debug, Clone, Default)]
@@ -108,7 +107,42 @@ fn checkpoint_row(r: &Row<'_>) -> rusqlite::Result<CheckpointRow> {
 pub struct PointCounts {
     pub started: i64,
     pub completed: i64,
-    pub by_trigger: serde_json::Map<String, serde_json::Value>,
+    pub by_trigger: ByTrigger,
+}
+
+/// Started points by trigger, in the documented order.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ByTrigger {
+    pub shutdown: i64,
+    #[serde(rename = "end-of-recovery")]
+    pub end_of_recovery: i64,
+    pub wal: i64,
+    pub time: i64,
+    pub manual: i64,
+}
+
+impl ByTrigger {
+    pub fn get(&self, trigger: &str) -> Option<i64> {
+        Some(match trigger {
+            "shutdown" => self.shutdown,
+            "end-of-recovery" => self.end_of_recovery,
+            "wal" => self.wal,
+            "time" => self.time,
+            "manual" => self.manual,
+            _ => return None,
+        })
+    }
+
+    fn add(&mut self, trigger: &str, n: i64) {
+        let slot = match trigger {
+            "shutdown" => &mut self.shutdown,
+            "end-of-recovery" => &mut self.end_of_recovery,
+            "wal" => &mut self.wal,
+            "time" => &mut self.time,
+            _ => &mut self.manual,
+        };
+        *slot += n;
+    }
 }
 
 /// What `walwatch summary` prints.
@@ -169,15 +203,12 @@ impl Store {
             .query_map(params_from_iter(values), |r| Ok((r.get::<_, Option<String>>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)))
             .map_err(|e| self.sql(e))?;
         let mut counts = PointCounts::default();
-        for t in TRIGGERS {
-            counts.by_trigger.insert(t.into(), 0.into());
-        }
         for row in rows {
             let (trigger, started, completed) = row.map_err(|e| self.sql(e))?;
             counts.started += started;
             counts.completed += completed;
             if let Some(t) = trigger {
-                counts.by_trigger.insert(t, started.into());
+                counts.by_trigger.add(&t, started);
             }
         }
         Ok(counts)

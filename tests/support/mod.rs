@@ -60,7 +60,13 @@ impl PgCluster {
         let run_as = server_user();
         let dir = make_tempdir(run_as.as_deref());
         let port = free_port();
-        let pg = PgCluster { dir, bindir, port, run_as, running: false };
+        let pg = PgCluster {
+            dir,
+            bindir,
+            port,
+            run_as,
+            running: false,
+        };
         for sub in ["sock", "log"] {
             pg.mkdir_owned(&pg.path().join(sub));
         }
@@ -117,7 +123,10 @@ impl PgCluster {
             .expect("spawn pg_ctl start");
         if !out.status.success() {
             let early = fs::read_to_string(&log).unwrap_or_default();
-            panic!("pg_ctl start failed: {}\n--- pg_ctl.log ---\n{early}", describe(&out));
+            panic!(
+                "pg_ctl start failed: {}\n--- pg_ctl.log ---\n{early}",
+                describe(&out)
+            );
         }
         self.running = true;
     }
@@ -125,7 +134,12 @@ impl PgCluster {
     /// Stop the server; `Fast` is a clean shutdown with a shutdown checkpoint.
     pub fn stop(&mut self, mode: StopMode) {
         let out = self.stop_output(mode);
-        assert!(out.status.success(), "pg_ctl stop -m {}: {}", mode.as_arg(), describe(&out));
+        assert!(
+            out.status.success(),
+            "pg_ctl stop -m {}: {}",
+            mode.as_arg(),
+            describe(&out)
+        );
         self.running = false;
     }
 
@@ -142,9 +156,24 @@ impl PgCluster {
     /// Returns stdout in unaligned, tuples-only form; panics on any error.
     pub fn psql(&self, sql: &str) -> String {
         let mut cmd = self.client_cmd("psql");
-        cmd.args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", "postgres", "-f", "-"]);
+        cmd.args([
+            "-X",
+            "-q",
+            "-A",
+            "-t",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-d",
+            "postgres",
+            "-f",
+            "-",
+        ]);
         let out = run_with_stdin(cmd, sql);
-        assert!(out.status.success(), "psql failed on\n{sql}\n{}", describe(&out));
+        assert!(
+            out.status.success(),
+            "psql failed on\n{sql}\n{}",
+            describe(&out)
+        );
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
@@ -174,7 +203,9 @@ impl PgCluster {
     /// e.g. 150004 for 15.4; picks pg_stat_bgwriter vs pg_stat_checkpointer.
     pub fn server_version_num(&self) -> u32 {
         let v = self.psql("SHOW server_version_num");
-        v.trim().parse().unwrap_or_else(|_| panic!("server_version_num: {v:?}"))
+        v.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("server_version_num: {v:?}"))
     }
 
     /// Poll `pred` on the concatenated log until true or `timeout` passes:
@@ -203,7 +234,17 @@ impl PgCluster {
     fn initdb(&self) {
         let out = self
             .pg_cmd("initdb")
-            .args(["-A", "trust", "-U", SUPERUSER, "-E", "UTF8", "--locale=C", "--no-sync", "-D"])
+            .args([
+                "-A",
+                "trust",
+                "-U",
+                SUPERUSER,
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--no-sync",
+                "-D",
+            ])
             .arg(self.data_dir())
             .output()
             .expect("spawn initdb");
@@ -240,7 +281,9 @@ impl PgCluster {
             }
             None => Command::new(exe),
         };
-        cmd.current_dir(self.path()).env("HOME", self.path()).stdin(Stdio::null());
+        cmd.current_dir(self.path())
+            .env("HOME", self.path())
+            .stdin(Stdio::null());
         cmd.env("LC_ALL", "C").env_remove("PGDATA");
         cmd
     }
@@ -279,7 +322,11 @@ impl Drop for PgCluster {
 /// Server binaries: $PG_BINDIR, `pg_config --bindir`, the highest
 /// /usr/lib/postgresql/N/bin, then PATH. Missing → fail loudly, never skip.
 fn find_bindir() -> PathBuf {
-    let has_server = |d: &Path| ["initdb", "pg_ctl", "postgres"].iter().all(|b| d.join(b).is_file());
+    let has_server = |d: &Path| {
+        ["initdb", "pg_ctl", "postgres"]
+            .iter()
+            .all(|b| d.join(b).is_file())
+    };
     let mut candidates: Vec<PathBuf> = Vec::new();
     if let Ok(d) = std::env::var("PG_BINDIR") {
         candidates.push(d.into());
@@ -291,13 +338,16 @@ fn find_bindir() -> PathBuf {
     if let Some(path) = std::env::var_os("PATH") {
         candidates.extend(std::env::split_paths(&path));
     }
-    candidates.into_iter().find(|d| has_server(d)).unwrap_or_else(|| {
-        panic!(
-            "PostgreSQL server binaries (initdb, pg_ctl, postgres) not found via $PG_BINDIR, \
+    candidates
+        .into_iter()
+        .find(|d| has_server(d))
+        .unwrap_or_else(|| {
+            panic!(
+                "PostgreSQL server binaries (initdb, pg_ctl, postgres) not found via $PG_BINDIR, \
              pg_config, /usr/lib/postgresql/*/bin or PATH. Install the `postgresql` package \
              (e.g. `apt-get install -y postgresql postgresql-contrib`); .ci/run does this."
-        )
-    })
+            )
+        })
 }
 
 /// Debian's versioned dirs, highest major version first.
@@ -311,7 +361,7 @@ fn debian_bindirs() -> Vec<PathBuf> {
             Some((major, e.path().join("bin")))
         })
         .collect();
-    dirs.sort_by(|a, b| b.0.cmp(&a.0));
+    dirs.sort_by_key(|(major, _)| std::cmp::Reverse(*major));
     dirs.into_iter().map(|(_, d)| d).collect()
 }
 
@@ -321,7 +371,10 @@ fn server_user() -> Option<String> {
     if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
         return None;
     }
-    let exists = Command::new("id").arg("postgres").output().map(|o| o.status.success());
+    let exists = Command::new("id")
+        .arg("postgres")
+        .output()
+        .map(|o| o.status.success());
     assert!(
         exists.unwrap_or(false),
         "running as root but there is no `postgres` user to run the server as; \
@@ -332,11 +385,18 @@ fn server_user() -> Option<String> {
 
 /// A temp dir the server user can write (chowned to it when we are root).
 fn make_tempdir(run_as: Option<&str>) -> TempDir {
-    let dir = tempfile::Builder::new().prefix("walwatch-pg-").tempdir().expect("create temp dir");
+    let dir = tempfile::Builder::new()
+        .prefix("walwatch-pg-")
+        .tempdir()
+        .expect("create temp dir");
     if let Some(user) = run_as {
         chown(user, dir.path());
         let ok = Command::new("setpriv")
-            .args([format!("--reuid={user}"), format!("--regid={user}"), "--init-groups".into()])
+            .args([
+                format!("--reuid={user}"),
+                format!("--regid={user}"),
+                "--init-groups".into(),
+            ])
             .args(["test", "-w"])
             .arg(dir.path())
             .status()
@@ -351,7 +411,11 @@ fn make_tempdir(run_as: Option<&str>) -> TempDir {
 }
 
 fn chown(user: &str, path: &Path) {
-    let st = Command::new("chown").arg(format!("{user}:")).arg(path).status().expect("run chown");
+    let st = Command::new("chown")
+        .arg(format!("{user}:"))
+        .arg(path)
+        .status()
+        .expect("run chown");
     assert!(st.success(), "chown {user} {}", path.display());
 }
 
@@ -370,7 +434,12 @@ fn run_with_stdin(mut cmd: Command, input: &str) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn");
-    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write stdin");
     child.wait_with_output().expect("wait")
 }
 
