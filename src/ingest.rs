@@ -13,6 +13,7 @@ use crate::frame::csvlog::CsvScanner;
 use crate::frame::jsonlog::JsonScanner;
 use crate::frame::prefix::{self, Prefix};
 use crate::frame::stderr::StderrScanner;
+use crate::frame::syslog::{self, SyslogScanner};
 use crate::frame::time::TimeContext;
 use crate::frame::{self, Format, FrameStats, Pos, Record, Scan, Tail};
 use crate::source::{Compression, Source, SourceError};
@@ -33,8 +34,6 @@ pub enum IngestError {
     Prefix { path: String, message: String },
     #[error("{path}: log_line_prefix {prefix:?} has no time escape (%m, %t or %n): walwatch cannot date the events; add %m to log_line_prefix")]
     NoTime { path: String, prefix: String },
-    #[error("{path}: {format} input is not supported yet")]
-    Unsupported { path: String, format: &'static str },
 }
 
 /// What to import and how to read it.
@@ -180,6 +179,7 @@ fn classify_all(catalog: &Catalog, kit: &ReaderKit, records: &[Record], report: 
 /// Everything format-specific about reading one source.
 enum ReaderKit {
     Stderr(Prefix, Prefix),
+    Syslog(Prefix),
     Csv,
     Json,
 }
@@ -195,20 +195,24 @@ impl ReaderKit {
             }
             Format::Csvlog => Ok(ReaderKit::Csv),
             Format::Jsonlog => Ok(ReaderKit::Json),
-            Format::Syslog => Err(IngestError::Unsupported { path: path.into(), format: "syslog" }),
+            Format::Syslog => {
+                let sample = syslog_bodies(source.head());
+                let prefix = stderr_prefix(opts.prefix.as_deref(), &sample, path)?;
+                Ok(ReaderKit::Syslog(prefix))
+            }
         }
     }
 
     fn prefix_spec(&self) -> Option<String> {
         match self {
-            ReaderKit::Stderr(p, _) => Some(p.spec().to_string()),
+            ReaderKit::Stderr(p, _) | ReaderKit::Syslog(p) => Some(p.spec().to_string()),
             _ => None,
         }
     }
 
     fn session_checkable(&self) -> bool {
         match self {
-            ReaderKit::Stderr(p, _) => p.session_checkable(),
+            ReaderKit::Stderr(p, _) | ReaderKit::Syslog(p) => p.session_checkable(),
             _ => true,
         }
     }
@@ -219,6 +223,10 @@ impl ReaderKit {
                 let prefix = Prefix::compile(p.spec(), Catalog::global().markers()).expect("compiled once already");
                 Box::new(StderrScanner::new(prefix, time))
             }
+            ReaderKit::Syslog(p) => {
+                let prefix = Prefix::compile(p.spec(), Catalog::global().markers()).expect("compiled once already");
+                Box::new(SyslogScanner::new(StderrScanner::new(prefix, time)))
+            }
             ReaderKit::Csv => Box::new(CsvScanner::new(time)),
             ReaderKit::Json => Box::new(JsonScanner::new(time)),
         }
@@ -227,7 +235,7 @@ impl ReaderKit {
     /// The message of `line` read as a whole log line of this format.
     fn message_of(&self, line: &str) -> Option<String> {
         match self {
-            ReaderKit::Stderr(_, p) => p.parse(line).map(|m| m.message.to_string()),
+            ReaderKit::Stderr(_, p) | ReaderKit::Syslog(p) => p.parse(line).map(|m| m.message.to_string()),
             ReaderKit::Csv => {
                 let mut r = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(line.as_bytes());
                 r.records().next()?.ok()?.get(13).map(String::from)
@@ -253,6 +261,18 @@ fn stderr_prefix(given: Option<&str>, head: &[u8], path: &str) -> Result<Prefix,
         return Err(IngestError::NoTime { path: path.into(), prefix: spec.into() });
     }
     Ok(prefix)
+}
+
+/// The message parts of syslog lines (after `[N-k] `), for prefix detection.
+fn syslog_bodies(head: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for line in head.split(|&b| b == b'\n') {
+        if let Some(body) = syslog::body(line) {
+            out.extend_from_slice(body);
+            out.push(b'\n');
+        }
+    }
+    out
 }
 
 /// A cluster name for a log file when none is given: `15-main` for Debian's

@@ -163,13 +163,18 @@ pub fn drive<E: From<io::Error>>(
 ) -> Result<Pos, E> {
     let mut buf = vec![0u8; CHUNK_BYTES];
     let (mut filled, mut pos, mut eof, mut skipping) = (0usize, start, false, false);
+    let mut failure: Option<io::Error> = None;
     loop {
         while filled < buf.len() && !eof {
             match reader.read(&mut buf[filled..]) {
                 Ok(0) => eof = true,
                 Ok(n) => filled += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e.into()),
+                Err(e) => {
+                    // Keep what was read before the damage: frame it, then fail.
+                    failure = Some(e);
+                    eof = true;
+                }
             }
         }
         if skipping {
@@ -205,7 +210,10 @@ pub fn drive<E: From<io::Error>>(
         filled -= consumed;
         on_chunk(records, pos)?;
         if eof && (filled == 0 || consumed == 0) {
-            return Ok(pos);
+            return match failure {
+                Some(e) => Err(e.into()),
+                None => Ok(pos),
+            };
         }
     }
 }

@@ -75,7 +75,7 @@ impl<'t> StderrScanner<'t> {
 
     /// Frames the entry starting at `start`; returns it (if its first line
     /// is a primary line) and where the next entry starts.
-    fn frame_entry(&mut self, buf: &[u8], start: usize, pos: Pos) -> (Option<Record>, usize) {
+    pub(crate) fn frame_entry(&mut self, buf: &[u8], start: usize, pos: Pos) -> (Option<Record>, usize) {
         let first = lines::lossy(lines::text(buf, start)).into_owned();
         let mut next = lines::next_start(buf, start);
         let Some(pm) = self.prefix.parse(&first) else {

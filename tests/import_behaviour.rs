@@ -1,0 +1,179 @@
+//! How `walwatch import` treats its inputs: the same file twice adds
+//! nothing, a grown file adds only its new part, compressed files and stdin
+//! read like plain ones, and bad input gets a clear error without losing
+//! what was read before it.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+fn fixture(run: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(run).join("log");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    files.remove(0)
+}
+
+fn walwatch(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_walwatch")).args(args).output().unwrap()
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = walwatch(args);
+    assert!(out.status.success(), "walwatch {args:?}: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn checkpoints(db: &Path) -> Value {
+    serde_json::from_str(&ok(&["checkpoints", "--db", db.to_str().unwrap(), "--format", "json"])).unwrap()
+}
+
+fn summary(db: &Path) -> Value {
+    serde_json::from_str(&ok(&["summary", "--db", db.to_str().unwrap(), "--format", "json"])).unwrap()
+}
+
+fn import(db: &Path, file: &Path) -> String {
+    ok(&["import", "--db", db.to_str().unwrap(), "--cluster", "c", file.to_str().unwrap()])
+}
+
+#[test]
+fn importing_the_same_file_twice_adds_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("w.db");
+    let log = fixture("15-stderr-default-std");
+    import(&db, &log);
+    let first = (checkpoints(&db), summary(&db));
+    let again = import(&db, &log);
+    assert!(again.contains("new in store 0"), "{again}");
+    assert_eq!((checkpoints(&db), summary(&db)), first);
+    // Under another name (a rotated copy), it is still the same content.
+    let copy = tmp.path().join("postgresql.log.1");
+    std::fs::copy(&log, &copy).unwrap();
+    import(&db, &copy);
+    assert_eq!((checkpoints(&db), summary(&db)), first);
+}
+
+#[test]
+fn a_grown_file_adds_only_its_new_part_whatever_the_cut() {
+    let log = fixture("15-stderr-default-std");
+    let full = std::fs::read(&log).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let reference = tmp.path().join("ref.db");
+    import(&reference, &log);
+    let want = checkpoints(&reference);
+    assert_eq!(want.as_array().unwrap().len(), 28);
+    // Cut inside a line, at a line end, and inside a start/complete pair.
+    for cut in [700usize, 855, 1118, full.len() / 2, full.len() - 1] {
+        let db = tmp.path().join(format!("cut{cut}.db"));
+        let growing = tmp.path().join(format!("growing{cut}.log"));
+        std::fs::write(&growing, &full[..cut]).unwrap();
+        import(&db, &growing);
+        std::fs::write(&growing, &full).unwrap();
+        import(&db, &growing);
+        assert_eq!(checkpoints(&db).to_string().replace(&format!("growing{cut}"), ""), want.to_string(), "cut at byte {cut}");
+        assert_eq!(summary(&db), summary(&reference), "cut at byte {cut}");
+    }
+}
+
+#[test]
+fn gzip_zstd_and_stdin_read_like_the_plain_file() {
+    let log = fixture("15-stderr-default-i18n-de");
+    let data = std::fs::read(&log).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let plain_db = tmp.path().join("plain.db");
+    import(&plain_db, &log);
+    let want = summary(&plain_db);
+    assert_eq!(want["checkpoints"]["started"], 37);
+
+    let gz = tmp.path().join("postgresql.log.gz");
+    let mut enc = flate2::write::GzEncoder::new(std::fs::File::create(&gz).unwrap(), flate2::Compression::default());
+    enc.write_all(&data).unwrap();
+    enc.finish().unwrap();
+    let zst = tmp.path().join("postgresql.log.zst");
+    std::fs::write(&zst, zstd::encode_all(&data[..], 3).unwrap()).unwrap();
+    for file in [&gz, &zst] {
+        let db = tmp.path().join(format!("{}.db", file.extension().unwrap().to_str().unwrap()));
+        import(&db, file);
+        assert_eq!(summary(&db), want, "{file:?}");
+    }
+
+    let db = tmp.path().join("stdin.db");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_walwatch"))
+        .args(["import", "--db", db.to_str().unwrap(), "--cluster", "c", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&data).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(summary(&db), want);
+}
+
+#[test]
+fn unreadable_and_missing_files_fail_clearly_and_keep_the_others() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("w.db");
+    let log = fixture("15-stderr-default-std");
+    let missing = tmp.path().join("nope.log");
+    let out = walwatch(&["import", "--db", db.to_str().unwrap(), "--cluster", "c", missing.to_str().unwrap(), log.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nope.log") && err.contains("No such file"), "{err}");
+    assert_eq!(summary(&db)["checkpoints"]["started"], 28);
+}
+
+#[test]
+fn a_corrupt_gzip_keeps_what_was_read_before_the_damage() {
+    let log = fixture("15-stderr-default-noise");
+    let data = std::fs::read(&log).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let gz = tmp.path().join("noise.log.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(&data).unwrap();
+    let mut bytes = enc.finish().unwrap();
+    let cut = bytes.len() * 3 / 4;
+    bytes.truncate(cut);
+    std::fs::write(&gz, &bytes).unwrap();
+    let db = tmp.path().join("w.db");
+    let out = walwatch(&["import", "--db", db.to_str().unwrap(), "--cluster", "c", gz.to_str().unwrap()]);
+    assert!(!out.status.success(), "a truncated gzip must not look like success");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("noise.log.gz"), "{err}");
+    let started = summary(&db)["checkpoints"]["started"].as_i64().unwrap();
+    assert!(started > 0 && started <= 19, "kept {started} of 19 checkpoints");
+}
+
+#[test]
+fn binary_garbage_and_a_huge_line_are_survived() {
+    let log = fixture("15-stderr-default-std");
+    let data = std::fs::read(&log).unwrap();
+    let mid = data.iter().enumerate().filter(|(_, &b)| b == b'\n').nth(40).unwrap().0 + 1;
+    let mut mixed = data[..mid].to_vec();
+    mixed.extend((0..200_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8));
+    mixed.push(b'\n');
+    mixed.extend(std::iter::repeat_n(b'x', 5 << 20));
+    mixed.push(b'\n');
+    mixed.extend_from_slice(&data[mid..]);
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("mixed.log");
+    std::fs::write(&file, &mixed).unwrap();
+    let db = tmp.path().join("w.db");
+    import(&db, &file);
+    let reference = tmp.path().join("ref.db");
+    import(&reference, &log);
+    assert_eq!(summary(&db), summary(&reference));
+}
+
+#[test]
+fn an_unknown_prefix_fails_loudly_showing_the_first_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("odd.log");
+    std::fs::write(&file, "<<odd>> something happened\n<<odd>> something else\n").unwrap();
+    let db = tmp.path().join("w.db");
+    let out = walwatch(&["import", "--db", db.to_str().unwrap(), file.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("<<odd>> something happened") && err.contains("--prefix"), "{err}");
+}
