@@ -155,13 +155,25 @@ pub enum Tail {
 /// still writing it; the next read picks it up whole); with `Tail::Take` it
 /// is the end of a finished stream and is read.
 pub fn drive<E: From<io::Error>>(
+    reader: impl Read,
+    scanner: &mut dyn Scan,
+    start: Pos,
+    tail: Tail,
+    on_chunk: impl FnMut(Vec<Record>, Pos) -> Result<(), E>,
+) -> Result<Pos, E> {
+    drive_sized(CHUNK_BYTES, reader, scanner, start, tail, on_chunk)
+}
+
+/// [`drive`] with a given buffer size (tests use small ones to exercise chunk boundaries).
+pub fn drive_sized<E: From<io::Error>>(
+    chunk: usize,
     mut reader: impl Read,
     scanner: &mut dyn Scan,
     start: Pos,
     tail: Tail,
     mut on_chunk: impl FnMut(Vec<Record>, Pos) -> Result<(), E>,
 ) -> Result<Pos, E> {
-    let mut buf = vec![0u8; CHUNK_BYTES];
+    let mut buf = vec![0u8; chunk];
     let (mut filled, mut pos, mut eof, mut skipping) = (0usize, start, false, false);
     let mut failure: Option<io::Error> = None;
     loop {
@@ -193,7 +205,7 @@ pub fn drive<E: From<io::Error>>(
         if complete == 0 && !eof {
             // One line fills the whole buffer: it cannot be an event; skip it unbuffered.
             skipping = true;
-            continue_oversized(&mut pos, &buf[..filled]);
+            continue_oversized(&mut pos, &buf[..filled], chunk);
             filled = 0;
             on_chunk(Vec::new(), pos)?;
             continue;
@@ -218,9 +230,9 @@ pub fn drive<E: From<io::Error>>(
     }
 }
 
-fn continue_oversized(pos: &mut Pos, skipped: &[u8]) {
+fn continue_oversized(pos: &mut Pos, skipped: &[u8], chunk: usize) {
     pos.offset += skipped.len() as u64;
-    tracing::warn!(offset = pos.offset, "Skipping a line longer than {} bytes; it cannot be a checkpoint event.", CHUNK_BYTES);
+    tracing::debug!(offset = pos.offset, "Skipping a line longer than {chunk} bytes; it cannot be a checkpoint event.");
 }
 
 #[cfg(test)]
@@ -239,6 +251,71 @@ mod tests {
             Format::detect(b"Nov 22 08:04:20 db1 postgres[21752]: [3-1] LOG:  starting PostgreSQL 15\n"),
             Format::Syslog
         );
+    }
+
+    use proptest::prelude::*;
+
+    /// Real lines of several shapes, plus hostile ones.
+    const LINES: &[&str] = &[
+        "2026-11-22 08:04:23.386 UTC [21760] LOG:  checkpoints are occurring too frequently (3 seconds apart)",
+        "2026-11-22 08:04:23.386 UTC [21760] HINT:  Consider increasing the configuration parameter \"max_wal_size\".",
+        "2026-11-22 08:04:23.497 UTC [21760] LOG:  checkpoint starting: wal",
+        "2026-11-22 08:04:24.198 UTC [21760] LOG:  checkpoint complete: wrote 100 buffers (2.4%); 0 WAL file(s) added, 1 removed, 0 recycled; write=0.385 s, sync=0.207 s, total=0.813 s; sync files=30, longest=0.082 s, average=0.007 s; distance=12284 kB, estimate=12284 kB",
+        "2026-11-22 08:08:15.253 UTC [24978] postgres@postgres LOG:  checkpoint starting: wal",
+        "2026-11-22 08:08:15.253 UTC [24978] postgres@postgres CONTEXT:  PL/pgSQL function inline_code_block line 1 at RAISE",
+        "2026-11-22 08:08:15.257 UTC [24978] postgres@postgres LOG:  statement: SELECT 'forged:",
+        "\t2026-11-22 08:08:15.228 UTC [24699] LOG:  checkpoint starting: time",
+        "2026-11-22 08:04:20.708 UTC [21752] LOG:  starting PostgreSQL 15.18 on x86_64-pc-linux-gnu",
+        "2026-11-22 08:08:54.812 UTC [24685] LOG:  parameter \"max_wal_size\" changed to \"64MB\"",
+        "garbage checkpoint starting: wal",
+        "\tcontinuation checkpoint",
+        "",
+    ];
+
+    fn frame(prefix: &str, data: &[u8], chunk: usize) -> (Vec<Record>, Pos) {
+        let time = time::TimeContext::new(Some("UTC")).unwrap();
+        let markers = Catalog::global().markers();
+        let p = match prefix::Prefix::compile(prefix, markers) {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        };
+        let mut scanner = stderr::StderrScanner::new(p, &time);
+        let mut records = Vec::new();
+        let end = drive_sized(chunk, data, &mut scanner, Pos::START, Tail::Take, |r, _| {
+            records.extend(r);
+            Ok::<(), io::Error>(())
+        })
+        .unwrap();
+        (records, end)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn arbitrary_bytes_never_panic(data in proptest::collection::vec(any::<u8>(), 0..4096), chunk in 16usize..512) {
+            let (_, end) = frame("%m [%p] %q%u@%d ", &data, chunk);
+            prop_assert!(end.offset <= data.len() as u64);
+        }
+
+        #[test]
+        fn chunk_size_never_changes_the_records(picks in proptest::collection::vec(0..LINES.len(), 1..120), garbage in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let mut data = Vec::new();
+            for (i, &p) in picks.iter().enumerate() {
+                data.extend_from_slice(LINES[p].as_bytes());
+                if i == picks.len() / 2 {
+                    data.extend_from_slice(&garbage);
+                }
+                data.push(b'\n');
+            }
+            let (whole, end) = frame("%m [%p] %q%u@%d ", &data, 1 << 20);
+            prop_assert_eq!(end.offset, data.len() as u64);
+            for chunk in [1024usize, 1500, 4096] {
+                let (pieces, end) = frame("%m [%p] %q%u@%d ", &data, chunk);
+                prop_assert_eq!(&pieces, &whole, "chunk {}", chunk);
+                prop_assert_eq!(end.offset, data.len() as u64);
+            }
+        }
     }
 
     #[test]
