@@ -126,7 +126,8 @@ fn run_postgres_scenario() -> Scenario {
 
 /// Two session records that look like checkpoint events:
 /// 1. `RAISE LOG` whose whole message is `checkpoint starting: wal`
-///    (log_statement is still 'none', so the DO itself is not logged);
+///    (log_statement is still 'none'; the DO's text still shows up, as the
+///    `STATEMENT:` secondary line of that same record, not a record of its own);
 /// 2. a logged statement whose literal holds a full fake log line.
 ///
 /// psql sends the script statement by statement, so the SET applies to the

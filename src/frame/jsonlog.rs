@@ -65,8 +65,9 @@ impl<'t> JsonScanner<'t> {
 
 impl Scan for JsonScanner<'_> {
     fn scan(&mut self, region: &[u8], pos: Pos, _last: bool, emit: &mut dyn FnMut(Record)) -> usize {
-        self.stats.lines += lines::count_lines(region);
-        self.stats.entries += lines::count_lines(region);
+        let physical = lines::count_lines(region);
+        self.stats.lines += physical;
+        self.stats.entries += physical;
         let (mut done, mut counted, mut line) = (0usize, 0usize, pos.line);
         let hits: Vec<usize> = self.needles.find_iter(region).collect();
         for hit in hits {

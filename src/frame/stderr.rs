@@ -185,8 +185,9 @@ impl Scan for StderrScanner<'_> {
     fn scan(&mut self, region: &[u8], pos: Pos, last: bool, emit: &mut dyn FnMut(Record)) -> usize {
         let boundary = if last { region.len() } else { self.last_entry_start(region) };
         let work = &region[..boundary];
-        self.stats.lines += lines::count_lines(work);
-        self.stats.entries += lines::count_lines(work) - lines::count_tab_lines(work);
+        let physical = lines::count_lines(work);
+        self.stats.lines += physical;
+        self.stats.entries += physical - lines::count_tab_lines(work);
         let (mut done, mut counted, mut line) = (0usize, 0usize, pos.line);
         let hits: Vec<usize> = self.needles.find_iter(work).collect();
         for hit in hits {

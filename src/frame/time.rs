@@ -1,17 +1,816 @@
-//! STUB — replaced by the real timestamp parser.
-use std::fmt;
-pub struct TimeContext;
-#[derive(Debug)]
-pub struct TimeError(String);
-impl fmt::Display for TimeError { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(&self.0) } }
-impl std::error::Error for TimeError {}
-impl TimeContext {
-    pub fn new(_tz: Option<&str>) -> Result<Self, TimeError> { Ok(TimeContext) }
-    pub fn parse(&self, text: &str) -> Result<jiff::Timestamp, TimeError> {
-        let (dt, _z) = text.rsplit_once(' ').ok_or_else(|| TimeError(text.into()))?;
-        let dt: jiff::civil::DateTime = dt.parse().map_err(|e: jiff::Error| TimeError(e.to_string()))?;
-        dt.to_zoned(jiff::tz::TimeZone::UTC).map(|z| z.timestamp()).map_err(|e| TimeError(e.to_string()))
+//! Log timestamps to UTC.
+//!
+//! PostgreSQL writes `%t`/`%m`/`%s` (and the csvlog/jsonlog timestamp) as
+//! `YYYY-MM-DD HH:MM:SS[.mmm] ZONE`, where `ZONE` is the abbreviation of
+//! `log_timezone` at that instant (`pg_strftime("%Z")`): letters such as `CET`,
+//! or a numeric one such as `-03` / `+0530` for zones without a letter
+//! abbreviation. Abbreviations are not unique, so the exact interpretation
+//! needs the server's `log_timezone` (`--timezone`). Without it a static table
+//! of common abbreviations is used, and ambiguous ones produce a warning.
+
+use std::cell::{Cell, RefCell};
+
+use jiff::civil::DateTime;
+use jiff::tz::{AmbiguousOffset, Offset, TimeZone};
+use jiff::Timestamp;
+
+/// Why a timestamp could not be turned into an instant.
+#[derive(Debug, thiserror::Error)]
+pub enum TimeError {
+    /// `--timezone` named a zone that is not in the time zone database.
+    #[error("unknown time zone {name:?} (expected an IANA name such as \"Europe/Berlin\", the server's log_timezone): {source}")]
+    UnknownTimeZone {
+        name: String,
+        #[source]
+        source: jiff::Error,
+    },
+    /// The text is not a PostgreSQL timestamp.
+    #[error("malformed timestamp {text:?}: {reason}")]
+    Malformed { text: String, reason: &'static str },
+    /// A letter abbreviation that is not in the built-in table and no
+    /// `--timezone` was given.
+    #[error(
+        "unknown time zone abbreviation {abbr:?} in timestamp {text:?}; pass the server's \
+         log_timezone (the value of `SHOW log_timezone;`) with --timezone, e.g. --timezone Europe/Berlin"
+    )]
+    UnknownAbbreviation { abbr: String, text: String },
+}
+
+/// One entry of the static abbreviation table.
+struct Abbr {
+    name: &'static str,
+    /// The offset (seconds east of UTC) used when no `--timezone` is given.
+    secs: i32,
+    /// Other offsets the abbreviation is used for (ambiguous ones only).
+    others: &'static [i32],
+    /// For ambiguous abbreviations: what it may mean, and what is assumed.
+    ambiguity: Option<(&'static str, &'static str)>,
+}
+
+const fn a(name: &'static str, secs: i32) -> Abbr {
+    Abbr {
+        name,
+        secs,
+        others: &[],
+        ambiguity: None,
     }
-    pub fn parse_epoch(text: &str) -> Result<jiff::Timestamp, TimeError> { let f: f64 = text.parse().map_err(|_| TimeError(text.into()))?; jiff::Timestamp::from_millisecond((f * 1000.0) as i64).map_err(|e| TimeError(e.to_string())) }
-    pub fn take_warnings(&self) -> Vec<String> { Vec::new() }
+}
+
+const fn amb(
+    name: &'static str,
+    secs: i32,
+    others: &'static [i32],
+    meanings: &'static str,
+    assumed: &'static str,
+) -> Abbr {
+    Abbr {
+        name,
+        secs,
+        others,
+        ambiguity: Some((meanings, assumed)),
+    }
+}
+
+const H: i32 = 3600;
+const M: i32 = 60;
+
+/// Common abbreviations as printed by PostgreSQL's copy of tzdata.
+/// Ordered roughly by how often they are seen, so the common case is found early.
+static ABBREVIATIONS: &[Abbr] = &[
+    a("UTC", 0),
+    a("GMT", 0),
+    a("CET", H),
+    a("CEST", 2 * H),
+    a("EST", -5 * H),
+    a("EDT", -4 * H),
+    amb(
+        "CST",
+        -6 * H,
+        &[8 * H, -5 * H],
+        "US Central, China or Cuba",
+        "US Central Standard Time",
+    ),
+    a("CDT", -5 * H),
+    a("PST", -8 * H),
+    a("PDT", -7 * H),
+    a("MST", -7 * H),
+    a("MDT", -6 * H),
+    amb(
+        "IST",
+        5 * H + 30 * M,
+        &[2 * H, H],
+        "India, Israel or Ireland",
+        "India Standard Time",
+    ),
+    amb(
+        "BST",
+        H,
+        &[6 * H, 11 * H],
+        "British Summer Time, Bangladesh or Bougainville",
+        "British Summer Time",
+    ),
+    a("JST", 9 * H),
+    a("KST", 9 * H),
+    a("EET", 2 * H),
+    a("EEST", 3 * H),
+    a("WET", 0),
+    a("WEST", H),
+    a("MSK", 3 * H),
+    a("AEST", 10 * H),
+    a("AEDT", 11 * H),
+    a("ACST", 9 * H + 30 * M),
+    a("ACDT", 10 * H + 30 * M),
+    a("AWST", 8 * H),
+    a("ACWST", 8 * H + 45 * M),
+    a("NZST", 12 * H),
+    a("NZDT", 13 * H),
+    a("AKST", -9 * H),
+    a("AKDT", -8 * H),
+    a("HST", -10 * H),
+    a("HDT", -9 * H),
+    amb(
+        "AST",
+        -4 * H,
+        &[3 * H],
+        "Atlantic or Arabia",
+        "Atlantic Standard Time",
+    ),
+    a("ADT", -3 * H),
+    a("NST", -(3 * H + 30 * M)),
+    a("NDT", -(2 * H + 30 * M)),
+    a("SGT", 8 * H),
+    a("HKT", 8 * H),
+    a("PKT", 5 * H),
+    a("WIB", 7 * H),
+    a("WITA", 8 * H),
+    a("WIT", 9 * H),
+    a("IDT", 3 * H),
+    a("SAST", 2 * H),
+    a("CAT", 2 * H),
+    a("EAT", 3 * H),
+    a("WAT", H),
+    a("MET", H),
+    a("MEST", 2 * H),
+    a("ChST", 10 * H),
+    a("SST", -11 * H),
+    a("UT", 0),
+    a("Z", 0),
+];
+
+/// Upper bound of remembered "does not fit --timezone" abbreviations, so a
+/// hostile file cannot grow the state without bound.
+const MAX_REMEMBERED: usize = 64;
+
+/// Converts PostgreSQL timestamps to UTC instants. Not `Sync` (warnings use
+/// interior mutability); create one per reader.
+#[derive(Debug)]
+pub struct TimeContext {
+    tz: Option<TimeZone>,
+    tz_name: String,
+    warnings: RefCell<Vec<String>>,
+    /// Bit i set: the ambiguity warning for `ABBREVIATIONS[i]` was issued.
+    warned_ambiguous: Cell<u128>,
+    /// Abbreviations already reported as not fitting `tz`.
+    warned_mismatch: RefCell<Vec<Box<str>>>,
+}
+
+/// The pieces of a timestamp text.
+struct Split<'a> {
+    dt: DateTime,
+    zone: &'a str,
+}
+
+impl TimeContext {
+    /// `tz`: an IANA name (the server's log_timezone), e.g. "Europe/Berlin";
+    /// None (or an empty string) when unknown.
+    pub fn new(tz: Option<&str>) -> Result<Self, TimeError> {
+        let name = tz.map(str::trim).filter(|s| !s.is_empty());
+        let zone = match name {
+            None => None,
+            Some(n) => Some(
+                TimeZone::get(n).map_err(|source| TimeError::UnknownTimeZone {
+                    name: n.to_string(),
+                    source,
+                })?,
+            ),
+        };
+        Ok(TimeContext {
+            tz: zone,
+            tz_name: name.unwrap_or_default().to_string(),
+            warnings: RefCell::new(Vec::new()),
+            warned_ambiguous: Cell::new(0),
+            warned_mismatch: RefCell::new(Vec::new()),
+        })
+    }
+
+    /// Parse PostgreSQL's `%t` / `%m` / `%s` output and the csvlog/jsonlog
+    /// timestamp, e.g. "2026-11-22 08:04:20.708 UTC", "2026-11-22 10:00:00 -03",
+    /// "2026-11-22 13:53:00.123 +05:30".
+    pub fn parse(&self, text: &str) -> Result<Timestamp, TimeError> {
+        let split = split(text).map_err(|reason| malformed(text, reason))?;
+        let zone = split.zone;
+        let first = zone.as_bytes()[0];
+        if first == b'+' || first == b'-' {
+            let offset = parse_numeric_offset(zone).map_err(|reason| malformed(text, reason))?;
+            return at_offset(offset, split.dt, text);
+        }
+        if !zone.bytes().all(|b| b.is_ascii_alphabetic()) {
+            return Err(malformed(
+                text,
+                "time zone is neither an abbreviation nor a numeric offset",
+            ));
+        }
+        match &self.tz {
+            Some(tz) => self.resolve_in_zone(tz, split.dt, zone, text),
+            None => self.resolve_by_table(split.dt, zone, text),
+        }
+    }
+
+    /// `%n`: seconds since the epoch with milliseconds, e.g. "1763798660.708".
+    pub fn parse_epoch(text: &str) -> Result<Timestamp, TimeError> {
+        let t = text.trim();
+        let (secs, frac) = match t.find('.') {
+            Some(i) => (&t[..i], Some(&t[i + 1..])),
+            None => (t, None),
+        };
+        if secs.is_empty() || secs.len() > 12 || !secs.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(malformed(
+                text,
+                "expected seconds since the epoch such as 1763798660.708",
+            ));
+        }
+        let mut s: i64 = 0;
+        for b in secs.bytes() {
+            s = s * 10 + i64::from(b - b'0');
+        }
+        let nanos = match frac {
+            None => 0,
+            Some(f) => parse_fraction(f.as_bytes())
+                .ok_or_else(|| malformed(text, "expected 1 to 9 digits after the decimal point"))?,
+        };
+        Timestamp::new(s, nanos).map_err(|_| malformed(text, "instant out of range"))
+    }
+
+    /// Human-readable warnings collected so far (each distinct one only once
+    /// over the lifetime of this context). Drains the list.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *self.warnings.borrow_mut())
+    }
+
+    /// No `--timezone`: look the abbreviation up in the static table.
+    fn resolve_by_table(
+        &self,
+        dt: DateTime,
+        zone: &str,
+        text: &str,
+    ) -> Result<Timestamp, TimeError> {
+        let Some((idx, entry)) = lookup(zone) else {
+            return Err(TimeError::UnknownAbbreviation {
+                abbr: truncate(zone, 32).to_string(),
+                text: truncate(text, 64).to_string(),
+            });
+        };
+        if let Some((meanings, assumed)) = entry.ambiguity {
+            let bit = 1u128 << idx;
+            let warned = self.warned_ambiguous.get();
+            if warned & bit == 0 {
+                self.warned_ambiguous.set(warned | bit);
+                self.warnings.borrow_mut().push(format!(
+                    "time zone abbreviation \"{}\" is ambiguous ({meanings}); assuming {assumed} \
+                     (UTC{}). Pass the server's log_timezone (the value of `SHOW log_timezone;`) \
+                     with --timezone to interpret it exactly",
+                    entry.name,
+                    fmt_offset(entry.secs)
+                ));
+            }
+        }
+        at_offset(offset_from_secs(entry.secs), dt, text)
+    }
+
+    /// `--timezone` given: the local time in that zone, with the abbreviation
+    /// choosing the side of a DST fold.
+    fn resolve_in_zone(
+        &self,
+        tz: &TimeZone,
+        dt: DateTime,
+        zone: &str,
+        text: &str,
+    ) -> Result<Timestamp, TimeError> {
+        let amb = tz.to_ambiguous_timestamp(dt);
+        let candidates = match amb.offset() {
+            AmbiguousOffset::Unambiguous { offset } => [Some(offset), None],
+            AmbiguousOffset::Gap { before, after } | AmbiguousOffset::Fold { before, after } => {
+                [Some(before), Some(after)]
+            }
+        };
+        // 1. The reading whose abbreviation is the one printed.
+        for offset in candidates.into_iter().flatten() {
+            let Ok(ts) = offset.to_timestamp(dt) else {
+                continue;
+            };
+            let info = tz.to_offset_info(ts);
+            if info.offset() == offset && info.abbreviation().eq_ignore_ascii_case(zone) {
+                return Ok(ts);
+            }
+        }
+        // 2. The tzdata of the server and of this machine may spell an
+        //    abbreviation differently; accept a reading whose offset is one the
+        //    abbreviation is known to stand for.
+        let known = lookup(zone).map(|(_, e)| e);
+        if let Some(entry) = known {
+            for offset in candidates.into_iter().flatten() {
+                let secs = offset.seconds();
+                if secs == entry.secs || entry.others.contains(&secs) {
+                    return at_offset(offset, dt, text);
+                }
+            }
+        }
+        // 3. The abbreviation does not fit the zone at all: --timezone is
+        //    probably not the server's log_timezone.
+        let (ts, action) = match known {
+            Some(entry) => (
+                at_offset(offset_from_secs(entry.secs), dt, text)?,
+                format!("using its usual meaning UTC{}", fmt_offset(entry.secs)),
+            ),
+            None => (
+                amb.compatible()
+                    .map_err(|_| malformed(text, "instant out of range"))?,
+                format!("interpreting the time in {}", self.tz_name),
+            ),
+        };
+        self.warn_mismatch(zone, text, &action);
+        Ok(ts)
+    }
+
+    fn warn_mismatch(&self, zone: &str, text: &str, action: &str) {
+        let mut seen = self.warned_mismatch.borrow_mut();
+        if seen.iter().any(|s| &**s == zone) || seen.len() >= MAX_REMEMBERED {
+            return;
+        }
+        seen.push(zone.into());
+        self.warnings.borrow_mut().push(format!(
+            "time zone abbreviation \"{}\" (e.g. in \"{}\") does not fit --timezone {}; {action}. \
+             Check that --timezone is the server's log_timezone (`SHOW log_timezone;`)",
+            truncate(zone, 32),
+            truncate(text, 64),
+            self.tz_name
+        ));
+    }
+}
+
+fn lookup(zone: &str) -> Option<(usize, &'static Abbr)> {
+    ABBREVIATIONS
+        .iter()
+        .enumerate()
+        .find(|(_, e)| e.name.eq_ignore_ascii_case(zone))
+}
+
+fn malformed(text: &str, reason: &'static str) -> TimeError {
+    TimeError::Malformed {
+        text: truncate(text, 64).to_string(),
+        reason,
+    }
+}
+
+/// At most `max` bytes of `s`, cut at a char boundary.
+fn truncate(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+fn offset_from_secs(secs: i32) -> Offset {
+    // All table values are far inside jiff's offset range.
+    Offset::from_seconds(secs).unwrap_or(Offset::UTC)
+}
+
+fn at_offset(offset: Offset, dt: DateTime, text: &str) -> Result<Timestamp, TimeError> {
+    offset
+        .to_timestamp(dt)
+        .map_err(|_| malformed(text, "instant out of range"))
+}
+
+fn fmt_offset(secs: i32) -> String {
+    let sign = if secs < 0 { '-' } else { '+' };
+    let a = secs.unsigned_abs();
+    format!("{sign}{:02}:{:02}", a / 3600, a % 3600 / 60)
+}
+
+fn digits(b: &[u8], at: usize, n: usize) -> Option<i32> {
+    let s = b.get(at..at + n)?;
+    let mut v = 0i32;
+    for &c in s {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + i32::from(c - b'0');
+    }
+    Some(v)
+}
+
+/// Nanoseconds from 1 to 9 fraction digits.
+fn parse_fraction(f: &[u8]) -> Option<i32> {
+    if f.is_empty() || f.len() > 9 || !f.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut v = 0i32;
+    for &c in f {
+        v = v * 10 + i32::from(c - b'0');
+    }
+    for _ in f.len()..9 {
+        v *= 10;
+    }
+    Some(v)
+}
+
+/// `YYYY-MM-DD HH:MM:SS[.f{1,9}] ZONE` (also `T` as separator, zone glued on).
+fn split(text: &str) -> Result<Split<'_>, &'static str> {
+    let t = text.trim_matches(|c: char| c.is_ascii_whitespace());
+    let b = t.as_bytes();
+    const SHAPE: &str = "expected YYYY-MM-DD HH:MM:SS[.mmm] ZONE";
+    if b.len() < 19
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || (b[10] != b' ' && b[10] != b'T')
+        || b[13] != b':'
+        || b[16] != b':'
+    {
+        return Err(SHAPE);
+    }
+    let (y, mo, d, h, mi, s) = match (
+        digits(b, 0, 4),
+        digits(b, 5, 2),
+        digits(b, 8, 2),
+        digits(b, 11, 2),
+        digits(b, 14, 2),
+        digits(b, 17, 2),
+    ) {
+        (Some(y), Some(mo), Some(d), Some(h), Some(mi), Some(s)) => (y, mo, d, h, mi, s),
+        _ => return Err(SHAPE),
+    };
+    let mut i = 19;
+    let mut nanos = 0;
+    if b.get(i) == Some(&b'.') {
+        let start = i + 1;
+        let mut end = start;
+        while end < b.len() && b[end].is_ascii_digit() {
+            end += 1;
+        }
+        nanos =
+            parse_fraction(&b[start..end]).ok_or("expected 1 to 9 digits of fractional seconds")?;
+        i = end;
+    }
+    if b.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    let zone = &t[i..];
+    if zone.is_empty() {
+        return Err("time zone missing");
+    }
+    // Every value fits the narrower types after the 2-digit checks above.
+    let dt = DateTime::new(
+        y as i16, mo as i8, d as i8, h as i8, mi as i8, s as i8, nanos,
+    )
+    .map_err(|_| "invalid date or time of day")?;
+    Ok(Split { dt, zone })
+}
+
+/// `+HH`, `-HH`, `+HHMM`, `+HH:MM`, `+HHMMSS`, `+HH:MM:SS`.
+fn parse_numeric_offset(zone: &str) -> Result<Offset, &'static str> {
+    const BAD: &str = "numeric time zone must look like -03, +0530 or +05:30";
+    let b = zone.as_bytes();
+    let sign = match b.first() {
+        Some(b'+') => 1,
+        Some(b'-') => -1,
+        _ => return Err(BAD),
+    };
+    let rest = &b[1..];
+    let (h, m, s) = match rest.len() {
+        2 => (digits(rest, 0, 2), Some(0), Some(0)),
+        4 => (digits(rest, 0, 2), digits(rest, 2, 2), Some(0)),
+        5 if rest[2] == b':' => (digits(rest, 0, 2), digits(rest, 3, 2), Some(0)),
+        6 => (digits(rest, 0, 2), digits(rest, 2, 2), digits(rest, 4, 2)),
+        8 if rest[2] == b':' && rest[5] == b':' => {
+            (digits(rest, 0, 2), digits(rest, 3, 2), digits(rest, 6, 2))
+        }
+        _ => return Err(BAD),
+    };
+    let (Some(h), Some(m), Some(s)) = (h, m, s) else {
+        return Err(BAD);
+    };
+    if m > 59 || s > 59 {
+        return Err(BAD);
+    }
+    Offset::from_seconds(sign * (h * 3600 + m * 60 + s))
+        .map_err(|_| "numeric time zone out of range")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ts(s: &str) -> Timestamp {
+        s.parse().unwrap()
+    }
+
+    fn utc(ctx: &TimeContext, text: &str) -> String {
+        ctx.parse(text).unwrap().to_string()
+    }
+
+    #[test]
+    fn utc_and_fraction() {
+        let c = TimeContext::new(None).unwrap();
+        assert_eq!(
+            utc(&c, "2026-11-22 08:04:20.708 UTC"),
+            "2026-11-22T08:04:20.708Z"
+        );
+        assert_eq!(utc(&c, "2026-11-22 08:04:20 UTC"), "2026-11-22T08:04:20Z");
+        assert_eq!(utc(&c, "2026-11-22 08:04:20 GMT"), "2026-11-22T08:04:20Z");
+        assert_eq!(
+            utc(&c, "2026-11-22 08:04:20.123456 UTC"),
+            "2026-11-22T08:04:20.123456Z"
+        );
+        assert_eq!(utc(&c, "2026-11-22T08:04:20.5Z"), "2026-11-22T08:04:20.5Z");
+        assert!(c.take_warnings().is_empty());
+    }
+
+    #[test]
+    fn table_abbreviations() {
+        let c = TimeContext::new(None).unwrap();
+        assert_eq!(utc(&c, "2026-11-22 03:04:20 EST"), "2026-11-22T08:04:20Z");
+        assert_eq!(utc(&c, "2026-07-22 04:04:20 EDT"), "2026-07-22T08:04:20Z");
+        assert_eq!(
+            utc(&c, "2026-11-22 09:09:04.893 CET"),
+            "2026-11-22T08:09:04.893Z"
+        );
+        assert_eq!(
+            utc(&c, "2026-07-22 10:09:04.893 CEST"),
+            "2026-07-22T08:09:04.893Z"
+        );
+        assert_eq!(
+            utc(&c, "2026-11-22 17:09:04.910 JST"),
+            "2026-11-22T08:09:04.91Z"
+        );
+        assert_eq!(utc(&c, "2026-11-22 18:30:00 ACDT"), "2026-11-22T08:00:00Z");
+        assert_eq!(utc(&c, "2026-11-22 08:00:00 ChST"), "2026-11-21T22:00:00Z");
+        assert!(c.take_warnings().is_empty());
+    }
+
+    #[test]
+    fn numeric_zones() {
+        let c = TimeContext::new(None).unwrap();
+        assert_eq!(utc(&c, "2026-11-22 10:00:00 -03"), "2026-11-22T13:00:00Z");
+        assert_eq!(utc(&c, "2026-11-22 13:30:00 +0530"), "2026-11-22T08:00:00Z");
+        assert_eq!(
+            utc(&c, "2026-11-22 13:30:00.250 +05:30"),
+            "2026-11-22T08:00:00.25Z"
+        );
+        assert_eq!(utc(&c, "2026-11-22 13:45:00 +0545"), "2026-11-22T08:00:00Z");
+        assert_eq!(utc(&c, "2026-11-22 08:00:00 +00"), "2026-11-22T08:00:00Z");
+        assert_eq!(utc(&c, "2026-11-22 08:00:00+00"), "2026-11-22T08:00:00Z");
+        // Numeric offsets are exact even with a --timezone that says otherwise.
+        let b = TimeContext::new(Some("Europe/Berlin")).unwrap();
+        assert_eq!(utc(&b, "2026-11-22 10:00:00 -03"), "2026-11-22T13:00:00Z");
+        assert!(b.take_warnings().is_empty());
+        assert!(c.parse("2026-11-22 10:00:00 +3").is_err());
+        assert!(c.parse("2026-11-22 10:00:00 +05:61").is_err());
+        assert!(c.parse("2026-11-22 10:00:00 +99").is_err());
+    }
+
+    #[test]
+    fn ambiguous_warns_once() {
+        let c = TimeContext::new(None).unwrap();
+        assert_eq!(
+            utc(&c, "2026-11-22 13:53:00.123 IST"),
+            "2026-11-22T08:23:00.123Z"
+        );
+        assert_eq!(utc(&c, "2026-11-22 13:54:00 IST"), "2026-11-22T08:24:00Z");
+        let w = c.take_warnings();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("\"IST\"") && w[0].contains("--timezone"),
+            "{}",
+            w[0]
+        );
+        // CST: US Central by default.
+        assert_eq!(utc(&c, "2026-11-22 02:00:00 CST"), "2026-11-22T08:00:00Z");
+        assert_eq!(c.take_warnings().len(), 1);
+        // Already reported: no repeat after draining either.
+        c.parse("2026-11-22 13:55:00 IST").unwrap();
+        c.parse("2026-11-22 02:00:00 CST").unwrap();
+        assert!(c.take_warnings().is_empty());
+    }
+
+    #[test]
+    fn unknown_abbreviation() {
+        let c = TimeContext::new(None).unwrap();
+        let e = c.parse("2026-11-22 08:00:00 XYZT").unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("XYZT") && msg.contains("--timezone"), "{msg}");
+        assert!(matches!(e, TimeError::UnknownAbbreviation { .. }));
+        // With the right zone it is resolved through tzdata instead.
+        let k = TimeContext::new(Some("Asia/Kolkata")).unwrap();
+        assert_eq!(
+            utc(&k, "2026-11-22 13:53:00.123 IST"),
+            "2026-11-22T08:23:00.123Z"
+        );
+        assert!(k.take_warnings().is_empty());
+    }
+
+    #[test]
+    fn table_fits_bitmask() {
+        // `warned_ambiguous` is a u128 bitmask over the table.
+        assert!(ABBREVIATIONS.len() <= 128);
+        for (i, e) in ABBREVIATIONS.iter().enumerate() {
+            assert_eq!(lookup(e.name).unwrap().0, i, "duplicate {}", e.name);
+            assert!(e.name.bytes().all(|b| b.is_ascii_alphabetic()));
+            assert!(Offset::from_seconds(e.secs).is_ok());
+        }
+    }
+
+    #[test]
+    fn bad_timezone_name() {
+        let e = TimeContext::new(Some("Mars/Olympus_Mons")).unwrap_err();
+        assert!(e.to_string().contains("Mars/Olympus_Mons"));
+        assert!(TimeContext::new(Some("")).unwrap().tz.is_none());
+    }
+
+    #[test]
+    fn berlin_fold() {
+        let c = TimeContext::new(Some("Europe/Berlin")).unwrap();
+        // 2026-10-25 02:30 happens twice: first in CEST (+02), then in CET (+01).
+        assert_eq!(
+            c.parse("2026-10-25 02:30:00.000 CEST").unwrap(),
+            ts("2026-10-25T00:30:00Z")
+        );
+        assert_eq!(
+            c.parse("2026-10-25 02:30:00.000 CET").unwrap(),
+            ts("2026-10-25T01:30:00Z")
+        );
+        assert_eq!(
+            c.parse("2026-11-22 09:09:04.893 CET").unwrap(),
+            ts("2026-11-22T08:09:04.893Z")
+        );
+        assert_eq!(
+            c.parse("2026-07-01 10:00:00 CEST").unwrap(),
+            ts("2026-07-01T08:00:00Z")
+        );
+        assert!(c.take_warnings().is_empty());
+    }
+
+    #[test]
+    fn new_york() {
+        let c = TimeContext::new(Some("America/New_York")).unwrap();
+        assert_eq!(utc(&c, "2026-11-22 03:04:20 EST"), "2026-11-22T08:04:20Z");
+        assert_eq!(utc(&c, "2026-07-22 04:04:20 EDT"), "2026-07-22T08:04:20Z");
+        // 2026-11-01 01:30 is repeated (EDT, then EST).
+        assert_eq!(utc(&c, "2026-11-01 01:30:00 EDT"), "2026-11-01T05:30:00Z");
+        assert_eq!(utc(&c, "2026-11-01 01:30:00 EST"), "2026-11-01T06:30:00Z");
+        assert!(c.take_warnings().is_empty());
+    }
+
+    #[test]
+    fn mismatch_with_timezone() {
+        let c = TimeContext::new(Some("Europe/Berlin")).unwrap();
+        // A known abbreviation that does not fit: its own meaning wins, with a warning.
+        assert_eq!(utc(&c, "2026-11-22 08:04:20 UTC"), "2026-11-22T08:04:20Z");
+        assert_eq!(utc(&c, "2026-11-22 08:04:21 UTC"), "2026-11-22T08:04:21Z");
+        let w = c.take_warnings();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("\"UTC\"") && w[0].contains("Europe/Berlin"),
+            "{}",
+            w[0]
+        );
+        // Unknown abbreviation: interpreted in the zone, with a warning.
+        assert_eq!(utc(&c, "2026-11-22 09:00:00 FOO"), "2026-11-22T08:00:00Z");
+        assert_eq!(c.take_warnings().len(), 1);
+        // Summer abbreviation in winter: taken literally.
+        assert_eq!(utc(&c, "2026-11-22 10:00:00 CEST"), "2026-11-22T08:00:00Z");
+        assert_eq!(c.take_warnings().len(), 1);
+        // Spelling drift between tzdata versions: same offset, no warning.
+        let s = TimeContext::new(Some("Asia/Singapore")).unwrap();
+        assert_eq!(utc(&s, "2026-11-22 16:00:00 SGT"), "2026-11-22T08:00:00Z");
+        assert_eq!(utc(&s, "2026-11-22 16:00:00 +08"), "2026-11-22T08:00:00Z");
+        assert!(s.take_warnings().is_empty());
+    }
+
+    #[test]
+    fn gap_time() {
+        // 2026-03-29 02:30 does not exist in Berlin; the abbreviation decides.
+        let c = TimeContext::new(Some("Europe/Berlin")).unwrap();
+        assert_eq!(utc(&c, "2026-03-29 02:30:00 CET"), "2026-03-29T01:30:00Z");
+        assert_eq!(utc(&c, "2026-03-29 02:30:00 CEST"), "2026-03-29T00:30:00Z");
+    }
+
+    #[test]
+    fn epoch() {
+        assert_eq!(
+            TimeContext::parse_epoch("1763798660.708")
+                .unwrap()
+                .to_string(),
+            "2025-11-22T08:04:20.708Z"
+        );
+        assert_eq!(
+            TimeContext::parse_epoch("0").unwrap(),
+            Timestamp::UNIX_EPOCH
+        );
+        for bad in [
+            "",
+            ".",
+            "1.",
+            "-1.000",
+            "abc",
+            "1763798660.7081234567",
+            "99999999999999.000",
+            "1.2.3",
+            "１.０",
+        ] {
+            assert!(TimeContext::parse_epoch(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn malformed_inputs() {
+        let c = TimeContext::new(None).unwrap();
+        for bad in [
+            "",
+            "2026-11-22",
+            "2026-11-22 08:04:20",
+            "2026-11-22 08:04:20 ",
+            "2026-13-22 08:04:20 UTC",
+            "2026-02-30 08:04:20 UTC",
+            "2026-11-22 24:04:20 UTC",
+            "2026-11-22 08:04:60 UTC",
+            "2026-11-22 08:04:20. UTC",
+            "2026-11-22 08:04:20.1234567890 UTC",
+            "2026-11-22 08:04:20 U-C",
+            "2026/11/22 08:04:20 UTC",
+            "２０２６-11-22 08:04:20 UTC",
+            "2026-11-22 08:04:20 ÄÖÜ",
+            "0000-00-00 00:00:00 UTC",
+        ] {
+            assert!(c.parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn fuzz_never_panics() {
+        let zones = [
+            Some("Europe/Berlin"),
+            None,
+            Some("America/New_York"),
+            Some("UTC"),
+        ];
+        let alphabet: Vec<char> = "0123456789-:. +TZUCESTIabz\u{e9}\u{30d2}\t"
+            .chars()
+            .collect();
+        let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let base = "2026-10-25 02:30:00.000 CEST";
+        for z in zones {
+            let c = TimeContext::new(z).unwrap();
+            for _ in 0..20_000 {
+                let mut s: String = base.to_string();
+                // mutate a few positions or build random text
+                let mode = next() % 3;
+                if mode == 0 {
+                    let len = (next() % 40) as usize;
+                    s = (0..len)
+                        .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                        .collect();
+                } else {
+                    let mut chars: Vec<char> = s.chars().collect();
+                    for _ in 0..(1 + next() % 4) {
+                        let i = (next() % chars.len() as u64) as usize;
+                        chars[i] = alphabet[(next() % alphabet.len() as u64) as usize];
+                    }
+                    if mode == 2 {
+                        let cut = (next() % chars.len() as u64) as usize;
+                        chars.truncate(cut);
+                    }
+                    s = chars.into_iter().collect();
+                }
+                let _ = c.parse(&s);
+                let _ = TimeContext::parse_epoch(&s);
+            }
+            let _ = c.take_warnings();
+        }
+        // Extremes
+        let c = TimeContext::new(None).unwrap();
+        let _ = c.parse("9999-12-31 23:59:59.999999999 -25:59:59");
+        let _ = c.parse("-999-12-31 23:59:59 UTC");
+        assert!(c.parse("9999-12-31 23:59:59 -25").is_err());
+        let _ = TimeContext::parse_epoch("999999999999.999999999");
+    }
 }

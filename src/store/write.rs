@@ -178,7 +178,7 @@ fn apply(tx: &Transaction<'_>, cluster_id: i64, event_id: i64, event: &Event) ->
             // A new server run: nothing open before this point can still be paired.
             tx.execute(
                 "UPDATE checkpoint SET pairable = 0 WHERE cluster_id = ?1 AND pairable = 1
-                   AND ((completed_at IS NULL AND started_at <= ?2) OR (started_at IS NULL AND completed_at <= ?2))",
+                   AND COALESCE(started_at, completed_at) <= ?2",
                 params![cluster_id, at],
             )
             .map(drop)
@@ -201,7 +201,7 @@ fn pair_start(
         .query_row(
             "SELECT id, completed_at FROM checkpoint
              WHERE cluster_id = ?1 AND kind = ?2 AND pid IS ?3 AND pairable = 1
-               AND start_event_id IS NULL AND completed_at >= ?4
+               AND started_at IS NULL AND completed_at >= ?4
              ORDER BY completed_at, id LIMIT 1",
             params![cluster_id, kind.as_str(), pid, at],
             |r| Ok((r.get(0)?, r.get(1)?)),
@@ -218,7 +218,7 @@ fn pair_start(
         )?;
         if between == 0 {
             tx.execute(
-                "UPDATE checkpoint SET start_event_id = ?2, started_at = ?3, flags = ?4, trigger = ?5 WHERE id = ?1",
+                "UPDATE checkpoint SET start_event_id = ?2, started_at = ?3, flags = ?4, trigger = ?5, pairable = 0 WHERE id = ?1",
                 params![id, event_id, at, flags_text, trigger],
             )?;
             return Ok(());
@@ -241,18 +241,19 @@ fn pair_complete(
     kind: PointKind,
     stats: &CompleteStats,
 ) -> rusqlite::Result<()> {
-    let latest: Option<(i64, Option<i64>)> = tx
+    // The latest start of this process before the complete line; it pairs
+    // only if it is still open (not completed, no server restart since).
+    let latest: Option<(i64, bool)> = tx
         .query_row(
-            "SELECT id, complete_event_id FROM checkpoint
-             WHERE cluster_id = ?1 AND kind = ?2 AND pid IS ?3 AND pairable = 1
-               AND started_at IS NOT NULL AND started_at <= ?4
+            "SELECT id, pairable FROM checkpoint
+             WHERE cluster_id = ?1 AND kind = ?2 AND pid IS ?3 AND started_at <= ?4
              ORDER BY started_at DESC, id DESC LIMIT 1",
             params![cluster_id, kind.as_str(), pid, at],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .optional()?;
     let id = match latest {
-        Some((id, None)) => id,
+        Some((id, true)) => id,
         _ => {
             tx.execute(
                 "INSERT INTO checkpoint(cluster_id, kind, pid) VALUES (?1, ?2, ?3)",
@@ -263,6 +264,7 @@ fn pair_complete(
     };
     tx.execute(
         "UPDATE checkpoint SET complete_event_id = ?2, completed_at = ?3,
+           pairable = (start_event_id IS NULL),
            buffers_written = ?4, buffers_pct = ?5, slru_buffers_written = ?6,
            wal_files_added = ?7, wal_files_removed = ?8, wal_files_recycled = ?9,
            write_s = ?10, sync_s = ?11, total_s = ?12, sync_files = ?13, sync_longest_s = ?14,

@@ -44,8 +44,10 @@ CREATE TABLE event (
 CREATE INDEX event_cluster_kind_at ON event(cluster_id, kind, at);
 
 -- One row per checkpoint or restartpoint: a start line, a complete line,
--- or both (same pid, in order). pairable = 0 once the server restarted, so
--- a reused pid can never complete a checkpoint of an earlier server run.
+-- or both (same pid, in order). pairable = 1 only while a row still waits
+-- for its other half; it drops to 0 once paired, and for every open row
+-- when the server restarts, so a reused pid can never complete a checkpoint
+-- of an earlier server run.
 CREATE TABLE checkpoint (
     id                   INTEGER PRIMARY KEY,
     cluster_id           INTEGER NOT NULL REFERENCES cluster(id),
@@ -77,3 +79,4 @@ CREATE TABLE checkpoint (
 );
 CREATE INDEX checkpoint_cluster_time ON checkpoint(cluster_id, COALESCE(started_at, completed_at));
 CREATE INDEX checkpoint_pairing ON checkpoint(cluster_id, kind, pid, started_at);
+CREATE INDEX checkpoint_open ON checkpoint(cluster_id, kind, pid, completed_at) WHERE pairable = 1;
