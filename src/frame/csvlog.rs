@@ -6,7 +6,7 @@
 //! 24 in 13 (+backend_type), 26 from 14 (+leader_pid, query_id).
 
 use super::time::TimeContext;
-use super::{lines, FrameStats, Needles, Origin, Pos, Record, Scan};
+use super::{lines, Consumed, FrameStats, Needles, Origin, Pos, Record, Scan};
 use crate::classify::catalog::Catalog;
 
 const LOG_TIME: usize = 0;
@@ -96,7 +96,7 @@ fn record_end(buf: &[u8], start: usize) -> Option<usize> {
 }
 
 impl Scan for CsvScanner<'_> {
-    fn scan(&mut self, region: &[u8], pos: Pos, last: bool, emit: &mut dyn FnMut(Record)) -> usize {
+    fn scan(&mut self, region: &[u8], pos: Pos, last: bool, emit: &mut dyn FnMut(Record)) -> Consumed {
         let hits: Vec<usize> = self.needles.find_iter(region).collect();
         let mut hits = hits.into_iter().peekable();
         let (mut start, mut line) = (0usize, pos.line);
@@ -123,7 +123,7 @@ impl Scan for CsvScanner<'_> {
             line += newlines;
             start = end;
         }
-        start
+        Consumed { bytes: start, newlines: line - pos.line }
     }
 
     fn stats(&self) -> &FrameStats {

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 
 use super::time::TimeContext;
-use super::{lines, FrameStats, Needles, Origin, Pos, Record, Scan};
+use super::{lines, Consumed, FrameStats, Needles, Origin, Pos, Record, Scan};
 use crate::classify::catalog::Catalog;
 
 #[derive(Deserialize)]
@@ -64,8 +64,9 @@ impl<'t> JsonScanner<'t> {
 }
 
 impl Scan for JsonScanner<'_> {
-    fn scan(&mut self, region: &[u8], pos: Pos, _last: bool, emit: &mut dyn FnMut(Record)) -> usize {
-        let physical = lines::count_lines(region);
+    fn scan(&mut self, region: &[u8], pos: Pos, _last: bool, emit: &mut dyn FnMut(Record)) -> Consumed {
+        let newlines = lines::count(region);
+        let physical = newlines + u64::from(region.last().is_some_and(|&b| b != b'\n'));
         self.stats.lines += physical;
         self.stats.entries += physical;
         let (mut done, mut counted, mut line) = (0usize, 0usize, pos.line);
@@ -84,7 +85,7 @@ impl Scan for JsonScanner<'_> {
                 emit(record);
             }
         }
-        region.len()
+        Consumed { bytes: region.len(), newlines }
     }
 
     fn stats(&self) -> &FrameStats {

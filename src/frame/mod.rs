@@ -89,13 +89,21 @@ impl Pos {
     pub const START: Pos = Pos { offset: 0, line: 1 };
 }
 
+/// How much of a region a scanner consumed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Consumed {
+    pub bytes: usize,
+    /// Newlines within those bytes.
+    pub newlines: u64,
+}
+
 /// A format-specific framer over a buffer of complete lines.
 pub trait Scan {
     /// Frames `region`, which starts at `pos` and holds complete lines only.
     /// Unless `last` is set, the scanner may leave an entry that could still
     /// grow (continuation or HINT lines in the next chunk) unconsumed.
-    /// Returns the number of bytes consumed, always at an entry boundary.
-    fn scan(&mut self, region: &[u8], pos: Pos, last: bool, emit: &mut dyn FnMut(Record)) -> usize;
+    /// The consumed part always ends at an entry boundary.
+    fn scan(&mut self, region: &[u8], pos: Pos, last: bool, emit: &mut dyn FnMut(Record)) -> Consumed;
     fn stats(&self) -> &FrameStats;
 }
 
@@ -222,12 +230,13 @@ pub fn drive_sized<E: From<io::Error>>(
             continue;
         }
         let mut records = Vec::new();
-        let mut consumed = scanner.scan(&buf[..complete], pos, eof, &mut |r| records.push(r));
-        if consumed == 0 && complete > 0 && filled == buf.len() {
+        let mut done = scanner.scan(&buf[..complete], pos, eof, &mut |r| records.push(r));
+        if done.bytes == 0 && complete > 0 && filled == buf.len() {
             // One entry fills the buffer (a huge multi-line statement): cut it here.
-            consumed = scanner.scan(&buf[..complete], pos, true, &mut |r| records.push(r));
+            done = scanner.scan(&buf[..complete], pos, true, &mut |r| records.push(r));
         }
-        pos.line += memchr::memchr_iter(b'\n', &buf[..consumed]).count() as u64;
+        let consumed = done.bytes;
+        pos.line += done.newlines;
         pos.offset += consumed as u64;
         buf.copy_within(consumed..filled, 0);
         filled -= consumed;

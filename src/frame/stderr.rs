@@ -7,7 +7,7 @@
 use super::lines;
 use super::prefix::{Prefix, PrefixMatch};
 use super::time::TimeContext;
-use super::{FrameStats, LineLevel, Needles, Origin, Pos, Record, Scan, Secondary};
+use super::{Consumed, FrameStats, LineLevel, Needles, Origin, Pos, Record, Scan, Secondary};
 
 /// How far back (in lines) a candidate may sit from the first line of its entry.
 /// Checkpoint entries have at most a handful of lines; a deeper hit is inside
@@ -182,10 +182,11 @@ fn push(slot: &mut Option<String>, text: &str) {
 }
 
 impl Scan for StderrScanner<'_> {
-    fn scan(&mut self, region: &[u8], pos: Pos, last: bool, emit: &mut dyn FnMut(Record)) -> usize {
+    fn scan(&mut self, region: &[u8], pos: Pos, last: bool, emit: &mut dyn FnMut(Record)) -> Consumed {
         let boundary = if last { region.len() } else { self.last_entry_start(region) };
         let work = &region[..boundary];
-        let physical = lines::count_lines(work);
+        let newlines = lines::count(work);
+        let physical = newlines + u64::from(work.last().is_some_and(|&b| b != b'\n'));
         self.stats.lines += physical;
         self.stats.entries += physical - lines::count_tab_lines(work);
         let (mut done, mut counted, mut line) = (0usize, 0usize, pos.line);
@@ -212,7 +213,7 @@ impl Scan for StderrScanner<'_> {
                 emit(record);
             }
         }
-        boundary
+        Consumed { bytes: boundary, newlines }
     }
 
     fn stats(&self) -> &FrameStats {

@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 use regex::bytes::Regex;
 
 use super::stderr::StderrScanner;
-use super::{lines, FrameStats, Needles, Pos, Record, Scan};
+use super::{lines, Consumed, FrameStats, Needles, Pos, Record, Scan};
 
 /// How many lines around a chunk may hold the other chunks of its message.
 const CHUNK_WINDOW: usize = 64;
@@ -156,9 +156,10 @@ impl<'t> SyslogScanner<'t> {
 }
 
 impl Scan for SyslogScanner<'_> {
-    fn scan(&mut self, region: &[u8], pos: Pos, last: bool, emit: &mut dyn FnMut(Record)) -> usize {
+    fn scan(&mut self, region: &[u8], pos: Pos, last: bool, emit: &mut dyn FnMut(Record)) -> Consumed {
         let boundary = if last { region.len() } else { self.last_message_start(region) };
         let work = &region[..boundary];
+        let newlines = lines::count(work);
         self.stats.lines += lines::count_lines(work);
         self.stats.entries += lines::count_lines(work) - memchr::memmem::find_iter(work, b"#011").count() as u64;
         let mut seen: HashSet<(u32, Option<u64>)> = HashSet::new();
@@ -188,7 +189,7 @@ impl Scan for SyslogScanner<'_> {
             self.stats.candidates += 1;
             emit(record);
         }
-        boundary
+        Consumed { bytes: boundary, newlines }
     }
 
     fn stats(&self) -> &FrameStats {
