@@ -5,7 +5,11 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
-#[command(name = "walwatch", version, about = "PostgreSQL checkpoint history, alerts and max_wal_size advice from the server log")]
+#[command(
+    name = "walwatch",
+    version,
+    about = "PostgreSQL checkpoint history, alerts and max_wal_size advice from the server log"
+)]
 pub struct Cli {
     /// More log output (-v info about each file, -vv debug).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]

@@ -74,7 +74,13 @@ impl Report {
 
 /// Imports `path` into `cluster_id`, resuming where an earlier import of
 /// the same content stopped.
-pub fn import(store: &mut Store, cluster_id: i64, path: &str, opts: &Options, time: &TimeContext) -> Result<Report, IngestError> {
+pub fn import(
+    store: &mut Store,
+    cluster_id: i64,
+    path: &str,
+    opts: &Options,
+    time: &TimeContext,
+) -> Result<Report, IngestError> {
     let started = Instant::now();
     let source = Source::open(path)?;
     let format = opts.format.unwrap_or_else(|| Format::detect(source.head()));
@@ -163,14 +169,20 @@ fn classify_all(catalog: &Catalog, kit: &ReaderKit, records: &[Record], report: 
             Outcome::Unparsed(kind) => {
                 report.unparsed += 1;
                 if report.warnings.len() < 20 {
-                    report.warnings.push(format!("line {}: a {kind} line in a shape walwatch does not know: {:.200}", record.line, record.message));
+                    report.warnings.push(format!(
+                        "line {}: a {kind} line in a shape walwatch does not know: {:.200}",
+                        record.line, record.message
+                    ));
                 }
             }
             Outcome::Ignored => {}
         }
         for looked_like in classify::embedded_lookalikes(catalog, record, |l| kit.message_of(l)) {
             report.rejected += 1;
-            events.push(event(EventBody::Rejected { looked_like, reason: "inside another entry (e.g. a logged statement)" }));
+            events.push(event(EventBody::Rejected {
+                looked_like,
+                reason: "inside another entry (e.g. a logged statement)",
+            }));
         }
     }
     events
@@ -240,7 +252,9 @@ impl ReaderKit {
                 let mut r = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(line.as_bytes());
                 r.records().next()?.ok()?.get(13).map(String::from)
             }
-            ReaderKit::Json => serde_json::from_str::<serde_json::Value>(line).ok()?.get("message")?.as_str().map(String::from),
+            ReaderKit::Json => {
+                serde_json::from_str::<serde_json::Value>(line).ok()?.get("message")?.as_str().map(String::from)
+            }
         }
     }
 }
@@ -249,11 +263,13 @@ impl ReaderKit {
 fn stderr_prefix(given: Option<&str>, head: &[u8], path: &str) -> Result<Prefix, IngestError> {
     let markers = Catalog::global().markers();
     let prefix = match given {
-        Some(spec) => Prefix::compile(spec, markers).map_err(|e| IngestError::Prefix { path: path.into(), message: e.to_string() })?,
+        Some(spec) => Prefix::compile(spec, markers)
+            .map_err(|e| IngestError::Prefix { path: path.into(), message: e.to_string() })?,
         None => {
             let text = String::from_utf8_lossy(head);
             let sample: Vec<&str> = text.lines().filter(|l| !l.is_empty()).take(PREFIX_SAMPLE_LINES).collect();
-            prefix::detect(&sample, markers).map_err(|e| IngestError::Prefix { path: path.into(), message: e.to_string() })?
+            prefix::detect(&sample, markers)
+                .map_err(|e| IngestError::Prefix { path: path.into(), message: e.to_string() })?
         }
     };
     let spec = prefix.spec();
@@ -288,7 +304,10 @@ pub fn default_cluster(path: &str) -> String {
         let stem = rest.split(".log").next().unwrap_or_default();
         let mut parts = stem.splitn(2, '-');
         if let (Some(ver), Some(name)) = (parts.next(), parts.next()) {
-            if !ver.is_empty() && ver.chars().all(|c| c.is_ascii_digit() || c == '.') && !name.starts_with(|c: char| c.is_ascii_digit()) {
+            if !ver.is_empty()
+                && ver.chars().all(|c| c.is_ascii_digit() || c == '.')
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+            {
                 return format!("{ver}-{name}");
             }
         }

@@ -63,7 +63,8 @@ mod tests {
     #[test]
     fn pads_and_aligns() {
         let mut out = Vec::new();
-        table(&mut out, &["name", "n"], &[vec!["a".into(), "10".into()], vec!["bbb".into(), "2".into()]], &["n"]).unwrap();
+        table(&mut out, &["name", "n"], &[vec!["a".into(), "10".into()], vec!["bbb".into(), "2".into()]], &["n"])
+            .unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), "name   n\na     10\nbbb    2\n");
     }
 }

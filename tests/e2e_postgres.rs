@@ -95,33 +95,20 @@ fn run_postgres_scenario() -> Scenario {
     pg.psql("ALTER SYSTEM SET max_wal_size = '64MB';");
     pg.reload();
     let changed = r#"parameter "max_wal_size" changed to "64MB""#;
-    assert!(
-        pg.wait_for_log(Duration::from_secs(20), |t| t.contains(changed)),
-        "no reload line"
-    );
+    assert!(pg.wait_for_log(Duration::from_secs(20), |t| t.contains(changed)), "no reload line");
 
     forge_lines(&pg);
     let after = read_counters(&pg, version);
     pg.stop(StopMode::Fast);
 
     let logs = pg.log_files();
-    assert!(
-        !logs.is_empty(),
-        "no log files in {}",
-        pg.log_dir().display()
-    );
+    assert!(!logs.is_empty(), "no log files in {}", pg.log_dir().display());
     keep_logs_if_asked(&logs);
     let truth = Truth::from_files(&logs);
     println!("independent truth: {}", truth.brief());
     println!("server counters before: {before:?}\n                after:  {after:?}");
     check_postgres_side(&truth, &before, &after);
-    Scenario {
-        _cluster: pg,
-        logs,
-        truth,
-        before,
-        after,
-    }
+    Scenario { _cluster: pg, logs, truth, before, after }
 }
 
 /// Two session records that look like checkpoint events:
@@ -135,9 +122,7 @@ fn run_postgres_scenario() -> Scenario {
 /// the statement's source text.
 fn forge_lines(pg: &PgCluster) {
     pg.psql("DO $$ BEGIN RAISE LOG 'checkpoint starting: wal'; END $$;");
-    pg.psql(&format!(
-        "SET log_statement = 'all';\nSELECT 'x\n{FORGED_LINE}\n' AS forged;\n"
-    ));
+    pg.psql(&format!("SET log_statement = 'all';\nSELECT 'x\n{FORGED_LINE}\n' AS forged;\n"));
     let tabbed = format!("\t{FORGED_LINE}\n");
     let seen = pg.wait_for_log(Duration::from_secs(20), |t| {
         t.contains("postgres@postgres LOG:  checkpoint starting: wal\n") && t.contains(&tabbed)
@@ -156,11 +141,7 @@ fn read_counters(pg: &PgCluster, version: u32) -> Counters {
     let out = pg.psql(&format!("SELECT {timed}, {req}, {now} FROM {view};"));
     let f: Vec<&str> = out.trim().split('|').collect();
     assert_eq!(f.len(), 3, "unexpected counters output {out:?}");
-    Counters {
-        timed: f[0].parse().unwrap(),
-        requested: f[1].parse().unwrap(),
-        at: ts_key(f[2]),
-    }
+    Counters { timed: f[0].parse().unwrap(), requested: f[1].parse().unwrap(), at: ts_key(f[2]) }
 }
 
 fn keep_logs_if_asked(logs: &[PathBuf]) {
@@ -175,29 +156,16 @@ fn keep_logs_if_asked(logs: &[PathBuf]) {
 
 /// The scenario did what it claims, before walwatch is even involved.
 fn check_postgres_side(t: &Truth, before: &Counters, after: &Counters) {
-    assert!(
-        t.wal >= 3,
-        "pgbench produced only {} WAL checkpoints",
-        t.wal
-    );
+    assert!(t.wal >= 3, "pgbench produced only {} WAL checkpoints", t.wal);
     assert!(t.too_frequent >= 1, "no 'too frequently' warning");
     assert_eq!(t.shutdown, 1, "exactly one (clean) shutdown checkpoint");
-    assert_eq!(
-        t.manual, t.immediate_force_wait,
-        "manual = our CHECKPOINT command"
-    );
+    assert_eq!(t.manual, t.immediate_force_wait, "manual = our CHECKPOINT command");
     assert!(t.manual >= 1, "our CHECKPOINT was not logged");
     assert_eq!(t.parameter_changes, 1);
-    assert_eq!(
-        t.forged_records, 2,
-        "both forged records must be in the log"
-    );
+    assert_eq!(t.forged_records, 2, "both forged records must be in the log");
     assert_eq!(t.starts, t.completes, "clean stop: every start completed");
-    let starts: Vec<(String, String)> = t
-        .start_list
-        .iter()
-        .map(|(ts, flags)| (ts.clone(), trigger_of(flags).into()))
-        .collect();
+    let starts: Vec<(String, String)> =
+        t.start_list.iter().map(|(ts, flags)| (ts.clone(), trigger_of(flags).into())).collect();
     check_counters(&starts, before, after);
 }
 
@@ -214,29 +182,14 @@ fn check_postgres_side(t: &Truth, before: &Counters, after: &Counters) {
 fn check_counters(starts: &[(String, String)], before: &Counters, after: &Counters) {
     let in_window = |ts: &String| *ts > before.at && *ts < after.at;
     let count = |triggers: &[&str]| {
-        starts
-            .iter()
-            .filter(|(ts, tr)| in_window(ts) && triggers.contains(&tr.as_str()))
-            .count() as i64
+        starts.iter().filter(|(ts, tr)| in_window(ts) && triggers.contains(&tr.as_str())).count() as i64
     };
-    let (req_delta, timed_delta) = (
-        after.requested - before.requested,
-        after.timed - before.timed,
-    );
-    assert!(
-        req_delta > 0,
-        "server counted no requested checkpoints: {before:?} {after:?}"
-    );
+    let (req_delta, timed_delta) = (after.requested - before.requested, after.timed - before.timed);
+    assert!(req_delta > 0, "server counted no requested checkpoints: {before:?} {after:?}");
     let req_logged = count(&["wal", "manual"]);
-    assert!(
-        req_logged <= req_delta,
-        "logged wal+manual {req_logged} > server's {req_delta}"
-    );
+    assert!(req_logged <= req_delta, "logged wal+manual {req_logged} > server's {req_delta}");
     let timed_logged = count(&["time"]);
-    assert!(
-        timed_logged <= timed_delta,
-        "logged time {timed_logged} > server's {timed_delta}"
-    );
+    assert!(timed_logged <= timed_delta, "logged time {timed_logged} > server's {timed_delta}");
 }
 
 // ---------------------------------------------------------------------------
@@ -286,20 +239,12 @@ fn parse_line(line: &str) -> Option<Line<'_>> {
     let colon = rest.find(":  ")?;
     let head = &rest[..colon]; // "LOG" or "user@db LOG"
     let level = head.rsplit(' ').next().unwrap_or(head);
-    Some(Line {
-        ts: &line[..open],
-        session: head.contains(' '),
-        level,
-        msg: &rest[colon + 3..],
-    })
+    Some(Line { ts: &line[..open], session: head.contains(' '), level, msg: &rest[colon + 3..] })
 }
 
 /// Secondary lines belong to the record before them.
 fn is_secondary(level: &str) -> bool {
-    matches!(
-        level,
-        "DETAIL" | "HINT" | "QUERY" | "CONTEXT" | "STATEMENT" | "LOCATION"
-    )
+    matches!(level, "DETAIL" | "HINT" | "QUERY" | "CONTEXT" | "STATEMENT" | "LOCATION")
 }
 
 impl Truth {
@@ -431,43 +376,21 @@ fn check_walwatch(s: &Scenario) {
         .expect("spawn walwatch import");
     assert!(out.status.success(), "walwatch import: {}", describe(&out));
 
-    let summary = walwatch_json(&[
-        "summary",
-        "--db",
-        db,
-        "--cluster",
-        "e2e",
-        "--format",
-        "json",
-    ]);
+    let summary = walwatch_json(&["summary", "--db", db, "--cluster", "e2e", "--format", "json"]);
     check_summary(&summary, &s.truth);
-    let cps = walwatch_json(&[
-        "checkpoints",
-        "--db",
-        db,
-        "--cluster",
-        "e2e",
-        "--format",
-        "json",
-    ]);
+    let cps = walwatch_json(&["checkpoints", "--db", db, "--cluster", "e2e", "--format", "json"]);
     check_checkpoints(&cps, s);
 }
 
 fn walwatch_json(args: &[&str]) -> Value {
     let out = walwatch().args(args).output().expect("spawn walwatch");
-    assert!(
-        out.status.success(),
-        "walwatch {args:?}: {}",
-        describe(&out)
-    );
+    assert!(out.status.success(), "walwatch {args:?}: {}", describe(&out));
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("walwatch {args:?}: not JSON ({e}): {}", describe(&out)))
 }
 
 fn assert_keys(v: &Value, expected: &[&str], what: &str) {
-    let obj = v
-        .as_object()
-        .unwrap_or_else(|| panic!("{what} is not an object: {v}"));
+    let obj = v.as_object().unwrap_or_else(|| panic!("{what} is not an object: {v}"));
     let got: BTreeSet<&str> = obj.keys().map(String::as_str).collect();
     let want: BTreeSet<&str> = expected.iter().copied().collect();
     assert_eq!(got, want, "keys of {what}: {v}");
@@ -478,30 +401,17 @@ fn int(v: &Value, path: &str) -> i64 {
     for part in path.split('.') {
         cur = &cur[part];
     }
-    cur.as_i64()
-        .unwrap_or_else(|| panic!("{path} is not an integer in {v}"))
+    cur.as_i64().unwrap_or_else(|| panic!("{path} is not an integer in {v}"))
 }
 
 fn check_summary(s: &Value, t: &Truth) {
     println!("walwatch summary: {s}");
-    let top = [
-        "checkpoints",
-        "restartpoints",
-        "too_frequent",
-        "parameter_changes",
-        "rejected",
-        "first_at",
-        "last_at",
-    ];
+    let top = ["checkpoints", "restartpoints", "too_frequent", "parameter_changes", "rejected", "first_at", "last_at"];
     assert_keys(s, &top, "summary");
     for part in ["checkpoints", "restartpoints"] {
         assert_keys(&s[part], &["started", "completed", "by_trigger"], part);
         let triggers = ["shutdown", "end-of-recovery", "wal", "time", "manual"];
-        assert_keys(
-            &s[part]["by_trigger"],
-            &triggers,
-            &format!("{part}.by_trigger"),
-        );
+        assert_keys(&s[part]["by_trigger"], &triggers, &format!("{part}.by_trigger"));
     }
     let expect = [
         ("checkpoints.started", t.starts),
@@ -527,14 +437,8 @@ fn check_summary(s: &Value, t: &Truth) {
         assert_eq!(int(s, path), want, "summary {path}");
     }
     let (first, last) = (s["first_at"].as_str(), s["last_at"].as_str());
-    let (first, last) = (
-        first.expect("first_at string"),
-        last.expect("last_at string"),
-    );
-    assert!(
-        ts_key(first) <= ts_key(last),
-        "first_at {first} after last_at {last}"
-    );
+    let (first, last) = (first.expect("first_at string"), last.expect("last_at string"));
+    assert!(ts_key(first) <= ts_key(last), "first_at {first} after last_at {last}");
 }
 
 const CHECKPOINT_KEYS: &[&str] = &[
@@ -563,24 +467,15 @@ const CHECKPOINT_KEYS: &[&str] = &[
 ];
 
 fn check_checkpoints(v: &Value, s: &Scenario) {
-    let list = v
-        .as_array()
-        .unwrap_or_else(|| panic!("checkpoints JSON is not an array: {v}"));
+    let list = v.as_array().unwrap_or_else(|| panic!("checkpoints JSON is not an array: {v}"));
     // Clean stop, so every start has its complete: one object per start.
-    assert_eq!(
-        list.len() as i64,
-        s.truth.starts,
-        "checkpoints array length"
-    );
+    assert_eq!(list.len() as i64, s.truth.starts, "checkpoints array length");
     let mut starts = Vec::new();
     for (i, cp) in list.iter().enumerate() {
         assert_keys(cp, CHECKPOINT_KEYS, &format!("checkpoints[{i}]"));
         assert_eq!(cp["cluster"], "e2e", "checkpoints[{i}].cluster");
         assert_eq!(cp["kind"], "checkpoint", "checkpoints[{i}].kind");
-        assert!(
-            cp["completed_at"].is_string(),
-            "checkpoints[{i}] never completed: {cp}"
-        );
+        assert!(cp["completed_at"].is_string(), "checkpoints[{i}] never completed: {cp}");
         let started = cp["started_at"].as_str().expect("started_at string");
         let trigger = cp["trigger"].as_str().expect("trigger string");
         starts.push((ts_key(started), trigger.to_string()));
@@ -592,11 +487,7 @@ fn check_checkpoints(v: &Value, s: &Scenario) {
     };
     let mut ours: Vec<String> = starts.iter().map(|(k, _)| k.clone()).collect();
     let mut truth: Vec<String> = s.truth.start_list.iter().map(|(k, _)| k.clone()).collect();
-    assert_eq!(
-        secs(&mut ours),
-        secs(&mut truth),
-        "checkpoint start times differ from the log"
-    );
+    assert_eq!(secs(&mut ours), secs(&mut truth), "checkpoint start times differ from the log");
     // walwatch's own per-checkpoint triggers against the server counters.
     check_counters(&starts, &s.before, &s.after);
 }

@@ -29,7 +29,12 @@ fn log_files(dir: &Path) -> Vec<PathBuf> {
 
 fn walwatch(args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_walwatch")).args(args).output().unwrap();
-    assert!(out.status.success(), "walwatch {args:?} failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "walwatch {args:?} failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -37,7 +42,8 @@ fn walwatch(args: &[&str]) -> String {
 fn import(dir: &Path, tmp: &Path, timezone: Option<&str>) -> PathBuf {
     let db = tmp.join("w.db");
     let name = dir.file_name().unwrap().to_str().unwrap();
-    let mut args = vec!["import".to_string(), "--db".into(), db.to_str().unwrap().into(), "--cluster".into(), name.into()];
+    let mut args =
+        vec!["import".to_string(), "--db".into(), db.to_str().unwrap().into(), "--cluster".into(), name.into()];
     if let Some(tz) = timezone {
         args.extend(["--timezone".to_string(), tz.to_string()]);
     }
@@ -63,7 +69,9 @@ const EVENT_KINDS: [&str; 7] = [
 /// (file name, line, offset, kind) of every event in the store.
 fn stored_events(db: &Path) -> BTreeSet<(String, u64, u64, String)> {
     let conn = rusqlite::Connection::open(db).unwrap();
-    let mut stmt = conn.prepare("SELECT s.path, e.line, e.offset, e.kind FROM event e JOIN source s ON s.id = e.source_id").unwrap();
+    let mut stmt = conn
+        .prepare("SELECT s.path, e.line, e.offset, e.kind FROM event e JOIN source s ON s.id = e.source_id")
+        .unwrap();
     let rows = stmt
         .query_map([], |r| {
             let path: String = r.get(0)?;
@@ -81,7 +89,12 @@ fn truth_events(t: &Value) -> BTreeSet<(String, u64, u64, String)> {
         .iter()
         .filter(|e| EVENT_KINDS.contains(&e["type"].as_str().unwrap()))
         .map(|e| {
-            (e["file"].as_str().unwrap().to_string(), e["line"].as_u64().unwrap(), e["offset"].as_u64().unwrap(), e["type"].as_str().unwrap().to_string())
+            (
+                e["file"].as_str().unwrap().to_string(),
+                e["line"].as_u64().unwrap(),
+                e["offset"].as_u64().unwrap(),
+                e["type"].as_str().unwrap().to_string(),
+            )
         })
         .collect()
 }
@@ -93,7 +106,10 @@ fn trigger_of(flags: &str) -> &'static str {
 
 fn check_summary(name: &str, summary: &Value, t: &Value) {
     let c = &t["counts"];
-    for (key, start, complete) in [("checkpoints", "checkpoint_start", "checkpoint_complete"), ("restartpoints", "restartpoint_start", "restartpoint_complete")] {
+    for (key, start, complete) in [
+        ("checkpoints", "checkpoint_start", "checkpoint_complete"),
+        ("restartpoints", "restartpoint_start", "restartpoint_complete"),
+    ] {
         assert_eq!(summary[key]["started"], c[start]["total"], "{name}: {key} started");
         assert_eq!(summary[key]["completed"], c[complete], "{name}: {key} completed");
         let mut want = serde_json::Map::new();
@@ -161,7 +177,9 @@ fn every_fixture_matches_its_truth_event_by_event() {
             let missing: Vec<_> = want.difference(&got).take(5).collect();
             let extra: Vec<_> = got.difference(&want).take(5).collect();
             assert!(missing.is_empty() && extra.is_empty(), "{name}: missing {missing:?}, extra {extra:?}");
-            let summary: Value = serde_json::from_str(&walwatch(&["summary", "--db", db.to_str().unwrap(), "--format", "json"])).unwrap();
+            let summary: Value =
+                serde_json::from_str(&walwatch(&["summary", "--db", db.to_str().unwrap(), "--format", "json"]))
+                    .unwrap();
             check_summary(&name, &summary, &t);
             check_details(&name, &db, &t);
         });
@@ -175,7 +193,8 @@ fn every_fixture_matches_its_truth_event_by_event() {
 #[test]
 fn unambiguous_zones_import_without_timezone() {
     // UTC, CET (Europe/Berlin in November), EST, JST need no --timezone.
-    for run in ["15-stderr-default-std", "16-stderr-default-std", "15-stderr-pgbadger-std", "15-stderr-default-i18n-ja"] {
+    for run in ["15-stderr-default-std", "16-stderr-default-std", "15-stderr-pgbadger-std", "15-stderr-default-i18n-ja"]
+    {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(run);
         let t = truth(&dir);
         let tmp = tempfile::tempdir().unwrap();

@@ -22,7 +22,12 @@ fn walwatch(args: &[&str]) -> Output {
 
 fn ok(args: &[&str]) -> String {
     let out = walwatch(args);
-    assert!(out.status.success(), "walwatch {args:?}: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "walwatch {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -72,7 +77,11 @@ fn a_grown_file_adds_only_its_new_part_whatever_the_cut() {
         import(&db, &growing);
         std::fs::write(&growing, &full).unwrap();
         import(&db, &growing);
-        assert_eq!(checkpoints(&db).to_string().replace(&format!("growing{cut}"), ""), want.to_string(), "cut at byte {cut}");
+        assert_eq!(
+            checkpoints(&db).to_string().replace(&format!("growing{cut}"), ""),
+            want.to_string(),
+            "cut at byte {cut}"
+        );
         assert_eq!(summary(&db), summary(&reference), "cut at byte {cut}");
     }
 }
@@ -117,7 +126,15 @@ fn unreadable_and_missing_files_fail_clearly_and_keep_the_others() {
     let db = tmp.path().join("w.db");
     let log = fixture("15-stderr-default-std");
     let missing = tmp.path().join("nope.log");
-    let out = walwatch(&["import", "--db", db.to_str().unwrap(), "--cluster", "c", missing.to_str().unwrap(), log.to_str().unwrap()]);
+    let out = walwatch(&[
+        "import",
+        "--db",
+        db.to_str().unwrap(),
+        "--cluster",
+        "c",
+        missing.to_str().unwrap(),
+        log.to_str().unwrap(),
+    ]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("nope.log") && err.contains("No such file"), "{err}");

@@ -75,7 +75,12 @@ mod tests {
 
     #[test]
     fn background_checkpointer_line_is_trusted() {
-        let r = record(Origin { pid: Some(1), backend_type: Some("checkpointer".into()), session: false, session_checkable: true });
+        let r = record(Origin {
+            pid: Some(1),
+            backend_type: Some("checkpointer".into()),
+            session: false,
+            session_checkable: true,
+        });
         assert_eq!(verdict(&r, "checkpoint_start"), Ok(()));
     }
 

@@ -12,9 +12,28 @@ use crate::store::Store;
 use crate::timefmt::rfc3339;
 
 const HEADER: [&str; 22] = [
-    "cluster", "kind", "trigger", "flags", "started_at", "completed_at", "buffers_written", "buffers_pct",
-    "slru_buffers_written", "wal_files_added", "wal_files_removed", "wal_files_recycled", "write_s", "sync_s",
-    "total_s", "sync_files", "sync_longest_s", "sync_average_s", "distance_kb", "estimate_kb", "lsn", "redo_lsn",
+    "cluster",
+    "kind",
+    "trigger",
+    "flags",
+    "started_at",
+    "completed_at",
+    "buffers_written",
+    "buffers_pct",
+    "slru_buffers_written",
+    "wal_files_added",
+    "wal_files_removed",
+    "wal_files_recycled",
+    "write_s",
+    "sync_s",
+    "total_s",
+    "sync_files",
+    "sync_longest_s",
+    "sync_average_s",
+    "distance_kb",
+    "estimate_kb",
+    "lsn",
+    "redo_lsn",
 ];
 
 pub fn run(args: CheckpointsArgs) -> Result<ExitCode> {
@@ -31,7 +50,19 @@ pub fn run(args: CheckpointsArgs) -> Result<ExitCode> {
         OutputFormat::Json => output::json(&mut out, &rows)?,
         OutputFormat::Csv => output::csv(&mut out, &HEADER, &rows.iter().map(cells).collect::<Vec<_>>())?,
         OutputFormat::Table => {
-            let header = ["cluster", "kind", "trigger", "started_at", "completed_at", "buffers", "write_s", "sync_s", "total_s", "distance_kb", "estimate_kb"];
+            let header = [
+                "cluster",
+                "kind",
+                "trigger",
+                "started_at",
+                "completed_at",
+                "buffers",
+                "write_s",
+                "sync_s",
+                "total_s",
+                "distance_kb",
+                "estimate_kb",
+            ];
             let table: Vec<Vec<String>> = rows.iter().map(table_cells).collect();
             output::table(&mut out, &header, &table, &header[5..])?;
         }

@@ -39,21 +39,34 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
         }
     }
     if failed > 0 {
-        eprintln!("walwatch: {failed} of {} file(s) could not be imported completely; what was read before the error is kept", args.files.len());
+        eprintln!(
+            "walwatch: {failed} of {} file(s) could not be imported completely; what was read before the error is kept",
+            args.files.len()
+        );
         return Ok(ExitCode::from(super::EXIT_FAILURE));
     }
     Ok(ExitCode::SUCCESS)
 }
 
 fn print_report(out: &mut impl Write, cluster: &str, r: &Report) -> Result<()> {
-    writeln!(out, "{} (cluster {cluster}, {}{})", r.name, r.format, r.prefix.as_ref().map(|p| format!(", prefix '{p}'")).unwrap_or_default())?;
+    writeln!(
+        out,
+        "{} (cluster {cluster}, {}{})",
+        r.name,
+        r.format,
+        r.prefix.as_ref().map(|p| format!(", prefix '{p}'")).unwrap_or_default()
+    )?;
     if r.resumed_at > 0 {
         writeln!(out, "  resumed at byte {} (already imported before)", r.resumed_at)?;
     }
     writeln!(
         out,
         "  bytes {}, lines {}, entries {}, {:.3} s, {:.1} MB/s",
-        r.bytes, r.frame.lines, r.frame.entries, r.seconds, r.mb_per_s()
+        r.bytes,
+        r.frame.lines,
+        r.frame.entries,
+        r.seconds,
+        r.mb_per_s()
     )?;
     let events: Vec<String> = r.events.iter().map(|(k, n)| format!("{k} {n}")).collect();
     writeln!(out, "  events: {}", if events.is_empty() { "none".to_string() } else { events.join(", ") })?;

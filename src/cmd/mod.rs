@@ -33,13 +33,13 @@ pub fn init_logging(cli: &Cli) {
         (false, _) => "debug",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
+    let _ =
+        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
 }
 
 /// Whether an error is only a closed stdout (`walwatch … | head`).
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain()
-        .any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe))
+    err.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe))
 }
 
 fn db_path(arg: &DbArg) -> PathBuf {

@@ -238,9 +238,7 @@ fn flush(lit: &mut String, out: &mut Vec<Piece>) {
 }
 
 /// The regex alternation of the markers, longest first (ties: lexicographic).
-fn marker_alternation(
-    markers: &[(String, LineLevel)],
-) -> Result<(String, HashMap<String, LineLevel>), PrefixError> {
+fn marker_alternation(markers: &[(String, LineLevel)]) -> Result<(String, HashMap<String, LineLevel>), PrefixError> {
     if markers.is_empty() {
         return Err(PrefixError::NoMarkers);
     }
@@ -253,11 +251,7 @@ fn marker_alternation(
     }
     let mut texts: Vec<&String> = levels.keys().collect();
     texts.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
-    let alt = texts
-        .iter()
-        .map(|t| regex::escape(t))
-        .collect::<Vec<_>>()
-        .join("|");
+    let alt = texts.iter().map(|t| regex::escape(t)).collect::<Vec<_>>().join("|");
     Ok((alt, levels))
 }
 
@@ -310,15 +304,10 @@ impl Prefix {
         re.push_str(&alt);
         re.push(')');
 
-        let re = Regex::new(&re).map_err(|source| PrefixError::Regex {
-            spec: spec.to_string(),
-            source,
-        })?;
+        let re = Regex::new(&re).map_err(|source| PrefixError::Regex { spec: spec.to_string(), source })?;
         let count = |ps: &[Piece]| ps.iter().filter(|p| matches!(p, Piece::Field(..))).count();
-        let session_checkable = tail_outputs
-            || pieces
-                .iter()
-                .any(|p| matches!(p, Piece::Field(f, _) if f.is_session()));
+        let session_checkable =
+            tail_outputs || pieces.iter().any(|p| matches!(p, Piece::Field(f, _) if f.is_session()));
         Ok(Prefix {
             spec: spec.to_string(),
             re,
@@ -502,12 +491,7 @@ fn score(p: &Prefix, lines: &[&str], index: usize) -> Score {
         if p.tail_group.is_some_and(|g| caps.get(g).is_some()) {
             tail_lines += 1;
         }
-        let fields: usize = p
-            .groups
-            .iter()
-            .filter_map(|&(_, g)| caps.get(g))
-            .map(|m| m.len())
-            .sum();
+        let fields: usize = p.groups.iter().filter_map(|&(_, g)| caps.get(g)).map(|m| m.len()).sum();
         literal += marker.start().saturating_sub(fields);
     }
     Score {
@@ -536,7 +520,7 @@ pub fn detect(sample: &[&str], markers: &[(String, LineLevel)]) -> Result<Prefix
     let mut best: Option<(Score, Prefix)> = None;
     let consider = |p: Prefix, index: usize, best: &mut Option<(Score, Prefix)>| {
         let s = score(&p, &lines, index);
-        if fits(&s) && best.as_ref().map_or(true, |(b, _)| s > *b) {
+        if fits(&s) && best.as_ref().is_none_or(|(b, _)| s > *b) {
             *best = Some((s, p));
         }
     };
@@ -549,10 +533,7 @@ pub fn detect(sample: &[&str], markers: &[(String, LineLevel)]) -> Result<Prefix
 
     // Structural inference: the text before the first marker is the prefix.
     let (alt, _) = marker_alternation(markers)?;
-    let marker_re = Regex::new(&alt).map_err(|source| PrefixError::Regex {
-        spec: String::new(),
-        source,
-    })?;
+    let marker_re = Regex::new(&alt).map_err(|source| PrefixError::Regex { spec: String::new(), source })?;
     let tokens = Tokens::new();
     let mut specs: Vec<String> = Vec::new();
     for l in &lines {
@@ -572,9 +553,7 @@ pub fn detect(sample: &[&str], markers: &[(String, LineLevel)]) -> Result<Prefix
     }
     match best {
         Some((_, p)) => Ok(p),
-        None => Err(DetectError::NoMatch {
-            first_line: lines[0].chars().take(200).collect(),
-        }),
+        None => Err(DetectError::NoMatch { first_line: lines[0].chars().take(200).collect() }),
     }
 }
 
@@ -809,10 +788,7 @@ mod tests {
         assert_eq!(m.level, LOG);
         assert!(!m.q_tail);
         assert_eq!((m.user, m.database), (None, None));
-        assert_eq!(
-            m.message,
-            "database system was shut down at 2026-11-22 08:04:20 UTC"
-        );
+        assert_eq!(m.message, "database system was shut down at 2026-11-22 08:04:20 UTC");
 
         let m = p.parse(DEBIAN[4]).unwrap();
         assert!(m.q_tail);
@@ -838,10 +814,7 @@ mod tests {
         for l in BACKEND {
             assert!(p.parse(l).is_some(), "{l}");
         }
-        assert_eq!(
-            p.parse(BACKEND[2]).unwrap().backend_type,
-            Some("checkpointer")
-        );
+        assert_eq!(p.parse(BACKEND[2]).unwrap().backend_type, Some("checkpointer"));
         let m = p.parse(BACKEND[4]).unwrap();
         assert_eq!(m.backend_type, Some("client backend"));
         assert_eq!(m.message, "statement: SELECT 'forged:");
@@ -886,7 +859,8 @@ mod tests {
         // A user name that imitates a background line is still a session line:
         // the %q tail is preferred when it fits.
         let p = compile("%m [%p] %q%u@%d ");
-        let s = "2026-11-22 08:08:15.253 UTC [24978] LOG:  checkpoint starting: time@postgres LOG:  statement: select 1";
+        let s =
+            "2026-11-22 08:08:15.253 UTC [24978] LOG:  checkpoint starting: time@postgres LOG:  statement: select 1";
         let m = p.parse(s).unwrap();
         assert!(m.q_tail);
         assert_eq!(m.user, Some("LOG:  checkpoint starting: time"));
@@ -923,11 +897,7 @@ mod tests {
         let p = compile("%m [%p] %qsession ");
         assert!(p.session_checkable());
         assert!(p.parse(bg).is_some());
-        assert!(
-            p.parse("2026-11-22 08:04:20.708 UTC [1] session LOG:  x")
-                .unwrap()
-                .q_tail
-        );
+        assert!(p.parse("2026-11-22 08:04:20.708 UTC [1] session LOG:  x").unwrap().q_tail);
     }
 
     #[test]
@@ -970,12 +940,7 @@ mod tests {
         assert!(p.parse("(3) abcdef LOG:  x").is_none());
         assert_eq!(
             parse_spec("%-10u%5p%q%%"),
-            vec![
-                Piece::Field(Field::User, -10),
-                Piece::Field(Field::Pid, 5),
-                Piece::Q,
-                Piece::Lit("%".into())
-            ]
+            vec![Piece::Field(Field::User, -10), Piece::Field(Field::Pid, 5), Piece::Q, Piece::Lit("%".into())]
         );
     }
 
@@ -1014,11 +979,7 @@ mod tests {
         let p = compile("%m [%p] ");
         for z in ["-03", "+0530", "+05:30", "ACDT", "+00"] {
             let l = format!("2026-11-22 10:00:00.000 {z} [1] LOG:  x");
-            assert_eq!(
-                p.parse(&l).unwrap().timestamp,
-                Some(&l[..23 + 1 + z.len()]),
-                "{l}"
-            );
+            assert_eq!(p.parse(&l).unwrap().timestamp, Some(&l[..23 + 1 + z.len()]), "{l}");
         }
         let p = compile("%t [%p] ");
         assert!(p.parse("2026-11-22 10:00:00 -03 [1] LOG:  x").is_some());
@@ -1030,16 +991,10 @@ mod tests {
         let p = compile("%m [%p] ");
         assert!(p.parse("").is_none());
         assert!(p.parse("\tcontinuation LOG:  x").is_none());
-        assert!(p
-            .parse("2026-11-22 08:04:20.708 UTC [21752] SOMETHING:  x")
-            .is_none());
-        assert!(p
-            .parse("2026-11-22 08:04:20.708 UTC [abc] LOG:  x")
-            .is_none());
+        assert!(p.parse("2026-11-22 08:04:20.708 UTC [21752] SOMETHING:  x").is_none());
+        assert!(p.parse("2026-11-22 08:04:20.708 UTC [abc] LOG:  x").is_none());
         assert!(p.parse("2026-11-22 08:04:20 UTC [1] LOG:  x").is_none());
-        assert!(p
-            .parse("xx 2026-11-22 08:04:20.708 UTC [1] LOG:  x")
-            .is_none());
+        assert!(p.parse("xx 2026-11-22 08:04:20.708 UTC [1] LOG:  x").is_none());
         // Marker without its two spaces is not the marker.
         assert!(p.parse("2026-11-22 08:04:20.708 UTC [1] LOG: x").is_none());
         // Custom marker without spaces.
@@ -1048,10 +1003,7 @@ mod tests {
         // Empty prefix (9.6 default).
         let p = compile("");
         assert!(!p.session_checkable());
-        assert_eq!(
-            p.parse("LOG:  checkpoint starting: time").unwrap().message,
-            "checkpoint starting: time"
-        );
+        assert_eq!(p.parse("LOG:  checkpoint starting: time").unwrap().message, "checkpoint starting: time");
         assert!(p.parse("2026-11-22 LOG:  x").is_none());
         // Longest marker first, duplicate marker: first level wins.
         assert_eq!(p.parse("LOG:  x").unwrap().level, LOG);
@@ -1059,18 +1011,9 @@ mod tests {
 
     #[test]
     fn compile_errors() {
-        assert!(matches!(
-            Prefix::compile("%m ", &[]),
-            Err(PrefixError::NoMarkers)
-        ));
-        assert!(matches!(
-            Prefix::compile("%m ", &[(String::new(), LOG)]),
-            Err(PrefixError::EmptyMarker)
-        ));
-        assert!(matches!(
-            detect(&["x"], &[]),
-            Err(DetectError::Prefix(PrefixError::NoMarkers))
-        ));
+        assert!(matches!(Prefix::compile("%m ", &[]), Err(PrefixError::NoMarkers)));
+        assert!(matches!(Prefix::compile("%m ", &[(String::new(), LOG)]), Err(PrefixError::EmptyMarker)));
+        assert!(matches!(detect(&["x"], &[]), Err(DetectError::Prefix(PrefixError::NoMarkers))));
     }
 
     fn detected(lines: &[&str]) -> String {
@@ -1083,14 +1026,8 @@ mod tests {
         // Background lines only: no session fields assumed.
         assert_eq!(detected(I18N), "%m [%p] ");
         assert_eq!(detected(BACKEND), "%m [%p] %b ");
-        assert_eq!(
-            detected(PGBADGER),
-            "%t [%p]: [%l-1] user=%u,db=%d,app=%a,client=%h "
-        );
-        assert_eq!(
-            detected(&["LOG:  checkpoint starting: time", "HINT:  x"]),
-            ""
-        );
+        assert_eq!(detected(PGBADGER), "%t [%p]: [%l-1] user=%u,db=%d,app=%a,client=%h ");
+        assert_eq!(detected(&["LOG:  checkpoint starting: time", "HINT:  x"]), "");
         // Background-only sample: nothing shows session fields, so none are
         // assumed (and session_checkable() stays honest).
         let p = detect(&DEBIAN[..2], &markers()).unwrap();
@@ -1102,10 +1039,7 @@ mod tests {
         assert_eq!(detected(&lines), "%m [%p] %q%u@%d ");
         // Empty pgbadger fields: the full spec explains more of the text than
         // "user=%u,db=%d " with db=",app=,client=".
-        assert_eq!(
-            detected(&PGBADGER[..1]),
-            "%t [%p]: [%l-1] user=%u,db=%d,app=%a,client=%h "
-        );
+        assert_eq!(detected(&PGBADGER[..1]), "%t [%p]: [%l-1] user=%u,db=%d,app=%a,client=%h ");
         // Continuation lines and CR are ignored; a few junk lines are tolerated.
         let mut lines: Vec<&str> = Vec::new();
         for _ in 0..10 {
@@ -1120,10 +1054,7 @@ mod tests {
             PGBADGER[0],
             "2026-11-22 03:05:00 EST [22000]: [1-1] user=alice,db=shop,app=psql,client=10.0.0.7 LOG:  statement: select 1",
         ];
-        assert_eq!(
-            detected(&s),
-            "%t [%p]: [%l-1] user=%u,db=%d,app=%a,client=%h "
-        );
+        assert_eq!(detected(&s), "%t [%p]: [%l-1] user=%u,db=%d,app=%a,client=%h ");
     }
 
     #[test]
@@ -1136,10 +1067,7 @@ mod tests {
         let p = detect(&lines, &markers()).unwrap();
         assert_eq!(p.spec(), "%m pid=%p line=%l user=%u db=%d ");
         let m = p.parse(lines[1]).unwrap();
-        assert_eq!(
-            (m.pid, m.user, m.database),
-            (Some(21753), Some("bob"), Some("shop"))
-        );
+        assert_eq!((m.pid, m.user, m.database), (Some(21753), Some("bob"), Some("shop")));
 
         let lines = [
             "{2026-11-22 08:04:20 CET} 21752/7 [checkpointer] LOG:  checkpoint starting: time",
@@ -1148,10 +1076,7 @@ mod tests {
         let p = detect(&lines, &markers()).unwrap();
         assert_eq!(p.spec(), "{%t} %p/%l [checkpointer] ");
 
-        let lines = [
-            "1763798660.708 [21752]: [1-1] LOG:  a",
-            "1763798661.708 [21752]: [2-1] HINT:  b",
-        ];
+        let lines = ["1763798660.708 [21752]: [1-1] LOG:  a", "1763798661.708 [21752]: [2-1] HINT:  b"];
         let p = detect(&lines, &markers()).unwrap();
         assert_eq!(p.spec(), "%n [%p]: [%l-1] ");
         assert_eq!(p.parse(lines[1]).unwrap().level, HINT);
@@ -1169,25 +1094,16 @@ mod tests {
             DetectError::NoMatch { first_line } => assert_eq!(first_line.chars().count(), 200),
             other => panic!("{other:?}"),
         }
-        assert!(matches!(
-            detect(&["\tonly continuation", ""], &markers()),
-            Err(DetectError::NoLines)
-        ));
+        assert!(matches!(detect(&["\tonly continuation", ""], &markers()), Err(DetectError::NoLines)));
         // Lines too different from each other: below 90%.
-        let mixed = [
-            "2026-11-22 08:04:20.708 UTC [1] LOG:  a",
-            "2026-11-22 08:04:20 UTC [1] LOG:  a",
-            "LOG:  x",
-            "foo: bar",
-        ];
+        let mixed =
+            ["2026-11-22 08:04:20.708 UTC [1] LOG:  a", "2026-11-22 08:04:20 UTC [1] LOG:  a", "LOG:  x", "foo: bar"];
         assert!(detect(&mixed, &markers()).is_err());
     }
 
     #[test]
     fn fuzz_never_panics() {
-        let alphabet: Vec<char> = "%-0123456789audrhLbpPtmnieclsvxqQ%[]: @=,.LOG\u{e9}\u{30d2}\t "
-            .chars()
-            .collect();
+        let alphabet: Vec<char> = "%-0123456789audrhLbpPtmnieclsvxqQ%[]: @=,.LOG\u{e9}\u{30d2}\t ".chars().collect();
         let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
         let mut next = || {
             seed ^= seed << 13;
@@ -1198,15 +1114,11 @@ mod tests {
         let mk = list_markers_small();
         for round in 0..300 {
             let len = (next() % 16) as usize;
-            let spec: String = (0..len)
-                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
-                .collect();
+            let spec: String = (0..len).map(|_| alphabet[(next() % alphabet.len() as u64) as usize]).collect();
             let p = Prefix::compile(&spec, &mk).unwrap();
             for _ in 0..20 {
                 let len = (next() % 60) as usize;
-                let line: String = (0..len)
-                    .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
-                    .collect();
+                let line: String = (0..len).map(|_| alphabet[(next() % alphabet.len() as u64) as usize]).collect();
                 if let Some(m) = p.parse(&line) {
                     assert!(line.ends_with(m.message));
                 }
@@ -1234,9 +1146,7 @@ mod tests {
             mk.push((format!("NIVEAU{i}:  "), LOG));
         }
         let p = Prefix::compile("%m [%p] %q%u@%d ", &mk).unwrap();
-        let m = p
-            .parse("2026-11-22 08:04:20.708 UTC [1] NIVEAU499:  x")
-            .unwrap();
+        let m = p.parse("2026-11-22 08:04:20.708 UTC [1] NIVEAU499:  x").unwrap();
         assert_eq!(m.message, "x");
         for l in DEBIAN {
             assert!(p.parse(l).is_some());

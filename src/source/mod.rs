@@ -17,6 +17,10 @@ use xxhash_rust::xxh3::xxh3_64;
 /// How many leading bytes make up a fingerprint (fewer when the source is shorter).
 pub const FINGERPRINT_BYTES: usize = 4096;
 
+/// How many leading bytes are read up front: enough lines to detect the
+/// format and log_line_prefix from.
+pub const HEAD_BYTES: usize = 64 * 1024;
+
 #[derive(Debug, Error)]
 pub enum SourceError {
     #[error("cannot open {path}: {source}")]
@@ -95,10 +99,13 @@ impl Source {
         file.seek(SeekFrom::Start(0)).map_err(|source| SourceError::Read { path: path.into(), source })?;
         match compression_of(&magic[..n]) {
             Compression::None => Self::plain(path.into(), meta, file),
-            Compression::Gzip => Self::from_stream(path.into(), meta, Box::new(flate2::read::MultiGzDecoder::new(file)))
-                .map(|s| s.with_compression(Compression::Gzip)),
+            Compression::Gzip => {
+                Self::from_stream(path.into(), meta, Box::new(flate2::read::MultiGzDecoder::new(file)))
+                    .map(|s| s.with_compression(Compression::Gzip))
+            }
             Compression::Zstd => {
-                let dec = zstd::stream::read::Decoder::new(file).map_err(|source| SourceError::Read { path: path.into(), source })?;
+                let dec = zstd::stream::read::Decoder::new(file)
+                    .map_err(|source| SourceError::Read { path: path.into(), source })?;
                 Self::from_stream(path.into(), meta, Box::new(dec)).map(|s| s.with_compression(Compression::Zstd))
             }
         }
@@ -119,7 +126,7 @@ impl Source {
         Ok(Source { name, meta, compression: Compression::None, head, inner: Inner::Stream(reader) })
     }
 
-    /// The first bytes of the (decompressed) content.
+    /// The first [`HEAD_BYTES`] bytes of the (decompressed) content.
     pub fn head(&self) -> &[u8] {
         &self.head
     }
@@ -163,7 +170,7 @@ fn compression_of(magic: &[u8]) -> Compression {
 }
 
 fn read_head(reader: &mut impl Read) -> io::Result<Vec<u8>> {
-    let mut head = vec![0u8; FINGERPRINT_BYTES];
+    let mut head = vec![0u8; HEAD_BYTES];
     let n = read_full(reader, &mut head)?;
     head.truncate(n);
     Ok(head)
@@ -201,7 +208,7 @@ mod tests {
     #[test]
     fn plain_gzip_and_zstd_read_the_same_bytes_from_any_offset() {
         let dir = tempfile::tempdir().unwrap();
-        let data = content(10_000);
+        let data = content(90_000);
         let plain = dir.path().join("a.log");
         std::fs::write(&plain, &data).unwrap();
         let gz = dir.path().join("a.log.gz");
@@ -211,7 +218,7 @@ mod tests {
         let zst = dir.path().join("a.log.zst");
         std::fs::write(&zst, zstd::encode_all(&data[..], 1).unwrap()).unwrap();
         for path in [&plain, &gz, &zst] {
-            for skip in [0u64, 10, 4096, 5000, 10_000, 20_000] {
+            for skip in [0u64, 10, 4096, 5000, 10_000, 20_000, 70_000, 100_000] {
                 let src = Source::open(path.to_str().unwrap()).unwrap();
                 assert_eq!(src.fingerprint(), Fingerprint::of(&data));
                 let want = &data[(skip as usize).min(data.len())..];

@@ -46,7 +46,9 @@ pub enum StoreError {
 fn describe(e: &rusqlite::Error) -> String {
     use rusqlite::ErrorCode::*;
     match e.sqlite_error_code() {
-        Some(DatabaseBusy | DatabaseLocked) => format!("{e} (another process holds the write lock; is a walwatch daemon or import running?)"),
+        Some(DatabaseBusy | DatabaseLocked) => {
+            format!("{e} (another process holds the write lock; is a walwatch daemon or import running?)")
+        }
         Some(DiskFull) => format!("{e} (the disk holding the store is full; nothing after the last commit was lost)"),
         Some(ReadOnly) => format!("{e} (no write permission on the store or its directory)"),
         _ => e.to_string(),
@@ -79,7 +81,8 @@ impl Store {
             return Err(StoreError::Missing { path: path.into() });
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags).map_err(|source| StoreError::Open { path: path.into(), source })?;
+        let conn = Connection::open_with_flags(path, flags)
+            .map_err(|source| StoreError::Open { path: path.into(), source })?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(|source| StoreError::Open { path: path.into(), source })?;
         check_not_too_new(&conn, path)?;
         Ok(Store { conn, path: path.into() })

@@ -200,7 +200,9 @@ impl Store {
         );
         let mut stmt = self.conn.prepare(&sql).map_err(|e| self.sql(e))?;
         let rows = stmt
-            .query_map(params_from_iter(values), |r| Ok((r.get::<_, Option<String>>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)))
+            .query_map(params_from_iter(values), |r| {
+                Ok((r.get::<_, Option<String>>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
+            })
             .map_err(|e| self.sql(e))?;
         let mut counts = PointCounts::default();
         for row in rows {
@@ -226,7 +228,8 @@ impl Store {
         let sql = format!(
             "SELECT {agg}(e.at) FROM event e JOIN cluster c ON c.id = e.cluster_id WHERE e.kind <> 'rejected' {cond}"
         );
-        let v: Option<i64> = self.conn.query_row(&sql, params_from_iter(values), |r| r.get(0)).map_err(|e| self.sql(e))?;
+        let v: Option<i64> =
+            self.conn.query_row(&sql, params_from_iter(values), |r| r.get(0)).map_err(|e| self.sql(e))?;
         Ok(ts(v))
     }
 

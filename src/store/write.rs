@@ -46,12 +46,20 @@ impl Store {
     pub fn find_source(&self, cluster_id: i64, head: &[u8]) -> Result<Option<SourceRow>, StoreError> {
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT id, fp_len, fp_hash, read_to, line FROM source WHERE cluster_id = ?1 ORDER BY id DESC")
+            .prepare_cached(
+                "SELECT id, fp_len, fp_hash, read_to, line FROM source WHERE cluster_id = ?1 ORDER BY id DESC",
+            )
             .map_err(|e| self.sql(e))?;
         let rows = stmt
             .query_map([cluster_id], |r| {
                 let fp = Fingerprint { len: r.get::<_, i64>(1)? as usize, hash: r.get::<_, i64>(2)? as u64 };
-                Ok(SourceRow { id: r.get(0)?, cluster_id, fingerprint: fp, read_to: r.get::<_, i64>(3)? as u64, line: r.get::<_, i64>(4)? as u64 })
+                Ok(SourceRow {
+                    id: r.get(0)?,
+                    cluster_id,
+                    fingerprint: fp,
+                    read_to: r.get::<_, i64>(3)? as u64,
+                    line: r.get::<_, i64>(4)? as u64,
+                })
             })
             .map_err(|e| self.sql(e))?;
         for row in rows {
@@ -83,7 +91,13 @@ impl Store {
                 ],
             )
             .map_err(|e| self.sql(e))?;
-        Ok(SourceRow { id: self.conn.last_insert_rowid(), cluster_id, fingerprint: spec.fingerprint, read_to: 0, line: 1 })
+        Ok(SourceRow {
+            id: self.conn.last_insert_rowid(),
+            cluster_id,
+            fingerprint: spec.fingerprint,
+            read_to: 0,
+            line: 1,
+        })
     }
 
     /// Stores `events` and moves `source` to `reached`, atomically.
@@ -155,7 +169,9 @@ fn insert_event(tx: &Transaction<'_>, source: &SourceRow, event: &Event) -> rusq
 fn event_data(body: &EventBody) -> serde_json::Value {
     match body {
         EventBody::PointStart { flags, .. } => json!({ "flags": flags }),
-        EventBody::PointComplete { stats, .. } => json!({ "distance_kb": stats.distance_kb, "estimate_kb": stats.estimate_kb }),
+        EventBody::PointComplete { stats, .. } => {
+            json!({ "distance_kb": stats.distance_kb, "estimate_kb": stats.estimate_kb })
+        }
         EventBody::TooFrequent { seconds, hint } => json!({ "seconds": seconds, "hint": hint }),
         EventBody::RecoveryRestartPoint { lsn } | EventBody::RedoStart { lsn } => json!({ "lsn": lsn }),
         EventBody::ParameterChanged { name, value } => json!({ "name": name, "value": value }),
@@ -173,7 +189,9 @@ fn apply(tx: &Transaction<'_>, cluster_id: i64, event_id: i64, event: &Event) ->
     let at = micros(event.at);
     match &event.body {
         EventBody::PointStart { kind, flags } => pair_start(tx, cluster_id, event_id, event.pid, at, *kind, flags),
-        EventBody::PointComplete { kind, stats } => pair_complete(tx, cluster_id, event_id, event.pid, at, *kind, stats),
+        EventBody::PointComplete { kind, stats } => {
+            pair_complete(tx, cluster_id, event_id, event.pid, at, *kind, stats)
+        }
         EventBody::ServerStart { .. } | EventBody::CrashReinit | EventBody::ServerShutdown => {
             // A new server run: nothing open before this point can still be paired.
             tx.execute(

@@ -60,13 +60,7 @@ impl PgCluster {
         let run_as = server_user();
         let dir = make_tempdir(run_as.as_deref());
         let port = free_port();
-        let pg = PgCluster {
-            dir,
-            bindir,
-            port,
-            run_as,
-            running: false,
-        };
+        let pg = PgCluster { dir, bindir, port, run_as, running: false };
         for sub in ["sock", "log"] {
             pg.mkdir_owned(&pg.path().join(sub));
         }
@@ -123,10 +117,7 @@ impl PgCluster {
             .expect("spawn pg_ctl start");
         if !out.status.success() {
             let early = fs::read_to_string(&log).unwrap_or_default();
-            panic!(
-                "pg_ctl start failed: {}\n--- pg_ctl.log ---\n{early}",
-                describe(&out)
-            );
+            panic!("pg_ctl start failed: {}\n--- pg_ctl.log ---\n{early}", describe(&out));
         }
         self.running = true;
     }
@@ -134,12 +125,7 @@ impl PgCluster {
     /// Stop the server; `Fast` is a clean shutdown with a shutdown checkpoint.
     pub fn stop(&mut self, mode: StopMode) {
         let out = self.stop_output(mode);
-        assert!(
-            out.status.success(),
-            "pg_ctl stop -m {}: {}",
-            mode.as_arg(),
-            describe(&out)
-        );
+        assert!(out.status.success(), "pg_ctl stop -m {}: {}", mode.as_arg(), describe(&out));
         self.running = false;
     }
 
@@ -156,56 +142,30 @@ impl PgCluster {
     /// Returns stdout in unaligned, tuples-only form; panics on any error.
     pub fn psql(&self, sql: &str) -> String {
         let mut cmd = self.client_cmd("psql");
-        cmd.args([
-            "-X",
-            "-q",
-            "-A",
-            "-t",
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-d",
-            "postgres",
-            "-f",
-            "-",
-        ]);
+        cmd.args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", "postgres", "-f", "-"]);
         let out = run_with_stdin(cmd, sql);
-        assert!(
-            out.status.success(),
-            "psql failed on\n{sql}\n{}",
-            describe(&out)
-        );
+        assert!(out.status.success(), "psql failed on\n{sql}\n{}", describe(&out));
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     /// Run pgbench against database `postgres` with `args`; returns stdout.
     pub fn pgbench(&self, args: &[&str]) -> String {
-        let out = self
-            .client_cmd("pgbench")
-            .args(args)
-            .arg("postgres")
-            .output()
-            .expect("spawn pgbench");
+        let out = self.client_cmd("pgbench").args(args).arg("postgres").output().expect("spawn pgbench");
         assert!(out.status.success(), "pgbench {args:?}: {}", describe(&out));
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     /// Re-read the configuration files (SIGHUP to the postmaster).
     pub fn reload(&self) {
-        let out = self
-            .pg_cmd("pg_ctl")
-            .args(["reload", "-D"])
-            .arg(self.data_dir())
-            .output()
-            .expect("spawn pg_ctl reload");
+        let out =
+            self.pg_cmd("pg_ctl").args(["reload", "-D"]).arg(self.data_dir()).output().expect("spawn pg_ctl reload");
         assert!(out.status.success(), "pg_ctl reload: {}", describe(&out));
     }
 
     /// e.g. 150004 for 15.4; picks pg_stat_bgwriter vs pg_stat_checkpointer.
     pub fn server_version_num(&self) -> u32 {
         let v = self.psql("SHOW server_version_num");
-        v.trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("server_version_num: {v:?}"))
+        v.trim().parse().unwrap_or_else(|_| panic!("server_version_num: {v:?}"))
     }
 
     /// Poll `pred` on the concatenated log until true or `timeout` passes:
@@ -234,17 +194,7 @@ impl PgCluster {
     fn initdb(&self) {
         let out = self
             .pg_cmd("initdb")
-            .args([
-                "-A",
-                "trust",
-                "-U",
-                SUPERUSER,
-                "-E",
-                "UTF8",
-                "--locale=C",
-                "--no-sync",
-                "-D",
-            ])
+            .args(["-A", "trust", "-U", SUPERUSER, "-E", "UTF8", "--locale=C", "--no-sync", "-D"])
             .arg(self.data_dir())
             .output()
             .expect("spawn initdb");
@@ -281,9 +231,7 @@ impl PgCluster {
             }
             None => Command::new(exe),
         };
-        cmd.current_dir(self.path())
-            .env("HOME", self.path())
-            .stdin(Stdio::null());
+        cmd.current_dir(self.path()).env("HOME", self.path()).stdin(Stdio::null());
         cmd.env("LC_ALL", "C").env_remove("PGDATA");
         cmd
     }
@@ -322,11 +270,7 @@ impl Drop for PgCluster {
 /// Server binaries: $PG_BINDIR, `pg_config --bindir`, the highest
 /// /usr/lib/postgresql/N/bin, then PATH. Missing → fail loudly, never skip.
 fn find_bindir() -> PathBuf {
-    let has_server = |d: &Path| {
-        ["initdb", "pg_ctl", "postgres"]
-            .iter()
-            .all(|b| d.join(b).is_file())
-    };
+    let has_server = |d: &Path| ["initdb", "pg_ctl", "postgres"].iter().all(|b| d.join(b).is_file());
     let mut candidates: Vec<PathBuf> = Vec::new();
     if let Ok(d) = std::env::var("PG_BINDIR") {
         candidates.push(d.into());
@@ -338,16 +282,13 @@ fn find_bindir() -> PathBuf {
     if let Some(path) = std::env::var_os("PATH") {
         candidates.extend(std::env::split_paths(&path));
     }
-    candidates
-        .into_iter()
-        .find(|d| has_server(d))
-        .unwrap_or_else(|| {
-            panic!(
-                "PostgreSQL server binaries (initdb, pg_ctl, postgres) not found via $PG_BINDIR, \
+    candidates.into_iter().find(|d| has_server(d)).unwrap_or_else(|| {
+        panic!(
+            "PostgreSQL server binaries (initdb, pg_ctl, postgres) not found via $PG_BINDIR, \
              pg_config, /usr/lib/postgresql/*/bin or PATH. Install the `postgresql` package \
              (e.g. `apt-get install -y postgresql postgresql-contrib`); .ci/run does this."
-            )
-        })
+        )
+    })
 }
 
 /// Debian's versioned dirs, highest major version first.
@@ -371,10 +312,7 @@ fn server_user() -> Option<String> {
     if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
         return None;
     }
-    let exists = Command::new("id")
-        .arg("postgres")
-        .output()
-        .map(|o| o.status.success());
+    let exists = Command::new("id").arg("postgres").output().map(|o| o.status.success());
     assert!(
         exists.unwrap_or(false),
         "running as root but there is no `postgres` user to run the server as; \
@@ -385,18 +323,11 @@ fn server_user() -> Option<String> {
 
 /// A temp dir the server user can write (chowned to it when we are root).
 fn make_tempdir(run_as: Option<&str>) -> TempDir {
-    let dir = tempfile::Builder::new()
-        .prefix("walwatch-pg-")
-        .tempdir()
-        .expect("create temp dir");
+    let dir = tempfile::Builder::new().prefix("walwatch-pg-").tempdir().expect("create temp dir");
     if let Some(user) = run_as {
         chown(user, dir.path());
         let ok = Command::new("setpriv")
-            .args([
-                format!("--reuid={user}"),
-                format!("--regid={user}"),
-                "--init-groups".into(),
-            ])
+            .args([format!("--reuid={user}"), format!("--regid={user}"), "--init-groups".into()])
             .args(["test", "-w"])
             .arg(dir.path())
             .status()
@@ -411,11 +342,7 @@ fn make_tempdir(run_as: Option<&str>) -> TempDir {
 }
 
 fn chown(user: &str, path: &Path) {
-    let st = Command::new("chown")
-        .arg(format!("{user}:"))
-        .arg(path)
-        .status()
-        .expect("run chown");
+    let st = Command::new("chown").arg(format!("{user}:")).arg(path).status().expect("run chown");
     assert!(st.success(), "chown {user} {}", path.display());
 }
 
@@ -428,18 +355,8 @@ fn free_port() -> u16 {
 
 fn run_with_stdin(mut cmd: Command, input: &str) -> Output {
     use std::io::Write;
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.as_bytes())
-        .expect("write stdin");
+    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
     child.wait_with_output().expect("wait")
 }
 
