@@ -469,6 +469,10 @@ struct Score {
     literal: usize,
     /// Lines that needed the `%q` tail.
     tail_lines: usize,
+    /// Has session fields after `%q`: it parses every line the same prefix
+    /// without them parses, plus client sessions' lines, so forged session
+    /// lines get rejected instead of merely not parsing.
+    session_tail: bool,
     /// Fewer fields is simpler.
     fields: std::cmp::Reverse<usize>,
     /// Earlier candidates win ties.
@@ -498,6 +502,7 @@ fn score(p: &Prefix, lines: &[&str], index: usize) -> Score {
         matched,
         literal,
         tail_lines,
+        session_tail: p.tail_group.is_some() && p.tail_fields > 0,
         fields: std::cmp::Reverse(p.head_fields + p.tail_fields),
         index: std::cmp::Reverse(index),
     }
@@ -1023,16 +1028,15 @@ mod tests {
     #[test]
     fn detect_common() {
         assert_eq!(detected(DEBIAN), "%m [%p] %q%u@%d ");
-        // Background lines only: no session fields assumed.
-        assert_eq!(detected(I18N), "%m [%p] ");
+        // Background lines only: the %q variant parses a superset, so it wins.
+        assert_eq!(detected(I18N), "%m [%p] %q%u@%d ");
         assert_eq!(detected(BACKEND), "%m [%p] %b ");
         assert_eq!(detected(PGBADGER), "%t [%p]: [%l-1] user=%u,db=%d,app=%a,client=%h ");
         assert_eq!(detected(&["LOG:  checkpoint starting: time", "HINT:  x"]), "");
-        // Background-only sample: nothing shows session fields, so none are
-        // assumed (and session_checkable() stays honest).
+        // Background-only sample: the %q variant is assumed (it still parses
+        // a server with the upstream '%m [%p] ' exactly the same way).
         let p = detect(&DEBIAN[..2], &markers()).unwrap();
-        assert_eq!(p.spec(), "%m [%p] ");
-        assert!(!p.session_checkable());
+        assert_eq!(p.spec(), "%m [%p] %q%u@%d ");
         // One session line among many background ones decides it.
         let mut lines = vec![DEBIAN[0]; 30];
         lines.push(DEBIAN[2]);
