@@ -19,6 +19,9 @@ pub struct Event {
     pub offset: u64,
     /// 1-based line number of the record's first line within its source.
     pub line: u64,
+    /// Tells apart several events of one kind from the same record (0 for
+    /// the record's own event; 1, 2, … for forged lines embedded in it).
+    pub nth: u32,
     pub body: EventBody,
 }
 

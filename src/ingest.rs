@@ -16,6 +16,7 @@ use crate::frame::stderr::StderrScanner;
 use crate::frame::syslog::{self, SyslogScanner};
 use crate::frame::time::TimeContext;
 use crate::frame::{self, Format, FrameStats, Pos, Record, Scan, Tail};
+use crate::source::readahead::ReadAhead;
 use crate::source::{Compression, Source, SourceError};
 use crate::store::{SourceRow, SourceSpec, Store, StoreError};
 
@@ -105,6 +106,7 @@ pub fn import(
     let tail = if source.compression == Compression::None && source.meta.is_some() { Tail::Wait } else { Tail::Take };
     report.resumed_at = start.offset;
     let reader = source.into_reader(start.offset).map_err(|e| IngestError::Read { path: path.into(), source: e })?;
+    let reader: Box<dyn std::io::Read> = Box::new(ReadAhead::new(reader));
     let mut scanner = reader_kit.scanner(time);
     let end = run(store, &mut row, &spec, reader, (scanner.as_mut(), start, tail), &reader_kit, &mut report)?;
     report.bytes = end.offset - start.offset;
@@ -132,15 +134,49 @@ fn run(
 ) -> Result<Pos, IngestError> {
     let catalog = Catalog::global();
     let path = spec.path.to_string();
-    frame::drive(reader, scanner, start, tail, |records, reached| {
-        let events = classify_all(catalog, kit, &records, report);
-        report.stored += store.commit_batch(row, spec, &events, reached)? as u64;
+    let mut batch = Batch { events: Vec::new(), reached: start, committed: start };
+    let result = frame::drive(reader, scanner, start, tail, |records, reached| {
+        batch.events.extend(classify_all(catalog, kit, &records, report));
+        batch.reached = reached;
+        if batch.is_full() {
+            report.stored += batch.commit(store, row, spec)?;
+        }
         Ok::<(), IngestError>(())
-    })
-    .map_err(|e| match e {
+    });
+    // Whatever happened, what was read before it is kept.
+    report.stored += batch.commit(store, row, spec)?;
+    result.map_err(|e| match e {
         IngestError::Read { source, .. } => IngestError::Read { path: path.clone(), source },
         other => other,
     })
+}
+
+/// Events waiting for their commit, with the position they were read up to.
+struct Batch {
+    events: Vec<Event>,
+    reached: Pos,
+    committed: Pos,
+}
+
+impl Batch {
+    /// Commit at least every this many events or bytes of log: large enough
+    /// that SQLite's per-commit cost vanishes, small enough to bound memory.
+    const MAX_EVENTS: usize = 10_000;
+    const MAX_BYTES: u64 = 64 << 20;
+
+    fn is_full(&self) -> bool {
+        self.events.len() >= Self::MAX_EVENTS || self.reached.offset - self.committed.offset >= Self::MAX_BYTES
+    }
+
+    fn commit(&mut self, store: &mut Store, row: &mut SourceRow, spec: &SourceSpec<'_>) -> Result<u64, StoreError> {
+        if self.reached == self.committed {
+            return Ok(0);
+        }
+        let added = store.commit_batch(row, spec, &self.events, self.reached)?;
+        self.events.clear();
+        self.committed = self.reached;
+        Ok(added as u64)
+    }
 }
 
 impl From<std::io::Error> for IngestError {
@@ -156,15 +192,16 @@ fn classify_all(catalog: &Catalog, kit: &ReaderKit, records: &[Record], report: 
             report.unparsed += 1;
             continue;
         };
-        let event = |body| Event { at, pid: record.origin.pid, offset: record.offset, line: record.line, body };
+        let event =
+            |nth, body| Event { at, pid: record.origin.pid, offset: record.offset, line: record.line, nth, body };
         match classify::classify(catalog, record) {
             Outcome::Event(body) => {
                 *report.events.entry(body.kind_name()).or_default() += 1;
-                events.push(event(body));
+                events.push(event(0, body));
             }
             Outcome::Rejected { looked_like, reason } => {
                 report.rejected += 1;
-                events.push(event(EventBody::Rejected { looked_like, reason }));
+                events.push(event(0, EventBody::Rejected { looked_like, reason }));
             }
             Outcome::Unparsed(kind) => {
                 report.unparsed += 1;
@@ -177,12 +214,11 @@ fn classify_all(catalog: &Catalog, kit: &ReaderKit, records: &[Record], report: 
             }
             Outcome::Ignored => {}
         }
-        for looked_like in classify::embedded_lookalikes(catalog, record, |l| kit.message_of(l)) {
+        let embedded = classify::embedded_lookalikes(catalog, record, |l| kit.message_of(l));
+        for (nth, looked_like) in (1..).zip(embedded) {
             report.rejected += 1;
-            events.push(event(EventBody::Rejected {
-                looked_like,
-                reason: "inside another entry (e.g. a logged statement)",
-            }));
+            let reason = "inside another entry (e.g. a logged statement)";
+            events.push(event(nth, EventBody::Rejected { looked_like, reason }));
         }
     }
     events

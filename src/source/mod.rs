@@ -12,6 +12,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use thiserror::Error;
+
+pub mod readahead;
 use xxhash_rust::xxh3::xxh3_64;
 
 /// How many leading bytes make up a fingerprint (fewer when the source is shorter).
@@ -78,7 +80,7 @@ pub struct Source {
 
 enum Inner {
     Plain(File),
-    Stream(Box<dyn Read>),
+    Stream(Box<dyn Read + Send>),
 }
 
 impl Source {
@@ -121,7 +123,11 @@ impl Source {
         Ok(Source { name, meta, compression: Compression::None, head, inner: Inner::Plain(file) })
     }
 
-    fn from_stream(name: String, meta: Option<FileMeta>, mut reader: Box<dyn Read>) -> Result<Source, SourceError> {
+    fn from_stream(
+        name: String,
+        meta: Option<FileMeta>,
+        mut reader: Box<dyn Read + Send>,
+    ) -> Result<Source, SourceError> {
         let head = read_head(&mut reader).map_err(|source| SourceError::Read { path: name.clone(), source })?;
         Ok(Source { name, meta, compression: Compression::None, head, inner: Inner::Stream(reader) })
     }
@@ -137,7 +143,7 @@ impl Source {
 
     /// The whole content from byte `skip` on. Plain files seek; streams
     /// (compressed, stdin) are read and discarded up to `skip`.
-    pub fn into_reader(self, skip: u64) -> io::Result<Box<dyn Read>> {
+    pub fn into_reader(self, skip: u64) -> io::Result<Box<dyn Read + Send>> {
         let head_len = self.head.len() as u64;
         match self.inner {
             Inner::Plain(mut file) if skip >= head_len => {
@@ -155,7 +161,7 @@ impl Source {
     }
 }
 
-fn chain_from<R: Read>(head: Vec<u8>, rest: R, skip: u64) -> Chain<Cursor<Vec<u8>>, R> {
+fn chain_from<R: Read + Send>(head: Vec<u8>, rest: R, skip: u64) -> Chain<Cursor<Vec<u8>>, R> {
     let mut cursor = Cursor::new(head);
     cursor.set_position(skip);
     cursor.chain(rest)

@@ -116,10 +116,13 @@ impl Store {
         for event in events {
             added += insert_event(&tx, source, event).map_err(sql)?;
         }
-        tx.execute(
+        tx.prepare_cached(
             "UPDATE source SET read_to = ?2, line = ?3, fp_len = ?4, fp_hash = ?5, path = ?6, size = ?7, last_read = ?8,
                  prefix = COALESCE(?9, prefix)
              WHERE id = ?1",
+        )
+        .and_then(|mut stmt| {
+            stmt.execute(
             params![
                 source.id,
                 reached.offset as i64,
@@ -130,8 +133,8 @@ impl Store {
                 spec.meta.map(|m| m.size as i64),
                 micros(Timestamp::now()),
                 spec.prefix
-            ],
-        )
+            ])
+        })
         .map_err(sql)?;
         tx.commit().map_err(sql)?;
         source.read_to = reached.offset;
@@ -144,10 +147,12 @@ impl Store {
 /// Inserts one event; returns 0 when it was already stored.
 fn insert_event(tx: &Transaction<'_>, source: &SourceRow, event: &Event) -> rusqlite::Result<usize> {
     let data = event_data(&event.body).to_string();
-    let inserted = tx.execute(
-        "INSERT OR IGNORE INTO event(cluster_id, source_id, offset, line, at, pid, kind, data)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        params![
+    let inserted = tx
+        .prepare_cached(
+            "INSERT OR IGNORE INTO event(cluster_id, source_id, offset, line, at, pid, kind, nth, data)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        )?
+        .execute(params![
             source.cluster_id,
             source.id,
             event.offset as i64,
@@ -155,9 +160,9 @@ fn insert_event(tx: &Transaction<'_>, source: &SourceRow, event: &Event) -> rusq
             micros(event.at),
             event.pid,
             event.body.kind_name(),
+            event.nth,
             data
-        ],
-    )?;
+        ])?;
     if inserted == 1 {
         let event_id = tx.last_insert_rowid();
         apply(tx, source.cluster_id, event_id, event)?;
@@ -194,11 +199,11 @@ fn apply(tx: &Transaction<'_>, cluster_id: i64, event_id: i64, event: &Event) ->
         }
         EventBody::ServerStart { .. } | EventBody::CrashReinit | EventBody::ServerShutdown => {
             // A new server run: nothing open before this point can still be paired.
-            tx.execute(
+            tx.prepare_cached(
                 "UPDATE checkpoint SET pairable = 0 WHERE cluster_id = ?1 AND pairable = 1
                    AND COALESCE(started_at, completed_at) <= ?2",
-                params![cluster_id, at],
-            )
+            )?
+            .execute(params![cluster_id, at])
             .map(drop)
         }
         _ => Ok(()),
@@ -228,25 +233,27 @@ fn pair_start(
     let flags_text = flags.join(" ");
     let trigger = trigger_of(flags);
     if let Some((id, completed_at)) = orphan {
-        let between: i64 = tx.query_row(
-            "SELECT count(*) FROM checkpoint WHERE cluster_id = ?1 AND kind = ?2 AND pid IS ?3
+        let between: i64 = tx
+            .prepare_cached(
+                "SELECT count(*) FROM checkpoint WHERE cluster_id = ?1 AND kind = ?2 AND pid IS ?3
                AND started_at > ?4 AND started_at <= ?5",
-            params![cluster_id, kind.as_str(), pid, at, completed_at],
-            |r| r.get(0),
-        )?;
+            )?
+            .query_row(params![cluster_id, kind.as_str(), pid, at, completed_at], |r| r.get(0))?;
         if between == 0 {
-            tx.execute(
+            tx.prepare_cached(
                 "UPDATE checkpoint SET start_event_id = ?2, started_at = ?3, flags = ?4, trigger = ?5, pairable = 0 WHERE id = ?1",
+            )?
+            .execute(
                 params![id, event_id, at, flags_text, trigger],
             )?;
             return Ok(());
         }
     }
-    tx.execute(
+    tx.prepare_cached(
         "INSERT INTO checkpoint(cluster_id, kind, pid, start_event_id, started_at, flags, trigger)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        params![cluster_id, kind.as_str(), pid, event_id, at, flags_text, trigger],
-    )?;
+    )?
+    .execute(params![cluster_id, kind.as_str(), pid, event_id, at, flags_text, trigger])?;
     Ok(())
 }
 
@@ -273,14 +280,12 @@ fn pair_complete(
     let id = match latest {
         Some((id, true)) => id,
         _ => {
-            tx.execute(
-                "INSERT INTO checkpoint(cluster_id, kind, pid) VALUES (?1, ?2, ?3)",
-                params![cluster_id, kind.as_str(), pid],
-            )?;
+            tx.prepare_cached("INSERT INTO checkpoint(cluster_id, kind, pid) VALUES (?1, ?2, ?3)")?
+                .execute(params![cluster_id, kind.as_str(), pid])?;
             tx.last_insert_rowid()
         }
     };
-    tx.execute(
+    tx.prepare_cached(
         "UPDATE checkpoint SET complete_event_id = ?2, completed_at = ?3,
            pairable = (start_event_id IS NULL),
            buffers_written = ?4, buffers_pct = ?5, slru_buffers_written = ?6,
@@ -288,27 +293,27 @@ fn pair_complete(
            write_s = ?10, sync_s = ?11, total_s = ?12, sync_files = ?13, sync_longest_s = ?14,
            sync_average_s = ?15, distance_kb = ?16, estimate_kb = ?17, lsn = ?18, redo_lsn = ?19
          WHERE id = ?1",
-        params![
-            id,
-            event_id,
-            at,
-            stats.buffers_written,
-            stats.buffers_pct,
-            stats.slru_buffers_written,
-            stats.wal_files_added,
-            stats.wal_files_removed,
-            stats.wal_files_recycled,
-            stats.write_s,
-            stats.sync_s,
-            stats.total_s,
-            stats.sync_files,
-            stats.sync_longest_s,
-            stats.sync_average_s,
-            stats.distance_kb,
-            stats.estimate_kb,
-            stats.lsn,
-            stats.redo_lsn
-        ],
-    )?;
+    )?
+    .execute(params![
+        id,
+        event_id,
+        at,
+        stats.buffers_written,
+        stats.buffers_pct,
+        stats.slru_buffers_written,
+        stats.wal_files_added,
+        stats.wal_files_removed,
+        stats.wal_files_recycled,
+        stats.write_s,
+        stats.sync_s,
+        stats.total_s,
+        stats.sync_files,
+        stats.sync_longest_s,
+        stats.sync_average_s,
+        stats.distance_kb,
+        stats.estimate_kb,
+        stats.lsn,
+        stats.redo_lsn
+    ])?;
     Ok(())
 }

@@ -5,6 +5,8 @@
 //! not all of them use every helper.
 #![allow(dead_code)]
 
+pub mod syslog;
+
 use std::fs;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

@@ -38,8 +38,9 @@ CREATE TABLE event (
     at         INTEGER NOT NULL,
     pid        INTEGER,
     kind       TEXT NOT NULL,
+    nth        INTEGER NOT NULL DEFAULT 0,  -- several rejections can share one record
     data       TEXT NOT NULL DEFAULT '{}',  -- kind-specific fields as JSON
-    UNIQUE (source_id, offset, kind, data)
+    UNIQUE (source_id, offset, kind, nth)
 );
 CREATE INDEX event_cluster_kind_at ON event(cluster_id, kind, at);
 
