@@ -114,6 +114,7 @@ pub fn import(
     report.unparsed += report.frame.unparsed;
     report.seconds = started.elapsed().as_secs_f64();
     report.warnings.extend(time.take_warnings());
+    report.warnings.extend(emptiness_warnings(&report));
     if !reader_kit.session_checkable() {
         report.warnings.push(format!(
             "log_line_prefix {:?} shows no session fields (%u, %d, %a, %h, %q or %b): lines forged by client sessions can only be recognised by their CONTEXT/STATEMENT lines; consider log_line_prefix = '%m [%p] %q%u@%d '",
@@ -222,6 +223,25 @@ fn classify_all(catalog: &Catalog, kit: &ReaderKit, records: &[Record], report: 
         }
     }
     events
+}
+
+/// Never a silently empty result: say why nothing (or not everything) was found.
+fn emptiness_warnings(r: &Report) -> Vec<String> {
+    let mut out = Vec::new();
+    let prefix = r.prefix.as_deref().map(|p| format!(" log_line_prefix '{p}'")).unwrap_or_default();
+    if r.frame.unparsed > 0 {
+        out.push(format!(
+            "{} line(s) that mention checkpoints did not fit the {}{prefix} layout; if events are missing, pass --format/--prefix",
+            r.frame.unparsed, r.format
+        ));
+    }
+    if r.bytes > 0 && r.events.is_empty() && r.rejected == 0 {
+        out.push(format!(
+            "no checkpoint events in {} entries: is log_checkpoints on (off by default before PostgreSQL 15)?",
+            r.frame.entries
+        ));
+    }
+    out
 }
 
 /// Everything format-specific about reading one source.

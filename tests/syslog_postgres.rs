@@ -75,10 +75,10 @@ fn walwatch_reads_real_rsyslog_output_like_stderr() {
 
     let db = |name: &str| work.path().join(name).to_str().expect("utf-8 temp path").to_string();
     let (a, b, c) = (db("syslog.db"), db("stderr.db"), db("auto.db"));
-    import(&a, "sys", Some("syslog"), &[syslog_file.clone()]);
+    import(&a, "sys", Some("syslog"), std::slice::from_ref(&syslog_file));
     import(&b, "err", None, &stderr_files);
     // The README promises detection from the first line: no --format.
-    import(&c, "sys", None, &[syslog_file]);
+    import(&c, "sys", None, std::slice::from_ref(&syslog_file));
 
     let (sum_a, sum_b, sum_c) = (summary(&a, "sys"), summary(&b, "err"), summary(&c, "sys"));
     let (cps_a, cps_b, cps_c) = (checkpoints(&a, "sys"), checkpoints(&b, "err"), checkpoints(&c, "sys"));

@@ -161,7 +161,11 @@ impl Scan for SyslogScanner<'_> {
         let work = &region[..boundary];
         let newlines = lines::count(work);
         self.stats.lines += lines::count_lines(work);
-        self.stats.entries += lines::count_lines(work) - memchr::memmem::find_iter(work, b"#011").count() as u64;
+        // A chunk whose text starts with a TAB continues the line before it;
+        // TABs elsewhere (escaped as #011 inside a statement) do not count.
+        let continuations =
+            memchr::memmem::find_iter(work, b"] #011").count() + memchr::memmem::find_iter(work, b"] \t").count();
+        self.stats.entries += lines::count_lines(work).saturating_sub(continuations as u64);
         let mut seen: HashSet<(u32, Option<u64>)> = HashSet::new();
         let hits: Vec<usize> = self.needles.find_iter(work).collect();
         for hit in hits {
