@@ -322,8 +322,8 @@ fn stderr_prefix(given: Option<&str>, head: &[u8], path: &str) -> Result<Prefix,
         Some(spec) => Prefix::compile(spec, markers)
             .map_err(|e| IngestError::Prefix { path: path.into(), message: e.to_string() })?,
         None => {
-            let text = String::from_utf8_lossy(head);
-            let sample: Vec<&str> = text.lines().filter(|l| !l.is_empty()).take(PREFIX_SAMPLE_LINES).collect();
+            let text = String::from_utf8_lossy(complete_lines(head));
+            let sample: Vec<&str> = text.lines().filter(|l| is_text(l)).take(PREFIX_SAMPLE_LINES).collect();
             prefix::detect(&sample, markers)
                 .map_err(|e| IngestError::Prefix { path: path.into(), message: e.to_string() })?
         }
@@ -345,6 +345,19 @@ fn syslog_bodies(head: &[u8]) -> Vec<u8> {
         }
     }
     out
+}
+
+/// `head` without a last line that is still being written.
+fn complete_lines(head: &[u8]) -> &[u8] {
+    match memchr::memrchr(b'\n', head) {
+        Some(i) => &head[..=i],
+        None => head,
+    }
+}
+
+/// Lines worth learning a prefix from: text, not binary garbage.
+fn is_text(line: &str) -> bool {
+    !line.is_empty() && !line.chars().any(|c| c == '\u{FFFD}' || (c.is_control() && c != '\t'))
 }
 
 /// A cluster name for a log file when none is given: `15-main` for Debian's
