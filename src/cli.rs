@@ -29,6 +29,22 @@ pub enum Command {
     Checkpoints(CheckpointsArgs),
     /// Count checkpoints by trigger, warnings, setting changes.
     Summary(SummaryArgs),
+    /// Work with the configuration file.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Validate the configuration (every error names file:line:column and the key).
+    Check(ConfigArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// Configuration file [default: /etc/walwatch/walwatch.toml]
+    #[arg(long, value_name = "PATH", env = "WALWATCH_CONFIG")]
+    pub config: Option<PathBuf>,
 }
 
 /// Where the store lives.

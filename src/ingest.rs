@@ -384,7 +384,13 @@ pub fn default_cluster(path: &str) -> String {
     let abs = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let mut dirs = abs.ancestors().skip(1).filter_map(|d| d.file_name()?.to_str());
     match dirs.next() {
-        Some("log" | "pg_log" | "logs") => dirs.next().unwrap_or("default").to_string(),
+        // $PGDATA/log: name it after the data directory, or after the
+        // version directory above a generic "data" (PGDG: /var/lib/pgsql/16/data).
+        Some("log" | "pg_log" | "logs") => match dirs.next() {
+            Some("data" | "pgdata") => dirs.next().unwrap_or("data").to_string(),
+            Some(dir) => dir.to_string(),
+            None => "default".into(),
+        },
         Some(dir) => dir.to_string(),
         None => "default".into(),
     }
@@ -398,7 +404,9 @@ mod tests {
     fn cluster_names_follow_common_layouts() {
         assert_eq!(default_cluster("/var/log/postgresql/postgresql-15-main.log"), "15-main");
         assert_eq!(default_cluster("/var/log/postgresql/postgresql-15-main.log.1"), "15-main");
-        assert_eq!(default_cluster("/srv/pg/data/log/postgresql-2026-11-22_080420.log"), "data");
+        assert_eq!(default_cluster("/srv/pg/data/log/postgresql-2026-11-22_080420.log"), "pg");
+        assert_eq!(default_cluster("/var/lib/pgsql/16/data/log/postgresql-Sun.log"), "16");
+        assert_eq!(default_cluster("/srv/main/pg_log/postgresql.csv"), "main");
         assert_eq!(default_cluster("/tmp/x/run1/postgresql.csv"), "run1");
         assert_eq!(default_cluster("-"), "default");
     }

@@ -1,6 +1,7 @@
 //! One module per subcommand; this one dispatches and holds what they share.
 
 mod checkpoints;
+mod config;
 mod import;
 mod summary;
 
@@ -20,6 +21,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Import(args) => import::run(args),
         Command::Checkpoints(args) => checkpoints::run(args),
         Command::Summary(args) => summary::run(args),
+        Command::Config(cmd) => config::run(cmd),
     }
 }
 

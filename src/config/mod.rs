@@ -1,0 +1,264 @@
+//! The daemon's configuration: a TOML file (default
+//! `/etc/walwatch/walwatch.toml`), validated as a whole before anything runs,
+//! so that a typo is reported at startup with its file:line:column instead of
+//! silently watching nothing.
+//!
+//! `config/walwatch.toml` in the repository documents every key at its
+//! default. With no `[[cluster]]`, [`discover`] finds the usual layouts.
+
+mod discover;
+mod duration;
+mod position;
+mod raw;
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use thiserror::Error;
+
+pub use discover::{current_logfiles, discover, Discovery};
+pub use duration::parse_duration;
+
+/// Where the configuration is read when `--config` is not given.
+pub const DEFAULT_PATH: &str = "/etc/walwatch/walwatch.toml";
+
+/// The formats `import --format` accepts; "auto" detects from the content.
+pub const FORMATS: [&str; 5] = ["auto", "stderr", "csvlog", "jsonlog", "syslog"];
+
+/// The values of `[daemon] log_level`.
+pub const LOG_LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
+
+/// A configuration that has been parsed and validated.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Config {
+    pub store: StoreSection,
+    pub daemon: DaemonSection,
+    /// Empty: discover the clusters ([`discover`]).
+    pub clusters: Vec<ClusterConfig>,
+}
+
+/// `[store]`
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreSection {
+    /// The SQLite database; the service's StateDirectory by default.
+    pub path: PathBuf,
+}
+
+impl Default for StoreSection {
+    fn default() -> Self {
+        StoreSection { path: PathBuf::from("/var/lib/walwatch/walwatch.db") }
+    }
+}
+
+/// `[daemon]`
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DaemonSection {
+    /// How often files are polled when change notification is unavailable.
+    pub poll_interval: Duration,
+    /// The longest a newly read line waits before it is committed.
+    pub commit_interval: Duration,
+    /// One of [`LOG_LEVELS`]; None: `RUST_LOG`, else info.
+    pub log_level: Option<String>,
+}
+
+impl Default for DaemonSection {
+    fn default() -> Self {
+        DaemonSection {
+            poll_interval: Duration::from_secs(1),
+            commit_interval: Duration::from_secs(1),
+            log_level: None,
+        }
+    }
+}
+
+/// One `[[cluster]]`: a PostgreSQL server whose log is followed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterConfig {
+    /// Unique; the name events are stored under.
+    pub name: String,
+    /// Absolute glob patterns of the log files (rotated copies included).
+    pub logs: Vec<String>,
+    /// `$PGDATA`: its `current_logfiles` names the file being written.
+    pub data_directory: Option<PathBuf>,
+    /// One of [`FORMATS`].
+    pub format: String,
+    /// The server's log_line_prefix, or "auto" to infer it.
+    pub prefix: String,
+    /// The server's log_timezone (a known IANA name).
+    pub timezone: Option<String>,
+    pub start_at: StartAt,
+}
+
+impl Default for ClusterConfig {
+    fn default() -> Self {
+        ClusterConfig {
+            name: String::new(),
+            logs: Vec::new(),
+            data_directory: None,
+            format: "auto".into(),
+            prefix: "auto".into(),
+            timezone: None,
+            start_at: StartAt::Beginning,
+        }
+    }
+}
+
+/// Where a file that walwatch has never seen is first read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StartAt {
+    /// The whole file: history already in the log is imported.
+    #[default]
+    Beginning,
+    /// Only what is written after walwatch starts.
+    End,
+}
+
+impl StartAt {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StartAt::Beginning => "beginning",
+            StartAt::End => "end",
+        }
+    }
+}
+
+/// Where a configuration came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// Read from this file.
+    File(PathBuf),
+    /// The default file does not exist: built-in defaults.
+    Defaults(PathBuf),
+}
+
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    /// A `--config` path that does not exist (the default path may be absent).
+    #[error("config file {} does not exist", path.display())]
+    NotFound { path: PathBuf },
+    #[error("cannot read config file {}: {source}", path.display())]
+    Read { path: PathBuf, source: io::Error },
+    /// Syntax, unknown key, wrong type or invalid value. `key` is the dotted
+    /// path (`cluster.format`) when the position lies within a key or value.
+    #[error("{}:{line}:{column}: {}{message}", path.display(), key.as_deref().map(|k| format!("{k}: ")).unwrap_or_default())]
+    Invalid { path: PathBuf, line: usize, column: usize, key: Option<String>, message: String },
+}
+
+/// `/etc/walwatch/walwatch.toml`
+pub fn default_path() -> PathBuf {
+    PathBuf::from(DEFAULT_PATH)
+}
+
+/// Reads and validates the file at `path`; it must exist.
+pub fn load(path: &Path) -> Result<Config, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| match source.kind() {
+        io::ErrorKind::NotFound => ConfigError::NotFound { path: path.to_path_buf() },
+        _ => ConfigError::Read { path: path.to_path_buf(), source },
+    })?;
+    parse(&text, path)
+}
+
+/// Parses and validates `text`; `path` only names the file in errors.
+pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+    let invalid = |problem: raw::Problem| {
+        let (line, column) = position::line_column(text, problem.span.start);
+        let key = position::key_path(text, problem.span.start);
+        ConfigError::Invalid { path: path.to_path_buf(), line, column, key, message: problem.message }
+    };
+    let raw: raw::RawConfig = toml::from_str(text).map_err(|e| invalid(raw::Problem::from_toml(&e)))?;
+    raw.validate().map_err(invalid)
+}
+
+/// `--config PATH` (must exist) or the default path, which may be absent:
+/// then the built-in defaults apply, so a fresh install runs with discovery.
+pub fn load_or_default(path: Option<&Path>) -> Result<(Config, Source), ConfigError> {
+    if let Some(path) = path {
+        return Ok((load(path)?, Source::File(path.to_path_buf())));
+    }
+    let path = default_path();
+    match load(&path) {
+        Ok(config) => Ok((config, Source::File(path))),
+        Err(ConfigError::NotFound { .. }) => Ok((Config::default(), Source::Defaults(path))),
+        Err(e) => Err(e),
+    }
+}
+
+/// `walwatch config check [--config PATH]`: validates and describes the
+/// configuration, including what discovery finds when no cluster is given.
+pub fn check(path: Option<&Path>) -> Result<String, ConfigError> {
+    check_with_root(path, Path::new("/"))
+}
+
+/// [`check`] with discovery under `root` instead of `/` (for tests).
+pub fn check_with_root(path: Option<&Path>, root: &Path) -> Result<String, ConfigError> {
+    let (config, source) = load_or_default(path)?;
+    Ok(describe(&config, &source, root))
+}
+
+/// The human report of `config check`.
+fn describe(config: &Config, source: &Source, root: &Path) -> String {
+    let mut out = match source {
+        Source::File(p) => format!("config {} is valid", p.display()),
+        Source::Defaults(p) => format!("no config file at {}: using the defaults", p.display()),
+    };
+    if config.clusters.is_empty() {
+        out.push_str(": no [[cluster]], so clusters are discovered\n");
+        out.push_str(&discover(root).to_string());
+    } else {
+        let names: Vec<String> = config.clusters.iter().map(short_description).collect();
+        out.push_str(&format!(": {} ({})\n", plural(config.clusters.len(), "cluster"), names.join(", ")));
+        for cluster in &config.clusters {
+            out.push_str(&format!("  {}\n", cluster.describe()));
+        }
+    }
+    let daemon = &config.daemon;
+    out.push_str(&format!(
+        "store {}; poll every {}, commit within {}, log level {}\n",
+        config.store.path.display(),
+        duration::format_duration(daemon.poll_interval),
+        duration::format_duration(daemon.commit_interval),
+        daemon.log_level.as_deref().unwrap_or("from RUST_LOG (default info)"),
+    ));
+    out
+}
+
+/// "main: 1 glob" / "15: data directory"
+fn short_description(cluster: &ClusterConfig) -> String {
+    let mut parts = Vec::new();
+    if !cluster.logs.is_empty() {
+        parts.push(plural(cluster.logs.len(), "glob"));
+    }
+    if cluster.data_directory.is_some() {
+        parts.push("data directory".to_string());
+    }
+    format!("{}: {}", cluster.name, parts.join(" + "))
+}
+
+fn plural(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
+impl ClusterConfig {
+    /// One line: name, sources and how they are read.
+    pub fn describe(&self) -> String {
+        let mut out = format!("{}:", self.name);
+        if !self.logs.is_empty() {
+            out.push_str(&format!(" logs {}", self.logs.join(" ")));
+        }
+        if let Some(dir) = &self.data_directory {
+            out.push_str(&format!(" data_directory {}", dir.display()));
+        }
+        out.push_str(&format!(" (format {}, prefix {:?}", self.format, self.prefix));
+        if let Some(tz) = &self.timezone {
+            out.push_str(&format!(", timezone {tz}"));
+        }
+        out.push_str(&format!(", start at {})", self.start_at.as_str()));
+        out
+    }
+}

@@ -1,0 +1,176 @@
+//! The file as written: every value keeps its span so that a semantic error
+//! (bad format, unknown zone, duplicate name) points at the offending value.
+//! Absent keys are `None` here and take the public types' `Default`, which
+//! stays the single source of the defaults.
+
+use std::collections::HashSet;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::{duration, ClusterConfig, Config, DaemonSection, StartAt, StoreSection, FORMATS, LOG_LEVELS};
+
+/// An error at a byte range of the file.
+#[derive(Debug)]
+pub(super) struct Problem {
+    pub span: Range<usize>,
+    pub message: String,
+}
+
+impl Problem {
+    fn at<T>(value: &Spanned<T>, message: String) -> Problem {
+        Problem { span: value.span(), message }
+    }
+
+    /// toml's messages may span lines; an error report is one line.
+    pub fn from_toml(e: &toml::de::Error) -> Problem {
+        let message = e.message().trim().lines().map(str::trim).collect::<Vec<_>>().join("; ");
+        Problem { span: e.span().unwrap_or(0..0), message }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawConfig {
+    store: Option<RawStore>,
+    daemon: Option<RawDaemon>,
+    #[serde(default, rename = "cluster")]
+    clusters: Vec<Spanned<RawCluster>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStore {
+    path: Option<Spanned<PathBuf>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDaemon {
+    poll_interval: Option<Spanned<String>>,
+    commit_interval: Option<Spanned<String>>,
+    log_level: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCluster {
+    name: Spanned<String>,
+    logs: Option<Vec<Spanned<String>>>,
+    data_directory: Option<Spanned<PathBuf>>,
+    format: Option<Spanned<String>>,
+    prefix: Option<String>,
+    timezone: Option<Spanned<String>>,
+    start_at: Option<StartAt>,
+}
+
+impl RawConfig {
+    pub fn validate(self) -> Result<Config, Problem> {
+        let store = self.store.map(RawStore::validate).transpose()?.unwrap_or_default();
+        let daemon = self.daemon.map(RawDaemon::validate).transpose()?.unwrap_or_default();
+        let mut names = HashSet::new();
+        let mut clusters = Vec::with_capacity(self.clusters.len());
+        for raw in self.clusters {
+            let (span, raw) = (raw.span(), raw.into_inner());
+            let name = raw.name.clone();
+            let cluster = raw.validate(span)?;
+            if !names.insert(cluster.name.clone()) {
+                let message = format!("duplicate cluster name {:?}: events are stored by cluster name", cluster.name);
+                return Err(Problem::at(&name, message));
+            }
+            clusters.push(cluster);
+        }
+        Ok(Config { store, daemon, clusters })
+    }
+}
+
+impl RawStore {
+    fn validate(self) -> Result<StoreSection, Problem> {
+        let mut store = StoreSection::default();
+        if let Some(path) = self.path {
+            store.path = absolute(&path)?.to_path_buf();
+        }
+        Ok(store)
+    }
+}
+
+impl RawDaemon {
+    fn validate(self) -> Result<DaemonSection, Problem> {
+        let mut daemon = DaemonSection::default();
+        if let Some(text) = &self.poll_interval {
+            daemon.poll_interval = interval(text)?;
+        }
+        if let Some(text) = &self.commit_interval {
+            daemon.commit_interval = interval(text)?;
+        }
+        if let Some(level) = self.log_level {
+            daemon.log_level = Some(one_of(&level, &LOG_LEVELS, "log level")?);
+        }
+        Ok(daemon)
+    }
+}
+
+impl RawCluster {
+    fn validate(self, span: Range<usize>) -> Result<ClusterConfig, Problem> {
+        let defaults = ClusterConfig::default();
+        let name = self.name.get_ref().trim().to_string();
+        if name.is_empty() {
+            return Err(Problem::at(&self.name, "a cluster name must not be empty".into()));
+        }
+        let logs = self.logs.unwrap_or_default();
+        let logs: Vec<String> =
+            logs.iter().map(|glob| Ok(absolute(glob)?.to_string_lossy().into_owned())).collect::<Result<_, _>>()?;
+        let data_directory = self.data_directory.as_ref().map(absolute).transpose()?.map(Path::to_path_buf);
+        if logs.is_empty() && data_directory.is_none() {
+            let message = format!("cluster {name:?} has neither logs nor data_directory: set at least one");
+            return Err(Problem { span, message });
+        }
+        Ok(ClusterConfig {
+            name,
+            logs,
+            data_directory,
+            format: self.format.as_ref().map(|f| one_of(f, &FORMATS, "format")).transpose()?.unwrap_or(defaults.format),
+            prefix: self.prefix.unwrap_or(defaults.prefix),
+            timezone: self.timezone.as_ref().map(time_zone).transpose()?.or(defaults.timezone),
+            start_at: self.start_at.unwrap_or(defaults.start_at),
+        })
+    }
+}
+
+/// Paths are absolute: a relative one would depend on the daemon's working
+/// directory and most likely match nothing, silently.
+fn absolute<P: AsRef<Path>>(value: &Spanned<P>) -> Result<&Path, Problem> {
+    let path = value.get_ref().as_ref();
+    if path.is_absolute() {
+        Ok(path)
+    } else {
+        Err(Problem::at(value, format!("{:?} is not an absolute path", path.display().to_string())))
+    }
+}
+
+/// A positive duration such as "500ms", "1s" or "2m".
+fn interval(text: &Spanned<String>) -> Result<std::time::Duration, Problem> {
+    duration::parse_duration(text.get_ref()).map_err(|message| Problem::at(text, message))
+}
+
+fn one_of(value: &Spanned<String>, allowed: &[&str], what: &str) -> Result<String, Problem> {
+    let v = value.get_ref();
+    if allowed.contains(&v.as_str()) {
+        Ok(v.clone())
+    } else {
+        Err(Problem::at(value, format!("unknown {what} {v:?}, expected one of {}", allowed.join(", "))))
+    }
+}
+
+/// The zone must exist now, not when the first ambiguous timestamp arrives.
+fn time_zone(name: &Spanned<String>) -> Result<String, Problem> {
+    match jiff::tz::TimeZone::get(name.get_ref()) {
+        Ok(_) => Ok(name.get_ref().clone()),
+        Err(e) => Err(Problem::at(
+            name,
+            format!("unknown time zone {:?} ({e}); expected an IANA name such as \"Europe/Berlin\", the server's log_timezone", name.get_ref()),
+        )),
+    }
+}

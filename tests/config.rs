@@ -1,0 +1,292 @@
+//! The daemon's configuration through the library API: the shipped example,
+//! every kind of error with its position and key, and discovery on a fake
+//! root.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use walwatch::config::{self, ClusterConfig, Config, ConfigError, Source, StartAt};
+
+fn example_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("config/walwatch.toml")
+}
+
+/// The error message for `text` read from a file named `t.toml`.
+fn error(text: &str) -> String {
+    config::parse(text, Path::new("t.toml")).unwrap_err().to_string()
+}
+
+fn assert_error(text: &str, expected_start: &str) {
+    let message = error(text);
+    assert!(message.starts_with(expected_start), "{text:?}\n gave {message}\n expected {expected_start}…");
+}
+
+#[test]
+fn shipped_example_documents_the_defaults() {
+    assert_eq!(config::load(&example_path()).unwrap(), Config::default());
+}
+
+/// The commented-out examples (`# ` lines) are valid when uncommented, and
+/// they show every key.
+#[test]
+fn shipped_example_uncommented_is_valid_and_complete() {
+    let text = fs::read_to_string(example_path()).unwrap();
+    let uncommented: String =
+        text.lines().map(|l| l.strip_prefix("# ").unwrap_or(l)).map(|l| format!("{l}\n")).collect();
+    let config = config::parse(&uncommented, &example_path()).unwrap();
+    assert_eq!(config.daemon.log_level.as_deref(), Some("info"));
+    let names: Vec<&str> = config.clusters.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["main", "16-replica"]);
+    let main = &config.clusters[0];
+    assert_eq!(main.logs, ["/var/log/postgresql/postgresql-15-main.log*"]);
+    assert!(main.data_directory.is_some());
+    assert_eq!(main.timezone.as_deref(), Some("Europe/Berlin"));
+    assert_eq!(ClusterConfig { timezone: None, logs: vec![], data_directory: None, ..main.clone() }, {
+        ClusterConfig { name: "main".into(), ..ClusterConfig::default() }
+    });
+    assert_eq!(config.clusters[1].start_at, StartAt::End);
+}
+
+#[test]
+fn empty_file_gives_the_defaults() {
+    assert_eq!(config::parse("", Path::new("t.toml")).unwrap(), Config::default());
+    assert_eq!(config::parse("# nothing\n\n", Path::new("t.toml")).unwrap(), Config::default());
+}
+
+#[test]
+fn a_full_file_is_read() {
+    let text = r#"
+[store]
+path = "/srv/walwatch.db"
+
+[daemon]
+poll_interval = "500ms"
+commit_interval = "2m"
+log_level = "debug"
+
+[[cluster]]
+name = "main"
+logs = ["/var/log/postgresql/postgresql-15-main.log*", "/archive/main/*.gz"]
+format = "stderr"
+prefix = "%m [%p] %q%u@%d "
+timezone = "Europe/Berlin"
+start_at = "end"
+
+[[cluster]]
+name = "pgdg"
+data_directory = "/var/lib/pgsql/16/data"
+"#;
+    let config = config::parse(text, Path::new("t.toml")).unwrap();
+    assert_eq!(config.store.path, Path::new("/srv/walwatch.db"));
+    assert_eq!(config.daemon.poll_interval, Duration::from_millis(500));
+    assert_eq!(config.daemon.commit_interval, Duration::from_secs(120));
+    assert_eq!(config.daemon.log_level.as_deref(), Some("debug"));
+    let main = &config.clusters[0];
+    assert_eq!(main.logs.len(), 2);
+    assert_eq!((main.format.as_str(), main.prefix.as_str()), ("stderr", "%m [%p] %q%u@%d "));
+    assert_eq!((main.timezone.as_deref(), main.start_at), (Some("Europe/Berlin"), StartAt::End));
+    let pgdg = &config.clusters[1];
+    assert_eq!(pgdg.data_directory.as_deref(), Some(Path::new("/var/lib/pgsql/16/data")));
+    assert_eq!((pgdg.format.as_str(), pgdg.prefix.as_str(), pgdg.start_at), ("auto", "auto", StartAt::Beginning));
+}
+
+#[test]
+fn unknown_key_names_position_table_and_key() {
+    let message = error("[[cluster]]\nname=\"a\"\nlgos=[]\n");
+    assert!(
+        message.starts_with("t.toml:3:1: cluster: unknown field `lgos`, expected one of `name`, `logs`"),
+        "{message}"
+    );
+    assert_error(
+        "[stor]\npath = \"/x\"\n",
+        "t.toml:1:2: unknown field `stor`, expected one of `store`, `daemon`, `cluster`",
+    );
+    assert_error("[daemon]\npoll = \"1s\"\n", "t.toml:2:1: daemon: unknown field `poll`");
+    assert_error("cluster = [{ name = \"a\", lgos = [] }]\n", "t.toml:1:26: cluster: unknown field `lgos`");
+}
+
+#[test]
+fn wrong_type_names_position_and_key() {
+    assert_error(
+        "[[cluster]]\nname=\"a\"\nlogs = 5\n",
+        "t.toml:3:8: cluster.logs: invalid type: integer `5`, expected a sequence",
+    );
+    assert_error(
+        "[[cluster]]\nname=\"a\"\nlogs = [\n  \"/a\",\n  5,\n]\n",
+        "t.toml:5:3: cluster.logs: invalid type: integer `5`",
+    );
+    assert_error("[store]\npath = 1\n", "t.toml:2:8: store.path: invalid type: integer `1`");
+    assert_error(
+        "[daemon]\npoll_interval = 1\n",
+        "t.toml:2:17: daemon.poll_interval: invalid type: integer `1`, expected a string",
+    );
+    assert_error(
+        "[[cluster]]\nname=\"a\"\nlogs=[\"/a\"]\nstart_at = \"middle\"\n",
+        "t.toml:4:12: cluster.start_at: unknown variant `middle`, expected `beginning` or `end`",
+    );
+}
+
+#[test]
+fn invalid_values_point_at_the_value() {
+    let cluster = "[[cluster]]\nname = \"a\"\nlogs = [\"/a\"]\n";
+    assert_error(
+        &format!("{cluster}format = \"xml\"\n"),
+        "t.toml:4:10: cluster.format: unknown format \"xml\", expected one of auto, stderr",
+    );
+    let message = error(&format!("{cluster}timezone = \"Mars/Olympus\"\n"));
+    assert!(message.starts_with("t.toml:4:12: cluster.timezone: unknown time zone \"Mars/Olympus\""), "{message}");
+    assert_error("[daemon]\ncommit_interval = \"1\"\n", "t.toml:2:19: daemon.commit_interval: invalid duration \"1\"");
+    assert_error(
+        "[daemon]\npoll_interval = \"0s\"\n",
+        "t.toml:2:17: daemon.poll_interval: duration \"0s\" must be positive",
+    );
+    assert_error("[daemon]\nlog_level = \"loud\"\n", "t.toml:2:13: daemon.log_level: unknown log level \"loud\"");
+    assert_error(
+        "[[cluster]]\nname = \"a\"\nlogs = [\"/a\", \"rel/*.log\"]\n",
+        "t.toml:3:15: cluster.logs: \"rel/*.log\" is not an absolute path",
+    );
+    assert_error("[store]\npath = \"w.db\"\n", "t.toml:2:8: store.path: \"w.db\" is not an absolute path");
+}
+
+#[test]
+fn cluster_names_are_required_non_empty_and_unique() {
+    assert_error("[[cluster]]\nlogs = [\"/a\"]\n", "t.toml:1:1: cluster: missing field `name`");
+    assert_error(
+        "[[cluster]]\nname = \" \"\nlogs = [\"/a\"]\n",
+        "t.toml:2:8: cluster.name: a cluster name must not be empty",
+    );
+    let twice = "[[cluster]]\nname = \"a\"\nlogs = [\"/a\"]\n\n[[cluster]]\nname = \"a\"\nlogs = [\"/b\"]\n";
+    assert_error(twice, "t.toml:6:8: cluster.name: duplicate cluster name \"a\"");
+}
+
+#[test]
+fn a_cluster_needs_logs_or_a_data_directory() {
+    let message = error("[[cluster]]\nname = \"a\"\nlogs = []\n");
+    assert!(message.starts_with("t.toml:1:1: cluster: cluster \"a\" has neither logs nor data_directory"), "{message}");
+}
+
+#[test]
+fn syntax_errors_have_a_position() {
+    let message = error("[store]\npath = \n");
+    assert!(message.starts_with("t.toml:2:8: "), "{message}");
+    assert!(!message.contains('\n'), "one line: {message}");
+}
+
+#[test]
+fn load_reads_files_and_a_missing_explicit_file_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("walwatch.toml");
+    fs::write(&path, "[daemon]\ncommit_interval = \"250ms\"\n").unwrap();
+    let (config, source) = config::load_or_default(Some(&path)).unwrap();
+    assert_eq!(config.daemon.commit_interval, Duration::from_millis(250));
+    assert_eq!(source, Source::File(path.clone()));
+
+    let missing = dir.path().join("nope.toml");
+    let err = config::load_or_default(Some(&missing)).unwrap_err();
+    assert!(matches!(err, ConfigError::NotFound { .. }), "{err:?}");
+    assert!(err.to_string().contains(&*missing.to_string_lossy()), "{err}");
+
+    fs::write(&path, "[daemon]\nlog_level = 3\n").unwrap();
+    let err = config::load(&path).unwrap_err().to_string();
+    assert!(err.starts_with(&format!("{}:2:13: daemon.log_level: ", path.display())), "{err}");
+}
+
+#[test]
+fn a_missing_default_file_means_the_defaults() {
+    assert_eq!(config::default_path(), Path::new("/etc/walwatch/walwatch.toml"));
+    if !config::default_path().exists() {
+        let (config, source) = config::load_or_default(None).unwrap();
+        assert_eq!(config, Config::default());
+        assert_eq!(source, Source::Defaults(config::default_path()));
+    }
+}
+
+#[test]
+fn check_describes_the_clusters() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.toml");
+    let text = "[[cluster]]\nname = \"main\"\nlogs = [\"/var/log/a*\"]\n\n[[cluster]]\nname = \"pgdg\"\ndata_directory = \"/d\"\nlogs = [\"/d/log/*.csv\"]\n";
+    fs::write(&path, text).unwrap();
+    let report = config::check(Some(&path)).unwrap();
+    let head =
+        format!("config {} is valid: 2 clusters (main: 1 glob, pgdg: 1 glob + data directory)\n", path.display());
+    assert!(report.starts_with(&head), "{report}");
+    assert!(
+        report.contains("  main: logs /var/log/a* (format auto, prefix \"auto\", start at beginning)\n"),
+        "{report}"
+    );
+    assert!(report.contains("store /var/lib/walwatch/walwatch.db; poll every 1s, commit within 1s"), "{report}");
+
+    fs::write(&path, "[store\n").unwrap();
+    assert!(config::check(Some(&path)).unwrap_err().to_string().starts_with(&format!("{}:1:", path.display())));
+}
+
+/// A fake root with Debian logs (current and rotated) and PGDG data
+/// directories, one with a collector and one without.
+fn fake_root() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    let debian = root.path().join("var/log/postgresql");
+    fs::create_dir_all(&debian).unwrap();
+    for file in [
+        "postgresql-15-main.log",
+        "postgresql-15-main.log.1",
+        "postgresql-15-main.log.2.gz",
+        "postgresql-16-replica.log",
+        "postgresql-16-replica.log.1",
+        "pg_upgradecluster-15-16-main.log",
+    ] {
+        fs::write(debian.join(file), "").unwrap();
+    }
+    let pgdg = root.path().join("var/lib/pgsql/16/data");
+    fs::create_dir_all(pgdg.join("log")).unwrap();
+    fs::write(pgdg.join("current_logfiles"), "stderr log/postgresql-Sun.log\ncsvlog log/postgresql-Sun.csv\n").unwrap();
+    fs::create_dir_all(root.path().join("var/lib/pgsql/data")).unwrap();
+    root
+}
+
+#[test]
+fn discovery_finds_debian_and_pgdg_layouts() {
+    let root = fake_root();
+    let r = root.path().display().to_string();
+    let found = config::discover(root.path());
+    let debian = |name: &str| ClusterConfig {
+        name: name.into(),
+        logs: vec![format!("{r}/var/log/postgresql/postgresql-{name}.log*")],
+        ..ClusterConfig::default()
+    };
+    let pgdg = ClusterConfig {
+        name: "16".into(),
+        logs: vec![format!("{r}/var/lib/pgsql/16/data/log/*.csv")],
+        data_directory: Some(root.path().join("var/lib/pgsql/16/data")),
+        format: "csvlog".into(),
+        ..ClusterConfig::default()
+    };
+    assert_eq!(found.clusters, [debian("15-main"), debian("16-replica"), pgdg]);
+    assert_eq!(found.notes.len(), 1, "{:?}", found.notes);
+    assert!(found.notes[0].contains("var/lib/pgsql/data: no current_logfiles"), "{}", found.notes[0]);
+
+    let summary = found.to_string();
+    assert!(summary.starts_with("discovery found 3 clusters:\n  15-main: logs "), "{summary}");
+    assert!(summary.contains("  note: "), "{summary}");
+}
+
+#[test]
+fn discovery_on_an_empty_root_says_so() {
+    let root = tempfile::tempdir().unwrap();
+    let found = config::discover(root.path());
+    assert!(found.clusters.is_empty() && found.notes.is_empty());
+    assert!(found.to_string().starts_with("discovery found no PostgreSQL log"), "{found}");
+}
+
+#[test]
+fn check_without_clusters_reports_discovery() {
+    let root = fake_root();
+    let path = root.path().join("w.toml");
+    fs::write(&path, "").unwrap();
+    let report = config::check_with_root(Some(&path), root.path()).unwrap();
+    assert!(
+        report.contains("is valid: no [[cluster]], so clusters are discovered\ndiscovery found 3 clusters:"),
+        "{report}"
+    );
+}
