@@ -163,7 +163,7 @@ pub(super) fn unparsed_prefix(pieces: &[Piece]) -> Option<String> {
     // literal (sv "checkpoint:s sker för ofta" is not a label).
     let colon = lead
         .char_indices()
-        .find(|&(i, c)| c == ':' && lead[i + 1..].chars().next().map_or(true, char::is_whitespace))
+        .find(|&(i, c)| c == ':' && lead[i + 1..].chars().next().is_none_or(char::is_whitespace))
         .map(|(i, _)| i);
     let cut = match colon {
         Some(i) => lead[..i].trim_end(),
