@@ -32,6 +32,31 @@ pub enum Command {
     /// Work with the configuration file.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Follow the configured PostgreSQL logs (the daemon; see systemd/walwatch.service).
+    Run(RunArgs),
+    /// Show what the daemon follows, how far it has read, and what is wrong.
+    Status(StatusArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Configuration file [default: /etc/walwatch/walwatch.toml]
+    #[arg(long, value_name = "PATH", env = "WALWATCH_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Store to write to, overriding the config's [store] path.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Only this cluster.
+    #[arg(long)]
+    pub cluster: Option<String>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: SummaryFormat,
 }
 
 #[derive(Debug, Subcommand)]

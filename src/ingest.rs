@@ -44,6 +44,9 @@ pub struct Options {
     pub format: Option<Format>,
     /// None: infer from the content ("auto").
     pub prefix: Option<String>,
+    /// A source never seen before starts at its end (the daemon's
+    /// `start_at = "end"` for files present at its first start).
+    pub new_files_from_end: bool,
 }
 
 /// What one import of one source did.
@@ -82,46 +85,108 @@ pub fn import(
     opts: &Options,
     time: &TimeContext,
 ) -> Result<Report, IngestError> {
+    import_source(store, cluster_id, Source::open(path)?, opts, time)
+}
+
+/// Imports an opened source (see [`import`]).
+pub fn import_source(
+    store: &mut Store,
+    cluster_id: i64,
+    source: Source,
+    opts: &Options,
+    time: &TimeContext,
+) -> Result<Report, IngestError> {
     let started = Instant::now();
-    let source = Source::open(path)?;
+    let path = source.name.clone();
     let format = opts.format.unwrap_or_else(|| Format::detect(source.head()));
-    let mut report = Report { name: path.to_string(), format: format.as_str(), ..Report::default() };
-    let reader_kit = ReaderKit::new(format, opts, &source, path)?;
-    report.prefix = reader_kit.prefix_spec();
+    let mut report = Report { name: path.clone(), format: format.as_str(), ..Report::default() };
+    let kit = ReaderKit::new(format, opts, &source, &path)?;
+    report.prefix = kit.prefix_spec();
     let prefix_spec = report.prefix.clone();
-    let known = store.find_source(cluster_id, source.head())?;
     let spec = SourceSpec {
-        path,
+        path: &path,
         meta: source.meta,
         fingerprint: source.fingerprint(),
         format: format.as_str(),
         prefix: prefix_spec.as_deref(),
     };
-    let mut row = match known {
-        Some(row) => row,
-        None => store.create_source(cluster_id, &spec)?,
-    };
+    let mut row = source_row(store, cluster_id, &source, &spec, opts, &mut report)?;
     let start = Pos { offset: row.read_to, line: row.line };
     // A plain file may still be written to: its unterminated last line waits.
     let tail = if source.compression == Compression::None && source.meta.is_some() { Tail::Wait } else { Tail::Take };
     report.resumed_at = start.offset;
-    let reader = source.into_reader(start.offset).map_err(|e| IngestError::Read { path: path.into(), source: e })?;
+    let reader = source.into_reader(start.offset).map_err(|e| IngestError::Read { path: path.clone(), source: e })?;
     let reader: Box<dyn std::io::Read> = Box::new(ReadAhead::new(reader));
-    let mut scanner = reader_kit.scanner(time);
-    let end = run(store, &mut row, &spec, reader, (scanner.as_mut(), start, tail), &reader_kit, &mut report)?;
+    let mut scanner = kit.scanner(time);
+    let end = run(store, &mut row, &spec, reader, (scanner.as_mut(), start, tail), &kit, &mut report)?;
     report.bytes = end.offset - start.offset;
     report.frame = scanner.stats().clone();
     report.unparsed += report.frame.unparsed;
     report.seconds = started.elapsed().as_secs_f64();
+    finish_warnings(&mut report, time, &kit);
+    Ok(report)
+}
+
+/// The store's record of this content: found by fingerprint, or new.
+fn source_row(
+    store: &mut Store,
+    cluster_id: i64,
+    source: &Source,
+    spec: &SourceSpec<'_>,
+    opts: &Options,
+    report: &mut Report,
+) -> Result<SourceRow, IngestError> {
+    let mut row = match store.find_source(cluster_id, source.head())? {
+        Some(row) => row,
+        None => {
+            let mut row = store.create_source(cluster_id, spec)?;
+            if opts.new_files_from_end && source.compression == Compression::None {
+                (row.read_to, row.line) = end_of_complete_lines(spec.path)?;
+            }
+            row
+        }
+    };
+    if source.meta.is_some_and(|m| source.compression == Compression::None && m.size < row.read_to) {
+        // Same first bytes but shorter than what was read: rewritten in place
+        // (truncated, then written again). Read it again; events already
+        // stored at the same offsets are not stored twice.
+        report
+            .warnings
+            .push(format!("{} shrank below byte {}: reading it again from the start", spec.path, row.read_to));
+        (row.read_to, row.line) = (0, 1);
+    }
+    Ok(row)
+}
+
+fn finish_warnings(report: &mut Report, time: &TimeContext, kit: &ReaderKit) {
     report.warnings.extend(time.take_warnings());
-    report.warnings.extend(emptiness_warnings(&report));
-    if !reader_kit.session_checkable() {
+    report.warnings.extend(emptiness_warnings(report));
+    if !kit.session_checkable() {
         report.warnings.push(format!(
             "log_line_prefix {:?} shows no session fields (%u, %d, %a, %h, %q or %b): lines forged by client sessions can only be recognised by their CONTEXT/STATEMENT lines; consider log_line_prefix = '%m [%p] %q%u@%d '",
             report.prefix.as_deref().unwrap_or("")
         ));
     }
-    Ok(report)
+}
+
+/// Byte offset and line number just past the last complete line of `path`.
+fn end_of_complete_lines(path: &str) -> Result<(u64, u64), IngestError> {
+    use std::io::Read;
+    let read_err = |source| IngestError::Read { path: path.into(), source };
+    let mut file = std::fs::File::open(path).map_err(read_err)?;
+    let (mut offset, mut end, mut newlines) = (0u64, 0u64, 0u64);
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf).map_err(read_err)?;
+        if n == 0 {
+            return Ok((end, newlines + 1));
+        }
+        newlines += frame::lines::count(&buf[..n]);
+        if let Some(i) = memchr::memrchr(b'\n', &buf[..n]) {
+            end = offset + i as u64 + 1;
+        }
+        offset += n as u64;
+    }
 }
 
 fn run(

@@ -10,6 +10,7 @@ pub mod classify;
 pub mod cli;
 pub mod cmd;
 pub mod config;
+pub mod daemon;
 pub mod event;
 pub mod frame;
 pub mod ingest;

@@ -24,6 +24,7 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
             FormatArg::Syslog => Some(Format::Syslog),
         },
         prefix: Some(args.prefix.clone()).filter(|p| p != "auto"),
+        new_files_from_end: false,
     };
     let mut failed = 0;
     let mut stdout = std::io::stdout().lock();

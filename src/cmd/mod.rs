@@ -3,6 +3,8 @@
 mod checkpoints;
 mod config;
 mod import;
+mod run;
+mod status;
 mod summary;
 
 use std::path::PathBuf;
@@ -22,10 +24,13 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Checkpoints(args) => checkpoints::run(args),
         Command::Summary(args) => summary::run(args),
         Command::Config(cmd) => config::run(cmd),
+        Command::Run(args) => run::run(args),
+        Command::Status(args) => status::run(args),
     }
 }
 
-/// tracing to stderr, human-readable; -v/-q and RUST_LOG respected.
+/// tracing: human-readable to stderr, structured to journald under systemd;
+/// -v/-q and RUST_LOG respected.
 pub fn init_logging(cli: &Cli) {
     use tracing_subscriber::EnvFilter;
     let level = match (cli.quiet, cli.verbose) {
@@ -34,9 +39,25 @@ pub fn init_logging(cli: &Cli) {
         (false, 1) => "info",
         (false, _) => "debug",
     };
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
-    let _ =
-        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
+    let default = match &cli.command {
+        // The daemon reports what it does; one-shot commands only what goes wrong.
+        Command::Run(_) if cli.verbose == 0 && !cli.quiet => "info",
+        _ => level,
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    // Under systemd (JOURNAL_STREAM set), structured records go to the journal.
+    if std::env::var_os("JOURNAL_STREAM").is_some() {
+        if let Ok(journald) = tracing_journald::layer() {
+            use tracing_subscriber::prelude::*;
+            let journald = journald.with_syslog_identifier("walwatch".into());
+            let _ = tracing_subscriber::registry().with(filter).with(journald).try_init();
+            return;
+        }
+    }
+    use std::io::IsTerminal;
+    let ansi = std::io::stderr().is_terminal();
+    let fmt = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi);
+    let _ = fmt.with_target(false).try_init();
 }
 
 /// Whether an error is only a closed stdout (`walwatch … | head`).

@@ -89,14 +89,21 @@ impl Source {
         if path == "-" {
             return Self::from_stream("-".into(), None, Box::new(io::stdin()));
         }
+        let file = File::open(Path::new(path)).map_err(|source| SourceError::Open { path: path.into(), source })?;
+        Self::from_file(file, path)
+    }
+
+    /// A source over an already open file (the daemon keeps files open so
+    /// it can finish reading them after a rename or a delete).
+    pub fn from_file(mut file: File, path: &str) -> Result<Source, SourceError> {
         let open_err = |source| SourceError::Open { path: path.into(), source };
-        let mut file = File::open(Path::new(path)).map_err(open_err)?;
         let md = file.metadata().map_err(open_err)?;
         if md.is_dir() {
             return Err(SourceError::Directory { path: path.into() });
         }
         let meta = Some(FileMeta { dev: md.dev(), ino: md.ino(), size: md.size() });
         let mut magic = [0u8; 4];
+        file.seek(SeekFrom::Start(0)).map_err(|source| SourceError::Read { path: path.into(), source })?;
         let n = read_full(&mut file, &mut magic).map_err(|source| SourceError::Read { path: path.into(), source })?;
         file.seek(SeekFrom::Start(0)).map_err(|source| SourceError::Read { path: path.into(), source })?;
         match compression_of(&magic[..n]) {

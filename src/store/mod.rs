@@ -4,6 +4,7 @@
 //! and the source offset they were read up to in one transaction: after a
 //! crash at any instant, the store and the offset agree.
 
+pub mod daemon;
 pub mod query;
 mod write;
 
@@ -17,7 +18,8 @@ use thiserror::Error;
 pub use write::{SourceRow, SourceSpec};
 
 /// Forward-only schema steps; the version is SQLite's user_version.
-const MIGRATION_LIST: &[M<'static>] = &[M::up(include_str!("migrations/0001_init.sql"))];
+const MIGRATION_LIST: &[M<'static>] =
+    &[M::up(include_str!("migrations/0001_init.sql")), M::up(include_str!("migrations/0002_daemon.sql"))];
 
 fn migrations() -> Migrations<'static> {
     Migrations::new(MIGRATION_LIST.to_vec())

@@ -1,0 +1,117 @@
+//! `walwatch status`: what the daemon follows, how far it read, what is wrong.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use jiff::Timestamp;
+use serde::Serialize;
+
+use crate::cli::{StatusArgs, SummaryFormat};
+use crate::output::{self, cell};
+use crate::store::daemon::{ClusterStatus, Heartbeat};
+use crate::store::Store;
+use crate::timefmt::rfc3339;
+
+#[derive(Serialize)]
+struct Status {
+    daemon: DaemonStatus,
+    clusters: Vec<ClusterReport>,
+}
+
+#[derive(Serialize)]
+struct DaemonStatus {
+    running: bool,
+    pid: Option<u32>,
+    started_at: Option<String>,
+    heartbeat_at: Option<String>,
+}
+
+#[derive(Serialize)]
+struct ClusterReport {
+    name: String,
+    files: Vec<FileReport>,
+    last_event_at: Option<String>,
+    last_commit_at: Option<String>,
+    warnings: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct FileReport {
+    path: String,
+    offset: u64,
+    /// Current size on disk; null when the file is gone (rotated away, deleted).
+    size: Option<u64>,
+    lag_bytes: Option<u64>,
+}
+
+pub fn run(args: StatusArgs) -> Result<ExitCode> {
+    let store = Store::open_read_only(&super::db_path(&args.db))?;
+    let heartbeat = store.last_heartbeat()?;
+    let clusters = store.cluster_status(args.cluster.as_deref())?.into_iter().map(report).collect();
+    let status = Status { daemon: daemon(heartbeat.as_ref(), Timestamp::now()), clusters };
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        SummaryFormat::Json => output::json(&mut out, &status)?,
+        SummaryFormat::Table => table(&mut out, &status)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn daemon(h: Option<&Heartbeat>, now: Timestamp) -> DaemonStatus {
+    DaemonStatus {
+        running: h.is_some_and(|h| h.alive(now)),
+        pid: h.map(|h| h.pid),
+        started_at: h.map(|h| rfc3339(h.started_at)),
+        heartbeat_at: h.map(|h| rfc3339(h.at)),
+    }
+}
+
+fn report(c: ClusterStatus) -> ClusterReport {
+    let files = c.sources.iter().map(|s| file_report(&s.path, s.read_to)).collect();
+    let mut warnings: Vec<String> = c.problems.iter().map(|(p, w)| format!("{p}: {w}")).collect();
+    let read: u64 = c.sources.iter().map(|s| s.read_to).sum();
+    if read > 0 && c.last_checkpoint_event.is_none() {
+        warnings.push(format!(
+            "{read} bytes of log read but no checkpoint line seen: is log_checkpoints on (off by default before PostgreSQL 15)?"
+        ));
+    }
+    ClusterReport {
+        name: c.name,
+        files,
+        last_event_at: c.last_event.map(rfc3339),
+        last_commit_at: c.last_commit.map(rfc3339),
+        warnings,
+    }
+}
+
+fn file_report(path: &str, offset: u64) -> FileReport {
+    let size = std::fs::metadata(path).ok().map(|m| m.len());
+    FileReport { path: path.into(), offset, size, lag_bytes: size.map(|z| z.saturating_sub(offset)) }
+}
+
+fn table(out: &mut impl Write, s: &Status) -> Result<()> {
+    let beat = s.daemon.heartbeat_at.as_deref().unwrap_or("-");
+    match (s.daemon.running, s.daemon.pid) {
+        (true, Some(pid)) => writeln!(out, "daemon: running (pid {pid}, last heartbeat {beat})")?,
+        (false, Some(_)) => writeln!(out, "daemon: NOT running (last heartbeat {beat})")?,
+        _ => writeln!(out, "daemon: not running")?,
+    }
+    for c in &s.clusters {
+        let (event, commit) = (c.last_event_at.as_deref().unwrap_or("-"), c.last_commit_at.as_deref().unwrap_or("-"));
+        writeln!(out, "\ncluster {}: last event {event}, last commit {commit}", c.name)?;
+        let rows: Vec<Vec<String>> = c
+            .files
+            .iter()
+            .map(|f| {
+                let lag = f.lag_bytes.map(|l| l.to_string()).unwrap_or_else(|| "gone".into());
+                vec![f.path.clone(), f.offset.to_string(), cell(&f.size), lag]
+            })
+            .collect();
+        output::table(out, &["file", "offset", "size", "lag"], &rows, &["offset", "size", "lag"])?;
+        for w in &c.warnings {
+            writeln!(out, "  warning: {w}")?;
+        }
+    }
+    Ok(())
+}

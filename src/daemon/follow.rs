@@ -1,0 +1,256 @@
+//! Following one cluster's log files: which files, how far each was read,
+//! and reading what is new — including files renamed or deleted since (they
+//! stay open until read to the end, as logrotate's rename+create expects).
+//!
+//! Identity and resume positions come from the store (content fingerprints,
+//! offsets committed with the events), so a restart — or a `kill -9` —
+//! continues exactly where the last commit stopped.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::config::{self, ClusterConfig, StartAt};
+use crate::frame::time::TimeContext;
+use crate::frame::Format;
+use crate::ingest::{self, IngestError, Options};
+use crate::source::Source;
+use crate::store::{Store, StoreError};
+
+/// (device, inode): how an open file is told apart from a new one at the same path.
+type FileKey = (u64, u64);
+
+struct Tracked {
+    file: File,
+    path: PathBuf,
+    /// Size when it was last read to its end; unchanged size means nothing new.
+    size_read: Option<u64>,
+}
+
+pub struct Follower {
+    pub name: String,
+    cluster_id: i64,
+    config: ClusterConfig,
+    opts: Options,
+    time: TimeContext,
+    files: HashMap<FileKey, Tracked>,
+    first_round: bool,
+}
+
+impl Follower {
+    pub fn new(store: &mut Store, config: &ClusterConfig) -> Result<Follower> {
+        let format = match config.format.as_str() {
+            "stderr" => Some(Format::Stderr),
+            "csvlog" => Some(Format::Csvlog),
+            "jsonlog" => Some(Format::Jsonlog),
+            "syslog" => Some(Format::Syslog),
+            _ => None,
+        };
+        let opts = Options {
+            format,
+            prefix: Some(config.prefix.clone()).filter(|p| p != "auto"),
+            new_files_from_end: config.start_at == StartAt::End,
+        };
+        Ok(Follower {
+            name: config.name.clone(),
+            cluster_id: store.cluster_id(&config.name)?,
+            config: config.clone(),
+            opts,
+            time: TimeContext::new(config.timezone.as_deref())?,
+            files: HashMap::new(),
+            first_round: true,
+        })
+    }
+
+    pub fn config(&self) -> &ClusterConfig {
+        &self.config
+    }
+
+    /// Files to follow now, oldest first (a rotated file is finished before its successor).
+    pub fn paths(&self) -> Vec<PathBuf> {
+        let mut paths: Vec<PathBuf> = self.patterns().iter().flat_map(|p| expand(p)).collect();
+        paths.sort_by_key(|p| (std::fs::metadata(p).and_then(|m| m.modified()).ok(), p.clone()));
+        paths.dedup();
+        paths
+    }
+
+    /// The globs to expand: the configured ones, or the log directory named
+    /// by `$PGDATA/current_logfiles`.
+    fn patterns(&self) -> Vec<String> {
+        if !self.config.logs.is_empty() {
+            return self.config.logs.clone();
+        }
+        let Some(data_dir) = &self.config.data_directory else { return Vec::new() };
+        let Ok(current) = config::current_logfiles(data_dir) else { return Vec::new() };
+        let preferred = ["jsonlog", "csvlog", "stderr"].iter().find_map(|f| current.iter().find(|(fmt, _)| fmt == f));
+        preferred
+            .and_then(|(_, path)| {
+                let dir = path.parent()?;
+                let ext = path.extension().map(|e| format!("*.{}", e.to_string_lossy())).unwrap_or("*".into());
+                Some(vec![format!("{}/{ext}", glob::Pattern::escape(&dir.to_string_lossy()))])
+            })
+            .unwrap_or_default()
+    }
+
+    /// Directories whose changes should wake the daemon.
+    pub fn watch_dirs(&self) -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = self.patterns().iter().filter_map(|p| static_dir(p)).collect();
+        if let Some(d) = &self.config.data_directory {
+            dirs.push(d.clone());
+        }
+        dirs.sort();
+        dirs.dedup();
+        dirs
+    }
+
+    /// Reads whatever is new in every followed file; returns events stored.
+    pub fn poll(&mut self, store: &mut Store) -> Result<u64, StoreError> {
+        let mut seen = HashSet::new();
+        let mut stored = 0;
+        for path in self.paths() {
+            if let Some(key) = self.track(store, &path)? {
+                seen.insert(key);
+                stored += self.read(store, key)?;
+            }
+        }
+        // Renamed out of the globs or deleted: finish it, then let go.
+        let gone: Vec<FileKey> = self.files.keys().filter(|k| !seen.contains(k)).copied().collect();
+        for key in gone {
+            stored += self.read(store, key)?;
+            self.files.remove(&key);
+        }
+        self.first_round = false;
+        Ok(stored)
+    }
+
+    /// Opens (or finds) the file at `path`; None when it cannot be followed now.
+    fn track(&mut self, store: &mut Store, path: &Path) -> Result<Option<FileKey>, StoreError> {
+        let shown = path.to_string_lossy();
+        let md = match std::fs::metadata(path) {
+            Ok(md) if md.is_file() => md,
+            Ok(_) => return Ok(None),
+            Err(e) => {
+                store.set_problem(self.cluster_id, &shown, Some(&format!("cannot stat: {e}")))?;
+                return Ok(None);
+            }
+        };
+        let key = (md.dev(), md.ino());
+        if let Some(t) = self.files.get_mut(&key) {
+            t.path = path.to_path_buf();
+            return Ok(Some(key));
+        }
+        match File::open(path) {
+            Ok(file) => {
+                store.set_problem(self.cluster_id, &shown, None)?;
+                self.files.insert(key, Tracked { file, path: path.to_path_buf(), size_read: None });
+                Ok(Some(key))
+            }
+            Err(e) => {
+                let problem = format!("cannot open: {e} (is walwatch in the group that can read PostgreSQL's logs?)");
+                store.set_problem(self.cluster_id, &shown, Some(&problem))?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Reads one tracked file from where the store says it stopped.
+    fn read(&mut self, store: &mut Store, key: FileKey) -> Result<u64, StoreError> {
+        let Some(t) = self.files.get_mut(&key) else { return Ok(0) };
+        let size = t.file.metadata().map(|m| m.len()).unwrap_or(0);
+        // Nothing new, or nothing yet to fingerprint.
+        if size == 0 || t.size_read == Some(size) {
+            return Ok(0);
+        }
+        let shown = t.path.to_string_lossy().into_owned();
+        let opts =
+            Options { new_files_from_end: self.first_round && self.opts.new_files_from_end, ..self.opts.clone() };
+        let result = t
+            .file
+            .try_clone()
+            .map_err(|e| IngestError::Read { path: shown.clone(), source: e })
+            .and_then(|f| Source::from_file(f, &shown).map_err(IngestError::from))
+            .and_then(|src| ingest::import_source(store, self.cluster_id, src, &opts, &self.time));
+        match result {
+            Ok(report) => {
+                t.size_read = Some(size);
+                for w in &report.warnings {
+                    tracing::debug!(cluster = %self.name, path = %shown, "{w}");
+                }
+                if report.stored > 0 {
+                    tracing::info!(cluster = %self.name, path = %shown, events = report.stored, bytes = report.bytes, "Stored new events.");
+                }
+                store.set_problem(self.cluster_id, &shown, None)?;
+                Ok(report.stored)
+            }
+            Err(IngestError::Store(e)) => Err(e),
+            Err(e) => {
+                tracing::warn!(cluster = %self.name, path = %shown, error = %e, "Cannot read a log file.");
+                store.set_problem(self.cluster_id, &shown, Some(&e.to_string()))?;
+                Ok(0)
+            }
+        }
+    }
+}
+
+/// Paths matching a glob (an invalid pattern matches nothing; config check reports it).
+fn expand(pattern: &str) -> Vec<PathBuf> {
+    glob::glob(pattern).map(|paths| paths.filter_map(Result::ok).collect()).unwrap_or_default()
+}
+
+/// The longest leading directory of a glob that has no wildcard.
+fn static_dir(pattern: &str) -> Option<PathBuf> {
+    let mut dir = PathBuf::new();
+    for part in Path::new(pattern).components() {
+        let text = part.as_os_str().to_string_lossy();
+        if text.contains(['*', '?', '[']) {
+            break;
+        }
+        dir.push(part);
+    }
+    // The last component is the file name unless a wildcard stopped us earlier.
+    if dir == Path::new(pattern) {
+        dir.pop();
+    }
+    Some(dir).filter(|d| d.is_absolute())
+}
+
+/// Loads the clusters to follow: the configured ones, or the discovered ones.
+pub fn clusters(cfg: &config::Config) -> Vec<ClusterConfig> {
+    if !cfg.clusters.is_empty() {
+        return cfg.clusters.clone();
+    }
+    let found = config::discover(Path::new("/"));
+    for line in found.to_string().lines() {
+        tracing::info!("{line}");
+    }
+    found.clusters
+}
+
+/// Builds a follower per cluster, logging (not failing on) a broken one.
+pub fn followers(store: &mut Store, clusters: &[ClusterConfig]) -> Vec<Follower> {
+    clusters
+        .iter()
+        .filter_map(|c| {
+            Follower::new(store, c)
+                .with_context(|| format!("cluster {}", c.name))
+                .map_err(|e| tracing::error!(error = format!("{e:#}"), "Cannot follow a cluster."))
+                .ok()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn static_dirs_of_globs() {
+        assert_eq!(static_dir("/var/log/postgresql/postgresql-15-main.log*"), Some("/var/log/postgresql".into()));
+        assert_eq!(static_dir("/var/lib/pgsql/*/data/log/*.log"), Some("/var/lib/pgsql".into()));
+        assert_eq!(static_dir("/srv/log/pg.log"), Some("/srv/log".into()));
+        assert_eq!(static_dir("relative/*.log"), None);
+    }
+}

@@ -1,0 +1,152 @@
+//! `walwatch run`: the daemon's lifecycle.
+//!
+//! Order matters: load and check the config, open the store, follow every
+//! file once, then tell systemd READY. Then: wake on inotify, a signal or the
+//! poll timer; read what is new (each chunk committed with its offset); send
+//! a heartbeat and a watchdog keep-alive. SIGHUP reloads the clusters,
+//! SIGTERM commits and exits.
+
+pub mod follow;
+pub mod notify;
+pub mod watch;
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use jiff::Timestamp;
+
+use crate::config::{self, Config};
+use crate::store::Store;
+use follow::Follower;
+use watch::{Wake, Wakeups};
+
+/// How often the heartbeat is written at most (status calls a daemon dead after three misses).
+const HEARTBEAT_EVERY: Duration = Duration::from_secs(2);
+
+struct Daemon {
+    config_path: Option<PathBuf>,
+    config: Config,
+    store: Store,
+    followers: Vec<Follower>,
+    wake: Wakeups,
+    watched: Vec<PathBuf>,
+    started_at: Timestamp,
+    last_heartbeat: Option<Instant>,
+}
+
+/// Runs until SIGTERM/SIGINT.
+pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<()> {
+    let (config, source) = config::load_or_default(config_path)?;
+    let db = store_override.map(Path::to_path_buf).unwrap_or_else(|| store_path(&config));
+    let mut store = Store::open(&db)?;
+    tracing::info!(config = ?source, store = %db.display(), "Starting.");
+    let clusters = follow::clusters(&config);
+    let followers = follow::followers(&mut store, &clusters);
+    let mut daemon = Daemon {
+        config_path: config_path.map(Path::to_path_buf),
+        config,
+        store,
+        followers,
+        wake: Wakeups::new().context("cannot set up signal handling")?,
+        watched: Vec::new(),
+        started_at: Timestamp::now(),
+        last_heartbeat: None,
+    };
+    daemon.rewatch();
+    daemon.poll_all();
+    notify::ready(&daemon.status_line());
+    daemon.main_loop();
+    notify::stopping();
+    daemon.store.clear_heartbeat()?;
+    tracing::info!("Stopped.");
+    Ok(())
+}
+
+/// The store path: $STATE_DIRECTORY (systemd) wins over the config's default.
+fn store_path(config: &Config) -> PathBuf {
+    match std::env::var_os("STATE_DIRECTORY") {
+        Some(_) if config.store.path == config::Config::default().store.path => crate::store::default_path(),
+        _ => config.store.path.clone(),
+    }
+}
+
+impl Daemon {
+    fn main_loop(&mut self) {
+        loop {
+            let wake = match self.wake.rx.recv_timeout(self.config.daemon.poll_interval) {
+                Ok(w) => Some(w),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => return,
+            };
+            // Coalesce a burst of inotify events into one pass.
+            let wakes: Vec<Wake> = wake.into_iter().chain(self.wake.rx.try_iter()).collect();
+            if wakes.contains(&Wake::Stop) {
+                self.poll_all();
+                return;
+            }
+            if wakes.contains(&Wake::Reload) {
+                self.reload();
+            }
+            self.poll_all();
+        }
+    }
+
+    fn poll_all(&mut self) {
+        for f in &mut self.followers {
+            if let Err(e) = f.poll(&mut self.store) {
+                tracing::error!(cluster = %f.name, error = %e, "Cannot store events; retrying at the next poll.");
+            }
+        }
+        self.beat();
+    }
+
+    fn beat(&mut self) {
+        notify::watchdog();
+        if self.last_heartbeat.is_some_and(|t| t.elapsed() < HEARTBEAT_EVERY) {
+            return;
+        }
+        let interval = HEARTBEAT_EVERY.max(self.config.daemon.poll_interval).as_millis() as i64;
+        match self.store.heartbeat(std::process::id(), self.started_at, interval) {
+            Ok(()) => self.last_heartbeat = Some(Instant::now()),
+            Err(e) => tracing::warn!(error = %e, "Cannot write the heartbeat."),
+        }
+    }
+
+    /// SIGHUP: a new config; clusters added or removed without a restart.
+    fn reload(&mut self) {
+        notify::reloading();
+        match config::load_or_default(self.config_path.as_deref()) {
+            Ok((config, _)) => {
+                let clusters = follow::clusters(&config);
+                // Keep followers whose cluster did not change: they hold open files.
+                let mut kept: Vec<Follower> = Vec::new();
+                for f in self.followers.drain(..) {
+                    if clusters.contains(f.config()) {
+                        kept.push(f);
+                    }
+                }
+                let new: Vec<_> = clusters.into_iter().filter(|c| !kept.iter().any(|f| f.config() == c)).collect();
+                kept.extend(follow::followers(&mut self.store, &new));
+                self.followers = kept;
+                self.config = config;
+                self.rewatch();
+                tracing::info!(clusters = self.followers.len(), "Reloaded the configuration.");
+            }
+            Err(e) => tracing::error!(error = %e, "Keeping the old configuration: the new one is invalid."),
+        }
+        notify::ready(&self.status_line());
+    }
+
+    fn rewatch(&mut self) {
+        let dirs: Vec<PathBuf> = self.followers.iter().flat_map(|f| f.watch_dirs()).collect();
+        self.wake.watch(&dirs, &self.watched);
+        self.watched = dirs;
+    }
+
+    fn status_line(&self) -> String {
+        let names: Vec<&str> = self.followers.iter().map(|f| f.name.as_str()).collect();
+        format!("following {} cluster(s): {}", names.len(), names.join(", "))
+    }
+}

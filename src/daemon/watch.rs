@@ -1,0 +1,71 @@
+//! What wakes the daemon: inotify events on the log directories (through
+//! `notify`), signals, and a polling timer as the fallback for filesystems
+//! and limits where inotify does not work.
+
+use std::path::PathBuf;
+use std::sync::mpsc::{self, Receiver, Sender};
+
+use notify::{RecommendedWatcher, RecursiveMode, Watcher};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+
+/// Why the main loop woke up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wake {
+    /// Something changed in a watched directory.
+    Changed,
+    /// SIGHUP: reload the configuration.
+    Reload,
+    /// SIGTERM or SIGINT: commit and exit.
+    Stop,
+}
+
+pub struct Wakeups {
+    pub rx: Receiver<Wake>,
+    tx: Sender<Wake>,
+    watcher: Option<RecommendedWatcher>,
+}
+
+impl Wakeups {
+    /// Starts the signal thread; inotify watches are added with [`Wakeups::watch`].
+    pub fn new() -> std::io::Result<Wakeups> {
+        let (tx, rx) = mpsc::channel();
+        let mut signals = Signals::new([SIGHUP, SIGINT, SIGTERM])?;
+        let signal_tx = tx.clone();
+        std::thread::Builder::new().name("walwatch-signals".into()).spawn(move || {
+            for sig in signals.forever() {
+                let wake = if sig == SIGHUP { Wake::Reload } else { Wake::Stop };
+                if signal_tx.send(wake).is_err() {
+                    return;
+                }
+            }
+        })?;
+        let watch_tx = tx.clone();
+        let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+            if event.is_ok() {
+                let _ = watch_tx.send(Wake::Changed);
+            }
+        })
+        .map_err(|e| tracing::warn!(error = %e, "No inotify; polling only."))
+        .ok();
+        Ok(Wakeups { rx, tx, watcher })
+    }
+
+    /// Watches `dirs` (replacing earlier watches); failures fall back to polling.
+    pub fn watch(&mut self, dirs: &[PathBuf], previous: &[PathBuf]) {
+        let Some(w) = self.watcher.as_mut() else { return };
+        for d in previous {
+            let _ = w.unwatch(d);
+        }
+        for d in dirs {
+            if let Err(e) = w.watch(d, RecursiveMode::NonRecursive) {
+                tracing::warn!(dir = %d.display(), error = %e, "Cannot watch a directory; polling it instead.");
+            }
+        }
+    }
+
+    /// A sender for tests and internal wake-ups.
+    pub fn sender(&self) -> Sender<Wake> {
+        self.tx.clone()
+    }
+}

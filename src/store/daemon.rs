@@ -1,0 +1,133 @@
+//! What the daemon tells `walwatch status` through the store: a heartbeat,
+//! the problems it met, and how far each source has been read.
+
+use jiff::Timestamp;
+use rusqlite::{params, OptionalExtension};
+
+use super::write::micros;
+use super::{Store, StoreError};
+
+/// The daemon's last heartbeat.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Heartbeat {
+    pub pid: u32,
+    pub started_at: Timestamp,
+    pub at: Timestamp,
+    pub interval_ms: i64,
+}
+
+impl Heartbeat {
+    /// Alive when the last heartbeat is younger than three intervals (plus slack for a slow commit).
+    pub fn alive(&self, now: Timestamp) -> bool {
+        let age = now.as_millisecond() - self.at.as_millisecond();
+        age <= 3 * self.interval_ms.max(1000) + 5000
+    }
+}
+
+/// One source of a cluster, as far as it was read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceStatus {
+    pub path: String,
+    pub read_to: u64,
+    pub size_at_read: Option<u64>,
+    pub last_read: Timestamp,
+}
+
+/// Per-cluster status facts from the store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClusterStatus {
+    pub name: String,
+    pub sources: Vec<SourceStatus>,
+    pub last_event: Option<Timestamp>,
+    pub last_checkpoint_event: Option<Timestamp>,
+    pub last_commit: Option<Timestamp>,
+    pub problems: Vec<(String, String)>,
+}
+
+fn ts(us: i64) -> Timestamp {
+    Timestamp::from_microsecond(us).unwrap_or(Timestamp::UNIX_EPOCH)
+}
+
+impl Store {
+    pub fn heartbeat(&mut self, pid: u32, started_at: Timestamp, interval_ms: i64) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO daemon(id, pid, started_at, heartbeat_at, interval_ms) VALUES (1, ?1, ?2, ?3, ?4)
+                 ON CONFLICT(id) DO UPDATE SET pid = ?1, started_at = ?2, heartbeat_at = ?3, interval_ms = ?4",
+            )
+            .and_then(|mut s| s.execute(params![pid, micros(started_at), micros(Timestamp::now()), interval_ms]))
+            .map(drop)
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Marks the daemon stopped (a clean exit), so status does not wait for the heartbeat to age.
+    pub fn clear_heartbeat(&mut self) -> Result<(), StoreError> {
+        self.conn.execute("DELETE FROM daemon", []).map(drop).map_err(|e| self.sql(e))
+    }
+
+    pub fn last_heartbeat(&self) -> Result<Option<Heartbeat>, StoreError> {
+        self.conn
+            .query_row("SELECT pid, started_at, heartbeat_at, interval_ms FROM daemon WHERE id = 1", [], |r| {
+                Ok(Heartbeat { pid: r.get(0)?, started_at: ts(r.get(1)?), at: ts(r.get(2)?), interval_ms: r.get(3)? })
+            })
+            .optional()
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Records (or, with `None`, clears) a problem with a followed path.
+    pub fn set_problem(&mut self, cluster_id: i64, path: &str, problem: Option<&str>) -> Result<(), StoreError> {
+        let result = match problem {
+            Some(p) => self.conn.execute(
+                "INSERT INTO file_problem(cluster_id, path, problem, seen_at) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(cluster_id, path) DO UPDATE SET problem = ?3, seen_at = ?4",
+                params![cluster_id, path, p, micros(Timestamp::now())],
+            ),
+            None => self
+                .conn
+                .execute("DELETE FROM file_problem WHERE cluster_id = ?1 AND path = ?2", params![cluster_id, path]),
+        };
+        result.map(drop).map_err(|e| self.sql(e))
+    }
+
+    /// Status facts of every cluster (or one).
+    pub fn cluster_status(&self, only: Option<&str>) -> Result<Vec<ClusterStatus>, StoreError> {
+        let mut out = Vec::new();
+        for name in self.clusters()? {
+            if only.is_some_and(|o| o != name) {
+                continue;
+            }
+            out.push(self.one_cluster_status(&name).map_err(|e| self.sql(e))?);
+        }
+        Ok(out)
+    }
+
+    fn one_cluster_status(&self, name: &str) -> rusqlite::Result<ClusterStatus> {
+        let id: i64 = self.conn.query_row("SELECT id FROM cluster WHERE name = ?1", [name], |r| r.get(0))?;
+        let mut stmt = self.conn.prepare(
+            "SELECT path, read_to, size, last_read FROM source WHERE cluster_id = ?1
+             AND id IN (SELECT max(id) FROM source WHERE cluster_id = ?1 GROUP BY path) ORDER BY path",
+        )?;
+        let sources = stmt
+            .query_map([id], |r| {
+                Ok(SourceStatus {
+                    path: r.get(0)?,
+                    read_to: r.get::<_, i64>(1)? as u64,
+                    size_at_read: r.get::<_, Option<i64>>(2)?.map(|s| s as u64),
+                    last_read: ts(r.get(3)?),
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        let time = |sql: &str| -> rusqlite::Result<Option<Timestamp>> {
+            self.conn.query_row(sql, [id], |r| r.get::<_, Option<i64>>(0)).map(|v| v.map(ts))
+        };
+        let last_event = time("SELECT max(at) FROM event WHERE cluster_id = ?1 AND kind <> 'rejected'")?;
+        let last_checkpoint_event = time(
+            "SELECT max(at) FROM event WHERE cluster_id = ?1 AND kind IN ('checkpoint_start', 'checkpoint_complete', 'restartpoint_start', 'restartpoint_complete')",
+        )?;
+        let last_commit = time("SELECT max(last_read) FROM source WHERE cluster_id = ?1")?;
+        let mut stmt =
+            self.conn.prepare("SELECT path, problem FROM file_problem WHERE cluster_id = ?1 ORDER BY path")?;
+        let problems = stmt.query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<Vec<_>, _>>()?;
+        Ok(ClusterStatus { name: name.into(), sources, last_event, last_checkpoint_event, last_commit, problems })
+    }
+}
