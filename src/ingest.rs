@@ -311,7 +311,7 @@ fn emptiness_warnings(r: &Report) -> Vec<String> {
 
 /// Everything format-specific about reading one source.
 enum ReaderKit {
-    Stderr(Prefix, Prefix),
+    Stderr(Prefix),
     Syslog(Prefix),
     Csv,
     Json,
@@ -320,12 +320,7 @@ enum ReaderKit {
 impl ReaderKit {
     fn new(format: Format, opts: &Options, source: &Source, path: &str) -> Result<ReaderKit, IngestError> {
         match format {
-            Format::Stderr => {
-                let prefix = stderr_prefix(opts.prefix.as_deref(), source.head(), path)?;
-                let again = Prefix::compile(prefix.spec(), Catalog::global().markers())
-                    .map_err(|e| IngestError::Prefix { path: path.into(), message: e.to_string() })?;
-                Ok(ReaderKit::Stderr(prefix, again))
-            }
+            Format::Stderr => Ok(ReaderKit::Stderr(stderr_prefix(opts.prefix.as_deref(), source.head(), path)?)),
             Format::Csvlog => Ok(ReaderKit::Csv),
             Format::Jsonlog => Ok(ReaderKit::Json),
             Format::Syslog => {
@@ -338,28 +333,22 @@ impl ReaderKit {
 
     fn prefix_spec(&self) -> Option<String> {
         match self {
-            ReaderKit::Stderr(p, _) | ReaderKit::Syslog(p) => Some(p.spec().to_string()),
+            ReaderKit::Stderr(p) | ReaderKit::Syslog(p) => Some(p.spec().to_string()),
             _ => None,
         }
     }
 
     fn session_checkable(&self) -> bool {
         match self {
-            ReaderKit::Stderr(p, _) | ReaderKit::Syslog(p) => p.session_checkable(),
+            ReaderKit::Stderr(p) | ReaderKit::Syslog(p) => p.session_checkable(),
             _ => true,
         }
     }
 
     fn scanner<'t>(&self, time: &'t TimeContext) -> Box<dyn Scan + 't> {
         match self {
-            ReaderKit::Stderr(p, _) => {
-                let prefix = Prefix::compile(p.spec(), Catalog::global().markers()).expect("compiled once already");
-                Box::new(StderrScanner::new(prefix, time))
-            }
-            ReaderKit::Syslog(p) => {
-                let prefix = Prefix::compile(p.spec(), Catalog::global().markers()).expect("compiled once already");
-                Box::new(SyslogScanner::new(StderrScanner::new(prefix, time)))
-            }
+            ReaderKit::Stderr(p) => Box::new(StderrScanner::new(p.clone(), time)),
+            ReaderKit::Syslog(p) => Box::new(SyslogScanner::new(StderrScanner::new(p.clone(), time))),
             ReaderKit::Csv => Box::new(CsvScanner::new(time)),
             ReaderKit::Json => Box::new(JsonScanner::new(time)),
         }
@@ -368,7 +357,7 @@ impl ReaderKit {
     /// The message of `line` read as a whole log line of this format.
     fn message_of(&self, line: &str) -> Option<String> {
         match self {
-            ReaderKit::Stderr(_, p) | ReaderKit::Syslog(p) => p.parse(line).map(|m| m.message.to_string()),
+            ReaderKit::Stderr(p) | ReaderKit::Syslog(p) => p.parse(line).map(|m| m.message.to_string()),
             ReaderKit::Csv => {
                 let mut r = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(line.as_bytes());
                 r.records().next()?.ok()?.get(13).map(String::from)
