@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use thiserror::Error;
@@ -31,6 +33,9 @@ pub enum IngestError {
     Store(#[from] StoreError),
     #[error("cannot read {path}: {source}")]
     Read { path: String, source: std::io::Error },
+    /// Reading was stopped on request (SIGTERM) after a commit.
+    #[error("stopped")]
+    Stopped,
     #[error("{path}: {message}")]
     Prefix { path: String, message: String },
     #[error("{path}: log_line_prefix {prefix:?} has no time escape (%m, %t or %n): walwatch cannot date the events; add %m to log_line_prefix")]
@@ -47,6 +52,9 @@ pub struct Options {
     /// A source never seen before starts at its end (the daemon's
     /// `start_at = "end"` for files present at its first start).
     pub new_files_from_end: bool,
+    /// Set (by SIGTERM) to stop reading after the current chunk; what was
+    /// read is committed and the import ends early without an error.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 /// What one import of one source did.
@@ -118,7 +126,8 @@ pub fn import_source(
     let reader = source.into_reader(start.offset).map_err(|e| IngestError::Read { path: path.clone(), source: e })?;
     let reader: Box<dyn std::io::Read> = Box::new(ReadAhead::new(reader));
     let mut scanner = kit.scanner(time);
-    let end = run(store, &mut row, &spec, reader, (scanner.as_mut(), start, tail), &kit, &mut report)?;
+    let stop = opts.stop.as_deref();
+    let end = run(store, &mut row, &spec, reader, (scanner.as_mut(), start, tail, stop), &kit, &mut report)?;
     report.bytes = end.offset - start.offset;
     report.frame = scanner.stats().clone();
     report.unparsed += report.frame.unparsed;
@@ -194,7 +203,7 @@ fn run(
     row: &mut SourceRow,
     spec: &SourceSpec<'_>,
     reader: Box<dyn std::io::Read>,
-    (scanner, start, tail): (&mut dyn Scan, Pos, Tail),
+    (scanner, start, tail, stop): (&mut dyn Scan, Pos, Tail, Option<&AtomicBool>),
     kit: &ReaderKit,
     report: &mut Report,
 ) -> Result<Pos, IngestError> {
@@ -207,8 +216,15 @@ fn run(
         if batch.is_full() {
             report.stored += batch.commit(store, row, spec)?;
         }
+        if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+            return Err(IngestError::Stopped);
+        }
         Ok::<(), IngestError>(())
     });
+    let result = match result {
+        Err(IngestError::Stopped) => Ok(batch.reached),
+        other => other,
+    };
     // Whatever happened, what was read before it is kept.
     report.stored += batch.commit(store, row, spec)?;
     result.map_err(|e| match e {

@@ -111,7 +111,7 @@ fn follower(store: &mut Store, dir: &Path) -> Follower {
         timezone: Some("UTC".into()),
         start_at: StartAt::Beginning,
     };
-    Follower::new(store, &config).unwrap()
+    Follower::new(store, &config, None).unwrap()
 }
 
 fn stored_starts(db: &Path) -> Vec<i64> {

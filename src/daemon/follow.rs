@@ -10,6 +10,8 @@ use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 
@@ -41,7 +43,8 @@ pub struct Follower {
 }
 
 impl Follower {
-    pub fn new(store: &mut Store, config: &ClusterConfig) -> Result<Follower> {
+    /// `stop` is raised at SIGTERM: a long read then ends at its next commit.
+    pub fn new(store: &mut Store, config: &ClusterConfig, stop: Option<Arc<AtomicBool>>) -> Result<Follower> {
         let format = match config.format.as_str() {
             "stderr" => Some(Format::Stderr),
             "csvlog" => Some(Format::Csvlog),
@@ -53,6 +56,7 @@ impl Follower {
             format,
             prefix: Some(config.prefix.clone()).filter(|p| p != "auto"),
             new_files_from_end: config.start_at == StartAt::End,
+            stop,
         };
         Ok(Follower {
             name: config.name.clone(),
@@ -230,11 +234,11 @@ pub fn clusters(cfg: &config::Config) -> Vec<ClusterConfig> {
 }
 
 /// Builds a follower per cluster, logging (not failing on) a broken one.
-pub fn followers(store: &mut Store, clusters: &[ClusterConfig]) -> Vec<Follower> {
+pub fn followers(store: &mut Store, clusters: &[ClusterConfig], stop: &Arc<AtomicBool>) -> Vec<Follower> {
     clusters
         .iter()
         .filter_map(|c| {
-            Follower::new(store, c)
+            Follower::new(store, c, Some(stop.clone()))
                 .with_context(|| format!("cluster {}", c.name))
                 .map_err(|e| tracing::error!(error = format!("{e:#}"), "Cannot follow a cluster."))
                 .ok()

@@ -42,14 +42,15 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
     let db = store_override.map(Path::to_path_buf).unwrap_or_else(|| store_path(&config));
     let mut store = Store::open(&db)?;
     tracing::info!(config = ?source, store = %db.display(), "Starting.");
+    let wake = Wakeups::new().context("cannot set up signal handling")?;
     let clusters = follow::clusters(&config);
-    let followers = follow::followers(&mut store, &clusters);
+    let followers = follow::followers(&mut store, &clusters, &wake.stop);
     let mut daemon = Daemon {
         config_path: config_path.map(Path::to_path_buf),
         config,
         store,
         followers,
-        wake: Wakeups::new().context("cannot set up signal handling")?,
+        wake,
         watched: Vec::new(),
         started_at: Timestamp::now(),
         last_heartbeat: None,
@@ -128,7 +129,7 @@ impl Daemon {
                     }
                 }
                 let new: Vec<_> = clusters.into_iter().filter(|c| !kept.iter().any(|f| f.config() == c)).collect();
-                kept.extend(follow::followers(&mut self.store, &new));
+                kept.extend(follow::followers(&mut self.store, &new, &self.wake.stop));
                 self.followers = kept;
                 self.config = config;
                 self.rewatch();

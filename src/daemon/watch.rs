@@ -3,7 +3,9 @@
 //! and limits where inotify does not work.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::Arc;
 
 use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
@@ -22,6 +24,8 @@ pub enum Wake {
 
 pub struct Wakeups {
     pub rx: Receiver<Wake>,
+    /// Set at SIGTERM/SIGINT, so that a long read stops at its next chunk.
+    pub stop: Arc<AtomicBool>,
     tx: Sender<Wake>,
     watcher: Option<RecommendedWatcher>,
 }
@@ -32,9 +36,14 @@ impl Wakeups {
         let (tx, rx) = mpsc::channel();
         let mut signals = Signals::new([SIGHUP, SIGINT, SIGTERM])?;
         let signal_tx = tx.clone();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop_flag = stop.clone();
         std::thread::Builder::new().name("walwatch-signals".into()).spawn(move || {
             for sig in signals.forever() {
                 let wake = if sig == SIGHUP { Wake::Reload } else { Wake::Stop };
+                if wake == Wake::Stop {
+                    stop_flag.store(true, Ordering::Relaxed);
+                }
                 if signal_tx.send(wake).is_err() {
                     return;
                 }
@@ -48,7 +57,7 @@ impl Wakeups {
         })
         .map_err(|e| tracing::warn!(error = %e, "No inotify; polling only."))
         .ok();
-        Ok(Wakeups { rx, tx, watcher })
+        Ok(Wakeups { rx, stop, tx, watcher })
     }
 
     /// Watches `dirs` (replacing earlier watches); failures fall back to polling.
