@@ -52,6 +52,9 @@ pub struct Options {
     /// A source never seen before starts at its end (the daemon's
     /// `start_at = "end"` for files present at its first start).
     pub new_files_from_end: bool,
+    /// Leave the last entry of a plain file for a later read: a followed
+    /// file may still get that entry's HINT or continuation lines.
+    pub hold_last_entry: bool,
     /// Set (by SIGTERM) to stop reading after the current chunk; what was
     /// read is committed and the import ends early without an error.
     pub stop: Option<Arc<AtomicBool>>,
@@ -108,7 +111,10 @@ pub fn import_source(
     let path = source.name.clone();
     let format = opts.format.unwrap_or_else(|| Format::detect(source.head()));
     let mut report = Report { name: path.clone(), format: format.as_str(), ..Report::default() };
-    let kit = ReaderKit::new(format, opts, &source, &path)?;
+    let known = store.find_source(cluster_id, source.head())?;
+    // A known source keeps the prefix detected when it was first read.
+    let prefix = opts.prefix.clone().or_else(|| known.as_ref().and_then(|k| k.prefix.clone()));
+    let kit = ReaderKit::new(format, prefix.as_deref(), &source, &path)?;
     report.prefix = kit.prefix_spec();
     let prefix_spec = report.prefix.clone();
     let spec = SourceSpec {
@@ -118,10 +124,14 @@ pub fn import_source(
         format: format.as_str(),
         prefix: prefix_spec.as_deref(),
     };
-    let mut row = source_row(store, cluster_id, &source, &spec, opts, &mut report)?;
+    let mut row = source_row(store, (cluster_id, known), &source, &spec, opts, &mut report)?;
     let start = Pos { offset: row.read_to, line: row.line };
     // A plain file may still be written to: its unterminated last line waits.
-    let tail = if source.compression == Compression::None && source.meta.is_some() { Tail::Wait } else { Tail::Take };
+    let tail = match (source.compression == Compression::None && source.meta.is_some(), opts.hold_last_entry) {
+        (true, true) => Tail::Hold,
+        (true, false) => Tail::Wait,
+        (false, _) => Tail::Take,
+    };
     report.resumed_at = start.offset;
     let reader = source.into_reader(start.offset).map_err(|e| IngestError::Read { path: path.clone(), source: e })?;
     let reader: Box<dyn std::io::Read> = Box::new(ReadAhead::new(reader));
@@ -139,13 +149,13 @@ pub fn import_source(
 /// The store's record of this content: found by fingerprint, or new.
 fn source_row(
     store: &mut Store,
-    cluster_id: i64,
+    (cluster_id, known): (i64, Option<SourceRow>),
     source: &Source,
     spec: &SourceSpec<'_>,
     opts: &Options,
     report: &mut Report,
 ) -> Result<SourceRow, IngestError> {
-    let mut row = match store.find_source(cluster_id, source.head())? {
+    let mut row = match known {
         Some(row) => row,
         None => {
             let mut row = store.create_source(cluster_id, spec)?;
@@ -334,15 +344,14 @@ enum ReaderKit {
 }
 
 impl ReaderKit {
-    fn new(format: Format, opts: &Options, source: &Source, path: &str) -> Result<ReaderKit, IngestError> {
+    fn new(format: Format, prefix: Option<&str>, source: &Source, path: &str) -> Result<ReaderKit, IngestError> {
         match format {
-            Format::Stderr => Ok(ReaderKit::Stderr(stderr_prefix(opts.prefix.as_deref(), source.head(), path)?)),
+            Format::Stderr => Ok(ReaderKit::Stderr(stderr_prefix(prefix, source.head(), path)?)),
             Format::Csvlog => Ok(ReaderKit::Csv),
             Format::Jsonlog => Ok(ReaderKit::Json),
             Format::Syslog => {
                 let sample = syslog_bodies(source.head());
-                let prefix = stderr_prefix(opts.prefix.as_deref(), &sample, path)?;
-                Ok(ReaderKit::Syslog(prefix))
+                Ok(ReaderKit::Syslog(stderr_prefix(prefix, &sample, path)?))
             }
         }
     }

@@ -6,8 +6,8 @@
 //!
 //! Every line is a real-format `checkpoint starting:` line with its own
 //! timestamp, so the model is simply the set of completed lines. Destructive
-//! operations (truncate in place, delete) are preceded by a poll, as the
-//! daemon's inotify wake-up would do; a line destroyed before anyone could
+//! operations (truncate in place, delete) are preceded by polls until the
+//! files are read to their end, as the daemon's inotify wake-ups would do; a line destroyed before anyone could
 //! read it is not a loss walwatch could prevent.
 
 use std::fs::{self, File, OpenOptions};
@@ -114,6 +114,17 @@ fn follower(store: &mut Store, dir: &Path) -> Follower {
     Follower::new(store, &config, None).unwrap()
 }
 
+/// Polls until no last entry is held back: the daemon does this on its own
+/// once a file has been quiet for a moment.
+fn settle(f: &mut Follower, store: &mut Store) {
+    for _ in 0..5 {
+        if !f.poll(store).unwrap() {
+            return;
+        }
+    }
+    panic!("a held-back entry was never flushed");
+}
+
 fn stored_starts(db: &Path) -> Vec<i64> {
     let conn = rusqlite::Connection::open(db).unwrap();
     let mut stmt = conn.prepare("SELECT at FROM event WHERE kind = 'checkpoint_start' ORDER BY at").unwrap();
@@ -146,7 +157,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
             Op::Partial => w.partial(),
             Op::Rotate => {
                 w.finish_pending();
-                f.poll(&mut store).unwrap();
+                settle(&mut f, &mut store);
                 if w.path().exists() {
                     fs::rename(w.path(), dir.join("postgresql.log.1")).unwrap();
                 }
@@ -154,7 +165,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
             }
             Op::CopyTruncate => {
                 w.finish_pending();
-                f.poll(&mut store).unwrap();
+                settle(&mut f, &mut store);
                 if w.path().exists() {
                     fs::copy(w.path(), dir.join("postgresql.log.1")).unwrap();
                     OpenOptions::new().write(true).truncate(true).open(w.path()).unwrap();
@@ -162,14 +173,14 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
             }
             Op::TruncateInPlace => {
                 w.finish_pending();
-                f.poll(&mut store).unwrap();
+                settle(&mut f, &mut store);
                 if w.path().exists() {
                     OpenOptions::new().write(true).truncate(true).open(w.path()).unwrap();
                 }
             }
             Op::Delete => {
                 w.finish_pending();
-                f.poll(&mut store).unwrap();
+                settle(&mut f, &mut store);
                 let _ = fs::remove_file(w.path());
             }
             Op::Restart => {
@@ -177,12 +188,12 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                 f = follower(&mut store, &dir);
             }
             Op::Poll => {
-                f.poll(&mut store).unwrap();
+                settle(&mut f, &mut store);
             }
         }
     }
     w.finish_pending();
-    f.poll(&mut store).unwrap();
+    settle(&mut f, &mut store);
     let got = stored_starts(&db);
     let want = expected_starts(&w.completed);
     prop_assert_eq!(got.len(), want.len(), "events stored vs lines completed (ops {:?})", ops);

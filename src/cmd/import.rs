@@ -25,6 +25,7 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
         },
         prefix: Some(args.prefix.clone()).filter(|p| p != "auto"),
         new_files_from_end: false,
+        hold_last_entry: false,
         stop: None,
     };
     let mut failed = 0;

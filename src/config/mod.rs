@@ -58,6 +58,9 @@ pub struct DaemonSection {
     pub poll_interval: Duration,
     /// The longest a newly read line waits before it is committed.
     pub commit_interval: Duration,
+    /// How long a file must stay unchanged before its last entry is taken as
+    /// complete (its HINT/DETAIL/continuation lines may follow in a later write).
+    pub entry_settle: Duration,
     /// One of [`LOG_LEVELS`]; None: `RUST_LOG`, else info.
     pub log_level: Option<String>,
 }
@@ -67,6 +70,7 @@ impl Default for DaemonSection {
         DaemonSection {
             poll_interval: Duration::from_secs(1),
             commit_interval: Duration::from_secs(1),
+            entry_settle: Duration::from_millis(250),
             log_level: None,
         }
     }

@@ -51,6 +51,7 @@ struct RawStore {
 struct RawDaemon {
     poll_interval: Option<Spanned<String>>,
     commit_interval: Option<Spanned<String>>,
+    entry_settle: Option<Spanned<String>>,
     log_level: Option<Spanned<String>>,
 }
 
@@ -104,6 +105,9 @@ impl RawDaemon {
         }
         if let Some(text) = &self.commit_interval {
             daemon.commit_interval = interval(text)?;
+        }
+        if let Some(text) = &self.entry_settle {
+            daemon.entry_settle = interval(text)?;
         }
         if let Some(level) = self.log_level {
             daemon.log_level = Some(one_of(&level, &LOG_LEVELS, "log level")?);

@@ -12,6 +12,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
@@ -28,8 +29,13 @@ type FileKey = (u64, u64);
 struct Tracked {
     file: File,
     path: PathBuf,
-    /// Size when it was last read to its end; unchanged size means nothing new.
-    size_read: Option<u64>,
+    /// Size and change time when it was last read: both unchanged means
+    /// nothing new (a rewrite to the same size still changes the ctime).
+    state_read: Option<(u64, i64)>,
+    /// Its last entry was held back (more lines of it may come).
+    pending: bool,
+    /// When it was last seen to change.
+    changed_at: Instant,
 }
 
 pub struct Follower {
@@ -40,6 +46,8 @@ pub struct Follower {
     time: TimeContext,
     files: HashMap<FileKey, Tracked>,
     first_round: bool,
+    /// How long a file must stay unchanged before its held-back last entry is taken.
+    settle: Duration,
 }
 
 impl Follower {
@@ -56,6 +64,7 @@ impl Follower {
             format,
             prefix: Some(config.prefix.clone()).filter(|p| p != "auto"),
             new_files_from_end: config.start_at == StartAt::End,
+            hold_last_entry: true,
             stop,
         };
         Ok(Follower {
@@ -66,17 +75,30 @@ impl Follower {
             time: TimeContext::new(config.timezone.as_deref())?,
             files: HashMap::new(),
             first_round: true,
+            settle: Duration::ZERO,
         })
+    }
+
+    /// Sets how long a file must stay unchanged before its last entry is taken as complete.
+    pub fn with_settle(mut self, settle: Duration) -> Follower {
+        self.settle = settle;
+        self
     }
 
     pub fn config(&self) -> &ClusterConfig {
         &self.config
     }
 
-    /// Files to follow now, oldest first (a rotated file is finished before its successor).
+    /// Files to follow now, oldest first, so a rotated file is finished
+    /// before its successor: logrotate's numbered copies (`.2` before `.1`
+    /// before the live name) whatever their mtimes (a coarse clock often
+    /// gives the old and the new file the same one), then by mtime and name.
     pub fn paths(&self) -> Vec<PathBuf> {
         let mut paths: Vec<PathBuf> = self.patterns().iter().flat_map(|p| expand(p)).collect();
-        paths.sort_by_key(|p| (std::fs::metadata(p).and_then(|m| m.modified()).ok(), p.clone()));
+        paths.sort_by_key(|p| {
+            let mtime = std::fs::metadata(p).and_then(|m| m.modified()).ok();
+            (std::cmp::Reverse(rotation_number(p)), mtime, p.clone())
+        });
         paths.dedup();
         paths
     }
@@ -110,24 +132,29 @@ impl Follower {
         dirs
     }
 
-    /// Reads whatever is new in every followed file; returns events stored.
-    pub fn poll(&mut self, store: &mut Store) -> Result<u64, StoreError> {
-        let mut seen = HashSet::new();
-        let mut stored = 0;
+    /// Reads whatever is new in every followed file. Returns whether some
+    /// file's last entry is held back (poll again soon to flush it).
+    pub fn poll(&mut self, store: &mut Store) -> Result<bool, StoreError> {
+        let mut matched = Vec::new();
         for path in self.paths() {
             if let Some(key) = self.track(store, &path)? {
-                seen.insert(key);
-                stored += self.read(store, key)?;
+                matched.push(key);
             }
         }
-        // Renamed out of the globs or deleted: finish it, then let go.
-        let gone: Vec<FileKey> = self.files.keys().filter(|k| !seen.contains(k)).copied().collect();
+        // Renamed out of the globs or deleted: older than anything matched
+        // now, so finish it first, then let go.
+        let gone: Vec<FileKey> = self.files.keys().filter(|k| !matched.contains(k)).copied().collect();
         for key in gone {
-            stored += self.read(store, key)?;
+            self.read(store, key, true)?;
             self.files.remove(&key);
         }
+        let mut pending = false;
+        for key in dedup(matched) {
+            self.read(store, key, false)?;
+            pending |= self.files.get(&key).is_some_and(|t| t.pending);
+        }
         self.first_round = false;
-        Ok(stored)
+        Ok(pending)
     }
 
     /// Opens (or finds) the file at `path`; None when it cannot be followed now.
@@ -149,7 +176,16 @@ impl Follower {
         match File::open(path) {
             Ok(file) => {
                 store.set_problem(self.cluster_id, &shown, None)?;
-                self.files.insert(key, Tracked { file, path: path.to_path_buf(), size_read: None });
+                self.files.insert(
+                    key,
+                    Tracked {
+                        file,
+                        path: path.to_path_buf(),
+                        state_read: None,
+                        pending: false,
+                        changed_at: Instant::now(),
+                    },
+                );
                 Ok(Some(key))
             }
             Err(e) => {
@@ -160,17 +196,29 @@ impl Follower {
         }
     }
 
-    /// Reads one tracked file from where the store says it stopped.
-    fn read(&mut self, store: &mut Store, key: FileKey) -> Result<u64, StoreError> {
+    /// Reads one tracked file from where the store says it stopped. A file
+    /// that did not change since the last read is read again only to take
+    /// its held-back last entry (it has been quiet for a poll), or when
+    /// `finish` says no more lines will come (it was rotated away).
+    fn read(&mut self, store: &mut Store, key: FileKey, finish: bool) -> Result<u64, StoreError> {
         let Some(t) = self.files.get_mut(&key) else { return Ok(0) };
-        let size = t.file.metadata().map(|m| m.len()).unwrap_or(0);
-        // Nothing new, or nothing yet to fingerprint.
-        if size == 0 || t.size_read == Some(size) {
+        let state = t.file.metadata().map(|m| (m.len(), m.ctime() * 1_000_000_000 + m.ctime_nsec())).unwrap_or((0, 0));
+        let unchanged = t.state_read == Some(state);
+        if !unchanged {
+            t.changed_at = Instant::now();
+        }
+        let settled = unchanged && t.changed_at.elapsed() >= self.settle;
+        if state.0 == 0 || (unchanged && !finish && !(t.pending && settled)) {
+            // Nothing yet to fingerprint, or nothing new.
+            t.state_read = Some(state);
             return Ok(0);
         }
         let shown = t.path.to_string_lossy().into_owned();
-        let opts =
-            Options { new_files_from_end: self.first_round && self.opts.new_files_from_end, ..self.opts.clone() };
+        let opts = Options {
+            new_files_from_end: self.first_round && self.opts.new_files_from_end,
+            hold_last_entry: !(finish || settled),
+            ..self.opts.clone()
+        };
         let result = t
             .file
             .try_clone()
@@ -179,7 +227,10 @@ impl Follower {
             .and_then(|src| ingest::import_source(store, self.cluster_id, src, &opts, &self.time));
         match result {
             Ok(report) => {
-                t.size_read = Some(size);
+                t.state_read = Some(state);
+                // Held back only if this read held something back; after a
+                // flush, what is left is an unterminated line that waits.
+                t.pending = opts.hold_last_entry && report.resumed_at + report.bytes < state.0;
                 for w in &report.warnings {
                     tracing::debug!(cluster = %self.name, path = %shown, "{w}");
                 }
@@ -197,6 +248,19 @@ impl Follower {
             }
         }
     }
+}
+
+/// N of a logrotate-style name ending in `.N` (or `.N.gz`, `.N.zst`); 0 otherwise.
+fn rotation_number(path: &Path) -> u32 {
+    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    let name = name.trim_end_matches(".gz").trim_end_matches(".zst");
+    name.rsplit_once('.').and_then(|(_, n)| n.parse().ok()).unwrap_or(0)
+}
+
+/// Keys in first-seen order without repeats (two globs may match one file).
+fn dedup(keys: Vec<FileKey>) -> Vec<FileKey> {
+    let mut seen = HashSet::new();
+    keys.into_iter().filter(|k| seen.insert(*k)).collect()
 }
 
 /// Paths matching a glob (an invalid pattern matches nothing; config check reports it).
@@ -234,11 +298,17 @@ pub fn clusters(cfg: &config::Config) -> Vec<ClusterConfig> {
 }
 
 /// Builds a follower per cluster, logging (not failing on) a broken one.
-pub fn followers(store: &mut Store, clusters: &[ClusterConfig], stop: &Arc<AtomicBool>) -> Vec<Follower> {
+pub fn followers(
+    store: &mut Store,
+    clusters: &[ClusterConfig],
+    stop: &Arc<AtomicBool>,
+    settle: Duration,
+) -> Vec<Follower> {
     clusters
         .iter()
         .filter_map(|c| {
             Follower::new(store, c, Some(stop.clone()))
+                .map(|f| f.with_settle(settle))
                 .with_context(|| format!("cluster {}", c.name))
                 .map_err(|e| tracing::error!(error = format!("{e:#}"), "Cannot follow a cluster."))
                 .ok()
@@ -249,6 +319,14 @@ pub fn followers(store: &mut Store, clusters: &[ClusterConfig], stop: &Arc<Atomi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rotated_copies_sort_before_the_live_file() {
+        assert_eq!(rotation_number(Path::new("/l/postgresql-15-main.log")), 0);
+        assert_eq!(rotation_number(Path::new("/l/postgresql-15-main.log.1")), 1);
+        assert_eq!(rotation_number(Path::new("/l/postgresql-15-main.log.12.gz")), 12);
+        assert_eq!(rotation_number(Path::new("/l/postgresql-2026-11-22_080420.log")), 0);
+    }
 
     #[test]
     fn static_dirs_of_globs() {

@@ -34,17 +34,20 @@ struct Daemon {
     watched: Vec<PathBuf>,
     started_at: Timestamp,
     last_heartbeat: Option<Instant>,
+    /// Some file's last entry is held back until the file is quiet.
+    pending: bool,
 }
 
 /// Runs until SIGTERM/SIGINT.
 pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<()> {
+    // Signal handlers first: a SIGHUP or SIGTERM during start-up must not kill us.
+    let wake = Wakeups::new().context("cannot set up signal handling")?;
     let (config, source) = config::load_or_default(config_path)?;
     let db = store_override.map(Path::to_path_buf).unwrap_or_else(|| store_path(&config));
     let mut store = Store::open(&db)?;
     tracing::info!(config = ?source, store = %db.display(), "Starting.");
-    let wake = Wakeups::new().context("cannot set up signal handling")?;
     let clusters = follow::clusters(&config);
-    let followers = follow::followers(&mut store, &clusters, &wake.stop);
+    let followers = follow::followers(&mut store, &clusters, &wake.stop, config.daemon.entry_settle);
     let mut daemon = Daemon {
         config_path: config_path.map(Path::to_path_buf),
         config,
@@ -54,6 +57,7 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
         watched: Vec::new(),
         started_at: Timestamp::now(),
         last_heartbeat: None,
+        pending: false,
     };
     daemon.rewatch();
     daemon.poll_all();
@@ -76,7 +80,11 @@ fn store_path(config: &Config) -> PathBuf {
 impl Daemon {
     fn main_loop(&mut self) {
         loop {
-            let wake = match self.wake.rx.recv_timeout(self.config.daemon.poll_interval) {
+            // A held-back last entry is flushed once its file stays quiet for a short while.
+            let daemon = &self.config.daemon;
+            let timeout =
+                if self.pending { daemon.entry_settle.min(daemon.poll_interval) } else { daemon.poll_interval };
+            let wake = match self.wake.rx.recv_timeout(timeout) {
                 Ok(w) => Some(w),
                 Err(RecvTimeoutError::Timeout) => None,
                 Err(RecvTimeoutError::Disconnected) => return,
@@ -95,9 +103,13 @@ impl Daemon {
     }
 
     fn poll_all(&mut self) {
+        self.pending = false;
         for f in &mut self.followers {
-            if let Err(e) = f.poll(&mut self.store) {
-                tracing::error!(cluster = %f.name, error = %e, "Cannot store events; retrying at the next poll.");
+            match f.poll(&mut self.store) {
+                Ok(pending) => self.pending |= pending,
+                Err(e) => {
+                    tracing::error!(cluster = %f.name, error = %e, "Cannot store events; retrying at the next poll.")
+                }
             }
         }
         self.beat();
@@ -129,7 +141,7 @@ impl Daemon {
                     }
                 }
                 let new: Vec<_> = clusters.into_iter().filter(|c| !kept.iter().any(|f| f.config() == c)).collect();
-                kept.extend(follow::followers(&mut self.store, &new, &self.wake.stop));
+                kept.extend(follow::followers(&mut self.store, &new, &self.wake.stop, config.daemon.entry_settle));
                 self.followers = kept;
                 self.config = config;
                 self.rewatch();

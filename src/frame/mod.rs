@@ -157,12 +157,15 @@ impl Needles {
     }
 }
 
-/// What to do with an unterminated last line at the end of the input.
+/// What to do with the end of the input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tail {
-    /// Leave it: a writer may still be writing it (files).
+    /// Leave an unterminated last line: a writer may still be writing it (files).
     Wait,
-    /// Read it: the input has ended for good (stdin, compressed files).
+    /// Also leave the last entry: its HINT or continuation lines may still
+    /// come (a file being followed; it is taken once the file is quiet).
+    Hold,
+    /// Read everything: the input has ended for good (stdin, compressed files).
     Take,
 }
 
@@ -230,7 +233,7 @@ pub fn drive_sized<E: From<io::Error>>(
             continue;
         }
         let mut records = Vec::new();
-        let mut done = scanner.scan(&buf[..complete], pos, eof, &mut |r| records.push(r));
+        let mut done = scanner.scan(&buf[..complete], pos, eof && tail != Tail::Hold, &mut |r| records.push(r));
         if done.bytes == 0 && complete > 0 && filled == buf.len() {
             // One entry fills the buffer (a huge multi-line statement): cut it here.
             done = scanner.scan(&buf[..complete], pos, true, &mut |r| records.push(r));

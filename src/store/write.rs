@@ -17,6 +17,8 @@ pub struct SourceRow {
     pub fingerprint: Fingerprint,
     pub read_to: u64,
     pub line: u64,
+    /// The log_line_prefix it was read with (stderr and syslog).
+    pub prefix: Option<String>,
 }
 
 /// What is known about a source when it is first seen.
@@ -47,7 +49,7 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT id, fp_len, fp_hash, read_to, line FROM source WHERE cluster_id = ?1 ORDER BY id DESC",
+                "SELECT id, fp_len, fp_hash, read_to, line, prefix FROM source WHERE cluster_id = ?1 ORDER BY id DESC",
             )
             .map_err(|e| self.sql(e))?;
         let rows = stmt
@@ -59,6 +61,7 @@ impl Store {
                     fingerprint: fp,
                     read_to: r.get::<_, i64>(3)? as u64,
                     line: r.get::<_, i64>(4)? as u64,
+                    prefix: r.get(5)?,
                 })
             })
             .map_err(|e| self.sql(e))?;
@@ -97,6 +100,7 @@ impl Store {
             fingerprint: spec.fingerprint,
             read_to: 0,
             line: 1,
+            prefix: spec.prefix.map(String::from),
         })
     }
 

@@ -5,6 +5,7 @@
 //! not all of them use every helper.
 #![allow(dead_code)]
 
+pub mod daemon;
 pub mod syslog;
 
 use std::fs;
