@@ -95,7 +95,7 @@ impl Follower {
     /// gives the old and the new file the same one), then by mtime and name.
     pub fn paths(&self) -> Vec<PathBuf> {
         let mut paths: Vec<PathBuf> = self.patterns().iter().flat_map(|p| expand(p)).collect();
-        paths.sort_by_key(|p| {
+        paths.sort_by_cached_key(|p| {
             let mtime = std::fs::metadata(p).and_then(|m| m.modified()).ok();
             (std::cmp::Reverse(rotation_number(p)), mtime, p.clone())
         });

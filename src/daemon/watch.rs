@@ -51,7 +51,10 @@ impl Wakeups {
         })?;
         let watch_tx = tx.clone();
         let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-            if event.is_ok() {
+            // Opens and closes are not changes, and our own reads (glob
+            // opening the directory, current_logfiles) cause them: waking on
+            // them would make the daemon spin.
+            if event.is_ok_and(|e| !matches!(e.kind, notify::EventKind::Access(_))) {
                 let _ = watch_tx.send(Wake::Changed);
             }
         })

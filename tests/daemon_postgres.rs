@@ -1,0 +1,501 @@
+//! End-to-end for the daemon: `walwatch run` follows a real PostgreSQL 15
+//! server's log directory from before the server starts, through many
+//! size-based rotations (log_rotation_size = 64kB under pgbench with
+//! statement logging), WAL- and time-triggered checkpoints, a manual
+//! CHECKPOINT, a forged `RAISE LOG` look-alike and a clean shutdown.
+//!
+//! Two daemons run side by side on the same server, each with its own store:
+//! one configured with a `logs` glob on the log directory, one with
+//! `data_directory` (following `$PGDATA/current_logfiles`). Once each has
+//! caught up (`walwatch status`: every file read to its end) it must stop on
+//! SIGTERM with exit 0 within 5 s, and its store must equal a fresh
+//! `walwatch import` of the final files (summary and checkpoints JSON, the
+//! cluster name aside) and an independent, deliberately dumb count of the
+//! log lines.
+//!
+//! Needs PostgreSQL server binaries (Debian: `apt-get install postgresql`);
+//! fails, never skips, without them. Takes 40–60 s.
+//! Set WALWATCH_E2E_KEEP_LOGS=<dir> to keep a copy of the server log.
+
+mod support;
+
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use support::{describe, walwatch, PgCluster, StopMode};
+
+/// How long pgbench runs while the daemons follow.
+const PGBENCH_SECONDS: &str = "25";
+/// pgbench's rate limit (transactions/s): with log_statement = 'all' about
+/// 250 kB/s of log, so a 64 kB file is full several times a second, while the
+/// (debug-built) daemons keep up easily on a small machine.
+const PGBENCH_RATE: &str = "300";
+/// SIGTERM to exit: the daemon commits and stops within this.
+const STOP_WITHIN: Duration = Duration::from_secs(5);
+/// After the server stopped, the daemons must have read everything within this.
+const CATCH_UP_WITHIN: Duration = Duration::from_secs(60);
+
+/// log_statement = 'all' is what makes the log big enough to rotate often;
+/// the default timestamped log_filename gives each rotation its own file
+/// (rotations within one second append to the same name, which is fine),
+/// and names sort chronologically. log_timezone = UTC so log and walwatch
+/// timestamps compare as strings.
+const SETTINGS: &[(&str, &str)] = &[
+    ("logging_collector", "on"),
+    ("log_destination", "'stderr'"),
+    ("log_filename", "'postgresql-%Y-%m-%d_%H%M%S.log'"),
+    ("log_rotation_size", "'64kB'"),
+    ("log_rotation_age", "0"),
+    ("log_statement", "'all'"),
+    ("log_checkpoints", "on"),
+    ("max_wal_size", "'32MB'"),
+    ("min_wal_size", "'32MB'"),
+    ("checkpoint_timeout", "'30s'"),
+    ("log_line_prefix", "'%m [%p] %q%u@%d '"),
+    ("log_timezone", "'UTC'"),
+    ("lc_messages", "'C'"),
+    ("shared_buffers", "'32MB'"),
+];
+
+/// Messages only the checkpointer may write (a session record holding one is forged).
+const LOOKALIKES: &[&str] = &[
+    "checkpoint starting:",
+    "checkpoint complete:",
+    "restartpoint starting:",
+    "restartpoint complete:",
+    "checkpoints are occurring too frequently",
+];
+
+#[test]
+fn daemon_follows_a_rotating_postgres_log_and_matches_import() {
+    let mut pg = PgCluster::init(SETTINGS);
+    let work = tempfile::Builder::new().prefix("walwatch-daemon-").tempdir().expect("tempdir");
+    let log_glob = format!("{}/*.log", pg.log_dir().display());
+    let data_dir = format!("{}", pg.data_dir().display());
+    // Both start before the server: the log directory is still empty and
+    // current_logfiles does not exist yet.
+    let mut daemons = vec![
+        Daemon::start(work.path(), "glob", &format!("logs = [{}]", toml_str(&log_glob))),
+        Daemon::start(work.path(), "datadir", &format!("data_directory = {}", toml_str(&data_dir))),
+    ];
+    for d in &mut daemons {
+        d.wait_running();
+    }
+
+    pg.start();
+    pg.pgbench(&["-i", "-s", "5", "-q"]);
+    for d in &mut daemons {
+        d.assert_alive("after pgbench -i");
+    }
+    pg.pgbench(&["-c", "4", "-j", "2", "-R", PGBENCH_RATE, "-T", PGBENCH_SECONDS]);
+    // A session's look-alike (not statement-logged: log_statement is off for
+    // it), which every store must count as rejected, not as a checkpoint.
+    pg.psql("SET log_statement = 'none';\nDO $$ BEGIN RAISE LOG 'checkpoint starting: wal'; END $$;\n");
+    pg.psql("CHECKPOINT;");
+    for d in &mut daemons {
+        d.assert_alive("under load");
+    }
+    pg.stop(StopMode::Fast);
+
+    let logs = pg.log_files();
+    keep_logs_if_asked(&logs);
+    let truth = Truth::from_files(&logs);
+    println!("{} log files, {} bytes; independent truth: {truth:?}", logs.len(), total_size(&logs));
+    assert!(logs.len() >= 3, "log_rotation_size did not rotate: only {} file(s) {logs:?}", logs.len());
+    assert!(truth.wal >= 1, "no WAL-triggered checkpoint in the log: {truth:?}");
+    assert_eq!(truth.shutdown, 1, "exactly one shutdown checkpoint: {truth:?}");
+    // Its trigger is `manual` unless a WAL or time request was pending and
+    // merged into it ("immediate force wait wal"): only the flags are certain.
+    assert!(truth.immediate_force >= 1, "our CHECKPOINT was not logged: {truth:?}");
+    assert_eq!(truth.starts, truth.completes, "clean stop: every start completed: {truth:?}");
+    assert_eq!(truth.forged_records, 1, "the RAISE LOG look-alike must be in the log: {truth:?}");
+    assert!(
+        truth.start_files.len() >= 2,
+        "checkpoint lines ended up in only {:?}: rotation did not happen under the daemon",
+        truth.start_files
+    );
+
+    for d in &mut daemons {
+        d.wait_caught_up(&logs);
+    }
+    for d in &mut daemons {
+        d.stop();
+        let status = d.status();
+        assert_eq!(status["daemon"]["running"], false, "[{}] status after a clean exit: {status}", d.name);
+    }
+
+    // The reference: a fresh import of the final files, in chronological order.
+    let fresh = work.path().join("fresh.db");
+    let out = walwatch()
+        .args(["import", "--db"])
+        .arg(&fresh)
+        .args(["--cluster", "fresh"])
+        .args(&logs)
+        .output()
+        .expect("spawn walwatch import");
+    assert!(out.status.success(), "walwatch import: {}", describe(&out));
+    let want_summary = query(&fresh, "fresh", "summary");
+    let want_cps = without_cluster(query(&fresh, "fresh", "checkpoints"));
+    check_against_truth(&want_summary, &want_cps, &truth, "import");
+
+    for d in &daemons {
+        let summary = query(&d.db, &d.name, "summary");
+        let cps = without_cluster(query(&d.db, &d.name, "checkpoints"));
+        check_against_truth(&summary, &cps, &truth, &d.name);
+        assert_eq!(summary, want_summary, "[{}] summary differs from a fresh import", d.name);
+        assert_eq!(cps.len(), want_cps.len(), "[{}] number of checkpoints differs from a fresh import", d.name);
+        for (i, (got, want)) in cps.iter().zip(&want_cps).enumerate() {
+            assert_eq!(got, want, "[{}] checkpoints[{i}] differs from a fresh import", d.name);
+        }
+        println!("[{}] store equals the fresh import: {summary}", d.name);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The daemon under test
+// ---------------------------------------------------------------------------
+
+struct Daemon {
+    name: String,
+    db: PathBuf,
+    stderr: PathBuf,
+    child: Child,
+    exited: Option<ExitStatus>,
+}
+
+impl Daemon {
+    /// `walwatch run` with a one-cluster config; its output goes to a file.
+    fn start(dir: &Path, name: &str, source: &str) -> Daemon {
+        let db = dir.join(format!("{name}.db"));
+        let config = dir.join(format!("{name}.toml"));
+        let text = format!(
+            "[store]\npath = {}\n\n[daemon]\npoll_interval = \"1s\"\n\n[[cluster]]\nname = {}\n{source}\n",
+            toml_str(&db.to_string_lossy()),
+            toml_str(name)
+        );
+        fs::write(&config, &text).expect("write config");
+        let stderr = dir.join(format!("{name}.stderr"));
+        let child = walwatch()
+            .args(["run", "--config"])
+            .arg(&config)
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(File::create(dir.join(format!("{name}.stdout"))).expect("create stdout file"))
+            .stderr(File::create(&stderr).expect("create stderr file"))
+            .spawn()
+            .expect("spawn walwatch run");
+        Daemon { name: name.into(), db, stderr, child, exited: None }
+    }
+
+    fn output(&self) -> String {
+        fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+
+    fn assert_alive(&mut self, when: &str) {
+        if let Some(st) = self.child.try_wait().expect("try_wait") {
+            self.exited = Some(st);
+            panic!("[{}] walwatch run exited {when}: {st}\n--- its stderr ---\n{}", self.name, self.output());
+        }
+    }
+
+    fn status(&self) -> Value {
+        let db = self.db.to_string_lossy();
+        walwatch_json(&["status", "--db", &db, "--format", "json"])
+    }
+
+    /// Until the store exists and status sees the heartbeat.
+    fn wait_running(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            self.assert_alive("at startup");
+            if self.db.exists() {
+                let db = self.db.to_string_lossy().into_owned();
+                let out = walwatch().args(["status", "--db", &db, "--format", "json"]).output().expect("spawn");
+                if out.status.success() {
+                    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+                    if v["daemon"]["running"] == true {
+                        return;
+                    }
+                }
+            }
+            assert!(Instant::now() < deadline, "[{}] daemon not running after 20 s:\n{}", self.name, self.output());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Until every log file is in status with lag 0 (read to its end).
+    fn wait_caught_up(&mut self, logs: &[PathBuf]) {
+        let start = Instant::now();
+        loop {
+            self.assert_alive("while catching up");
+            let status = self.status();
+            let files = &status["clusters"][0]["files"];
+            let lagging: Vec<String> = logs
+                .iter()
+                .filter_map(|log| {
+                    let path = log.to_string_lossy();
+                    let entry = files.as_array().into_iter().flatten().find(|f| f["path"] == *path);
+                    match entry {
+                        Some(f) if f["lag_bytes"] == 0 => None,
+                        Some(f) => Some(format!("{path}: lag {}", f["lag_bytes"])),
+                        None => Some(format!("{path}: not in status")),
+                    }
+                })
+                .collect();
+            if lagging.is_empty() {
+                assert_eq!(status["daemon"]["running"], true, "[{}] caught up but not running: {status}", self.name);
+                println!("[{}] caught up {:.1} s after the server stopped", self.name, start.elapsed().as_secs_f64());
+                return;
+            }
+            assert!(
+                start.elapsed() < CATCH_UP_WITHIN,
+                "[{}] not caught up {CATCH_UP_WITHIN:?} after the server stopped: {lagging:?}\nstatus: {status}\n--- stderr ---\n{}",
+                self.name,
+                self.output()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// SIGTERM: must exit 0 within STOP_WITHIN.
+    fn stop(&mut self) {
+        let pid = self.child.id().to_string();
+        let st = Command::new("kill").args(["-TERM", &pid]).status().expect("spawn kill");
+        assert!(st.success(), "kill -TERM {pid}");
+        let sent = Instant::now();
+        let status = loop {
+            if let Some(st) = self.child.try_wait().expect("try_wait") {
+                break st;
+            }
+            assert!(
+                sent.elapsed() < STOP_WITHIN,
+                "[{}] still running {STOP_WITHIN:?} after SIGTERM\n--- stderr ---\n{}",
+                self.name,
+                self.output()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        self.exited = Some(status);
+        println!("[{}] exited {status} {:.2} s after SIGTERM", self.name, sent.elapsed().as_secs_f64());
+        let output = self.output();
+        let tail: Vec<&str> = output.lines().rev().take(6).collect::<Vec<_>>().into_iter().rev().collect();
+        println!("[{}] last lines of its stderr:\n{}", self.name, tail.join("\n"));
+        assert!(
+            status.success(),
+            "[{}] exit status after SIGTERM: {status}\n--- stderr ---\n{}",
+            self.name,
+            self.output()
+        );
+    }
+}
+
+impl Drop for Daemon {
+    /// Never leave a daemon behind when a test fails.
+    fn drop(&mut self) {
+        if self.exited.is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn toml_str(s: &str) -> String {
+    serde_json::to_string(s).expect("string to JSON") // a JSON string is a valid TOML basic string here
+}
+
+fn walwatch_json(args: &[&str]) -> Value {
+    let out = walwatch().args(args).output().expect("spawn walwatch");
+    assert!(out.status.success(), "walwatch {args:?}: {}", describe(&out));
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("walwatch {args:?}: not JSON ({e}): {}", describe(&out)))
+}
+
+fn query(db: &Path, cluster: &str, what: &str) -> Value {
+    let db = db.to_string_lossy();
+    walwatch_json(&[what, "--db", &db, "--cluster", cluster, "--format", "json"])
+}
+
+/// The checkpoints array with every object's `cluster` removed (the names differ by design).
+fn without_cluster(v: Value) -> Vec<Value> {
+    let Value::Array(list) = v else { panic!("checkpoints JSON is not an array: {v}") };
+    list.into_iter()
+        .map(|mut cp| {
+            let obj = cp.as_object_mut().unwrap_or_else(|| panic!("checkpoint is not an object"));
+            assert!(obj.remove("cluster").is_some(), "checkpoint without a cluster key");
+            cp
+        })
+        .collect()
+}
+
+fn int(v: &Value, path: &str) -> i64 {
+    let cur = path.split('.').fold(v, |cur, part| &cur[part]);
+    cur.as_i64().unwrap_or_else(|| panic!("{path} is not an integer in {v}"))
+}
+
+fn check_against_truth(summary: &Value, cps: &[Value], t: &Truth, who: &str) {
+    let expect = [
+        ("checkpoints.started", t.starts),
+        ("checkpoints.completed", t.completes),
+        ("checkpoints.by_trigger.shutdown", t.shutdown),
+        ("checkpoints.by_trigger.end-of-recovery", t.end_of_recovery),
+        ("checkpoints.by_trigger.wal", t.wal),
+        ("checkpoints.by_trigger.time", t.time),
+        ("checkpoints.by_trigger.manual", t.manual),
+        ("restartpoints.started", 0),
+        ("restartpoints.completed", 0),
+        ("too_frequent", t.too_frequent),
+        ("parameter_changes", t.parameter_changes),
+        ("rejected", t.forged_records),
+    ];
+    for (path, want) in expect {
+        assert_eq!(int(summary, path), want, "[{who}] summary {path}: {summary}");
+    }
+    assert_eq!(cps.len() as i64, t.starts, "[{who}] one checkpoint row per logged start");
+    let mut started: Vec<String> =
+        cps.iter().map(|cp| ts_key(cp["started_at"].as_str().expect("started_at string"))).collect();
+    started.sort();
+    let mut logged: Vec<String> = t.start_list.clone();
+    logged.sort();
+    assert_eq!(started, logged, "[{who}] checkpoint start times differ from the log");
+    for (i, cp) in cps.iter().enumerate() {
+        assert!(cp["completed_at"].is_string(), "[{who}] checkpoints[{i}] never completed: {cp}");
+    }
+}
+
+fn total_size(files: &[PathBuf]) -> u64 {
+    files.iter().map(|f| fs::metadata(f).map(|m| m.len()).unwrap_or(0)).sum()
+}
+
+fn keep_logs_if_asked(logs: &[PathBuf]) {
+    let Some(dir) = std::env::var_os("WALWATCH_E2E_KEEP_LOGS") else { return };
+    fs::create_dir_all(&dir).expect("create WALWATCH_E2E_KEEP_LOGS dir");
+    for f in logs {
+        fs::copy(f, PathBuf::from(&dir).join(f.file_name().unwrap())).expect("copy log");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The independent truth: a dumb line counter over the raw log
+// ---------------------------------------------------------------------------
+
+#[derive(Debug, Default)]
+struct Truth {
+    starts: i64,
+    completes: i64,
+    shutdown: i64,
+    end_of_recovery: i64,
+    wal: i64,
+    time: i64,
+    manual: i64,
+    /// Starts flagged `immediate force` (a CHECKPOINT command), whatever their trigger.
+    immediate_force: i64,
+    too_frequent: i64,
+    parameter_changes: i64,
+    /// Session records (user@db in the prefix) holding a LOOKALIKES phrase.
+    forged_records: i64,
+    /// ts_key of every server-written `checkpoint starting:`.
+    start_list: Vec<String>,
+    /// The files holding those start lines.
+    start_files: Vec<String>,
+}
+
+/// One prefixed line: `<ts> [<pid>] [user@db ]LEVEL:  message`; None for continuations.
+fn parse_line(line: &str) -> Option<(&str, bool, &str, &str)> {
+    let b = line.as_bytes();
+    if b.len() < 20 || !b[..4].iter().all(u8::is_ascii_digit) || b[4] != b'-' {
+        return None;
+    }
+    let open = line.find(" [")?;
+    let close = open + line[open..].find("] ")?;
+    if !line[open + 2..close].bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let rest = &line[close + 2..];
+    let colon = rest.find(":  ")?;
+    let head = &rest[..colon]; // "LOG" or "user@db LOG"
+    let level = head.rsplit(' ').next().unwrap_or(head);
+    Some((&line[..open], head.contains(' '), level, &rest[colon + 3..]))
+}
+
+fn is_secondary(level: &str) -> bool {
+    matches!(level, "DETAIL" | "HINT" | "QUERY" | "CONTEXT" | "STATEMENT" | "LOCATION")
+}
+
+impl Truth {
+    fn from_files(files: &[PathBuf]) -> Truth {
+        let mut t = Truth::default();
+        for f in files {
+            let text = String::from_utf8_lossy(&fs::read(f).expect("read log")).into_owned();
+            let name = f.file_name().unwrap().to_string_lossy().into_owned();
+            // (is the current record a session's, has it a look-alike yet)
+            let mut record = (false, false);
+            for raw in text.lines() {
+                let parsed = parse_line(raw);
+                if let Some((_, session, _, _)) = parsed.filter(|p| !is_secondary(p.2)) {
+                    t.forged_records += i64::from(record.0 && record.1);
+                    record = (session, false);
+                }
+                record.1 |= LOOKALIKES.iter().any(|p| raw.contains(p));
+                if let Some((ts, false, "LOG", msg)) = parsed {
+                    t.count(ts, msg, &name);
+                }
+            }
+            t.forged_records += i64::from(record.0 && record.1);
+        }
+        t
+    }
+
+    fn count(&mut self, ts: &str, msg: &str, file: &str) {
+        if let Some(flags) = msg.strip_prefix("checkpoint starting: ") {
+            self.starts += 1;
+            let has = |w: &str| flags.split_whitespace().any(|f| f == w);
+            if has("shutdown") {
+                self.shutdown += 1;
+            } else if has("end-of-recovery") {
+                self.end_of_recovery += 1;
+            } else if has("wal") {
+                self.wal += 1;
+            } else if has("time") {
+                self.time += 1;
+            } else {
+                self.manual += 1;
+            }
+            self.immediate_force += i64::from(has("immediate") && has("force"));
+            self.start_list.push(ts_key(ts));
+            if !self.start_files.iter().any(|f| f == file) {
+                self.start_files.push(file.into());
+            }
+        } else if msg.starts_with("checkpoint complete: ") {
+            self.completes += 1;
+        } else if msg.starts_with("checkpoints are occurring too frequently (") {
+            self.too_frequent += 1;
+        } else if msg.starts_with("parameter \"") && msg.contains("\" changed to \"") {
+            self.parameter_changes += 1;
+        }
+    }
+}
+
+/// A comparable UTC key "YYYYMMDDhhmmssfff" from either the log's
+/// "2026-01-01 00:00:00.123 UTC" or RFC 3339 "2026-01-01T00:00:00.123+00:00".
+fn ts_key(s: &str) -> String {
+    let s = s.trim();
+    let bad = || panic!("unrecognised timestamp {s:?}");
+    let (head, mut rest) = s.split_at_checked(19).unwrap_or_else(bad);
+    let mut key: String = head.chars().filter(char::is_ascii_digit).collect();
+    if key.len() != 14 {
+        bad();
+    }
+    let mut frac = String::new();
+    if let Some(r) = rest.strip_prefix('.') {
+        frac = r.chars().take_while(char::is_ascii_digit).collect();
+        rest = &r[frac.len()..];
+    }
+    key += &format!("{frac:0<3}")[..3];
+    if !matches!(rest.trim(), "" | "Z" | "UTC" | "+00:00" | "+00") {
+        panic!("timestamp {s:?} is not UTC");
+    }
+    key
+}
