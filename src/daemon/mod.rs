@@ -45,6 +45,7 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
     let (config, source) = config::load_or_default(config_path)?;
     let db = store_override.map(Path::to_path_buf).unwrap_or_else(|| store_path(&config));
     let mut store = Store::open(&db)?;
+    store.skip_checkpoint_on_close()?;
     tracing::info!(config = ?source, store = %db.display(), "Starting.");
     let clusters = follow::clusters(&config);
     let followers = follow::followers(&mut store, &clusters, &wake.stop, config.daemon.entry_settle);

@@ -65,6 +65,15 @@ impl Store {
         self.conn.execute("DELETE FROM daemon", []).map(drop).map_err(|e| self.sql(e))
     }
 
+    /// Skips SQLite's checkpoint when the connection closes. Everything is
+    /// committed in the WAL already (the next open replays it); the close-time
+    /// checkpoint fsyncs the database and can take seconds on a busy disk,
+    /// while systemd expects a prompt exit after SIGTERM.
+    pub fn skip_checkpoint_on_close(&self) -> Result<(), StoreError> {
+        use rusqlite::config::DbConfig;
+        self.conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true).map(drop).map_err(|e| self.sql(e))
+    }
+
     pub fn last_heartbeat(&self) -> Result<Option<Heartbeat>, StoreError> {
         self.conn
             .query_row("SELECT pid, started_at, heartbeat_at, interval_ms FROM daemon WHERE id = 1", [], |r| {
