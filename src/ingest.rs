@@ -394,12 +394,25 @@ impl ReaderKit {
     }
 }
 
+/// A compiled log_line_prefix, cached: compiling one (with every language's
+/// level words) takes milliseconds, and the daemon reads a growing file
+/// many times a second.
+fn compiled(spec: &str) -> Result<Prefix, crate::frame::prefix::PrefixError> {
+    static CACHE: std::sync::Mutex<Vec<Prefix>> = std::sync::Mutex::new(Vec::new());
+    let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(p) = cache.iter().find(|p| p.spec() == spec) {
+        return Ok(p.clone());
+    }
+    let p = Prefix::compile(spec, Catalog::global().markers())?;
+    cache.push(p.clone());
+    Ok(p)
+}
+
 /// The prefix given on the command line, or one inferred from the file.
 fn stderr_prefix(given: Option<&str>, head: &[u8], path: &str) -> Result<Prefix, IngestError> {
     let markers = Catalog::global().markers();
     let prefix = match given {
-        Some(spec) => Prefix::compile(spec, markers)
-            .map_err(|e| IngestError::Prefix { path: path.into(), message: e.to_string() })?,
+        Some(spec) => compiled(spec).map_err(|e| IngestError::Prefix { path: path.into(), message: e.to_string() })?,
         None => {
             let text = String::from_utf8_lossy(complete_lines(head));
             let sample: Vec<&str> = text.lines().filter(|l| is_text(l)).take(PREFIX_SAMPLE_LINES).collect();

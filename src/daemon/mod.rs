@@ -25,6 +25,10 @@ use watch::{Wake, Wakeups};
 /// How often the heartbeat is written at most (status calls a daemon dead after three misses).
 const HEARTBEAT_EVERY: Duration = Duration::from_secs(2);
 
+/// How long changes are gathered before a pass: bounds the passes (and the
+/// CPU) under a stream of writes, at a small cost in latency.
+const DEBOUNCE: Duration = Duration::from_millis(50);
+
 struct Daemon {
     config_path: Option<PathBuf>,
     config: Config,
@@ -90,8 +94,7 @@ impl Daemon {
                 Err(RecvTimeoutError::Timeout) => None,
                 Err(RecvTimeoutError::Disconnected) => return,
             };
-            // Coalesce a burst of inotify events into one pass.
-            let wakes: Vec<Wake> = wake.into_iter().chain(self.wake.rx.try_iter()).collect();
+            let wakes = self.coalesce(wake);
             if wakes.contains(&Wake::Stop) {
                 self.poll_all();
                 return;
@@ -101,6 +104,29 @@ impl Daemon {
             }
             self.poll_all();
         }
+    }
+
+    /// Gathers the wake-ups that follow a change for a short moment, so a
+    /// stream of writes costs one pass per [`DEBOUNCE`], not one per write.
+    /// A stop request ends the wait at once.
+    fn coalesce(&self, first: Option<Wake>) -> Vec<Wake> {
+        let mut wakes: Vec<Wake> = first.into_iter().collect();
+        if wakes == [Wake::Changed] {
+            let deadline = Instant::now() + DEBOUNCE;
+            while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+                match self.wake.rx.recv_timeout(left) {
+                    Ok(w) => {
+                        wakes.push(w);
+                        if w == Wake::Stop {
+                            break;
+                        }
+                    }
+                    Err(_) => break,
+                }
+            }
+        }
+        wakes.extend(self.wake.rx.try_iter());
+        wakes
     }
 
     fn poll_all(&mut self) {
