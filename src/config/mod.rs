@@ -70,7 +70,7 @@ impl Default for DaemonSection {
         DaemonSection {
             poll_interval: Duration::from_secs(1),
             commit_interval: Duration::from_secs(1),
-            entry_settle: Duration::from_millis(250),
+            entry_settle: Duration::from_millis(100),
             log_level: None,
         }
     }
