@@ -25,7 +25,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use support::{describe, walwatch, PgCluster, StopMode};
+use support::{describe, int, keep_logs_if_asked, ts_key, walwatch, walwatch_json, PgCluster, StopMode};
 
 /// How long pgbench runs while the daemons follow.
 const PGBENCH_SECONDS: &str = "25";
@@ -306,13 +306,6 @@ fn toml_str(s: &str) -> String {
     serde_json::to_string(s).expect("string to JSON") // a JSON string is a valid TOML basic string here
 }
 
-fn walwatch_json(args: &[&str]) -> Value {
-    let out = walwatch().args(args).output().expect("spawn walwatch");
-    assert!(out.status.success(), "walwatch {args:?}: {}", describe(&out));
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("walwatch {args:?}: not JSON ({e}): {}", describe(&out)))
-}
-
 fn query(db: &Path, cluster: &str, what: &str) -> Value {
     let db = db.to_string_lossy();
     walwatch_json(&[what, "--db", &db, "--cluster", cluster, "--format", "json"])
@@ -328,11 +321,6 @@ fn without_cluster(v: Value) -> Vec<Value> {
             cp
         })
         .collect()
-}
-
-fn int(v: &Value, path: &str) -> i64 {
-    let cur = path.split('.').fold(v, |cur, part| &cur[part]);
-    cur.as_i64().unwrap_or_else(|| panic!("{path} is not an integer in {v}"))
 }
 
 fn check_against_truth(summary: &Value, cps: &[Value], t: &Truth, who: &str) {
@@ -367,14 +355,6 @@ fn check_against_truth(summary: &Value, cps: &[Value], t: &Truth, who: &str) {
 
 fn total_size(files: &[PathBuf]) -> u64 {
     files.iter().map(|f| fs::metadata(f).map(|m| m.len()).unwrap_or(0)).sum()
-}
-
-fn keep_logs_if_asked(logs: &[PathBuf]) {
-    let Some(dir) = std::env::var_os("WALWATCH_E2E_KEEP_LOGS") else { return };
-    fs::create_dir_all(&dir).expect("create WALWATCH_E2E_KEEP_LOGS dir");
-    for f in logs {
-        fs::copy(f, PathBuf::from(&dir).join(f.file_name().unwrap())).expect("copy log");
-    }
 }
 
 // ---------------------------------------------------------------------------
@@ -476,26 +456,4 @@ impl Truth {
             self.parameter_changes += 1;
         }
     }
-}
-
-/// A comparable UTC key "YYYYMMDDhhmmssfff" from either the log's
-/// "2026-01-01 00:00:00.123 UTC" or RFC 3339 "2026-01-01T00:00:00.123+00:00".
-fn ts_key(s: &str) -> String {
-    let s = s.trim();
-    let bad = || panic!("unrecognised timestamp {s:?}");
-    let (head, mut rest) = s.split_at_checked(19).unwrap_or_else(bad);
-    let mut key: String = head.chars().filter(char::is_ascii_digit).collect();
-    if key.len() != 14 {
-        bad();
-    }
-    let mut frac = String::new();
-    if let Some(r) = rest.strip_prefix('.') {
-        frac = r.chars().take_while(char::is_ascii_digit).collect();
-        rest = &r[frac.len()..];
-    }
-    key += &format!("{frac:0<3}")[..3];
-    if !matches!(rest.trim(), "" | "Z" | "UTC" | "+00:00" | "+00") {
-        panic!("timestamp {s:?} is not UTC");
-    }
-    key
 }

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::Value;
-use support::{describe, walwatch, PgCluster, StopMode};
+use support::{describe, int, keep_logs_if_asked, ts_key, walwatch, walwatch_json, PgCluster, StopMode};
 
 /// How long pgbench hammers the server. Long enough for several WAL-triggered
 /// checkpoints at max_wal_size=32MB, short enough to keep the test ~1 min.
@@ -142,16 +142,6 @@ fn read_counters(pg: &PgCluster, version: u32) -> Counters {
     let f: Vec<&str> = out.trim().split('|').collect();
     assert_eq!(f.len(), 3, "unexpected counters output {out:?}");
     Counters { timed: f[0].parse().unwrap(), requested: f[1].parse().unwrap(), at: ts_key(f[2]) }
-}
-
-fn keep_logs_if_asked(logs: &[PathBuf]) {
-    let Some(dir) = std::env::var_os("WALWATCH_E2E_KEEP_LOGS") else {
-        return;
-    };
-    fs::create_dir_all(&dir).expect("create WALWATCH_E2E_KEEP_LOGS dir");
-    for f in logs {
-        fs::copy(f, PathBuf::from(&dir).join(f.file_name().unwrap())).expect("copy log");
-    }
 }
 
 /// The scenario did what it claims, before walwatch is even involved.
@@ -339,28 +329,6 @@ fn trigger_of(flags: &str) -> &'static str {
     }
 }
 
-/// A comparable UTC key "YYYYMMDDhhmmssfff" from either the log's
-/// "2026-01-01 00:00:00.123 UTC" or RFC 3339 "2026-01-01T00:00:00.123456Z".
-fn ts_key(s: &str) -> String {
-    let s = s.trim();
-    let bad = || panic!("unrecognised timestamp {s:?}");
-    let (head, mut rest) = s.split_at_checked(19).unwrap_or_else(bad);
-    let mut key: String = head.chars().filter(char::is_ascii_digit).collect();
-    if key.len() != 14 {
-        bad();
-    }
-    let mut frac = String::new();
-    if let Some(r) = rest.strip_prefix('.') {
-        frac = r.chars().take_while(char::is_ascii_digit).collect();
-        rest = &r[frac.len()..];
-    }
-    key += &format!("{frac:0<3}")[..3];
-    if !matches!(rest.trim(), "" | "Z" | "UTC" | "+00:00" | "+00") {
-        panic!("timestamp {s:?} is not UTC");
-    }
-    key
-}
-
 // ---------------------------------------------------------------------------
 // The walwatch part
 // ---------------------------------------------------------------------------
@@ -382,26 +350,11 @@ fn check_walwatch(s: &Scenario) {
     check_checkpoints(&cps, s);
 }
 
-fn walwatch_json(args: &[&str]) -> Value {
-    let out = walwatch().args(args).output().expect("spawn walwatch");
-    assert!(out.status.success(), "walwatch {args:?}: {}", describe(&out));
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("walwatch {args:?}: not JSON ({e}): {}", describe(&out)))
-}
-
 fn assert_keys(v: &Value, expected: &[&str], what: &str) {
     let obj = v.as_object().unwrap_or_else(|| panic!("{what} is not an object: {v}"));
     let got: BTreeSet<&str> = obj.keys().map(String::as_str).collect();
     let want: BTreeSet<&str> = expected.iter().copied().collect();
     assert_eq!(got, want, "keys of {what}: {v}");
-}
-
-fn int(v: &Value, path: &str) -> i64 {
-    let mut cur = v;
-    for part in path.split('.') {
-        cur = &cur[part];
-    }
-    cur.as_i64().unwrap_or_else(|| panic!("{path} is not an integer in {v}"))
 }
 
 fn check_summary(s: &Value, t: &Truth) {

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
 use tempfile::TempDir;
 
 /// The walwatch binary built by cargo for this test run.
@@ -371,4 +372,48 @@ pub fn describe(out: &Output) -> String {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     )
+}
+
+// ---- Shared by the real-PostgreSQL tests (their independent checks) ----
+
+/// A comparable UTC key "YYYYMMDDhhmmssfff" from either the log's
+/// "2026-01-01 00:00:00.123 UTC" or RFC 3339 "2026-01-01T00:00:00.123+00:00".
+pub fn ts_key(s: &str) -> String {
+    let s = s.trim();
+    let bad = || panic!("unrecognised timestamp {s:?}");
+    let (head, mut rest) = s.split_at_checked(19).unwrap_or_else(bad);
+    let mut key: String = head.chars().filter(char::is_ascii_digit).collect();
+    if key.len() != 14 {
+        bad();
+    }
+    let mut frac = String::new();
+    if let Some(r) = rest.strip_prefix('.') {
+        frac = r.chars().take_while(char::is_ascii_digit).collect();
+        rest = &r[frac.len()..];
+    }
+    key += &format!("{frac:0<3}")[..3];
+    if !matches!(rest.trim(), "" | "Z" | "UTC" | "+00:00" | "+00") {
+        panic!("timestamp {s:?} is not UTC");
+    }
+    key
+}
+
+pub fn walwatch_json(args: &[&str]) -> Value {
+    let out = walwatch().args(args).output().expect("spawn walwatch");
+    assert!(out.status.success(), "walwatch {args:?}: {}", describe(&out));
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("walwatch {args:?}: not JSON ({e}): {}", describe(&out)))
+}
+
+pub fn int(v: &Value, path: &str) -> i64 {
+    let cur = path.split('.').fold(v, |cur, part| &cur[part]);
+    cur.as_i64().unwrap_or_else(|| panic!("{path} is not an integer in {v}"))
+}
+
+pub fn keep_logs_if_asked(logs: &[PathBuf]) {
+    let Some(dir) = std::env::var_os("WALWATCH_E2E_KEEP_LOGS") else { return };
+    fs::create_dir_all(&dir).expect("create WALWATCH_E2E_KEEP_LOGS dir");
+    for f in logs {
+        fs::copy(f, PathBuf::from(&dir).join(f.file_name().unwrap())).expect("copy log");
+    }
 }
