@@ -36,6 +36,112 @@ pub enum Command {
     Run(RunArgs),
     /// Show what the daemon follows, how far it has read, and what is wrong.
     Status(StatusArgs),
+    /// Show the settings walwatch knows for each cluster, their source, and the change timeline.
+    Settings(SettingsArgs),
+    /// Suggest max_wal_size (and min_wal_size) from the observed WAL distance.
+    Suggest(SuggestArgs),
+    /// Run the alert rules once on the stored history (e.g. after an import).
+    Analyze(AnalyzeArgs),
+    /// List alerts; acknowledge, silence, or send a test mail.
+    Alerts(AlertsArgs),
+}
+
+/// The configuration (cluster settings, thresholds, mail) and the store.
+#[derive(Debug, Args, Clone)]
+pub struct ConfigDbArgs {
+    /// Configuration file [default: /etc/walwatch/walwatch.toml; built-in defaults if absent]
+    #[arg(long, value_name = "PATH", env = "WALWATCH_CONFIG")]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+#[derive(Debug, Args)]
+pub struct SettingsArgs {
+    #[command(flatten)]
+    pub common: ConfigDbArgs,
+    /// Only this cluster.
+    #[arg(long)]
+    pub cluster: Option<String>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: SummaryFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct SuggestArgs {
+    #[command(flatten)]
+    pub common: ConfigDbArgs,
+    /// Only this cluster.
+    #[arg(long)]
+    pub cluster: Option<String>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: SummaryFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct AnalyzeArgs {
+    #[command(flatten)]
+    pub common: ConfigDbArgs,
+    /// Only this cluster.
+    #[arg(long)]
+    pub cluster: Option<String>,
+    /// Record the alerts but do not deliver them now.
+    #[arg(long)]
+    pub no_send: bool,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: SummaryFormat,
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct AlertsArgs {
+    #[command(subcommand)]
+    pub command: Option<AlertsCommand>,
+    #[command(flatten)]
+    pub list: AlertsListArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct AlertsListArgs {
+    #[command(flatten)]
+    pub common: ConfigDbArgs,
+    /// Only this cluster.
+    #[arg(long)]
+    pub cluster: Option<String>,
+    /// Resolved alerts too, not only open ones.
+    #[arg(long)]
+    pub all: bool,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: OutputFormat,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AlertsCommand {
+    /// Acknowledge an alert: no more reminders for it.
+    Ack {
+        #[command(flatten)]
+        common: ConfigDbArgs,
+        /// The alert id (first column of `walwatch alerts`).
+        id: i64,
+    },
+    /// Send no notification for RULE (on one cluster or all) for a while.
+    Silence {
+        #[command(flatten)]
+        common: ConfigDbArgs,
+        /// Rule id, e.g. forced_checkpoints.
+        rule: String,
+        /// Only this cluster [default: all].
+        #[arg(long)]
+        cluster: Option<String>,
+        /// How long, e.g. 2h, 30m, 1d.
+        #[arg(long = "for", value_name = "DURATION")]
+        duration: String,
+    },
+    /// Send a test message through the configured transports.
+    TestMail {
+        #[command(flatten)]
+        common: ConfigDbArgs,
+    },
 }
 
 #[derive(Debug, Args)]

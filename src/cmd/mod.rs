@@ -1,10 +1,14 @@
 //! One module per subcommand; this one dispatches and holds what they share.
 
+mod alerts;
+mod analyze;
 mod checkpoints;
 mod config;
 mod import;
 mod run;
+mod settings;
 mod status;
+mod suggest;
 mod summary;
 
 use std::path::PathBuf;
@@ -26,6 +30,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Config(cmd) => config::run(cmd),
         Command::Run(args) => run::run(args),
         Command::Status(args) => status::run(args),
+        Command::Settings(args) => settings::run(args),
+        Command::Suggest(args) => suggest::run(args),
+        Command::Analyze(args) => analyze::run(args),
+        Command::Alerts(args) => alerts::run(args),
     }
 }
 

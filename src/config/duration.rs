@@ -6,14 +6,23 @@ use std::time::Duration;
 use jiff::SignedDuration;
 
 /// A positive duration in jiff's friendly format ("500ms", "1s", "2m",
-/// "1h", "1m30s", "1.5s"); the error is the message shown to the user.
+/// "1h", "1m30s", "1.5s", "7d" with 24-hour days); the error is the message
+/// shown to the user.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let hint = "write a number and a unit, e.g. \"500ms\", \"1s\" or \"2m\"";
-    let parsed: SignedDuration = text.parse().map_err(|_| format!("invalid duration {text:?}: {hint}"))?;
+    let hint = "write a number and a unit, e.g. \"500ms\", \"1s\", \"2m\" or \"7d\"";
+    let parsed = text.parse::<SignedDuration>().ok().or_else(|| days(text));
+    let parsed = parsed.ok_or_else(|| format!("invalid duration {text:?}: {hint}"))?;
     match Duration::try_from(parsed) {
         Ok(d) if !d.is_zero() => Ok(d),
         _ => Err(format!("duration {text:?} must be positive: {hint}")),
     }
+}
+
+/// Lookback windows are naturally written in days, which SignedDuration
+/// does not accept; a calendar-free day is 24 hours here.
+fn days(text: &str) -> Option<SignedDuration> {
+    let span: jiff::Span = text.parse().ok()?;
+    span.to_duration(jiff::SpanRelativeTo::days_are_24_hours()).ok()
 }
 
 /// "1s", "500ms", "1m 30s": the same notation as the file.
@@ -32,7 +41,9 @@ mod tests {
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
         assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
-        for bad in ["1", "1x", "", "0s", "-1s", "1d"] {
+        assert_eq!(parse_duration("7d"), Ok(Duration::from_secs(7 * 86_400)));
+        assert_eq!(parse_duration("1d 12h"), Ok(Duration::from_secs(36 * 3600)));
+        for bad in ["1", "1x", "", "0s", "-1s", "1mo", "1y"] {
             assert!(parse_duration(bad).is_err(), "{bad:?}");
         }
         assert!(parse_duration("1").unwrap_err().contains("\"500ms\""));

@@ -6,11 +6,19 @@
 //! `config/walwatch.toml` in the repository documents every key at its
 //! default. With no `[[cluster]]`, [`discover`] finds the usual layouts.
 
+mod advice;
+mod alerts;
 mod discover;
 mod duration;
+mod mail;
 mod position;
 mod raw;
 
+pub use advice::AdviceSection;
+pub use alerts::AlertsSection;
+pub use mail::{MailSection, WebhookSection};
+
+use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -30,12 +38,17 @@ pub const FORMATS: [&str; 5] = ["auto", "stderr", "csvlog", "jsonlog", "syslog"]
 pub const LOG_LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
 
 /// A configuration that has been parsed and validated.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Config {
     pub store: StoreSection,
     pub daemon: DaemonSection,
     /// Empty: discover the clusters ([`discover`]).
     pub clusters: Vec<ClusterConfig>,
+    pub advice: AdviceSection,
+    pub alerts: AlertsSection,
+    /// None: alerts are kept in the store, not mailed.
+    pub mail: Option<MailSection>,
+    pub webhook: Option<WebhookSection>,
 }
 
 /// `[store]`
@@ -92,6 +105,11 @@ pub struct ClusterConfig {
     /// The server's log_timezone (a known IANA name).
     pub timezone: Option<String>,
     pub start_at: StartAt,
+    /// The server's postgresql.conf when it is not `data_directory/postgresql.conf`
+    /// (Debian: /etc/postgresql/15/main/postgresql.conf).
+    pub config_file: Option<PathBuf>,
+    /// `[cluster.settings]`: name -> value as PostgreSQL spells it; wins over every other source.
+    pub settings: BTreeMap<String, String>,
 }
 
 impl Default for ClusterConfig {
@@ -104,6 +122,8 @@ impl Default for ClusterConfig {
             prefix: "auto".into(),
             timezone: None,
             start_at: StartAt::Beginning,
+            config_file: None,
+            settings: BTreeMap::new(),
         }
     }
 }

@@ -3,13 +3,16 @@
 //! Absent keys are `None` here and take the public types' `Default`, which
 //! stays the single source of the defaults.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::advice::RawAdvice;
+use super::alerts::RawAlerts;
+use super::mail::{RawMail, RawWebhook};
 use super::{duration, ClusterConfig, Config, DaemonSection, StartAt, StoreSection, FORMATS, LOG_LEVELS};
 
 /// An error at a byte range of the file.
@@ -20,7 +23,7 @@ pub(super) struct Problem {
 }
 
 impl Problem {
-    fn at<T>(value: &Spanned<T>, message: String) -> Problem {
+    pub fn at<T>(value: &Spanned<T>, message: String) -> Problem {
         Problem { span: value.span(), message }
     }
 
@@ -36,6 +39,10 @@ impl Problem {
 pub(super) struct RawConfig {
     store: Option<RawStore>,
     daemon: Option<RawDaemon>,
+    advice: Option<RawAdvice>,
+    alerts: Option<RawAlerts>,
+    mail: Option<RawMail>,
+    webhook: Option<RawWebhook>,
     #[serde(default, rename = "cluster")]
     clusters: Vec<Spanned<RawCluster>>,
 }
@@ -65,6 +72,10 @@ struct RawCluster {
     prefix: Option<String>,
     timezone: Option<Spanned<String>>,
     start_at: Option<StartAt>,
+    config_file: Option<Spanned<PathBuf>>,
+    /// `[cluster.settings]`: values that win over every other source.
+    #[serde(default)]
+    settings: BTreeMap<String, Spanned<toml::Value>>,
 }
 
 impl RawConfig {
@@ -83,7 +94,11 @@ impl RawConfig {
             }
             clusters.push(cluster);
         }
-        Ok(Config { store, daemon, clusters })
+        let advice = self.advice.map(RawAdvice::validate).transpose()?.unwrap_or_default();
+        let alerts = self.alerts.map(RawAlerts::validate).transpose()?.unwrap_or_default();
+        let mail = self.mail.map(RawMail::validate).transpose()?;
+        let webhook = self.webhook.map(RawWebhook::validate).transpose()?;
+        Ok(Config { store, daemon, clusters, advice, alerts, mail, webhook })
     }
 }
 
@@ -139,13 +154,28 @@ impl RawCluster {
             prefix: self.prefix.unwrap_or(defaults.prefix),
             timezone: self.timezone.as_ref().map(time_zone).transpose()?.or(defaults.timezone),
             start_at: self.start_at.unwrap_or(defaults.start_at),
+            config_file: self.config_file.as_ref().map(absolute).transpose()?.map(Path::to_path_buf),
+            settings: self.settings.iter().map(|(k, v)| Ok((k.clone(), setting_text(v)?))).collect::<Result<_, _>>()?,
         })
+    }
+}
+
+/// A `[cluster.settings]` value as PostgreSQL would spell it: "1GB", 0.9, true.
+fn setting_text(value: &Spanned<toml::Value>) -> Result<String, Problem> {
+    match value.get_ref() {
+        toml::Value::String(s) => Ok(s.clone()),
+        toml::Value::Integer(i) => Ok(i.to_string()),
+        toml::Value::Float(f) => Ok(f.to_string()),
+        toml::Value::Boolean(b) => Ok(if *b { "on" } else { "off" }.into()),
+        other => {
+            Err(Problem::at(value, format!("a setting is a string, number or boolean, not a {}", other.type_str())))
+        }
     }
 }
 
 /// Paths are absolute: a relative one would depend on the daemon's working
 /// directory and most likely match nothing, silently.
-fn absolute<P: AsRef<Path>>(value: &Spanned<P>) -> Result<&Path, Problem> {
+pub(super) fn absolute<P: AsRef<Path>>(value: &Spanned<P>) -> Result<&Path, Problem> {
     let path = value.get_ref().as_ref();
     if path.is_absolute() {
         Ok(path)
@@ -155,11 +185,11 @@ fn absolute<P: AsRef<Path>>(value: &Spanned<P>) -> Result<&Path, Problem> {
 }
 
 /// A positive duration such as "500ms", "1s" or "2m".
-fn interval(text: &Spanned<String>) -> Result<std::time::Duration, Problem> {
+pub(super) fn interval(text: &Spanned<String>) -> Result<std::time::Duration, Problem> {
     duration::parse_duration(text.get_ref()).map_err(|message| Problem::at(text, message))
 }
 
-fn one_of(value: &Spanned<String>, allowed: &[&str], what: &str) -> Result<String, Problem> {
+pub(super) fn one_of(value: &Spanned<String>, allowed: &[&str], what: &str) -> Result<String, Problem> {
     let v = value.get_ref();
     if allowed.contains(&v.as_str()) {
         Ok(v.clone())
@@ -169,7 +199,7 @@ fn one_of(value: &Spanned<String>, allowed: &[&str], what: &str) -> Result<Strin
 }
 
 /// The zone must exist now, not when the first ambiguous timestamp arrives.
-fn time_zone(name: &Spanned<String>) -> Result<String, Problem> {
+pub(super) fn time_zone(name: &Spanned<String>) -> Result<String, Problem> {
     match jiff::tz::TimeZone::get(name.get_ref()) {
         Ok(_) => Ok(name.get_ref().clone()),
         Err(e) => Err(Problem::at(

@@ -4,8 +4,11 @@
 //! and the source offset they were read up to in one transaction: after a
 //! crash at any instant, the store and the offset agree.
 
+pub mod alerts;
 pub mod daemon;
+pub mod outbox;
 pub mod query;
+pub mod settings;
 mod write;
 
 use std::path::{Path, PathBuf};
@@ -18,8 +21,13 @@ use thiserror::Error;
 pub use write::{SourceRow, SourceSpec};
 
 /// Forward-only schema steps; the version is SQLite's user_version.
-const MIGRATION_LIST: &[M<'static>] =
-    &[M::up(include_str!("migrations/0001_init.sql")), M::up(include_str!("migrations/0002_daemon.sql"))];
+const MIGRATION_LIST: &[M<'static>] = &[
+    M::up(include_str!("migrations/0001_init.sql")),
+    M::up(include_str!("migrations/0002_daemon.sql")),
+    M::up(include_str!("migrations/0003_alerts.sql")),
+    M::up(include_str!("migrations/0004_outbox.sql")),
+    M::up(include_str!("migrations/0005_settings.sql")),
+];
 
 fn migrations() -> Migrations<'static> {
     Migrations::new(MIGRATION_LIST.to_vec())

@@ -1,0 +1,5 @@
+//! From the stored history to conclusions: the max_wal_size suggestion
+//! ([`sizing`]) and the alert rules ([`rules`]).
+
+pub mod rules;
+pub mod sizing;

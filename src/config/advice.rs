@@ -1,0 +1,67 @@
+//! `[advice]`: how the max_wal_size suggestion reads the checkpoint history.
+
+use std::time::Duration;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::raw::{interval, Problem};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AdviceSection {
+    /// How far back the WAL rate is sampled.
+    pub lookback: Duration,
+    /// The percentile of per-cycle WAL rates taken as the peak (0 < p <= 100).
+    pub percentile: f64,
+    /// Fewer usable checkpoint cycles than this: no suggestion, only a note.
+    pub min_samples: usize,
+    /// Safety factor on top of the projected need (>= 1).
+    pub headroom: f64,
+}
+
+impl Default for AdviceSection {
+    fn default() -> Self {
+        AdviceSection { lookback: Duration::from_secs(7 * 86_400), percentile: 95.0, min_samples: 5, headroom: 1.25 }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawAdvice {
+    lookback: Option<Spanned<String>>,
+    percentile: Option<Spanned<f64>>,
+    min_samples: Option<Spanned<i64>>,
+    headroom: Option<Spanned<f64>>,
+}
+
+impl RawAdvice {
+    pub fn validate(self) -> Result<AdviceSection, Problem> {
+        let mut advice = AdviceSection::default();
+        if let Some(text) = &self.lookback {
+            advice.lookback = interval(text)?;
+        }
+        if let Some(p) = &self.percentile {
+            advice.percentile = within(p, |v| v > 0.0 && v <= 100.0, "percentile must be above 0 and at most 100")?;
+        }
+        if let Some(n) = &self.min_samples {
+            let v = *n.get_ref();
+            if v < 1 {
+                return Err(Problem::at(n, format!("min_samples must be at least 1, not {v}")));
+            }
+            advice.min_samples = v as usize;
+        }
+        if let Some(h) = &self.headroom {
+            advice.headroom = within(h, |v| (1.0..=10.0).contains(&v), "headroom is a factor from 1 to 10, e.g. 1.25")?;
+        }
+        Ok(advice)
+    }
+}
+
+fn within(value: &Spanned<f64>, ok: impl Fn(f64) -> bool, message: &str) -> Result<f64, Problem> {
+    let v = *value.get_ref();
+    if v.is_finite() && ok(v) {
+        Ok(v)
+    } else {
+        Err(Problem::at(value, format!("{message}, not {v}")))
+    }
+}

@@ -1,0 +1,1 @@
+//! Alerts and silences (tables alert, silence).
