@@ -2,10 +2,92 @@
 
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
+use jiff::{SignedDuration, Timestamp};
 
-use crate::cli::AlertsArgs;
+use super::analyze::{config_and_store, open_existing};
+use crate::analyze::rules::RULES;
+use crate::cli::{AlertsArgs, AlertsCommand, AlertsListArgs, OutputFormat};
+use crate::output::{self, cell};
+use crate::store::alerts::{AlertRow, SilenceOutcome};
+use crate::store::Store;
+use crate::timefmt::rfc3339;
 
-pub fn run(_args: AlertsArgs) -> Result<ExitCode> {
-    anyhow::bail!("walwatch alerts: not implemented yet")
+const HEADER: [&str; 10] =
+    ["id", "cluster", "rule", "severity", "state", "fired_at", "notified_at", "resolved_at", "acked", "summary"];
+
+pub fn run(args: AlertsArgs) -> Result<ExitCode> {
+    match args.command {
+        None => list(args.list),
+        Some(AlertsCommand::Ack { common, id }) => {
+            let (_, path) = config_and_store(&common)?;
+            let mut store = open_existing(&path)?;
+            match store.ack_alert(id, Timestamp::now())? {
+                None => bail!("no alert with id {id} (see `walwatch alerts --all`)"),
+                Some(false) => println!("alert {id} was already acknowledged"),
+                Some(true) => println!("alert {id} acknowledged: no more reminders for it"),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(AlertsCommand::Silence { common, rule, cluster, duration }) => {
+            if !RULES.contains(&rule.as_str()) {
+                bail!("unknown rule {rule:?}: the rules are {}", RULES.join(", "));
+            }
+            let length = crate::config::parse_duration(&duration).map_err(|e| anyhow::anyhow!("--for: {e}"))?;
+            let length = SignedDuration::try_from(length)?;
+            let (_, path) = config_and_store(&common)?;
+            let mut store = open_existing(&path)?;
+            let now = Timestamp::now();
+            let until = now.checked_add(length)?;
+            match store.silence(&rule, cluster.as_deref(), until, now)? {
+                SilenceOutcome::UnknownCluster => {
+                    let known = store.clusters()?;
+                    bail!("unknown cluster {:?}: the store has {}", cluster.unwrap_or_default(), known.join(", "))
+                }
+                SilenceOutcome::Silenced { .. } => {
+                    let scope = cluster.map_or("all clusters".to_string(), |c| format!("cluster {c}"));
+                    println!("{rule} silenced on {scope} until {}", rfc3339(until));
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(AlertsCommand::TestMail { .. }) => {
+            bail!("walwatch alerts test-mail: not implemented yet (lands with the mail delivery)")
+        }
+    }
+}
+
+fn list(args: AlertsListArgs) -> Result<ExitCode> {
+    let (_, path) = config_and_store(&args.common)?;
+    let store = Store::open_read_only(&path)?;
+    if let Some(c) = &args.cluster {
+        let known = store.clusters()?;
+        if !known.contains(c) {
+            bail!("unknown cluster {c:?}: the store has {}", known.join(", "));
+        }
+    }
+    let rows = store.alerts(args.cluster.as_deref(), args.all)?;
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        OutputFormat::Json => output::json(&mut out, &rows)?,
+        OutputFormat::Csv => output::csv(&mut out, &HEADER, &rows.iter().map(cells).collect::<Vec<_>>())?,
+        OutputFormat::Table => output::table(&mut out, &HEADER, &rows.iter().map(cells).collect::<Vec<_>>(), &["id"])?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cells(a: &AlertRow) -> Vec<String> {
+    let time = |t: &Option<Timestamp>| cell(&t.map(rfc3339));
+    vec![
+        a.id.to_string(),
+        a.cluster.clone(),
+        a.rule.clone(),
+        a.severity.as_str().to_string(),
+        a.state.clone(),
+        rfc3339(a.fired_at),
+        time(&a.notified_at),
+        time(&a.resolved_at),
+        if a.acked_at.is_some() { "yes" } else { "no" }.to_string(),
+        a.summary.clone(),
+    ]
 }

@@ -15,7 +15,10 @@ mod position;
 mod raw;
 
 pub use advice::AdviceSection;
-pub use alerts::AlertsSection;
+pub use alerts::{
+    AlertsSection, CheckpointOverrunRule, DurabilityOffRule, ForcedCheckpointsRule, LoggingMissingRule, SlowSyncRule,
+    TooFrequentRule, WalFilesAddedRule,
+};
 pub use mail::{MailSection, WebhookSection};
 
 use std::collections::BTreeMap;

@@ -1,1 +1,449 @@
-//! Alerts and silences (tables alert, silence).
+//! Alerts and silences (tables alert, silence), and the few history queries
+//! the alert rules need beyond [`Store::checkpoints`].
+//!
+//! The lifecycle (crate::alert::lifecycle) changes a cluster's alerts and
+//! queues their notices in one transaction: [`Store::alert_tx`] opens it and
+//! [`AlertTx`] is everything it may do inside.
+
+use std::path::PathBuf;
+
+use jiff::Timestamp;
+use rusqlite::{params, OptionalExtension, Row, Transaction};
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::query::{CheckpointRow, Filter};
+use super::write::micros;
+use super::{Store, StoreError};
+use crate::alert::{Severity, SuggestionText};
+
+fn ts(v: Option<i64>) -> Option<Timestamp> {
+    v.and_then(|us| Timestamp::from_microsecond(us).ok())
+}
+
+fn ts_req(us: i64) -> Timestamp {
+    Timestamp::from_microsecond(us).unwrap_or(Timestamp::UNIX_EPOCH)
+}
+
+/// What walwatch has read of a cluster's log files (table source), in wall-clock time.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct LogGrowth {
+    /// When walwatch first read any of the cluster's files.
+    pub first_read: Option<Timestamp>,
+    /// When walwatch last read new bytes from them (a commit happens only when the offset moves).
+    pub last_read: Option<Timestamp>,
+    /// Bytes read so far, all files together.
+    pub bytes_read: i64,
+}
+
+/// One alert as stored.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AlertRow {
+    pub id: i64,
+    pub cluster: String,
+    pub rule: String,
+    pub key: String,
+    pub severity: Severity,
+    pub state: String,
+    pub summary: String,
+    pub details: Vec<String>,
+    pub figures: Value,
+    pub suggestion: Option<SuggestionText>,
+    #[serde(serialize_with = "crate::timefmt::serialize_opt")]
+    pub evidence_at: Option<Timestamp>,
+    #[serde(serialize_with = "crate::timefmt::serialize")]
+    pub fired_at: Timestamp,
+    #[serde(serialize_with = "crate::timefmt::serialize")]
+    pub updated_at: Timestamp,
+    #[serde(serialize_with = "crate::timefmt::serialize_opt")]
+    pub notified_at: Option<Timestamp>,
+    #[serde(serialize_with = "crate::timefmt::serialize_opt")]
+    pub reminded_at: Option<Timestamp>,
+    #[serde(serialize_with = "crate::timefmt::serialize_opt")]
+    pub resolved_at: Option<Timestamp>,
+    #[serde(serialize_with = "crate::timefmt::serialize_opt")]
+    pub acked_at: Option<Timestamp>,
+    /// When the firing notice was queued; None while the rule was silenced.
+    #[serde(serialize_with = "crate::timefmt::serialize_opt")]
+    pub queued_at: Option<Timestamp>,
+    pub reminders: u32,
+}
+
+/// The content of an alert that the rules produce (new or refreshed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlertContent<'a> {
+    pub rule: &'a str,
+    pub key: &'a str,
+    pub severity: Severity,
+    pub summary: &'a str,
+    pub details: &'a [String],
+    pub figures: &'a Value,
+    pub suggestion: Option<&'a SuggestionText>,
+    pub evidence_at: Option<Timestamp>,
+}
+
+impl AlertContent<'_> {
+    fn details_json(&self) -> String {
+        let suggestion = self.suggestion.map(|s| json!({ "text": s.text, "sql": s.sql }));
+        json!({ "details": self.details, "figures": self.figures, "suggestion": suggestion }).to_string()
+    }
+}
+
+pub fn parse_severity(text: &str) -> Severity {
+    match text {
+        "critical" => Severity::Critical,
+        "warning" => Severity::Warning,
+        _ => Severity::Info,
+    }
+}
+
+const ALERT_COLUMNS: &str = "a.id, c.name, a.rule, a.key, a.severity, a.state, a.summary, a.details, a.evidence_at,
+    a.fired_at, a.updated_at, a.notified_at, a.reminded_at, a.resolved_at, a.acked_at, a.queued_at, a.reminders";
+
+fn alert_row(r: &Row<'_>) -> rusqlite::Result<AlertRow> {
+    let details: String = r.get(7)?;
+    let details: Value = serde_json::from_str(&details).unwrap_or(Value::Null);
+    let lines = details["details"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|l| l.as_str().map(String::from)).collect())
+        .unwrap_or_default();
+    let suggestion = details["suggestion"].as_object().map(|s| SuggestionText {
+        text: s["text"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|l| l.as_str().map(String::from)).collect())
+            .unwrap_or_default(),
+        sql: s["sql"].as_str().unwrap_or_default().to_string(),
+    });
+    Ok(AlertRow {
+        id: r.get(0)?,
+        cluster: r.get(1)?,
+        rule: r.get(2)?,
+        key: r.get(3)?,
+        severity: parse_severity(&r.get::<_, String>(4)?),
+        state: r.get(5)?,
+        summary: r.get(6)?,
+        details: lines,
+        figures: details["figures"].clone(),
+        suggestion,
+        evidence_at: ts(r.get(8)?),
+        fired_at: ts_req(r.get(9)?),
+        updated_at: ts_req(r.get(10)?),
+        notified_at: ts(r.get(11)?),
+        reminded_at: ts(r.get(12)?),
+        resolved_at: ts(r.get(13)?),
+        acked_at: ts(r.get(14)?),
+        queued_at: ts(r.get(15)?),
+        reminders: r.get(16)?,
+    })
+}
+
+/// What `walwatch silence` did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SilenceOutcome {
+    Silenced { id: i64 },
+    UnknownCluster,
+}
+
+impl Store {
+    /// Too-frequent warnings of `cluster` with log time in `[since, until]`: (time, seconds apart).
+    pub fn too_frequent_between(
+        &self,
+        cluster: &str,
+        since: Timestamp,
+        until: Timestamp,
+    ) -> Result<Vec<(Timestamp, i64)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT e.at, e.data FROM event e JOIN cluster c ON c.id = e.cluster_id
+                 WHERE c.name = ?1 AND e.kind = 'too_frequent' AND e.at >= ?2 AND e.at <= ?3 ORDER BY e.at, e.id",
+            )
+            .map_err(|e| self.sql(e))?;
+        let rows = stmt
+            .query_map(params![cluster, micros(since), micros(until)], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+            })
+            .map_err(|e| self.sql(e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (at, data) = row.map_err(|e| self.sql(e))?;
+            let seconds = serde_json::from_str::<Value>(&data).ok().and_then(|d| d["seconds"].as_i64());
+            // A warning without its figure still counts; it just cannot be the smallest.
+            out.push((ts_req(at), seconds.unwrap_or(i64::MAX)));
+        }
+        Ok(out)
+    }
+
+    /// Checkpoints and restartpoints of `cluster` that started (or, with no
+    /// start line, completed) in `[since, until]`.
+    pub fn points_between(
+        &self,
+        cluster: &str,
+        since: Timestamp,
+        until: Timestamp,
+    ) -> Result<Vec<CheckpointRow>, StoreError> {
+        // Filter's until is exclusive; the window's end is the newest evidence itself.
+        let until = until.checked_add(jiff::SignedDuration::from_micros(1)).unwrap_or(until);
+        self.checkpoints(&Filter {
+            cluster: Some(cluster.into()),
+            since: Some(since),
+            until: Some(until),
+            trigger: None,
+        })
+    }
+
+    /// Log time of the newest recognised (not rejected) event of `cluster`.
+    pub fn newest_event_at(&self, cluster: &str) -> Result<Option<Timestamp>, StoreError> {
+        self.event_time_agg(cluster, "MAX", "e.kind <> 'rejected'")
+    }
+
+    /// Log time of the oldest recognised event of `cluster`.
+    pub fn oldest_event_at(&self, cluster: &str) -> Result<Option<Timestamp>, StoreError> {
+        self.event_time_agg(cluster, "MIN", "e.kind <> 'rejected'")
+    }
+
+    /// Log time of the newest checkpoint or restartpoint line (start or complete).
+    pub fn last_point_line_at(&self, cluster: &str) -> Result<Option<Timestamp>, StoreError> {
+        self.event_time_agg(
+            cluster,
+            "MAX",
+            "e.kind IN ('checkpoint_start', 'checkpoint_complete', 'restartpoint_start', 'restartpoint_complete')",
+        )
+    }
+
+    /// Log time of the newest server start (`starting PostgreSQL`, `ready to accept connections`).
+    pub fn last_start_at(&self, cluster: &str) -> Result<Option<Timestamp>, StoreError> {
+        self.event_time_agg(cluster, "MAX", "e.kind IN ('server_start', 'server_ready')")
+    }
+
+    fn event_time_agg(&self, cluster: &str, agg: &str, condition: &str) -> Result<Option<Timestamp>, StoreError> {
+        let sql = format!(
+            "SELECT {agg}(e.at) FROM event e JOIN cluster c ON c.id = e.cluster_id WHERE c.name = ?1 AND {condition}"
+        );
+        let v: Option<i64> = self.conn.query_row(&sql, [cluster], |r| r.get(0)).map_err(|e| self.sql(e))?;
+        Ok(ts(v))
+    }
+
+    /// What walwatch has read of `cluster`'s files.
+    pub fn log_growth(&self, cluster: &str) -> Result<LogGrowth, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT MIN(s.first_read), MAX(s.last_read), COALESCE(SUM(s.read_to), 0)
+                 FROM source s JOIN cluster c ON c.id = s.cluster_id WHERE c.name = ?1",
+                [cluster],
+                |r| Ok(LogGrowth { first_read: ts(r.get(0)?), last_read: ts(r.get(1)?), bytes_read: r.get(2)? }),
+            )
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Alerts, newest first: open ones only unless `all`.
+    pub fn alerts(&self, cluster: Option<&str>, all: bool) -> Result<Vec<AlertRow>, StoreError> {
+        let sql = format!(
+            "SELECT {ALERT_COLUMNS} FROM alert a JOIN cluster c ON c.id = a.cluster_id
+             WHERE (?1 IS NULL OR c.name = ?1) AND (?2 OR a.state <> 'resolved')
+             ORDER BY a.fired_at DESC, a.id DESC"
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.sql(e))?;
+        let rows = stmt.query_map(params![cluster, all], alert_row).map_err(|e| self.sql(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
+    }
+
+    /// One alert by id.
+    pub fn alert(&self, id: i64) -> Result<Option<AlertRow>, StoreError> {
+        let sql = format!("SELECT {ALERT_COLUMNS} FROM alert a JOIN cluster c ON c.id = a.cluster_id WHERE a.id = ?1");
+        self.conn.query_row(&sql, [id], alert_row).optional().map_err(|e| self.sql(e))
+    }
+
+    /// Acknowledges alert `id` (no more reminders). None: no such alert;
+    /// Some(false): it was acknowledged already.
+    pub fn ack_alert(&mut self, id: i64, now: Timestamp) -> Result<Option<bool>, StoreError> {
+        let exists: Option<Option<i64>> = self
+            .conn
+            .query_row("SELECT acked_at FROM alert WHERE id = ?1", [id], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.sql(e))?;
+        match exists {
+            None => Ok(None),
+            Some(Some(_)) => Ok(Some(false)),
+            Some(None) => {
+                self.conn
+                    .execute("UPDATE alert SET acked_at = ?2 WHERE id = ?1", params![id, micros(now)])
+                    .map_err(|e| self.sql(e))?;
+                Ok(Some(true))
+            }
+        }
+    }
+
+    /// Silences `rule` on `cluster` (all clusters when None) until `until`.
+    pub fn silence(
+        &mut self,
+        rule: &str,
+        cluster: Option<&str>,
+        until: Timestamp,
+        now: Timestamp,
+    ) -> Result<SilenceOutcome, StoreError> {
+        let cluster_id = match cluster {
+            None => None,
+            Some(name) => {
+                let id: Option<i64> = self
+                    .conn
+                    .query_row("SELECT id FROM cluster WHERE name = ?1", [name], |r| r.get(0))
+                    .optional()
+                    .map_err(|e| self.sql(e))?;
+                match id {
+                    Some(id) => Some(id),
+                    None => return Ok(SilenceOutcome::UnknownCluster),
+                }
+            }
+        };
+        self.conn
+            .execute(
+                "INSERT INTO silence(cluster_id, rule, until, created_at) VALUES (?1, ?2, ?3, ?4)",
+                params![cluster_id, rule, micros(until), micros(now)],
+            )
+            .map_err(|e| self.sql(e))?;
+        Ok(SilenceOutcome::Silenced { id: self.conn.last_insert_rowid() })
+    }
+
+    /// The firing notice of alert `id` was accepted: firing -> notified.
+    /// (Called by the sender; resolved alerts stay resolved.)
+    pub fn mark_alert_notified(&mut self, id: i64, at: Timestamp) -> Result<bool, StoreError> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE alert SET state = 'notified', notified_at = COALESCE(notified_at, ?2) WHERE id = ?1 AND state = 'firing'",
+                params![id, micros(at)],
+            )
+            .map_err(|e| self.sql(e))?;
+        Ok(n == 1)
+    }
+
+    /// Opens the transaction in which one cluster's alerts change.
+    pub fn alert_tx(&mut self, cluster: &str) -> Result<AlertTx<'_>, StoreError> {
+        let path = self.path.clone();
+        let sql = |source| StoreError::Sql { path: path.clone(), source };
+        let tx = self.conn.transaction().map_err(sql)?;
+        tx.execute("INSERT OR IGNORE INTO cluster(name) VALUES (?1)", [cluster]).map_err(sql)?;
+        let cluster_id: i64 =
+            tx.query_row("SELECT id FROM cluster WHERE name = ?1", [cluster], |r| r.get(0)).map_err(sql)?;
+        Ok(AlertTx { tx, path: self.path.clone(), cluster_id, cluster: cluster.to_string() })
+    }
+}
+
+/// One cluster's alert changes, committed together with the notices they queue.
+pub struct AlertTx<'a> {
+    tx: Transaction<'a>,
+    path: PathBuf,
+    cluster_id: i64,
+    cluster: String,
+}
+
+impl AlertTx<'_> {
+    fn sql(&self, source: rusqlite::Error) -> StoreError {
+        StoreError::Sql { path: self.path.clone(), source }
+    }
+
+    /// For crate::store::outbox::insert, so notices commit with the alert change.
+    pub fn transaction(&self) -> &Transaction<'_> {
+        &self.tx
+    }
+
+    pub fn cluster(&self) -> &str {
+        &self.cluster
+    }
+
+    /// The cluster's alerts that are not resolved.
+    pub fn open_alerts(&self) -> Result<Vec<AlertRow>, StoreError> {
+        let sql = format!(
+            "SELECT {ALERT_COLUMNS} FROM alert a JOIN cluster c ON c.id = a.cluster_id
+             WHERE a.cluster_id = ?1 AND a.state <> 'resolved' ORDER BY a.id"
+        );
+        let mut stmt = self.tx.prepare(&sql).map_err(|e| self.sql(e))?;
+        let rows = stmt.query_map([self.cluster_id], alert_row).map_err(|e| self.sql(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
+    }
+
+    /// The latest end of a silence of `rule` on this cluster (or all) that is still running at `now`.
+    pub fn silenced_until(&self, rule: &str, now: Timestamp) -> Result<Option<Timestamp>, StoreError> {
+        let v: Option<i64> = self
+            .tx
+            .query_row(
+                "SELECT MAX(until) FROM silence WHERE rule = ?1 AND (cluster_id IS NULL OR cluster_id = ?2) AND until > ?3",
+                params![rule, self.cluster_id, micros(now)],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.sql(e))?;
+        Ok(ts(v))
+    }
+
+    /// A new alert in state 'firing'; `queued` says whether its firing notice is queued now.
+    pub fn insert(&self, content: &AlertContent<'_>, now: Timestamp, queued: bool) -> Result<i64, StoreError> {
+        self.tx
+            .execute(
+                "INSERT INTO alert(cluster_id, rule, key, severity, state, summary, details, evidence_at, fired_at, updated_at, queued_at)
+                 VALUES (?1, ?2, ?3, ?4, 'firing', ?5, ?6, ?7, ?8, ?8, ?9)",
+                params![
+                    self.cluster_id,
+                    content.rule,
+                    content.key,
+                    content.severity.as_str(),
+                    content.summary,
+                    content.details_json(),
+                    content.evidence_at.map(micros),
+                    micros(now),
+                    queued.then(|| micros(now)),
+                ],
+            )
+            .map_err(|e| self.sql(e))?;
+        Ok(self.tx.last_insert_rowid())
+    }
+
+    /// Refreshes an open alert with what the rule says now.
+    pub fn refresh(&self, id: i64, content: &AlertContent<'_>, now: Timestamp) -> Result<(), StoreError> {
+        self.tx
+            .execute(
+                "UPDATE alert SET severity = ?2, summary = ?3, details = ?4, evidence_at = ?5, updated_at = ?6 WHERE id = ?1",
+                params![
+                    id,
+                    content.severity.as_str(),
+                    content.summary,
+                    content.details_json(),
+                    content.evidence_at.map(micros),
+                    micros(now)
+                ],
+            )
+            .map(drop)
+            .map_err(|e| self.sql(e))
+    }
+
+    /// The firing notice of an alert fired while silenced is queued now.
+    pub fn mark_queued(&self, id: i64, now: Timestamp) -> Result<(), StoreError> {
+        self.tx
+            .execute("UPDATE alert SET queued_at = ?2 WHERE id = ?1", params![id, micros(now)])
+            .map(drop)
+            .map_err(|e| self.sql(e))
+    }
+
+    /// The `n`-th reminder of alert `id` is queued now.
+    pub fn mark_reminded(&self, id: i64, n: u32, now: Timestamp) -> Result<(), StoreError> {
+        self.tx
+            .execute("UPDATE alert SET reminders = ?2, reminded_at = ?3 WHERE id = ?1", params![id, n, micros(now)])
+            .map(drop)
+            .map_err(|e| self.sql(e))
+    }
+
+    pub fn resolve(&self, id: i64, now: Timestamp) -> Result<(), StoreError> {
+        self.tx
+            .execute(
+                "UPDATE alert SET state = 'resolved', resolved_at = ?2, updated_at = ?2 WHERE id = ?1",
+                params![id, micros(now)],
+            )
+            .map(drop)
+            .map_err(|e| self.sql(e))
+    }
+
+    pub fn commit(self) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        self.tx.commit().map_err(|source| StoreError::Sql { path, source })
+    }
+}

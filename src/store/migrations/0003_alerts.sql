@@ -17,7 +17,9 @@ CREATE TABLE alert (
     notified_at INTEGER,
     reminded_at INTEGER,
     resolved_at INTEGER,
-    acked_at    INTEGER
+    acked_at    INTEGER,
+    queued_at   INTEGER,                     -- when the firing notice was queued; NULL while silenced
+    reminders   INTEGER NOT NULL DEFAULT 0   -- reminder notices queued so far (the next one's sequence - 1)
 );
 CREATE UNIQUE INDEX alert_open ON alert(cluster_id, rule, key) WHERE state <> 'resolved';
 CREATE INDEX alert_cluster_fired ON alert(cluster_id, fired_at);

@@ -1,0 +1,193 @@
+//! `forced_checkpoints`: WAL-triggered checkpoints (`checkpoint starting:
+//! wal`, `xlog` before 12; restartpoints too) in the window. Told apart by
+//! the start reason, never by a requested-checkpoint counter, which also
+//! counts manual, backup and shutdown checkpoints.
+
+use serde_json::json;
+
+use super::{percent, Finding, Window};
+use crate::alert::{Severity, SuggestionText};
+use crate::analyze::sizing::Suggestion;
+use crate::config::ForcedCheckpointsRule;
+use crate::store::query::CheckpointRow;
+
+pub fn check(
+    points: &[CheckpointRow],
+    window: &Window,
+    rule: &ForcedCheckpointsRule,
+    suggestion: Option<&Suggestion>,
+) -> Option<Finding> {
+    let started: Vec<(&CheckpointRow, jiff::Timestamp)> =
+        points.iter().filter_map(|p| Some((p, p.started_at?))).filter(|(_, t)| window.contains(*t)).collect();
+    let trigger = |p: &CheckpointRow, t: &str| p.trigger.as_deref() == Some(t);
+    let forced: Vec<jiff::Timestamp> = started.iter().filter(|(p, _)| trigger(p, "wal")).map(|(_, t)| *t).collect();
+    let timed = started.iter().filter(|(p, _)| trigger(p, "time")).count();
+    let other = started.len() - forced.len() - timed;
+    let count = forced.len();
+    let share = if count + timed == 0 { 0.0 } else { count as f64 / (count + timed) as f64 };
+    if count < rule.min_count as usize || share < rule.min_share {
+        return None;
+    }
+    let restartpoints = started.iter().filter(|(p, _)| trigger(p, "wal") && p.kind == "restartpoint").count();
+    let summary = format!(
+        "{count} WAL-triggered checkpoints in {} ({} of the WAL- and time-triggered ones): max_wal_size is too small for the WAL written",
+        window.describe(),
+        percent(share)
+    );
+    let mut details = vec![
+        format!(
+            "In the {} up to {}: {count} checkpoints started because of WAL volume (`wal`), {timed} on schedule (`time`), {other} for other reasons (manual, shutdown, recovery).",
+            window.describe(),
+            crate::timefmt::rfc3339(window.end)
+        ),
+        "PostgreSQL starts a checkpoint early once the WAL written since the last one reaches about max_wal_size / (1 + checkpoint_completion_target) (PostgreSQL 11+). Such checkpoints come more often than checkpoint_timeout, write the same hot pages again, and make every first change of a page after them log a full-page image, which adds more WAL.".to_string(),
+    ];
+    if restartpoints > 0 {
+        details.push(format!("{restartpoints} of them are restartpoints on a standby: its own max_wal_size applies."));
+    }
+    let advice = suggestion.and_then(advice);
+    if advice.is_none() {
+        details.push(no_advice(suggestion));
+    }
+    Some(Finding {
+        rule: "forced_checkpoints",
+        key: String::new(),
+        severity: Severity::Warning,
+        summary,
+        details,
+        figures: json!({
+            "count": count,
+            "timed": timed,
+            "other": other,
+            "restartpoints": restartpoints,
+            "share": share,
+            "min_count": rule.min_count,
+            "min_share": rule.min_share,
+            "first_at": forced.iter().min().map(|t| crate::timefmt::rfc3339(*t)),
+            "last_at": forced.iter().max().map(|t| crate::timefmt::rfc3339(*t)),
+            "suggested_max_wal_size_mb": suggestion.and_then(|s| s.suggested.max_wal_size_mb),
+            "window": window.figures(),
+        }),
+        suggestion: advice,
+        evidence_at: forced.iter().max().copied(),
+    })
+}
+
+/// The max_wal_size advice and its SQL, when sizing has one.
+fn advice(s: &Suggestion) -> Option<SuggestionText> {
+    let sql = s.sql.clone()?;
+    s.suggested.max_wal_size_mb?;
+    Some(SuggestionText { text: s.explanation.clone(), sql })
+}
+
+fn no_advice(s: Option<&Suggestion>) -> String {
+    match s.and_then(|s| s.explanation.first()) {
+        Some(why) => format!("No max_wal_size value can be suggested yet: {why}"),
+        None => "No max_wal_size value can be suggested yet (see `walwatch suggest`).".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::super::test_support::{at, point};
+    use super::*;
+    use crate::analyze::sizing::{Basis, Suggested};
+    use crate::settings::Settings;
+
+    fn window() -> Window {
+        Window::ending(at("2026-11-22T12:00:00Z"), None, Duration::from_secs(3600))
+    }
+
+    fn rows(wal: usize, time: usize, manual: usize) -> Vec<CheckpointRow> {
+        let mut out = Vec::new();
+        let mut minute = 1;
+        for (n, trigger) in [(wal, "wal"), (time, "time"), (manual, "manual")] {
+            for _ in 0..n {
+                out.push(point(&format!("2026-11-22T11:{minute:02}:00Z"), trigger));
+                minute += 1;
+            }
+        }
+        out
+    }
+
+    fn suggestion(sql: Option<&str>) -> Suggestion {
+        Suggestion {
+            cluster: "main".into(),
+            current: Settings::default(),
+            suggested: Suggested { max_wal_size_mb: sql.map(|_| 2048), min_wal_size_mb: None },
+            basis: Basis {
+                samples: 12,
+                window: "7d".into(),
+                peak_wal_rate_kb_s: Some(3000.0),
+                projected_wal_per_timeout_mb: Some(900.0),
+                forced_checkpoints: 3,
+                timed_checkpoints: 9,
+                too_frequent: 0,
+            },
+            explanation: vec!["Peak WAL rate 3000 kB/s.".into(), "2048MB = …".into()],
+            sql: sql.map(String::from),
+        }
+    }
+
+    #[test]
+    fn fires_at_min_count_and_min_share() {
+        let rule = ForcedCheckpointsRule::default(); // 2 and 0.1
+        let f = check(&rows(2, 18, 3), &window(), &rule, None).unwrap();
+        assert_eq!((f.rule, f.key.as_str(), f.severity), ("forced_checkpoints", "", Severity::Warning));
+        assert_eq!(f.figures["count"], 2);
+        assert_eq!(f.figures["timed"], 18);
+        assert_eq!(f.figures["other"], 3);
+        assert_eq!(f.figures["share"], 0.1);
+        assert_eq!(f.figures["first_at"], "2026-11-22T11:01:00Z");
+        assert_eq!(f.figures["last_at"], "2026-11-22T11:02:00Z");
+        assert_eq!(f.evidence_at, Some(at("2026-11-22T11:02:00Z")));
+        assert!(f.summary.starts_with("2 WAL-triggered checkpoints in 1h (10% of"), "{}", f.summary);
+        assert_eq!(f.suggestion, None);
+        assert!(f.details.last().unwrap().starts_with("No max_wal_size value can be suggested yet"));
+    }
+
+    #[test]
+    fn below_either_threshold_is_quiet() {
+        let rule = ForcedCheckpointsRule::default();
+        assert_eq!(check(&rows(1, 0, 0), &window(), &rule, None), None, "one is below min_count");
+        assert_eq!(check(&rows(2, 19, 0), &window(), &rule, None), None, "2/21 is below 10%");
+        assert_eq!(check(&[], &window(), &rule, None), None);
+        // Manual and shutdown checkpoints never count as forced, however many.
+        assert_eq!(check(&rows(0, 0, 50), &window(), &rule, None), None);
+    }
+
+    #[test]
+    fn only_points_started_inside_the_window() {
+        let rule = ForcedCheckpointsRule::default();
+        let mut points = rows(1, 0, 0);
+        points.push(point("2026-11-22T10:59:59Z", "wal"));
+        assert_eq!(check(&points, &window(), &rule, None), None);
+        points.push(point("2026-11-22T11:00:00Z", "wal"));
+        assert_eq!(check(&points, &window(), &rule, None).unwrap().figures["count"], 2);
+    }
+
+    #[test]
+    fn carries_the_max_wal_size_suggestion() {
+        let sql = "ALTER SYSTEM SET max_wal_size = '2GB'; SELECT pg_reload_conf();";
+        let s = suggestion(Some(sql));
+        let f = check(&rows(3, 1, 0), &window(), &ForcedCheckpointsRule::default(), Some(&s)).unwrap();
+        assert_eq!(f.suggestion, Some(SuggestionText { text: s.explanation.clone(), sql: sql.into() }));
+        assert_eq!(f.figures["suggested_max_wal_size_mb"], 2048);
+        assert_eq!(f.figures["share"], 0.75);
+        // Sizing without a value (too few samples): the reason is in the details.
+        let s = suggestion(None);
+        let f = check(&rows(3, 1, 0), &window(), &ForcedCheckpointsRule::default(), Some(&s)).unwrap();
+        assert_eq!(f.suggestion, None);
+        assert_eq!(f.details.last().unwrap(), "No max_wal_size value can be suggested yet: Peak WAL rate 3000 kB/s.");
+    }
+
+    #[test]
+    fn counts_restartpoints_separately_too() {
+        let mut points = rows(2, 0, 0);
+        points[1].kind = "restartpoint".into();
+        let f = check(&points, &window(), &ForcedCheckpointsRule::default(), None).unwrap();
+        assert_eq!((f.figures["count"].as_u64(), f.figures["restartpoints"].as_u64()), (Some(2), Some(1)));
+    }
+}

@@ -1,0 +1,255 @@
+//! `checkpoint_logging_missing`: the log keeps growing but has had no
+//! checkpoint line for factor × checkpoint_timeout: most likely
+//! log_checkpoints is off, and every other rule is blind.
+//!
+//! Two kinds of evidence, either suffices:
+//! * in log time: events kept coming (a reload, a warning, a restart) for
+//!   longer than that after the last checkpoint line (an imported log);
+//! * in wall-clock time: walwatch read new bytes of the cluster's files
+//!   within that span, has been reading them for longer than it, and saw no
+//!   checkpoint line in it (a followed log).
+//!
+//! An idle server skips timed checkpoints (no WAL since the last one), so a
+//! log that grows only with connection lines can fire this too; the alert
+//! is informational unless too-frequent warnings (written whatever
+//! log_checkpoints says) prove checkpoints are happening.
+
+use jiff::{SignedDuration, Timestamp};
+use serde_json::json;
+
+use super::{secs, Finding};
+use crate::alert::Severity;
+use crate::config::LoggingMissingRule;
+use crate::settings::Settings;
+use crate::store::alerts::LogGrowth;
+use crate::store::{Store, StoreError};
+
+/// What the store knows about a cluster's log, for this rule.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct LogObservation {
+    pub last_point_line_at: Option<Timestamp>,
+    pub oldest_event_at: Option<Timestamp>,
+    pub newest_event_at: Option<Timestamp>,
+    /// The newest server start: a server that was down wrote nothing, checkpoints included.
+    pub last_start_at: Option<Timestamp>,
+    pub growth: LogGrowth,
+    /// Too-frequent warnings after the last checkpoint line (all, when there is none).
+    pub too_frequent_since: usize,
+}
+
+impl LogObservation {
+    pub fn read(store: &Store, cluster: &str) -> Result<LogObservation, StoreError> {
+        let last_point_line_at = store.last_point_line_at(cluster)?;
+        let newest_event_at = store.newest_event_at(cluster)?;
+        let since = last_point_line_at.map_or(Timestamp::MIN, |t| t + SignedDuration::from_micros(1));
+        let too_frequent_since = match newest_event_at {
+            Some(newest) if newest >= since => store.too_frequent_between(cluster, since, newest)?.len(),
+            _ => 0,
+        };
+        Ok(LogObservation {
+            last_point_line_at,
+            oldest_event_at: store.oldest_event_at(cluster)?,
+            newest_event_at,
+            last_start_at: store.last_start_at(cluster)?,
+            growth: store.log_growth(cluster)?,
+            too_frequent_since,
+        })
+    }
+}
+
+pub fn check(obs: &LogObservation, rule: &LoggingMissingRule, settings: &Settings, now: Timestamp) -> Option<Finding> {
+    let timeout = settings.seconds("checkpoint_timeout")?;
+    let gap_s = timeout * rule.factor;
+    let gap = SignedDuration::try_from_secs_f64(gap_s).ok()?;
+    let (silent_since, basis, evidence_at) = in_log_time(obs, gap).or_else(|| in_wall_clock(obs, gap, now))?;
+    let severity = if obs.too_frequent_since > 0 { Severity::Warning } else { Severity::Info };
+    let silent_s = evidence_at.unwrap_or(now).duration_since(silent_since).as_secs_f64();
+    let since_text = match obs.last_point_line_at {
+        Some(t) => format!("since {}", crate::timefmt::rfc3339(t)),
+        None => "ever".to_string(),
+    };
+    let summary = format!(
+        "no checkpoint line {since_text} ({} s, more than {} × checkpoint_timeout) while the log grows: is log_checkpoints off?",
+        secs(silent_s.round()),
+        rule.factor
+    );
+    let mut details = vec![match basis {
+        "log" => format!(
+            "The log has events up to {}, but its last checkpoint line is {} s older; checkpoint_timeout is {} s.",
+            evidence_at.map(crate::timefmt::rfc3339).unwrap_or_default(),
+            secs(silent_s.round()),
+            secs(timeout)
+        ),
+        _ => format!(
+            "walwatch read new log lines as late as {}, but no checkpoint line for {} s; checkpoint_timeout is {} s.",
+            obs.growth.last_read.map(crate::timefmt::rfc3339).unwrap_or_default(),
+            secs(silent_s.round()),
+            secs(timeout)
+        ),
+    }];
+    if obs.too_frequent_since > 0 {
+        details.push(format!(
+            "PostgreSQL warned {} times that checkpoints occur too frequently in that time, so checkpoints do happen: they are not logged.",
+            obs.too_frequent_since
+        ));
+    } else {
+        details.push("An idle server also skips timed checkpoints (no WAL written since the last one); if the server was idle, this alert resolves with the next checkpoint line.".to_string());
+    }
+    details.push(default_note(settings.version));
+    Some(Finding {
+        rule: "checkpoint_logging_missing",
+        key: String::new(),
+        severity,
+        summary,
+        details,
+        figures: json!({
+            "basis": basis,
+            "silent_s": silent_s,
+            "last_checkpoint_line_at": obs.last_point_line_at.map(crate::timefmt::rfc3339),
+            "checkpoint_timeout_s": timeout,
+            "factor": rule.factor,
+            "too_frequent_since": obs.too_frequent_since,
+        }),
+        suggestion: None,
+        evidence_at,
+    })
+}
+
+/// Events continued for more than `gap` after the last checkpoint line (or the first event).
+fn in_log_time(obs: &LogObservation, gap: SignedDuration) -> Option<(Timestamp, &'static str, Option<Timestamp>)> {
+    let newest = obs.newest_event_at?;
+    let since = obs.last_point_line_at.or(obs.oldest_event_at)?.max(obs.last_start_at.unwrap_or(Timestamp::MIN));
+    (newest.duration_since(since) > gap).then_some((since, "log", Some(newest)))
+}
+
+/// New bytes read within the last `gap`, watched for longer than `gap`, no checkpoint line within it.
+fn in_wall_clock(
+    obs: &LogObservation,
+    gap: SignedDuration,
+    now: Timestamp,
+) -> Option<(Timestamp, &'static str, Option<Timestamp>)> {
+    let horizon = now.checked_sub(gap).ok()?;
+    let grew = obs.growth.last_read.is_some_and(|t| t >= horizon);
+    let first_read = obs.growth.first_read?;
+    let watched = first_read <= horizon;
+    let silent = obs.last_point_line_at.is_none_or(|t| t < horizon);
+    let since = obs.last_point_line_at.map_or(first_read, |t| t.max(first_read));
+    let since = since.max(obs.last_start_at.unwrap_or(Timestamp::MIN));
+    (grew && watched && silent).then_some((since, "live", None))
+}
+
+/// log_checkpoints' default changed in PostgreSQL 15.
+fn default_note(version: Option<u32>) -> String {
+    let turn_on = "ALTER SYSTEM SET log_checkpoints = on; SELECT pg_reload_conf();";
+    match version {
+        Some(v) if v >= 15 => format!(
+            "log_checkpoints is on by default since PostgreSQL 15, so someone turned it off (postgresql.conf, ALTER SYSTEM, or a per-database setting does not apply: it is server-wide). To turn it back on: {turn_on}"
+        ),
+        Some(_) => format!("log_checkpoints is off by default before PostgreSQL 15. To turn it on: {turn_on}"),
+        None => format!(
+            "log_checkpoints is off by default before PostgreSQL 15 and on from 15. To turn it on: {turn_on}"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{at, settings};
+    use super::*;
+
+    fn s(version: u32) -> Settings {
+        settings(version, &[("checkpoint_timeout", "5min")])
+    }
+
+    #[test]
+    fn log_time_gap_over_three_timeouts_fires() {
+        let rule = LoggingMissingRule::default(); // 3 × 300 s = 900 s
+        let now = at("2026-11-29T00:00:00Z");
+        let mut obs = LogObservation {
+            last_point_line_at: Some(at("2026-11-22T10:00:00Z")),
+            oldest_event_at: Some(at("2026-11-22T09:00:00Z")),
+            newest_event_at: Some(at("2026-11-22T10:15:00Z")),
+            ..Default::default()
+        };
+        assert_eq!(check(&obs, &rule, &s(15), now), None, "exactly 900 s is not more");
+        obs.newest_event_at = Some(at("2026-11-22T10:15:01Z"));
+        let f = check(&obs, &rule, &s(15), now).unwrap();
+        assert_eq!((f.rule, f.key.as_str(), f.severity), ("checkpoint_logging_missing", "", Severity::Info));
+        assert_eq!(f.figures["basis"], "log");
+        assert_eq!(f.figures["silent_s"], 901.0);
+        assert_eq!(f.evidence_at, Some(at("2026-11-22T10:15:01Z")));
+        assert!(f.details.last().unwrap().starts_with("log_checkpoints is on by default since PostgreSQL 15"));
+        let f = check(&obs, &rule, &s(14), now).unwrap();
+        assert!(f.details.last().unwrap().starts_with("log_checkpoints is off by default before PostgreSQL 15"));
+        // Too-frequent warnings prove checkpoints happen unlogged.
+        obs.too_frequent_since = 4;
+        let f = check(&obs, &rule, &s(15), now).unwrap();
+        assert_eq!(f.severity, Severity::Warning);
+        assert_eq!(f.figures["too_frequent_since"], 4);
+    }
+
+    #[test]
+    fn no_checkpoint_line_ever_counts_from_the_first_event() {
+        let rule = LoggingMissingRule::default();
+        let obs = LogObservation {
+            oldest_event_at: Some(at("2026-11-22T09:00:00Z")),
+            newest_event_at: Some(at("2026-11-22T10:00:00Z")),
+            too_frequent_since: 2,
+            ..Default::default()
+        };
+        let f = check(&obs, &rule, &s(15), at("2026-11-22T10:00:00Z")).unwrap();
+        assert_eq!(f.figures["silent_s"], 3600.0);
+        // A server down for hours and started again logged nothing meanwhile: the gap starts at its start.
+        let restarted = LogObservation { last_start_at: Some(at("2026-11-22T09:50:00Z")), ..obs };
+        assert_eq!(check(&restarted, &rule, &s(15), at("2026-11-22T10:00:00Z")), None);
+        assert_eq!(f.figures["last_checkpoint_line_at"], serde_json::Value::Null);
+        assert!(f.summary.starts_with("no checkpoint line ever (3600 s"), "{}", f.summary);
+    }
+
+    #[test]
+    fn a_followed_log_that_grows_without_checkpoint_lines_fires() {
+        let rule = LoggingMissingRule::default();
+        let now = at("2026-11-22T12:00:00Z");
+        let mut obs = LogObservation {
+            last_point_line_at: Some(at("2026-11-22T11:40:00Z")),
+            oldest_event_at: Some(at("2026-11-22T08:00:00Z")),
+            newest_event_at: Some(at("2026-11-22T11:40:00Z")),
+            last_start_at: None,
+            growth: LogGrowth {
+                first_read: Some(at("2026-11-22T08:00:00Z")),
+                last_read: Some(at("2026-11-22T11:59:00Z")),
+                bytes_read: 1000,
+            },
+            too_frequent_since: 0,
+        };
+        let f = check(&obs, &rule, &s(16), now).unwrap();
+        assert_eq!(f.figures["basis"], "live");
+        assert_eq!(f.figures["silent_s"], 1200.0);
+        assert_eq!(f.evidence_at, None);
+        // A checkpoint line within the last 900 s: quiet.
+        obs.last_point_line_at = Some(at("2026-11-22T11:45:01Z"));
+        obs.newest_event_at = obs.last_point_line_at;
+        assert_eq!(check(&obs, &rule, &s(16), now), None);
+        // The log stopped growing (server down, or nothing to log): quiet.
+        obs.last_point_line_at = Some(at("2026-11-22T11:00:00Z"));
+        obs.newest_event_at = obs.last_point_line_at;
+        obs.growth.last_read = Some(at("2026-11-22T11:44:59Z"));
+        assert_eq!(check(&obs, &rule, &s(16), now), None);
+        // Just imported (not watched for the span): quiet.
+        obs.growth = LogGrowth { first_read: Some(at("2026-11-22T11:59:00Z")), last_read: Some(now), bytes_read: 10 };
+        assert_eq!(check(&obs, &rule, &s(16), now), None);
+    }
+
+    #[test]
+    fn unknown_timeout_or_empty_store_is_quiet() {
+        let rule = LoggingMissingRule::default();
+        let obs = LogObservation::default();
+        assert_eq!(check(&obs, &rule, &s(15), at("2026-11-22T12:00:00Z")), None);
+        let obs = LogObservation {
+            oldest_event_at: Some(at("2026-11-22T01:00:00Z")),
+            newest_event_at: Some(at("2026-11-22T10:00:00Z")),
+            ..Default::default()
+        };
+        assert_eq!(check(&obs, &rule, &settings(15, &[]), at("2026-11-22T12:00:00Z")), None);
+    }
+}

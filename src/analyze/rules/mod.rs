@@ -1,0 +1,255 @@
+//! The alert rules: each reads the stored history and the settings and says
+//! what is wrong now, as zero or more [`Finding`]s. Rule ids ([`RULES`]) are
+//! stable: they name the alerts, the `[alerts.<id>]` config tables and the
+//! `walwatch alerts silence RULE` argument.
+//!
+//! Each rule is a pure function of what [`evaluate`] read from the store
+//! (checkpoint rows, warnings, log growth), the [`Settings`], its
+//! thresholds, and the evaluation window, so it is tested with hand-built
+//! inputs.
+//!
+//! **The evaluation window.** A rule with a `window` looks at the log times
+//! `[end - window, end]`. `end` is the evaluation time `now` (the daemon
+//! evaluates at wall-clock time, and the log it follows is current), except
+//! when the cluster's newest stored event is older than `now - window`: then
+//! the log is history (last week's files given to `walwatch import`) and its
+//! newest event is the log's own "now", so `walwatch analyze` reports what
+//! the log shows instead of an empty window. A log that is current but quiet
+//! (newest event inside the window) is evaluated at `now`, so alerts resolve
+//! once the window has passed without new evidence.
+
+mod checkpoint_overrun;
+mod durability_off;
+mod forced_checkpoints;
+mod logging_missing;
+mod slow_sync;
+mod too_frequent;
+mod wal_files_added;
+
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+use serde::Serialize;
+
+use crate::alert::{Severity, SuggestionText};
+use crate::analyze::sizing::Suggestion;
+use crate::config::AlertsSection;
+use crate::settings::Settings;
+use crate::store::{Store, StoreError};
+
+pub use logging_missing::LogObservation;
+
+/// Every rule id, in the order they are evaluated and listed.
+pub const RULES: [&str; 7] = [
+    "forced_checkpoints",
+    "too_frequent",
+    "slow_sync",
+    "checkpoint_overrun",
+    "checkpoint_logging_missing",
+    "durability_off",
+    "wal_files_added",
+];
+
+/// Something a rule found wrong. (rule, key) identifies the alert it opens
+/// or keeps open; `key` separates several alerts of one rule (durability_off
+/// uses the setting name) and is "" otherwise.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    pub rule: &'static str,
+    pub key: String,
+    pub severity: Severity,
+    /// One line; may contain log-derived text (escaped by the renderers).
+    pub summary: String,
+    pub details: Vec<String>,
+    /// The numbers behind the summary, for `--format json` and the tests.
+    pub figures: serde_json::Value,
+    /// Advice with its SQL (forced_checkpoints: max_wal_size; wal_files_added: min_wal_size).
+    pub suggestion: Option<SuggestionText>,
+    /// Log time of the latest evidence; None when the evidence is a setting with no log time.
+    #[serde(serialize_with = "crate::timefmt::serialize_opt")]
+    pub evidence_at: Option<Timestamp>,
+}
+
+/// The log times a windowed rule looks at, both ends included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub start: Timestamp,
+    pub end: Timestamp,
+    pub length: Duration,
+}
+
+impl Window {
+    /// `[now - length, now]`, or `[newest - length, newest]` when the newest
+    /// event is older than that (see the module documentation).
+    pub fn ending(now: Timestamp, newest_event: Option<Timestamp>, length: Duration) -> Window {
+        let span = SignedDuration::try_from(length).unwrap_or(SignedDuration::MAX);
+        let back = |t: Timestamp| t.checked_sub(span).unwrap_or(Timestamp::MIN);
+        let end = match newest_event {
+            Some(newest) if newest < back(now) => newest,
+            _ => now,
+        };
+        Window { start: back(end), end, length }
+    }
+
+    pub fn contains(&self, t: Timestamp) -> bool {
+        self.start <= t && t <= self.end
+    }
+
+    /// "1h", "24h", "30m".
+    pub fn describe(&self) -> String {
+        human_duration(self.length)
+    }
+
+    fn figures(&self) -> serde_json::Value {
+        serde_json::json!({
+            "length_s": self.length.as_secs_f64(),
+            "start": crate::timefmt::rfc3339(self.start),
+            "end": crate::timefmt::rfc3339(self.end),
+        })
+    }
+}
+
+pub(crate) fn human_duration(d: Duration) -> String {
+    SignedDuration::try_from(d).map_or_else(|_| format!("{d:?}"), |s| format!("{s:#}"))
+}
+
+/// Seconds with at most 3 decimals, as PostgreSQL logs them.
+fn secs(v: f64) -> String {
+    let text = format!("{v:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+fn percent(share: f64) -> String {
+    format!("{:.0}%", share * 100.0)
+}
+
+/// Runs every enabled rule for `cluster` at `now`. `suggestion` is the
+/// max_wal_size advice that forced_checkpoints and wal_files_added carry.
+pub fn evaluate(
+    store: &Store,
+    cluster: &str,
+    alerts: &AlertsSection,
+    settings: &Settings,
+    suggestion: Option<&Suggestion>,
+    now: Timestamp,
+) -> Result<Vec<Finding>, StoreError> {
+    let newest = store.newest_event_at(cluster)?;
+    let window = |length| Window::ending(now, newest, length);
+    let points = |w: &Window| store.points_between(cluster, w.start, w.end);
+    let mut findings = Vec::new();
+    if alerts.forced_checkpoints.enabled {
+        let w = window(alerts.forced_checkpoints.window);
+        findings.extend(forced_checkpoints::check(&points(&w)?, &w, &alerts.forced_checkpoints, suggestion));
+    }
+    if alerts.too_frequent.enabled {
+        let w = window(alerts.too_frequent.window);
+        let warnings = store.too_frequent_between(cluster, w.start, w.end)?;
+        findings.extend(too_frequent::check(&warnings, &w, settings));
+    }
+    if alerts.slow_sync.enabled {
+        let w = window(alerts.slow_sync.window);
+        findings.extend(slow_sync::check(&points(&w)?, &w, &alerts.slow_sync, settings));
+    }
+    if alerts.checkpoint_overrun.enabled {
+        let w = window(alerts.checkpoint_overrun.window);
+        findings.extend(checkpoint_overrun::check(&points(&w)?, &w, &alerts.checkpoint_overrun, settings));
+    }
+    if alerts.checkpoint_logging_missing.enabled {
+        let observation = LogObservation::read(store, cluster)?;
+        findings.extend(logging_missing::check(&observation, &alerts.checkpoint_logging_missing, settings, now));
+    }
+    if alerts.durability_off.enabled {
+        findings.extend(durability_off::check(settings, &alerts.durability_off));
+    }
+    if alerts.wal_files_added.enabled {
+        let w = window(alerts.wal_files_added.window);
+        findings.extend(wal_files_added::check(&points(&w)?, &w, &alerts.wal_files_added, settings, suggestion));
+    }
+    Ok(findings)
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use std::collections::BTreeMap;
+
+    use jiff::Timestamp;
+
+    use crate::settings::{Settings, Source, Value};
+    use crate::store::query::CheckpointRow;
+
+    pub fn at(s: &str) -> Timestamp {
+        s.parse().unwrap()
+    }
+
+    /// Settings as the settings module would fill them, from (name, value) pairs.
+    pub fn settings(version: u32, pairs: &[(&str, &str)]) -> Settings {
+        let values: BTreeMap<String, Value> = pairs
+            .iter()
+            .map(|(k, v)| {
+                (k.to_string(), Value { value: v.to_string(), source: Source::Default { version: Some(version) } })
+            })
+            .collect();
+        Settings { version: Some(version), values }
+    }
+
+    /// A completed checkpoint started at `start` with `trigger`.
+    pub fn point(start: &str, trigger: &str) -> CheckpointRow {
+        let started = at(start);
+        CheckpointRow {
+            cluster: "main".into(),
+            kind: "checkpoint".into(),
+            trigger: Some(trigger.into()),
+            flags: vec![trigger.into()],
+            started_at: Some(started),
+            completed_at: Some(started + jiff::SignedDuration::from_secs(1)),
+            buffers_written: Some(10),
+            buffers_pct: Some(0.1),
+            slru_buffers_written: None,
+            wal_files_added: Some(0),
+            wal_files_removed: Some(0),
+            wal_files_recycled: Some(1),
+            write_s: Some(0.5),
+            sync_s: Some(0.1),
+            total_s: Some(0.7),
+            sync_files: Some(3),
+            sync_longest_s: Some(0.05),
+            sync_average_s: Some(0.02),
+            distance_kb: Some(16384),
+            estimate_kb: Some(16384),
+            lsn: None,
+            redo_lsn: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::at;
+    use super::*;
+
+    #[test]
+    fn window_ends_now_unless_the_log_is_older_than_the_window() {
+        let now = at("2026-11-22T12:00:00Z");
+        let hour = Duration::from_secs(3600);
+        // A current log: the window ends now.
+        let w = Window::ending(now, Some(at("2026-11-22T11:30:00Z")), hour);
+        assert_eq!((w.start, w.end), (at("2026-11-22T11:00:00Z"), now));
+        // Exactly at the window start: still current.
+        let w = Window::ending(now, Some(at("2026-11-22T11:00:00Z")), hour);
+        assert_eq!(w.end, now);
+        // Last week's log: the window ends at its newest event.
+        let w = Window::ending(now, Some(at("2026-11-15T08:00:00Z")), hour);
+        assert_eq!((w.start, w.end), (at("2026-11-15T07:00:00Z"), at("2026-11-15T08:00:00Z")));
+        assert!(w.contains(at("2026-11-15T07:00:00Z")) && w.contains(at("2026-11-15T08:00:00Z")));
+        assert!(!w.contains(at("2026-11-15T08:00:00.000001Z")));
+        // No events at all.
+        assert_eq!(Window::ending(now, None, hour).end, now);
+        assert_eq!(w.describe(), "1h");
+    }
+
+    #[test]
+    fn rule_ids_match_the_config_tables() {
+        let alerts = AlertsSection::default();
+        assert!(RULES.iter().all(|r| alerts.enabled(r)));
+    }
+}
