@@ -399,12 +399,14 @@ mod tests {
     #[test]
     fn errors_point_at_the_value() {
         assert_eq!(
-            error("[alerts.forced_checkpoints]\nmin_share = 1.5\n"),
-            "w.toml:2:13: alerts.forced_checkpoints.min_share: a share is above 0 and at most 1, e.g. 0.5, not 1.5"
+            error("[alerts]\n[alerts.forced_checkpoints]\nmin_share = 1.5\n"),
+            "w.toml:3:13: alerts.forced_checkpoints.min_share: a share is above 0 and at most 1, e.g. 0.5, not 1.5"
         );
+        // Without the [alerts] header the position is still exact (config/position.rs names no key then).
+        assert!(error("[alerts.forced_checkpoints]\nmin_share = 1.5\n").starts_with("w.toml:2:13: "));
         assert_eq!(
-            error("[alerts.wal_files_added]\nmin_cycles = 0\n"),
-            "w.toml:2:14: alerts.wal_files_added.min_cycles: must be at least 1, not 0"
+            error("[alerts]\n[alerts.wal_files_added]\nmin_cycles = 0\n"),
+            "w.toml:3:14: alerts.wal_files_added.min_cycles: must be at least 1, not 0"
         );
         let e = error("[alerts]\nreminder_interval = \"soon\"\n");
         assert!(e.starts_with("w.toml:2:21: alerts.reminder_interval: invalid duration \"soon\""), "{e}");
@@ -414,7 +416,7 @@ mod tests {
         assert!(e.contains("unknown field `no_such_rule`"), "{e}");
         let e = error("[alerts.checkpoint_overrun]\nslack = 0.5\n");
         assert!(e.ends_with("slack is a factor from 1 to 10, e.g. 1.1, not 0.5"), "{e}");
-        let e = error("[alerts.slow_sync]\nsync_s = -1.0\n");
+        let e = error("[alerts]\n[alerts.slow_sync]\nsync_s = -1.0\n");
         assert!(e.contains("alerts.slow_sync.sync_s: sync_s is a number of seconds above 0"), "{e}");
     }
 }

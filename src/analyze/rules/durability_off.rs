@@ -105,6 +105,6 @@ mod tests {
         s.values.get_mut("fsync").unwrap().source = Source::Log { at: when };
         let f = &check(&s, &DurabilityOffRule::default())[0];
         assert_eq!(f.evidence_at, Some(when));
-        assert_eq!(f.details[0], "fsync = off (from the server log at 2026-11-22T10:00:00Z).");
+        assert_eq!(f.details[0], "fsync = off (from the server log at 2026-11-22T10:00:00.000+00:00).");
     }
 }

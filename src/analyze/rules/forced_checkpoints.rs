@@ -140,8 +140,8 @@ mod tests {
         assert_eq!(f.figures["timed"], 18);
         assert_eq!(f.figures["other"], 3);
         assert_eq!(f.figures["share"], 0.1);
-        assert_eq!(f.figures["first_at"], "2026-11-22T11:01:00Z");
-        assert_eq!(f.figures["last_at"], "2026-11-22T11:02:00Z");
+        assert_eq!(f.figures["first_at"], "2026-11-22T11:01:00.000+00:00");
+        assert_eq!(f.figures["last_at"], "2026-11-22T11:02:00.000+00:00");
         assert_eq!(f.evidence_at, Some(at("2026-11-22T11:02:00Z")));
         assert!(f.summary.starts_with("2 WAL-triggered checkpoints in 1h (10% of"), "{}", f.summary);
         assert_eq!(f.suggestion, None);

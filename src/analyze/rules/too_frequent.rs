@@ -74,7 +74,7 @@ mod tests {
         assert_eq!((f.rule, f.key.as_str(), f.severity), ("too_frequent", "", Severity::Warning));
         assert_eq!(f.figures["count"], 3);
         assert_eq!(f.figures["min_seconds"], 3);
-        assert_eq!(f.figures["first_at"], "2026-11-22T11:10:00Z");
+        assert_eq!(f.figures["first_at"], "2026-11-22T11:10:00.000+00:00");
         assert_eq!(f.figures["checkpoint_warning_s"], 30.0);
         assert_eq!(f.evidence_at, Some(at("2026-11-22T11:30:00Z")));
         assert_eq!(f.summary, "3 \"checkpoints are occurring too frequently\" warnings in 1h, the closest 3 s apart");

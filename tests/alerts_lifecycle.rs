@@ -1,0 +1,217 @@
+//! The alert lifecycle on a real SQLite store file: fire, notified (the
+//! sender's move, done here through the same store call the sender uses),
+//! resolve, re-run, silence, ack, reminders — and every step survives
+//! closing and reopening the store, as a daemon restart would.
+
+use std::path::Path;
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+use serde_json::json;
+use walwatch::alert::lifecycle::{apply, Changes};
+use walwatch::alert::{NoticeKind, Severity};
+use walwatch::analyze::rules::Finding;
+use walwatch::config::Config;
+use walwatch::store::Store;
+
+fn at(s: &str) -> Timestamp {
+    s.parse().unwrap()
+}
+
+fn finding(rule: &'static str, key: &str, summary: &str) -> Finding {
+    Finding {
+        rule,
+        key: key.into(),
+        severity: if rule == "durability_off" { Severity::Critical } else { Severity::Warning },
+        summary: summary.into(),
+        details: vec![format!("details of {summary}")],
+        figures: json!({ "count": summary.len() }),
+        suggestion: None,
+        evidence_at: Some(at("2026-11-22T10:00:00Z")),
+    }
+}
+
+fn run(path: &Path, config: &Config, findings: Vec<Finding>, now: &str) -> Changes {
+    // A fresh connection each time: nothing is kept in memory between evaluations.
+    let mut store = Store::open(path).unwrap();
+    apply(&mut store, config, "main", findings, at(now)).unwrap()
+}
+
+fn kinds(c: &Changes) -> Vec<(NoticeKind, Option<i64>, u32)> {
+    c.notices.iter().map(|n| (n.kind, n.alert_id, n.sequence)).collect()
+}
+
+fn ids(list: &[walwatch::alert::lifecycle::Change]) -> Vec<i64> {
+    list.iter().map(|c| c.alert_id).collect()
+}
+
+fn row(path: &Path, id: i64) -> walwatch::store::alerts::AlertRow {
+    Store::open_read_only(path).unwrap().alert(id).unwrap().unwrap()
+}
+
+#[test]
+fn fire_notify_rerun_resolve() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let config = Config::default();
+    let forced = || finding("forced_checkpoints", "", "3 forced");
+    let fsync = || finding("durability_off", "fsync", "fsync is off");
+
+    let c = run(&db, &config, vec![forced(), fsync()], "2026-11-22T12:00:00Z");
+    assert_eq!(ids(&c.fired), [1, 2]);
+    assert_eq!(kinds(&c), [(NoticeKind::Firing, Some(1), 0), (NoticeKind::Firing, Some(2), 0)]);
+    assert_eq!(c.notices[0].cluster, "main");
+    assert_eq!(c.notices[1].severity, Severity::Critical);
+    assert_eq!(c.notices[0].fired_at, at("2026-11-22T12:00:00Z"));
+    let a = row(&db, 1);
+    assert_eq!((a.state.as_str(), a.rule.as_str(), a.key.as_str()), ("firing", "forced_checkpoints", ""));
+    assert_eq!(a.details, ["details of 3 forced"]);
+    assert_eq!(a.figures, json!({ "count": 8 }));
+    assert_eq!(a.queued_at, Some(at("2026-11-22T12:00:00Z")));
+
+    // The sender's move once the server accepted the firing notice.
+    let mut store = Store::open(&db).unwrap();
+    assert!(store.mark_alert_notified(1, at("2026-11-22T12:00:05Z")).unwrap());
+    assert!(!store.mark_alert_notified(1, at("2026-11-22T12:00:09Z")).unwrap(), "only firing -> notified");
+    drop(store);
+    let a = row(&db, 1);
+    assert_eq!((a.state.as_str(), a.notified_at), ("notified", Some(at("2026-11-22T12:00:05Z"))));
+
+    // The same findings again (a restart, a second `analyze`): nothing new, content refreshed.
+    let mut again = forced();
+    again.summary = "4 forced".into();
+    let c = run(&db, &config, vec![again, fsync()], "2026-11-22T12:01:00Z");
+    assert!(c.fired.is_empty() && c.notices.is_empty() && c.resolved.is_empty(), "{c:?}");
+    assert_eq!(ids(&c.still_open), [1, 2]);
+    assert_eq!(row(&db, 1).summary, "4 forced");
+    assert_eq!(row(&db, 1).state, "notified");
+
+    // fsync is back on: resolved, with a resolved notice (its firing notice was queued).
+    let c = run(&db, &config, vec![forced()], "2026-11-22T12:02:00Z");
+    assert_eq!(ids(&c.resolved), [2]);
+    assert_eq!(kinds(&c), [(NoticeKind::Resolved, Some(2), 0)]);
+    let a = row(&db, 2);
+    assert_eq!((a.state.as_str(), a.resolved_at), ("resolved", Some(at("2026-11-22T12:02:00Z"))));
+    let c = run(&db, &config, vec![forced()], "2026-11-22T12:03:00Z");
+    assert!(c.notices.is_empty() && c.resolved.is_empty());
+
+    // Off again: a new alert (the resolved one stays resolved), a new firing notice.
+    let c = run(&db, &config, vec![forced(), fsync()], "2026-11-22T12:04:00Z");
+    assert_eq!(ids(&c.fired), [3]);
+    assert_eq!(kinds(&c), [(NoticeKind::Firing, Some(3), 0)]);
+    let store = Store::open_read_only(&db).unwrap();
+    assert_eq!(store.alerts(None, false).unwrap().iter().map(|a| a.id).collect::<Vec<_>>(), [3, 1]);
+    assert_eq!(store.alerts(None, true).unwrap().len(), 3);
+    assert_eq!(store.alerts(Some("other"), true).unwrap().len(), 0);
+}
+
+#[test]
+fn the_unique_index_refuses_a_second_open_alert() {
+    // Two processes evaluating at once cannot both open the same alert.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    run(&db, &Config::default(), vec![finding("too_frequent", "", "x")], "2026-11-22T12:00:00Z");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let dup = conn.execute(
+        "INSERT INTO alert(cluster_id, rule, key, severity, state, summary, fired_at, updated_at)
+         SELECT cluster_id, rule, key, severity, 'firing', 'dup', 0, 0 FROM alert WHERE id = 1",
+        [],
+    );
+    assert!(dup.unwrap_err().to_string().contains("UNIQUE constraint failed"));
+}
+
+#[test]
+fn silence_holds_notices_until_it_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let config = Config::default();
+    let slow = || finding("slow_sync", "", "slow");
+    // The cluster must exist to be silenced by name.
+    run(&db, &config, vec![], "2026-11-22T11:00:00Z");
+    let mut store = Store::open(&db).unwrap();
+    let now = at("2026-11-22T12:00:00Z");
+    let until = now + SignedDuration::from_hours(2);
+    store.silence("slow_sync", Some("main"), until, now).unwrap();
+    assert_eq!(
+        store.silence("slow_sync", Some("nope"), until, now).unwrap(),
+        walwatch::store::alerts::SilenceOutcome::UnknownCluster
+    );
+    drop(store);
+
+    let c = run(&db, &config, vec![slow()], "2026-11-22T12:00:00Z");
+    assert_eq!((ids(&c.silenced), c.notices.len()), (vec![1], 0));
+    assert_eq!(row(&db, 1).queued_at, None);
+    let c = run(&db, &config, vec![slow()], "2026-11-22T13:59:59Z");
+    assert_eq!((ids(&c.silenced), c.notices.len()), (vec![1], 0));
+    // Other rules are not silenced.
+    let c = run(&db, &config, vec![slow(), finding("too_frequent", "", "tf")], "2026-11-22T13:59:59Z");
+    assert_eq!(kinds(&c), [(NoticeKind::Firing, Some(2), 0)]);
+    // The silence ended and the alert is still open: its firing notice now, once.
+    let c = run(&db, &config, vec![slow(), finding("too_frequent", "", "tf")], "2026-11-22T14:00:00Z");
+    assert_eq!(ids(&c.fired), [1]);
+    assert_eq!(kinds(&c), [(NoticeKind::Firing, Some(1), 0)]);
+    assert_eq!(c.notices[0].fired_at, at("2026-11-22T12:00:00Z"), "fired when first found");
+    assert_eq!(row(&db, 1).queued_at, Some(at("2026-11-22T14:00:00Z")));
+    let c = run(&db, &config, vec![slow(), finding("too_frequent", "", "tf")], "2026-11-22T14:01:00Z");
+    assert!(c.notices.is_empty());
+}
+
+#[test]
+fn an_alert_fired_and_resolved_within_a_silence_sends_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let config = Config::default();
+    let mut store = Store::open(&db).unwrap();
+    // No cluster: silences every cluster.
+    store.silence("too_frequent", None, at("2026-11-22T13:00:00Z"), at("2026-11-22T12:00:00Z")).unwrap();
+    drop(store);
+    let c = run(&db, &config, vec![finding("too_frequent", "", "tf")], "2026-11-22T12:10:00Z");
+    assert_eq!((c.silenced.len(), c.notices.len()), (1, 0));
+    let c = run(&db, &config, vec![], "2026-11-22T12:20:00Z");
+    assert_eq!((ids(&c.resolved), c.notices.len()), (vec![1], 0));
+    let c = run(&db, &config, vec![], "2026-11-22T13:30:00Z");
+    assert!(c.notices.is_empty() && c.resolved.is_empty() && c.fired.is_empty());
+}
+
+#[test]
+fn reminders_at_the_interval_until_acknowledged() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let mut config = Config::default();
+    config.alerts.reminder_interval = Some(Duration::from_secs(3600));
+    let tf = || finding("too_frequent", "", "tf");
+
+    let c = run(&db, &config, vec![tf()], "2026-11-22T12:00:00Z");
+    assert_eq!(kinds(&c), [(NoticeKind::Firing, Some(1), 0)]);
+    let mut store = Store::open(&db).unwrap();
+    store.mark_alert_notified(1, at("2026-11-22T12:00:30Z")).unwrap();
+    drop(store);
+    // Due an interval after the notice was accepted, not before.
+    assert!(run(&db, &config, vec![tf()], "2026-11-22T13:00:29Z").notices.is_empty());
+    let c = run(&db, &config, vec![tf()], "2026-11-22T13:00:30Z");
+    assert_eq!(kinds(&c), [(NoticeKind::Reminder, Some(1), 1)]);
+    assert_eq!(ids(&c.reminded), [1]);
+    assert!(run(&db, &config, vec![tf()], "2026-11-22T13:30:00Z").notices.is_empty());
+    let c = run(&db, &config, vec![tf()], "2026-11-22T14:00:30Z");
+    assert_eq!(kinds(&c), [(NoticeKind::Reminder, Some(1), 2)]);
+    let a = row(&db, 1);
+    assert_eq!((a.reminders, a.reminded_at), (2, Some(at("2026-11-22T14:00:30Z"))));
+
+    // Acknowledged: no more reminders, the alert stays open.
+    let mut store = Store::open(&db).unwrap();
+    assert_eq!(store.ack_alert(1, at("2026-11-22T14:10:00Z")).unwrap(), Some(true));
+    assert_eq!(store.ack_alert(1, at("2026-11-22T14:11:00Z")).unwrap(), Some(false));
+    assert_eq!(store.ack_alert(99, at("2026-11-22T14:11:00Z")).unwrap(), None);
+    drop(store);
+    let c = run(&db, &config, vec![tf()], "2026-11-22T20:00:00Z");
+    assert!(c.notices.is_empty());
+    assert_eq!(ids(&c.still_open), [1]);
+    // Resolving an acknowledged alert still says so.
+    let c = run(&db, &config, vec![], "2026-11-22T20:01:00Z");
+    assert_eq!(kinds(&c), [(NoticeKind::Resolved, Some(1), 0)]);
+
+    // Without reminder_interval, never.
+    let c = run(&db, &Config::default(), vec![tf()], "2026-11-22T21:00:00Z");
+    assert_eq!(kinds(&c), [(NoticeKind::Firing, Some(2), 0)]);
+    assert!(run(&db, &Config::default(), vec![tf()], "2026-11-30T21:00:00Z").notices.is_empty());
+}
