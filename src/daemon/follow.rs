@@ -210,7 +210,8 @@ impl Follower {
         }
         // A file nobody wrote for `settle` is complete as it is, also on the
         // first read: catching up on an old log takes its last entry at once.
-        let quiet = md.and_then(|m| m.modified().ok()).and_then(|m| m.elapsed().ok()).is_some_and(|age| age >= self.settle);
+        let quiet =
+            md.and_then(|m| m.modified().ok()).and_then(|m| m.elapsed().ok()).is_some_and(|age| age >= self.settle);
         let settled = quiet || (unchanged && t.changed_at.elapsed() >= self.settle);
         if state.0 == 0 || (unchanged && !finish && !(t.pending && settled)) {
             // Nothing yet to fingerprint, or nothing new.
