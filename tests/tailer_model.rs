@@ -110,6 +110,7 @@ fn follower(store: &mut Store, dir: &Path) -> Follower {
         prefix: "%m [%p] %q%u@%d ".into(),
         timezone: Some("UTC".into()),
         start_at: StartAt::Beginning,
+        ..ClusterConfig::default()
     };
     Follower::new(store, &config, None).unwrap()
 }

@@ -1,11 +1,46 @@
-//! The max_wal_size suggestion from observed WAL distance. (Being written:
-//! the model is documented here once implemented.)
+//! The max_wal_size suggestion from observed WAL distance.
+//!
+//! # The PostgreSQL rule
+//! `xlog.c` (`CalculateCheckpointSegments`, `XLogCheckpointNeeded`):
+//!
+//! ```text
+//! CheckPointSegments = floor(max_wal_size / segment / (1 + checkpoint_completion_target))   (PG 11+)
+//!                      floor(max_wal_size / segment / (2 + checkpoint_completion_target))   (9.6, 10)
+//! a checkpoint is requested ("checkpoint starting: wal") once the WAL written
+//! since the last checkpoint's REDO reaches CheckPointSegments - 1 segments.
+//! ```
+//!
+//! A time-triggered checkpoint starts `checkpoint_timeout` after the previous
+//! one started. So checkpoints stay time-driven only while the WAL written in
+//! one `checkpoint_timeout` stays below the trigger:
+//!
+//! ```text
+//! max_wal_size >= (1 + cct) * (W + 1 segment),   W = peak WAL written per checkpoint_timeout
+//! ```
+//!
+//! # Measuring W
+//! Each `checkpoint complete` line logs `distance`: the WAL between the
+//! previous checkpoint's REDO and this one's, i.e. written since the previous
+//! checkpoint started. `distance / (time since the previous start)` is the
+//! WAL rate of that cycle. Cycles that span a shutdown, crash or recovery are
+//! skipped (their time includes downtime). The peak rate is a high percentile
+//! (nearest rank, `[advice] percentile`, p95) of the cycles in the lookback
+//! window; `W = peak × checkpoint_timeout`.
+//!
+//! # The suggestion
+//! `W × headroom` (default 1.25) is put through the rule above, rounded up to
+//! whole segments, then to a readable value (next 256 MB below 4 GB, next
+//! 1 GB above). It never goes below the current value while forced
+//! checkpoints are seen; a value far above the need only earns a note.
 
-use jiff::Timestamp;
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
 use crate::config::AdviceSection;
 use crate::settings::Settings;
+use crate::store::history::{Replay, SizingHistory};
 use crate::store::{Store, StoreError};
 
 /// `walwatch suggest --format json`; the keys are a public interface.
@@ -16,6 +51,9 @@ pub struct Suggestion {
     pub current: Settings,
     pub suggested: Suggested,
     pub basis: Basis,
+    /// "high", "medium" or "low" (too few samples: no suggestion).
+    pub confidence: &'static str,
+    pub cost: Cost,
     /// Sentences, in order: what was seen, the formula with numbers, the cost, the confidence.
     pub explanation: Vec<String>,
     /// `ALTER SYSTEM …; SELECT pg_reload_conf();` or None when nothing should change.
@@ -41,13 +79,414 @@ pub struct Basis {
     pub too_frequent: i64,
 }
 
-/// The suggestion for `cluster` from its history in the lookback window before `now`.
-pub fn suggest(
-    _store: &Store,
-    _cluster: &str,
-    _settings: &Settings,
-    _advice: &AdviceSection,
-    _now: Timestamp,
-) -> Result<Suggestion, StoreError> {
-    todo!("sizing")
+/// What following the suggestion costs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cost {
+    /// pg_wal may grow to about max_wal_size + wal_keep_size.
+    pub pg_wal_mb: Option<u64>,
+    /// WAL a crash just before a checkpoint completes would replay.
+    pub crash_recovery_wal_mb: Option<f64>,
+    /// The replay speed seen in this log's own recoveries, if any.
+    pub replay_mb_s: Option<f64>,
+    pub crash_recovery_s: Option<f64>,
 }
+
+/// The numbers the model needs, out of the settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Params {
+    pub max_wal_size_mb: f64,
+    pub min_wal_size_mb: f64,
+    pub timeout_s: f64,
+    pub completion_target: f64,
+    pub segment_mb: f64,
+    pub wal_keep_mb: f64,
+    pub version: Option<u32>,
+}
+
+impl Params {
+    /// Settings are filled with version defaults by `settings::current`;
+    /// the fallbacks here are PostgreSQL 14+'s defaults for a partial set.
+    pub fn from_settings(s: &Settings) -> Params {
+        Params {
+            max_wal_size_mb: s.mb("max_wal_size").unwrap_or(1024.0),
+            min_wal_size_mb: s.mb("min_wal_size").unwrap_or(80.0),
+            timeout_s: s.seconds("checkpoint_timeout").unwrap_or(300.0),
+            completion_target: s.number("checkpoint_completion_target").unwrap_or(0.9),
+            segment_mb: s.mb("wal_segment_size").filter(|m| *m > 0.0).unwrap_or(16.0),
+            wal_keep_mb: s.mb("wal_keep_size").unwrap_or(0.0),
+            version: s.version,
+        }
+    }
+
+    /// 1 + cct from PG 11 on; 2 + cct in 9.6 and 10, which kept two cycles of WAL.
+    pub fn divisor(&self) -> f64 {
+        match self.version {
+            Some(v) if v < 11 => 2.0 + self.completion_target,
+            _ => 1.0 + self.completion_target,
+        }
+    }
+
+    /// WAL since the last REDO at which a checkpoint is requested, in MB.
+    pub fn trigger_mb(&self, max_wal_size_mb: f64) -> f64 {
+        let segments = (max_wal_size_mb / self.segment_mb / self.divisor()).floor().max(1.0);
+        (segments - 1.0) * self.segment_mb
+    }
+}
+
+/// One measured checkpoint cycle.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cycle {
+    pub at: Timestamp,
+    pub seconds: f64,
+    pub distance_kb: i64,
+    pub rate_kb_s: f64,
+    pub wal_files_added: Option<i64>,
+}
+
+/// Checkpoints that end or follow a server run: their cycle includes downtime.
+const NOT_A_CYCLE: [&str; 2] = ["shutdown", "end-of-recovery"];
+
+/// The usable cycles whose checkpoint started at or after `since`.
+pub fn cycles(history: &SizingHistory, since: Timestamp) -> Vec<Cycle> {
+    let restarted = |from: Timestamp, to: Timestamp| history.restarts.iter().any(|t| *t > from && *t <= to);
+    history
+        .points
+        .windows(2)
+        .filter(|w| w[1].started_at >= since)
+        .filter(|w| w.iter().all(|p| !NOT_A_CYCLE.contains(&p.trigger.as_deref().unwrap_or(""))))
+        .filter(|w| !restarted(w[0].started_at, w[1].started_at))
+        .filter_map(|w| {
+            let seconds = (w[1].started_at - w[0].started_at).total(jiff::Unit::Second).ok()?;
+            let distance_kb = w[1].distance_kb?;
+            // Sub-second cycles (back-to-back manual checkpoints) say nothing about a rate.
+            (seconds >= 1.0).then(|| Cycle {
+                at: w[1].started_at,
+                seconds,
+                distance_kb,
+                rate_kb_s: distance_kb as f64 / seconds,
+                wal_files_added: w[1].wal_files_added,
+            })
+        })
+        .collect()
+}
+
+/// Nearest-rank percentile: the smallest value with at least p% of the values at or below it.
+pub fn percentile(values: &[f64], p: f64) -> Option<f64> {
+    let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+    if sorted.is_empty() {
+        return None;
+    }
+    sorted.sort_by(f64::total_cmp);
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
+    Some(sorted[rank.min(sorted.len()) - 1])
+}
+
+/// The smallest whole-segment max_wal_size whose trigger stays above `wal_mb`.
+pub fn required_mb(wal_mb: f64, params: &Params) -> f64 {
+    let mut segments = (wal_mb * params.divisor() / params.segment_mb).ceil().max(2.0);
+    while params.trigger_mb(segments * params.segment_mb) < wal_mb {
+        segments += 1.0;
+    }
+    segments * params.segment_mb
+}
+
+/// Up to a value a DBA would write: the next 256 MB below 4 GB, the next GB above,
+/// and always whole segments.
+pub fn readable_mb(mb: f64, segment_mb: f64) -> u64 {
+    let step = if mb <= 4096.0 { 256.0 } else { 1024.0 };
+    let step = (step / segment_mb).ceil().max(1.0) * segment_mb;
+    ((mb / step).ceil().max(1.0) * step) as u64
+}
+
+/// "4GB", "1536MB": how the SQL and the text spell a size.
+pub fn pg_size(mb: u64) -> String {
+    if mb >= 1024 && mb % 1024 == 0 {
+        format!("{}GB", mb / 1024)
+    } else {
+        format!("{mb}MB")
+    }
+}
+
+/// The lookback window in the unit a DBA would use.
+fn window_text(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        s if s > 0 && s % 86_400 == 0 => format!("{}d", s / 86_400),
+        s if s > 0 && s % 3600 == 0 => format!("{}h", s / 3600),
+        _ => format!("{:#}", SignedDuration::try_from(d).unwrap_or(SignedDuration::ZERO)),
+    }
+}
+
+/// The window ends now, or at the newest checkpoint when the log is older
+/// than the whole window (an import of last month's logs is still advice).
+pub fn window_end(latest: Option<Timestamp>, lookback: Duration, now: Timestamp) -> Timestamp {
+    let start = now.checked_sub(SignedDuration::try_from(lookback).unwrap_or(SignedDuration::MAX));
+    match (latest, start) {
+        (Some(latest), Ok(start)) if latest < start => latest + SignedDuration::from_micros(1),
+        _ => now,
+    }
+}
+
+/// The suggestion for `cluster` from its history in the lookback window.
+pub fn suggest(
+    store: &Store,
+    cluster: &str,
+    settings: &Settings,
+    advice: &AdviceSection,
+    now: Timestamp,
+) -> Result<Suggestion, StoreError> {
+    let end = window_end(store.latest_point_at(cluster)?, advice.lookback, now);
+    let since = end.checked_sub(SignedDuration::try_from(advice.lookback).unwrap_or(SignedDuration::MAX));
+    let since = since.unwrap_or(Timestamp::UNIX_EPOCH);
+    let history = store.sizing_history(cluster, since, end)?;
+    let params = Params::from_settings(settings);
+    Ok(from_history(cluster, settings.clone(), &history, since, &params, advice))
+}
+
+/// The model on a history already read: cycles from `since` on.
+pub fn from_history(
+    cluster: &str,
+    current: Settings,
+    history: &SizingHistory,
+    since: Timestamp,
+    params: &Params,
+    advice: &AdviceSection,
+) -> Suggestion {
+    Model::new(history, since, params, advice).into_suggestion(cluster, current)
+}
+
+/// The model's intermediate results, so that the explanation can show them.
+struct Model<'a> {
+    params: &'a Params,
+    advice: &'a AdviceSection,
+    cycles: Vec<Cycle>,
+    forced: i64,
+    timed: i64,
+    too_frequent: i64,
+    replays: Vec<Replay>,
+    peak_kb_s: Option<f64>,
+}
+
+impl<'a> Model<'a> {
+    fn new(history: &SizingHistory, since: Timestamp, params: &'a Params, advice: &'a AdviceSection) -> Model<'a> {
+        let cycles = cycles(history, since);
+        let rates: Vec<f64> = cycles.iter().map(|c| c.rate_kb_s).collect();
+        let in_window = history.points.iter().filter(|p| p.started_at >= since);
+        let count = |t: &str| in_window.clone().filter(|p| p.trigger.as_deref() == Some(t)).count() as i64;
+        Model {
+            params,
+            advice,
+            forced: count("wal"),
+            timed: count("time"),
+            too_frequent: history.too_frequent,
+            replays: history.replays.clone(),
+            peak_kb_s: percentile(&rates, advice.percentile),
+            cycles,
+        }
+    }
+
+    fn enough(&self) -> bool {
+        self.cycles.len() >= self.advice.min_samples
+    }
+
+    /// W: the peak WAL written per checkpoint_timeout, MB.
+    fn projected_mb(&self) -> Option<f64> {
+        self.peak_kb_s.map(|r| r * self.params.timeout_s / 1024.0)
+    }
+
+    /// The max_wal_size to suggest, MB.
+    fn max_wal_size_mb(&self) -> Option<u64> {
+        let need = required_mb(self.projected_mb()? * self.advice.headroom, self.params);
+        let mut mb = readable_mb(need, self.params.segment_mb);
+        let current = self.params.max_wal_size_mb.ceil() as u64;
+        if self.forced > 0 {
+            mb = mb.max(current);
+        }
+        Some(mb)
+    }
+
+    /// min_wal_size advice when WAL files had to be created on most cycles:
+    /// enough recycled segments for a typical cycle's WAL.
+    fn min_wal_size_mb(&self, max_mb: u64) -> Option<u64> {
+        let known: Vec<&Cycle> = self.cycles.iter().filter(|c| c.wal_files_added.is_some()).collect();
+        let adding = known.iter().filter(|c| c.wal_files_added > Some(0)).count();
+        if known.is_empty() || adding * 2 <= known.len() {
+            return None;
+        }
+        let distances: Vec<f64> = known.iter().map(|c| c.distance_kb as f64 / 1024.0).collect();
+        let typical = percentile(&distances, 50.0)? * (1.0 + self.params.completion_target);
+        let mb = readable_mb(typical, self.params.segment_mb).min(max_mb);
+        (mb as f64 > self.params.min_wal_size_mb).then_some(mb)
+    }
+
+    fn replay_mb_s(&self) -> Option<f64> {
+        let bytes: u64 = self.replays.iter().map(|r| r.bytes).sum();
+        let seconds: f64 = self.replays.iter().map(|r| r.seconds).sum();
+        (bytes > 0 && seconds > 0.0).then(|| bytes as f64 / 1_048_576.0 / seconds)
+    }
+
+    fn confidence(&self) -> &'static str {
+        let span = match (self.cycles.first(), self.cycles.last()) {
+            (Some(a), Some(b)) => (b.at - a.at).total(jiff::Unit::Hour).unwrap_or(0.0),
+            _ => 0.0,
+        };
+        match self.cycles.len() {
+            n if n >= 4 * self.advice.min_samples && span >= 24.0 => "high",
+            _ if self.enough() => "medium",
+            _ => "low",
+        }
+    }
+
+    fn into_suggestion(self, cluster: &str, current: Settings) -> Suggestion {
+        let max = self.enough().then(|| self.max_wal_size_mb()).flatten();
+        let min = max.and_then(|m| self.min_wal_size_mb(m));
+        let cost = self.cost(max);
+        let explanation = self.explain(max, min, &cost);
+        Suggestion {
+            cluster: cluster.to_string(),
+            current,
+            suggested: Suggested { max_wal_size_mb: max, min_wal_size_mb: min },
+            basis: Basis {
+                samples: self.cycles.len(),
+                window: window_text(self.advice.lookback),
+                peak_wal_rate_kb_s: self.peak_kb_s.map(round1),
+                projected_wal_per_timeout_mb: self.projected_mb().map(round1),
+                forced_checkpoints: self.forced,
+                timed_checkpoints: self.timed,
+                too_frequent: self.too_frequent,
+            },
+            confidence: self.confidence(),
+            cost,
+            explanation,
+            sql: self.sql(max, min),
+        }
+    }
+
+    fn cost(&self, max: Option<u64>) -> Cost {
+        let replay = self.replay_mb_s();
+        let wal = self.projected_mb().map(|w| w * (1.0 + self.params.completion_target));
+        Cost {
+            pg_wal_mb: max.map(|m| m + self.params.wal_keep_mb.ceil() as u64),
+            crash_recovery_wal_mb: wal.map(round1),
+            replay_mb_s: replay.map(round1),
+            crash_recovery_s: wal.zip(replay).map(|(w, r)| round1(w / r)),
+        }
+    }
+
+    fn sql(&self, max: Option<u64>, min: Option<u64>) -> Option<String> {
+        let mut sql = String::new();
+        if let Some(m) = max.filter(|m| *m as f64 > self.params.max_wal_size_mb) {
+            sql.push_str(&format!("ALTER SYSTEM SET max_wal_size = '{}';\n", pg_size(m)));
+        }
+        if let Some(m) = min {
+            sql.push_str(&format!("ALTER SYSTEM SET min_wal_size = '{}';\n", pg_size(m)));
+        }
+        (!sql.is_empty()).then(|| sql + "SELECT pg_reload_conf();")
+    }
+
+    fn explain(&self, max: Option<u64>, min: Option<u64>, cost: &Cost) -> Vec<String> {
+        let p = self.params;
+        let mut out = vec![format!(
+            "Seen in the last {}: {} checkpoint cycles usable for a WAL rate, {} WAL-triggered (forced) and {} \
+             time-triggered checkpoints, {} \"too frequently\" warnings.",
+            window_text(self.advice.lookback),
+            self.cycles.len(),
+            self.forced,
+            self.timed,
+            self.too_frequent
+        )];
+        let (Some(peak), Some(w), Some(max)) = (self.peak_kb_s, self.projected_mb(), max) else {
+            out.push(format!(
+                "No suggestion: {} usable cycles, fewer than the {} needed ([advice] min_samples). Cycles that \
+                 span a restart, shutdown or recovery do not count; is log_checkpoints on?",
+                self.cycles.len(),
+                self.advice.min_samples
+            ));
+            return out;
+        };
+        let div = p.divisor();
+        let divisor_text = if div >= 2.0 {
+            "2 + checkpoint_completion_target (PostgreSQL 9.6/10)"
+        } else {
+            "1 + checkpoint_completion_target"
+        };
+        out.push(format!(
+            "Peak WAL rate (p{} of the cycles' distance / time since the previous checkpoint started): {:.1} kB/s, \
+             so up to {:.1} MB of WAL per checkpoint_timeout ({}s).",
+            self.advice.percentile, peak, w, p.timeout_s
+        ));
+        out.push(format!(
+            "PostgreSQL requests a checkpoint once the WAL since the last REDO reaches max_wal_size / ({divisor_text}) \
+             - 1 segment. To stay time-driven: max_wal_size >= {div:.2} x ({w:.1} MB x headroom {} + {} MB segment) \
+             = {:.0} MB; {:.0} MB in whole segments after PostgreSQL's rounding down; {} as a readable value.",
+            self.advice.headroom,
+            p.segment_mb,
+            div * (w * self.advice.headroom + p.segment_mb),
+            required_mb(w * self.advice.headroom, p),
+            pg_size(max)
+        ));
+        out.push(self.verdict(max));
+        if let Some(m) = min {
+            out.push(format!(
+                "WAL files were created on most cycles: min_wal_size {} (typical cycle's WAL x {:.1}) lets PostgreSQL \
+                 recycle segments instead.",
+                pg_size(m),
+                1.0 + p.completion_target
+            ));
+        }
+        out.push(self.cost_text(max, cost));
+        out.push(format!("Confidence: {} ({} samples).", self.confidence(), self.cycles.len()));
+        out
+    }
+
+    fn verdict(&self, max: u64) -> String {
+        let current = self.params.max_wal_size_mb;
+        if (max as f64) > current {
+            return format!("Raise max_wal_size from {} to {}.", pg_size(current as u64), pg_size(max));
+        }
+        if self.forced > 0 {
+            return format!(
+                "Keep max_wal_size at least {}: {} forced checkpoints came from bursts above the p{} rate \
+                 (set [advice] percentile = 100 to size for them).",
+                pg_size(current as u64),
+                self.forced,
+                self.advice.percentile
+            );
+        }
+        if current > 4.0 * max as f64 {
+            return format!(
+                "The current max_wal_size {} is more than 4x the need ({}): only informational, it costs pg_wal \
+                 space and crash recovery time, not throughput.",
+                pg_size(current as u64),
+                pg_size(max)
+            );
+        }
+        format!("The current max_wal_size {} is enough.", pg_size(current as u64))
+    }
+
+    fn cost_text(&self, max: u64, cost: &Cost) -> String {
+        let disk = format!(
+            "Cost: pg_wal may hold about {} (max_wal_size + wal_keep_size {} MB)",
+            pg_size(cost.pg_wal_mb.unwrap_or(max)),
+            self.params.wal_keep_mb
+        );
+        match (cost.crash_recovery_wal_mb, cost.replay_mb_s, cost.crash_recovery_s) {
+            (Some(wal), Some(speed), Some(s)) => format!(
+                "{disk}; a crash would replay up to about {wal:.0} MB of WAL, {s:.0} s at the {speed:.1} MB/s replay \
+                 speed this log shows."
+            ),
+            (Some(wal), _, _) => format!(
+                "{disk}; a crash would replay up to about {wal:.0} MB of WAL (no recovery in this log to measure \
+                 the replay speed)."
+            ),
+            _ => format!("{disk}."),
+        }
+    }
+}
+
+fn round1(v: f64) -> f64 {
+    (v * 10.0).round() / 10.0
+}
+
+#[cfg(test)]
+mod tests;

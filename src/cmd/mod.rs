@@ -16,7 +16,8 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::cli::{Cli, Command, DbArg, WindowArgs};
+use crate::cli::{Cli, Command, ConfigDbArgs, DbArg, WindowArgs};
+use crate::config::Config;
 use crate::store::query::Filter;
 
 /// Exit status for an error; 0 is success.
@@ -75,6 +76,29 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
 
 fn db_path(arg: &DbArg) -> PathBuf {
     arg.db.clone().unwrap_or_else(crate::store::default_path)
+}
+
+/// The configuration (built-in defaults when the default file is absent) and
+/// the store it names: `--db` wins, then the config file's `[store] path`,
+/// then the per-user default.
+fn config_and_db(args: &ConfigDbArgs) -> Result<(Config, PathBuf)> {
+    let (config, source) = crate::config::load_or_default(args.config.as_deref())?;
+    let db = match (&args.db.db, source) {
+        (Some(db), _) => db.clone(),
+        (None, crate::config::Source::File(_)) => config.store.path.clone(),
+        (None, crate::config::Source::Defaults(_)) => crate::store::default_path(),
+    };
+    Ok((config, db))
+}
+
+/// The clusters a command covers: `--cluster`, else every cluster in the store.
+fn clusters(store: &crate::store::Store, only: Option<&str>) -> Result<Vec<String>> {
+    let known = store.clusters()?;
+    match only {
+        Some(c) if known.iter().any(|k| k == c) => Ok(vec![c.to_string()]),
+        Some(c) => anyhow::bail!("no cluster {c:?} in {} (known: {})", store.path().display(), known.join(", ")),
+        None => Ok(known),
+    }
 }
 
 fn filter(window: &WindowArgs, trigger: Option<String>) -> Result<Filter> {

@@ -1,11 +1,63 @@
 //! `walwatch suggest`: max_wal_size advice from the observed WAL distance.
+//! With `--cluster` the JSON is one object, otherwise an array of them.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Result;
+use jiff::Timestamp;
 
-use crate::cli::SuggestArgs;
+use crate::analyze::sizing::{self, pg_size, Suggestion};
+use crate::cli::{SuggestArgs, SummaryFormat};
+use crate::output;
+use crate::store::Store;
 
-pub fn run(_args: SuggestArgs) -> Result<ExitCode> {
-    anyhow::bail!("walwatch suggest: not implemented yet")
+pub fn run(args: SuggestArgs) -> Result<ExitCode> {
+    let (config, db) = super::config_and_db(&args.common)?;
+    let mut store = Store::open_existing(&db)?;
+    let now = Timestamp::now();
+    let clusters = super::clusters(&store, args.cluster.as_deref())?;
+    let mut suggestions = Vec::with_capacity(clusters.len());
+    for name in &clusters {
+        if let Some(cluster) = config.clusters.iter().find(|c| &c.name == name) {
+            // A DBA reading the service's store may not be allowed to write
+            // it: the settings the daemon recorded still apply.
+            if let Err(e) = crate::settings::refresh(&mut store, cluster, now) {
+                tracing::warn!("cluster {name:?}: settings not refreshed from its config files: {e}");
+            }
+        }
+        let settings = crate::settings::current(&store, name)?;
+        suggestions.push(sizing::suggest(&store, name, &settings, &config.advice, now)?);
+    }
+    let mut out = std::io::stdout().lock();
+    match (args.format, args.cluster.is_some()) {
+        (SummaryFormat::Json, true) => output::json(&mut out, &suggestions[0])?,
+        (SummaryFormat::Json, false) => output::json(&mut out, &suggestions)?,
+        (SummaryFormat::Table, _) => suggestions.iter().try_for_each(|s| text(&mut out, s))?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn text(out: &mut impl Write, s: &Suggestion) -> Result<()> {
+    let size = |mb: Option<u64>| mb.map(pg_size).unwrap_or_else(|| "-".into());
+    writeln!(out, "cluster {}", s.cluster)?;
+    writeln!(out, "  suggested max_wal_size  {}", size(s.suggested.max_wal_size_mb))?;
+    writeln!(out, "  suggested min_wal_size  {}", size(s.suggested.min_wal_size_mb))?;
+    writeln!(out, "  confidence              {}", s.confidence)?;
+    for (name, value) in &s.current.values {
+        if ["max_wal_size", "min_wal_size", "checkpoint_timeout", "checkpoint_completion_target"]
+            .contains(&name.as_str())
+        {
+            writeln!(out, "  current {name:<28} {}", value.value)?;
+        }
+    }
+    writeln!(out)?;
+    for sentence in &s.explanation {
+        writeln!(out, "  {sentence}")?;
+    }
+    if let Some(sql) = &s.sql {
+        writeln!(out, "\n  To apply:\n    {}", sql.replace('\n', "\n    "))?;
+    }
+    writeln!(out)?;
+    Ok(())
 }

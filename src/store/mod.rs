@@ -6,6 +6,7 @@
 
 pub mod alerts;
 pub mod daemon;
+pub mod history;
 pub mod outbox;
 pub mod query;
 pub mod settings;
@@ -83,6 +84,15 @@ impl Store {
             .to_latest(&mut conn)
             .map_err(|e| StoreError::Migrate { path: path.into(), message: e.to_string() })?;
         Ok(Store { conn, path: path.into() })
+    }
+
+    /// Opens an existing store for writing (migrating it to this version);
+    /// a missing file is an error instead of a new empty store.
+    pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
+        if !path.exists() {
+            return Err(StoreError::Missing { path: path.into() });
+        }
+        Store::open(path)
     }
 
     /// Opens an existing store for queries only.

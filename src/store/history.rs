@@ -1,0 +1,158 @@
+//! What the max_wal_size model reads: checkpoint cycles, server restarts,
+//! warnings and crash-recovery replay, for one cluster and time window.
+
+use jiff::Timestamp;
+use rusqlite::params;
+
+use super::{Store, StoreError};
+
+/// One checkpoint or restartpoint that has a start time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointStart {
+    pub started_at: Timestamp,
+    pub trigger: Option<String>,
+    pub distance_kb: Option<i64>,
+    pub wal_files_added: Option<i64>,
+}
+
+/// One crash (or archive) recovery: WAL replayed and how long it took.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Replay {
+    pub bytes: u64,
+    pub seconds: f64,
+}
+
+/// The inputs of the sizing model, in time order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SizingHistory {
+    pub points: Vec<PointStart>,
+    /// Server starts, crash restarts and recoveries: a cycle spanning one is
+    /// not a measure of the WAL rate.
+    pub restarts: Vec<Timestamp>,
+    pub too_frequent: i64,
+    pub replays: Vec<Replay>,
+}
+
+/// Markers of a server (re)start in the event table.
+const RESTART_KINDS: &str = "'server_start', 'server_ready', 'crash_reinit', 'redo_start'";
+
+impl Store {
+    /// The history of `cluster` in `[since, until)`, plus the checkpoint
+    /// just before `since` so that the first cycle in the window has a start.
+    pub fn sizing_history(
+        &self,
+        cluster: &str,
+        since: Timestamp,
+        until: Timestamp,
+    ) -> Result<SizingHistory, StoreError> {
+        let (since, until) = (since.as_microsecond(), until.as_microsecond());
+        let q = || -> rusqlite::Result<SizingHistory> {
+            Ok(SizingHistory {
+                points: self.point_starts(cluster, since, until)?,
+                restarts: self.restarts(cluster, since, until)?,
+                too_frequent: self.conn.query_row(
+                    "SELECT count(*) FROM event e JOIN cluster c ON c.id = e.cluster_id
+                     WHERE c.name = ?1 AND e.kind = 'too_frequent' AND e.at >= ?2 AND e.at < ?3",
+                    params![cluster, since, until],
+                    |r| r.get(0),
+                )?,
+                replays: self.replays(cluster)?,
+            })
+        };
+        q().map_err(|e| self.sql(e))
+    }
+
+    /// The newest checkpoint start or completion of `cluster`.
+    pub fn latest_point_at(&self, cluster: &str) -> Result<Option<Timestamp>, StoreError> {
+        let us: Option<i64> = self
+            .conn
+            .query_row(
+                "SELECT max(COALESCE(k.started_at, k.completed_at)) FROM checkpoint k
+                 JOIN cluster c ON c.id = k.cluster_id WHERE c.name = ?1",
+                [cluster],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.sql(e))?;
+        Ok(us.and_then(|us| Timestamp::from_microsecond(us).ok()))
+    }
+
+    fn point_starts(&self, cluster: &str, since: i64, until: i64) -> rusqlite::Result<Vec<PointStart>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT k.started_at, k.trigger, k.distance_kb, k.wal_files_added
+             FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id
+             WHERE c.name = ?1 AND k.started_at IS NOT NULL AND k.started_at < ?3 AND k.started_at >= COALESCE(
+                 (SELECT max(k2.started_at) FROM checkpoint k2 WHERE k2.cluster_id = c.id AND k2.started_at < ?2), ?2)
+             ORDER BY k.started_at, k.id",
+        )?;
+        let rows = stmt.query_map(params![cluster, since, until], |r| {
+            Ok(PointStart {
+                started_at: micros(r.get(0)?),
+                trigger: r.get(1)?,
+                distance_kb: r.get(2)?,
+                wal_files_added: r.get(3)?,
+            })
+        })?;
+        rows.collect()
+    }
+
+    fn restarts(&self, cluster: &str, since: i64, until: i64) -> rusqlite::Result<Vec<Timestamp>> {
+        let sql = format!(
+            "SELECT e.at FROM event e JOIN cluster c ON c.id = e.cluster_id
+             WHERE c.name = ?1 AND e.kind IN ({RESTART_KINDS}) AND e.at < ?3 AND e.at >= ?2 - 86400000000 * 30
+             ORDER BY e.at"
+        );
+        let mut stmt = self.conn.prepare(&sql)?;
+        let rows = stmt.query_map(params![cluster, since, until], |r| Ok(micros(r.get(0)?)))?;
+        rows.collect()
+    }
+
+    /// Every `redo starts at` followed by its `redo done at … elapsed: S s`.
+    fn replays(&self, cluster: &str) -> rusqlite::Result<Vec<Replay>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT e.kind, json_extract(e.data, '$.lsn'), json_extract(e.data, '$.elapsed_s')
+             FROM event e JOIN cluster c ON c.id = e.cluster_id
+             WHERE c.name = ?1 AND e.kind IN ('redo_start', 'redo_done') ORDER BY e.at, e.id",
+        )?;
+        let rows = stmt.query_map([cluster], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?, r.get::<_, Option<f64>>(2)?))
+        })?;
+        let mut replays = Vec::new();
+        let mut start: Option<u64> = None;
+        for row in rows {
+            let (kind, lsn, elapsed) = row?;
+            let lsn = lsn.as_deref().and_then(parse_lsn);
+            match (kind.as_str(), start, lsn, elapsed) {
+                ("redo_start", _, _, _) => start = lsn,
+                ("redo_done", Some(from), Some(to), Some(seconds)) if to > from && seconds > 0.0 => {
+                    replays.push(Replay { bytes: to - from, seconds });
+                    start = None;
+                }
+                _ => start = None,
+            }
+        }
+        Ok(replays)
+    }
+}
+
+fn micros(us: i64) -> Timestamp {
+    Timestamp::from_microsecond(us).unwrap_or(Timestamp::UNIX_EPOCH)
+}
+
+/// "1A/4F1A2B60" -> the 64-bit WAL position.
+pub fn parse_lsn(text: &str) -> Option<u64> {
+    let (hi, lo) = text.trim().split_once('/')?;
+    Some((u64::from_str_radix(hi, 16).ok()? << 32) | u64::from_str_radix(lo, 16).ok()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_lsn;
+
+    #[test]
+    fn lsn_halves_are_hex() {
+        assert_eq!(parse_lsn("1A/4F1A2B60"), Some((0x1A << 32) | 0x4F1A2B60));
+        assert_eq!(parse_lsn("0/0"), Some(0));
+        assert_eq!(parse_lsn("xyz"), None);
+        assert_eq!(parse_lsn("1/G"), None);
+    }
+}
