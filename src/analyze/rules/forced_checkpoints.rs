@@ -93,7 +93,7 @@ mod tests {
 
     use super::super::test_support::{at, point};
     use super::*;
-    use crate::analyze::sizing::{Basis, Suggested};
+    use crate::analyze::sizing::{Basis, Cost, Suggested};
     use crate::settings::Settings;
 
     fn window() -> Window {
@@ -126,6 +126,8 @@ mod tests {
                 timed_checkpoints: 9,
                 too_frequent: 0,
             },
+            confidence: "high",
+            cost: Cost { pg_wal_mb: None, crash_recovery_wal_mb: None, replay_mb_s: None, crash_recovery_s: None },
             explanation: vec!["Peak WAL rate 3000 kB/s.".into(), "2048MB = …".into()],
             sql: sql.map(String::from),
         }
