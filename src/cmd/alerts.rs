@@ -5,7 +5,6 @@ use std::process::ExitCode;
 use anyhow::{bail, Result};
 use jiff::{SignedDuration, Timestamp};
 
-use super::analyze::{config_and_store, open_existing};
 use crate::analyze::rules::RULES;
 use crate::cli::{AlertsArgs, AlertsCommand, AlertsListArgs, OutputFormat};
 use crate::output::{self, cell};
@@ -20,8 +19,8 @@ pub fn run(args: AlertsArgs) -> Result<ExitCode> {
     match args.command {
         None => list(args.list),
         Some(AlertsCommand::Ack { common, id }) => {
-            let (_, path) = config_and_store(&common)?;
-            let mut store = open_existing(&path)?;
+            let (_, path) = super::config_and_db(&common)?;
+            let mut store = Store::open_existing(&path)?;
             match store.ack_alert(id, Timestamp::now())? {
                 None => bail!("no alert with id {id} (see `walwatch alerts --all`)"),
                 Some(false) => println!("alert {id} was already acknowledged"),
@@ -35,14 +34,15 @@ pub fn run(args: AlertsArgs) -> Result<ExitCode> {
             }
             let length = crate::config::parse_duration(&duration).map_err(|e| anyhow::anyhow!("--for: {e}"))?;
             let length = SignedDuration::try_from(length)?;
-            let (_, path) = config_and_store(&common)?;
-            let mut store = open_existing(&path)?;
+            let (_, path) = super::config_and_db(&common)?;
+            let mut store = Store::open_existing(&path)?;
             let now = Timestamp::now();
             let until = now.checked_add(length)?;
             match store.silence(&rule, cluster.as_deref(), until, now)? {
                 SilenceOutcome::UnknownCluster => {
                     let known = store.clusters()?;
-                    bail!("unknown cluster {:?}: the store has {}", cluster.unwrap_or_default(), known.join(", "))
+                    let c = cluster.unwrap_or_default();
+                    bail!("no cluster {c:?} in {} (known: {})", path.display(), known.join(", "))
                 }
                 SilenceOutcome::Silenced { .. } => {
                     let scope = cluster.map_or("all clusters".to_string(), |c| format!("cluster {c}"));
@@ -58,14 +58,9 @@ pub fn run(args: AlertsArgs) -> Result<ExitCode> {
 }
 
 fn list(args: AlertsListArgs) -> Result<ExitCode> {
-    let (_, path) = config_and_store(&args.common)?;
+    let (_, path) = super::config_and_db(&args.common)?;
     let store = Store::open_read_only(&path)?;
-    if let Some(c) = &args.cluster {
-        let known = store.clusters()?;
-        if !known.contains(c) {
-            bail!("unknown cluster {c:?}: the store has {}", known.join(", "));
-        }
-    }
+    super::clusters(&store, args.cluster.as_deref())?;
     let rows = store.alerts(args.cluster.as_deref(), args.all)?;
     let mut out = std::io::stdout().lock();
     match args.format {
