@@ -10,7 +10,7 @@ use toml::Spanned;
 
 use super::raw::{interval, Problem};
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AlertsSection {
     /// Re-notify an open, unacknowledged alert this often; None: never.
     pub reminder_interval: Option<Duration>,
@@ -21,21 +21,6 @@ pub struct AlertsSection {
     pub checkpoint_logging_missing: LoggingMissingRule,
     pub durability_off: DurabilityOffRule,
     pub wal_files_added: WalFilesAddedRule,
-}
-
-impl Default for AlertsSection {
-    fn default() -> Self {
-        AlertsSection {
-            reminder_interval: None,
-            forced_checkpoints: ForcedCheckpointsRule::default(),
-            too_frequent: TooFrequentRule::default(),
-            slow_sync: SlowSyncRule::default(),
-            checkpoint_overrun: CheckpointOverrunRule::default(),
-            checkpoint_logging_missing: LoggingMissingRule::default(),
-            durability_off: DurabilityOffRule::default(),
-            wal_files_added: WalFilesAddedRule::default(),
-        }
-    }
 }
 
 impl AlertsSection {

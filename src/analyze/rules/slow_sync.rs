@@ -72,7 +72,7 @@ fn flush_advice(settings: &Settings) -> Vec<String> {
     let mut out = Vec::new();
     let value = |name: &str| settings.values.get(name).map(|v| v.value.clone());
     match (settings.mb("checkpoint_flush_after"), value("checkpoint_flush_after")) {
-        (Some(mb), Some(v)) if mb == 0.0 => out.push(format!(
+        (Some(0.0), Some(v)) => out.push(format!(
             "checkpoint_flush_after = {v}: the checkpointer leaves its writes in the kernel's page cache, so the final fsync has to flush them all at once. PostgreSQL's default on Linux is 256kB, which asks the kernel to write back as the checkpoint goes."
         )),
         (_, Some(v)) => out.push(format!(
