@@ -395,3 +395,72 @@ fn analyze_and_alerts_report_bad_input_clearly() {
     assert_eq!(acked.len(), 1);
     assert!(acked[0].contains(",too_frequent,warning,firing,") && acked[0].contains(",yes,"), "{}", acked[0]);
 }
+
+#[test]
+fn a_log_without_checkpoint_lines_raises_checkpoint_logging_missing() {
+    // The real 15-stderr-default-std log as log_checkpoints = off would have
+    // written it: the same file without its checkpoint lines (the
+    // too-frequent warnings stay: PostgreSQL writes them regardless).
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/15-stderr-default-std");
+    let tmp = tempfile::tempdir().unwrap();
+    let source = &log_files(&dir)[0];
+    let text = std::fs::read_to_string(source).unwrap();
+    let kept: Vec<&str> =
+        text.lines().filter(|l| !l.contains("checkpoint starting:") && !l.contains("checkpoint complete:")).collect();
+    assert!(kept.len() < text.lines().count());
+    let log_dir = tmp.path().join("log");
+    std::fs::create_dir(&log_dir).unwrap();
+    let log = log_dir.join("postgresql.log");
+    std::fs::write(&log, kept.join("\n") + "\n").unwrap();
+    // Expected from the file itself: the server became ready, then wrote until its last line.
+    let time = |line: &str| -> f64 {
+        let civil = &line[..23];
+        let t =
+            jiff::civil::DateTime::strptime("%Y-%m-%d %H:%M:%S%.f", civil).unwrap().to_zoned(jiff::tz::TimeZone::UTC);
+        t.unwrap().timestamp().as_microsecond() as f64 / 1e6
+    };
+    let ready = kept.iter().rev().find(|l| l.contains("database system is ready to accept connections")).unwrap();
+    let last = kept.last().unwrap();
+    assert!(last.contains("database system is shut down"));
+    let silent = time(last) - time(ready);
+    let warnings: Vec<i64> = kept
+        .iter()
+        .filter_map(|l| l.split_once("checkpoints are occurring too frequently (").map(|(_, r)| r))
+        .map(|r| r.split_whitespace().next().unwrap().parse().unwrap())
+        .collect();
+    assert!(silent > 90.0 && !warnings.is_empty());
+
+    let db = tmp.path().join("w.db");
+    run_ok(&["import", "--db", db.to_str().unwrap(), "--cluster", "nolog", log.to_str().unwrap()]);
+    let config = tmp.path().join("walwatch.toml");
+    let logs = log_dir.join("*.log");
+    std::fs::write(
+        &config,
+        format!(
+            "[store]\npath = {db:?}\n[[cluster]]\nname = \"nolog\"\nlogs = [{:?}]\n[cluster.settings]\ncheckpoint_timeout = \"30s\"\n",
+            logs.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let report = analyze(&config);
+    let findings = report["clusters"][0]["findings"].as_array().unwrap();
+    let rules: Vec<&str> = findings.iter().map(|f| f["rule"].as_str().unwrap()).collect();
+    assert_eq!(rules, ["too_frequent", "checkpoint_logging_missing"]);
+    let tf = &findings[0]["figures"];
+    assert_eq!(tf["count"], warnings.len());
+    assert_eq!(tf["min_seconds"], *warnings.iter().min().unwrap());
+    let missing = &findings[1];
+    // The warnings prove checkpoints happen: a warning, not just information.
+    assert_eq!(missing["severity"], "warning");
+    assert_eq!(missing["figures"]["basis"], "log");
+    assert_eq!(missing["figures"]["last_checkpoint_line_at"], Value::Null);
+    assert_eq!(missing["figures"]["too_frequent_since"], warnings.len());
+    assert!((missing["figures"]["silent_s"].as_f64().unwrap() - silent).abs() < 1e-6, "{missing}");
+    let details = missing["details"].as_array().unwrap();
+    assert!(details
+        .last()
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .starts_with("log_checkpoints is on by default since PostgreSQL 15"));
+}
