@@ -80,12 +80,14 @@ pub struct Window {
 
 impl Window {
     /// `[now - length, now]`, or `[newest - length, newest]` when the newest
-    /// event is older than that (see the module documentation).
+    /// event is older than that (see the module documentation) or after now.
     pub fn ending(now: Timestamp, newest_event: Option<Timestamp>, length: Duration) -> Window {
         let span = SignedDuration::try_from(length).unwrap_or(SignedDuration::MAX);
         let back = |t: Timestamp| t.checked_sub(span).unwrap_or(Timestamp::MIN);
         let end = match newest_event {
             Some(newest) if newest < back(now) => newest,
+            // A server clock ahead of walwatch's: its newest lines still count.
+            Some(newest) if newest > now => newest,
             _ => now,
         };
         Window { start: back(end), end, length }
@@ -244,6 +246,9 @@ mod tests {
         assert!(!w.contains(at("2026-11-15T08:00:00.000001Z")));
         // No events at all.
         assert_eq!(Window::ending(now, None, hour).end, now);
+        // The server's clock runs ahead of walwatch's.
+        let ahead = at("2026-11-22T12:00:05Z");
+        assert_eq!(Window::ending(now, Some(ahead), hour).end, ahead);
         assert_eq!(w.describe(), "1h");
     }
 
