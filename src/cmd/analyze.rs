@@ -24,7 +24,8 @@ pub fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     }
     let report = lifecycle::evaluate_clusters(&mut store, &config, &clusters, now)?;
     if !args.no_send {
-        send(&mut store, &config, now)?;
+        // Messages are queued at their render time, just after `now`.
+        send(&mut store, &config, Timestamp::now())?;
     }
     let mut out = std::io::stdout().lock();
     match args.format {
