@@ -7,6 +7,7 @@
 
 pub mod daemon;
 pub mod syslog;
+pub mod truth;
 
 use std::fs;
 use std::net::TcpListener;
