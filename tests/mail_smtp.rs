@@ -114,7 +114,8 @@ fn a_notice_arrives_with_subject_headers_both_parts_and_is_marked_sent() {
     let config = parse(&smtp_config(sink.port, ""));
     let id = alert(&s.db, "prod-eu", "forced_checkpoints");
     let now = now();
-    let message_id = queue(&mut s.store, &notice(id, "prod-eu", "12 of 14 checkpoints forced by WAL in 1h"), &config, now);
+    let message_id =
+        queue(&mut s.store, &notice(id, "prod-eu", "12 of 14 checkpoints forced by WAL in 1h"), &config, now);
 
     let report = deliver::flush(&mut s.store, &config, now).unwrap();
     assert_eq!((report.sent(), report.failed()), (1, 0), "{report:?}");
@@ -258,10 +259,14 @@ fn auth_reads_the_password_from_a_file_or_the_environment() {
     let config = parse(&smtp_config(sink.port, &from_file));
     let out = deliver::test_mail(&mut s.store, &config, now()).unwrap();
     assert!(out.starts_with("mail: test message <walwatch.test."), "{out}");
-    assert!(out.contains(&format!("sent to dba@example.com, ops@example.com via smtp 127.0.0.1:{} (none)", sink.port)), "{out}");
+    assert!(
+        out.contains(&format!("sent to dba@example.com, ops@example.com via smtp 127.0.0.1:{} (none)", sink.port)),
+        "{out}"
+    );
 
     std::env::set_var("WALWATCH_TEST_SMTP_PASSWORD", "s3cret pass");
-    let config = parse(&smtp_config(sink.port, "username = \"walwatch\"\npassword_env = \"WALWATCH_TEST_SMTP_PASSWORD\"\n"));
+    let config =
+        parse(&smtp_config(sink.port, "username = \"walwatch\"\npassword_env = \"WALWATCH_TEST_SMTP_PASSWORD\"\n"));
     deliver::test_mail(&mut s.store, &config, now()).unwrap();
     let received = sink.messages();
     assert_eq!(received.len(), 2);
@@ -277,7 +282,10 @@ fn auth_reads_the_password_from_a_file_or_the_environment() {
     // An unreadable password file is a clear error.
     fs::remove_file(&secret).unwrap();
     let err = deliver::test_mail(&mut s.store, &config, now()).unwrap_err().to_string();
-    assert!(err.contains(&format!("cannot read the SMTP password file {} ([mail.smtp] password_file)", secret.display())), "{err}");
+    assert!(
+        err.contains(&format!("cannot read the SMTP password file {} ([mail.smtp] password_file)", secret.display())),
+        "{err}"
+    );
     assert_eq!(sink.messages().len(), 2);
     assert!(s.store.outbox_all().unwrap().iter().all(|r| r.sent_at.is_some()), "failed test messages are dropped");
 }
@@ -294,7 +302,14 @@ fn test_mail_without_delivery_configured_says_what_to_configure() {
     let cfg = dir.path().join("w.toml");
     fs::write(&cfg, "").unwrap();
     let out = support::walwatch()
-        .args(["alerts", "test-mail", "--config", cfg.to_str().unwrap(), "--db", dir.path().join("w.db").to_str().unwrap()])
+        .args([
+            "alerts",
+            "test-mail",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--db",
+            dir.path().join("w.db").to_str().unwrap(),
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -308,7 +323,8 @@ fn test_mail_without_delivery_configured_says_what_to_configure() {
 fn a_crash_between_send_and_mark_resends_the_same_message() {
     let s = setup();
     let kill_file = s.db.with_file_name("kill");
-    let sink = SmtpSink::start(&s.sink_dir, free_port(), SinkOptions { auth: None, kill_file: Some(kill_file.clone()) });
+    let sink =
+        SmtpSink::start(&s.sink_dir, free_port(), SinkOptions { auth: None, kill_file: Some(kill_file.clone()) });
     let cfg = s.db.with_file_name("w.toml");
     fs::write(&cfg, smtp_config(sink.port, "")).unwrap();
     drop(s.store);

@@ -34,9 +34,13 @@ pub struct MailSection {
 pub enum MailTransport {
     Smtp(SmtpSettings),
     /// A sendmail-compatible command (`-i -f FROM -- TO...`, message on stdin).
-    Sendmail { command: PathBuf },
+    Sendmail {
+        command: PathBuf,
+    },
     /// One .eml file per message in this directory: dry runs and demos.
-    File { directory: PathBuf },
+    File {
+        directory: PathBuf,
+    },
 }
 
 impl MailTransport {
@@ -195,7 +199,12 @@ impl RawMail {
         let transport = match transport_name.as_str() {
             "smtp" => match self.smtp {
                 Some(smtp) => MailTransport::Smtp(smtp.into_inner().validate(&self.transport)?),
-                None => return Err(missing(&self.transport, "transport = \"smtp\" needs a [mail.smtp] section with `host`")),
+                None => {
+                    return Err(missing(
+                        &self.transport,
+                        "transport = \"smtp\" needs a [mail.smtp] section with `host`",
+                    ))
+                }
             },
             "sendmail" => {
                 let command = self.sendmail.and_then(|s| s.command);
@@ -329,7 +338,13 @@ fn missing<T>(near: &Option<Spanned<T>>, message: &str) -> Problem {
 /// "Name <a@b>" or "a@b"; parsed by lettre, which is what will send it.
 fn mailbox(text: &Spanned<String>, key: &str) -> Result<Mailbox, Problem> {
     text.get_ref().trim().parse::<Mailbox>().map_err(|e| {
-        Problem::at(text, format!("{key}: {:?} is not a mail address ({e}); expected \"name@example.com\" or \"Name <name@example.com>\"", text.get_ref()))
+        Problem::at(
+            text,
+            format!(
+                "{key}: {:?} is not a mail address ({e}); expected \"name@example.com\" or \"Name <name@example.com>\"",
+                text.get_ref()
+            ),
+        )
     })
 }
 

@@ -67,7 +67,12 @@ impl SmtpSink {
             .unwrap_or_else(|e| panic!("{PYTHON} smtp_sink.py: {e} (needs Debian's python3-aiosmtpd)"));
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        assert_eq!(line.trim(), "ready", "smtp_sink.py did not start; see {}", self.dir.with_extension("stderr.log").display());
+        assert_eq!(
+            line.trim(),
+            "ready",
+            "smtp_sink.py did not start; see {}",
+            self.dir.with_extension("stderr.log").display()
+        );
         self.child = Some(child);
     }
 

@@ -8,7 +8,7 @@ use std::time::SystemTime;
 
 use jiff::Timestamp;
 use lettre::message::header::{HeaderName, HeaderValue};
-use lettre::message::{Mailbox, Mailboxes, MultiPart, SinglePart};
+use lettre::message::{Mailboxes, MultiPart, SinglePart};
 use lettre::Message;
 
 use crate::alert::{Notice, NoticeKind};
@@ -69,7 +69,7 @@ pub fn mail(notice: &Notice, mail: &MailSection, message_id: &str, now: Timestam
         .user_agent(format!("walwatch {}", env!("CARGO_PKG_VERSION")))
         // RFC 3834: no vacation or out-of-office replies to a robot.
         .raw_header(HeaderValue::new(HeaderName::new_from_ascii_str("Auto-Submitted"), "auto-generated".into()));
-    let to: Mailboxes = mail.to.iter().cloned().collect::<Vec<Mailbox>>().into();
+    let to: Mailboxes = mail.to.to_vec().into();
     builder = builder.mailbox(lettre::message::header::To::from(to));
     let body = MultiPart::alternative()
         .singlepart(SinglePart::plain(text_body(notice)))
@@ -136,7 +136,11 @@ pub fn html_body(notice: &Notice) -> String {
     let mut out = String::from("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>");
     out.push_str(&h(&subject(notice)));
     out.push_str("</title></head>\n<body style=\"font-family: sans-serif\">\n");
-    out.push_str(&format!("<h2>{}</h2>\n<p><strong>{}</strong></p>\n<table>\n", h(&headline(notice)), h(&notice.summary)));
+    out.push_str(&format!(
+        "<h2>{}</h2>\n<p><strong>{}</strong></p>\n<table>\n",
+        h(&headline(notice)),
+        h(&notice.summary)
+    ));
     for (name, value) in facts(notice) {
         out.push_str(&format!("<tr><th align=\"left\">{name}</th><td>{}</td></tr>\n", h(&value)));
     }
@@ -233,10 +237,7 @@ mod tests {
 
     #[test]
     fn subject_has_no_line_breaks_and_is_capped() {
-        assert_eq!(
-            subject(&notice()),
-            "[walwatch] WARNING prod Bcc: evil@example.com: 12 of 14 checkpoints forced"
-        );
+        assert_eq!(subject(&notice()), "[walwatch] WARNING prod Bcc: evil@example.com: 12 of 14 checkpoints forced");
         let long = Notice { summary: "x".repeat(500), ..notice() };
         let s = subject(&long);
         assert!(s.ends_with('…'));

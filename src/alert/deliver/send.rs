@@ -114,8 +114,7 @@ impl Senders {
                 let Some(webhook) = &config.webhook else {
                     return Err("queued for the webhook, but [webhook] is not configured any more".into());
                 };
-                let sender =
-                    self.webhook.get_or_insert_with(|| WebhookSender::new(webhook).map_err(|e| e.to_string()));
+                let sender = self.webhook.get_or_insert_with(|| WebhookSender::new(webhook).map_err(|e| e.to_string()));
                 let id = row.message_id.strip_prefix("webhook:").unwrap_or(&row.message_id);
                 sender.as_ref().map_err(Clone::clone)?.send(id, &row.payload)
             }
@@ -169,7 +168,11 @@ pub fn test_mail(store: &mut Store, config: &Config, now: Timestamp) -> Result<S
         let outcome = report.outcomes.iter().find(|o| o.message_id == message.message_id);
         let target = describe_target(config, message.channel);
         match outcome.map(|o| &o.result) {
-            Some(Ok(())) => lines.push(format!("{}: test message {} sent {target}", message.channel.as_str(), id_of(&message.message_id))),
+            Some(Ok(())) => lines.push(format!(
+                "{}: test message {} sent {target}",
+                message.channel.as_str(),
+                id_of(&message.message_id)
+            )),
             Some(Err(e)) => {
                 store.outbox_delete_unsent(&message.message_id)?;
                 failures.push(format!("{}: test message NOT sent {target}: {e}", message.channel.as_str()));
@@ -185,7 +188,11 @@ pub fn test_mail(store: &mut Store, config: &Config, now: Timestamp) -> Result<S
         report.outcomes.iter().filter(|o| !messages.iter().any(|m| m.message_id == o.message_id)).collect();
     if !others.is_empty() {
         let sent = others.iter().filter(|o| o.result.is_ok()).count();
-        lines.push(format!("also tried {} queued alert messages: {sent} sent, {} failed", others.len(), others.len() - sent));
+        lines.push(format!(
+            "also tried {} queued alert messages: {sent} sent, {} failed",
+            others.len(),
+            others.len() - sent
+        ));
     }
     if failures.is_empty() {
         Ok(lines.join("\n"))
@@ -306,7 +313,11 @@ impl OutageLog {
             match &o.result {
                 Ok(()) => {
                     if let Some(n) = self.failing.remove(channel) {
-                        tracing::info!(channel, failures = n, "{channel} delivery works again after {n} failed attempts");
+                        tracing::info!(
+                            channel,
+                            failures = n,
+                            "{channel} delivery works again after {n} failed attempts"
+                        );
                     }
                     tracing::info!(channel, message_id = %o.message_id, "sent");
                 }

@@ -73,7 +73,11 @@ fn tls_parameters(smtp: &SmtpSettings) -> Result<TlsParameters, DeliverError> {
         let pem = std::fs::read(path)
             .map_err(|e| DeliverError::Setup(format!("cannot read [mail.smtp] ca_file {}: {e}", path.display())))?;
         let cert = Certificate::from_pem(&pem).map_err(|e| {
-            DeliverError::Setup(format!("[mail.smtp] ca_file {} is not a PEM certificate: {}", path.display(), chain(&e)))
+            DeliverError::Setup(format!(
+                "[mail.smtp] ca_file {} is not a PEM certificate: {}",
+                path.display(),
+                chain(&e)
+            ))
         })?;
         builder = builder.add_root_certificate(cert);
     }
@@ -119,8 +123,11 @@ impl WebhookSender {
                         "the environment variable {name} ([webhook] authorization_env) is not set or not UTF-8"
                     ))
                 })?;
-                let value =
-                    if webhook.header.eq_ignore_ascii_case("authorization") { format!("Bearer {token}") } else { token };
+                let value = if webhook.header.eq_ignore_ascii_case("authorization") {
+                    format!("Bearer {token}")
+                } else {
+                    token
+                };
                 Some((webhook.header.clone(), value))
             }
             None => None,
