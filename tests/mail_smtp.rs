@@ -13,7 +13,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
-use support::smtp::{free_port, SinkOptions, SmtpSink};
+use support::smtp::{free_port, make_ca, SinkOptions, SinkTls, SmtpSink};
 use walwatch::alert::deliver::{self, DeliverError};
 use walwatch::alert::{Notice, NoticeKind, Severity, SuggestionText};
 use walwatch::config::{self, Config};
@@ -252,7 +252,7 @@ fn an_outage_is_retried_with_backoff_and_every_notice_arrives_exactly_once() {
 fn auth_reads_the_password_from_a_file_or_the_environment() {
     let mut s = setup();
     let auth = Some(("walwatch".to_string(), "s3cret pass".to_string()));
-    let sink = SmtpSink::start(&s.sink_dir, free_port(), SinkOptions { auth, kill_file: None });
+    let sink = SmtpSink::start(&s.sink_dir, free_port(), SinkOptions { auth, ..SinkOptions::default() });
     let secret = s.db.with_file_name("smtp-password");
     fs::write(&secret, "s3cret pass\n").unwrap(); // the trailing newline `echo` leaves is not part of it
     let from_file = format!("username = \"walwatch\"\npassword_file = \"{}\"\n", secret.display());
@@ -323,8 +323,11 @@ fn test_mail_without_delivery_configured_says_what_to_configure() {
 fn a_crash_between_send_and_mark_resends_the_same_message() {
     let s = setup();
     let kill_file = s.db.with_file_name("kill");
-    let sink =
-        SmtpSink::start(&s.sink_dir, free_port(), SinkOptions { auth: None, kill_file: Some(kill_file.clone()) });
+    let sink = SmtpSink::start(
+        &s.sink_dir,
+        free_port(),
+        SinkOptions { kill_file: Some(kill_file.clone()), ..SinkOptions::default() },
+    );
     let cfg = s.db.with_file_name("w.toml");
     fs::write(&cfg, smtp_config(sink.port, "")).unwrap();
     drop(s.store);
@@ -360,4 +363,31 @@ fn a_crash_between_send_and_mark_resends_the_same_message() {
     assert_eq!(received[0].raw, received[1].raw, "the identical bytes both times");
     let rows = store.outbox_all().unwrap();
     assert_eq!((rows.len(), rows[0].sent_at), (1, Some(later)));
+}
+
+/// STARTTLS and implicit TLS against the real server with a certificate from
+/// a private CA: accepted with `ca_file`, refused without it (the server is
+/// verified, not just encrypted to).
+#[test]
+fn starttls_and_implicit_tls_verify_the_server_against_ca_file() {
+    let mut s = setup();
+    let ca = make_ca(&s.db.with_file_name("ca"));
+    for (mode, security) in [("starttls", "starttls"), ("implicit", "tls")] {
+        let tls = SinkTls { cert: ca.cert.clone(), key: ca.key.clone(), mode };
+        let dir = s.sink_dir.join(mode);
+        let sink = SmtpSink::start(&dir, free_port(), SinkOptions { tls: Some(tls), ..SinkOptions::default() });
+        let base = smtp_config(sink.port, "").replace("127.0.0.1", "localhost");
+        let base = base.replace("security = \"none\"", &format!("security = \"{security}\""));
+        let without_ca = parse(&base);
+        let err = deliver::test_mail(&mut s.store, &without_ca, now()).unwrap_err().to_string();
+        assert!(err.contains("UnknownIssuer"), "{mode}: {err}");
+        assert_eq!(sink.messages().len(), 0);
+
+        let with_ca = parse(&format!("{base}ca_file = \"{}\"\n", ca.ca.display()));
+        let out = deliver::test_mail(&mut s.store, &with_ca, now()).unwrap();
+        assert!(out.contains(&format!("via smtp localhost:{} ({security})", sink.port)), "{out}");
+        let received = sink.messages();
+        assert_eq!(received.len(), 1, "{mode}");
+        assert!(received[0].header("Subject").starts_with("[walwatch] INFO "));
+    }
 }

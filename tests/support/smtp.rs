@@ -16,6 +16,15 @@ use serde_json::Value;
 /// The interpreter with python3-aiosmtpd.
 pub const PYTHON: &str = "/usr/bin/python3";
 
+/// How the sink speaks TLS, with a certificate for "localhost".
+#[derive(Debug, Clone)]
+pub struct SinkTls {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+    /// "starttls" or "implicit".
+    pub mode: &'static str,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct SinkOptions {
     /// Require AUTH with this user and password.
@@ -23,6 +32,74 @@ pub struct SinkOptions {
     /// When this file holds a pid, the sink SIGKILLs it after storing the
     /// next message and before answering 250 (then deletes the file).
     pub kill_file: Option<PathBuf>,
+    pub tls: Option<SinkTls>,
+}
+
+/// A private CA (`ca.pem`) and a server certificate for "localhost" signed
+/// by it (`localhost.pem`, `localhost.key`), made with the openssl command.
+pub struct TestCa {
+    pub ca: PathBuf,
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+pub fn make_ca(dir: &Path) -> TestCa {
+    fs::create_dir_all(dir).unwrap();
+    let p = |name: &str| dir.join(name);
+    fs::write(
+        p("leaf.ext"),
+        "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    let s = |path: PathBuf| path.to_str().unwrap().to_string();
+    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+    openssl(
+        &[
+            &["req", "-x509"][..],
+            &ec,
+            &["-keyout", &s(p("ca.key")), "-out", &s(p("ca.pem")), "-days", "2"],
+            &[
+                "-subj",
+                "/CN=walwatch test CA",
+                "-addext",
+                "basicConstraints=critical,CA:TRUE",
+                "-addext",
+                "keyUsage=critical,keyCertSign,cRLSign",
+            ],
+        ]
+        .concat(),
+    );
+    openssl(
+        &[
+            &["req"][..],
+            &ec,
+            &["-keyout", &s(p("localhost.key")), "-out", &s(p("localhost.csr")), "-subj", "/CN=localhost"],
+        ]
+        .concat(),
+    );
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        &s(p("localhost.csr")),
+        "-CA",
+        &s(p("ca.pem")),
+        "-CAkey",
+        &s(p("ca.key")),
+        "-CAcreateserial",
+        "-out",
+        &s(p("localhost.pem")),
+        "-days",
+        "2",
+        "-extfile",
+        &s(p("leaf.ext")),
+    ]);
+    TestCa { ca: p("ca.pem"), cert: p("localhost.pem"), key: p("localhost.key") }
+}
+
+fn openssl(args: &[&str]) {
+    let out = Command::new("openssl").args(args).output().expect("openssl");
+    assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
 pub struct SmtpSink {
@@ -58,6 +135,9 @@ impl SmtpSink {
         }
         if let Some(kill) = &self.options.kill_file {
             cmd.arg("--kill-file").arg(kill);
+        }
+        if let Some(tls) = &self.options.tls {
+            cmd.arg("--tls-cert").arg(&tls.cert).arg("--tls-key").arg(&tls.key).arg("--tls-mode").arg(tls.mode);
         }
         let stderr = fs::File::create(self.dir.with_extension("stderr.log")).unwrap();
         let mut child = cmd

@@ -14,12 +14,17 @@ so a reader never sees half a message.
                       between "the server has the message" and "walwatch
                       marked it sent", without failpoints in walwatch.
 
+--tls-cert/--tls-key with --tls-mode starttls|implicit
+                      serve STARTTLS (then required before MAIL) or implicit
+                      TLS from the first byte.
+
 Prints "ready" on stdout once it accepts connections.
 """
 
 import argparse
 import json
 import os
+import ssl
 import signal
 import sys
 import threading
@@ -86,8 +91,18 @@ def main():
     parser.add_argument("--dir", required=True)
     parser.add_argument("--auth")
     parser.add_argument("--kill-file")
+    parser.add_argument("--tls-cert")
+    parser.add_argument("--tls-key")
+    parser.add_argument("--tls-mode", choices=["starttls", "implicit"])
     args = parser.parse_args()
     kwargs = {}
+    if args.tls_mode:
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(args.tls_cert, args.tls_key)
+        if args.tls_mode == "starttls":
+            kwargs.update(tls_context=context, require_starttls=True)
+        else:
+            kwargs.update(ssl_context=context)
     if args.auth:
         user, password = args.auth.split(":", 1)
         kwargs.update(auth_required=True, auth_require_tls=False, authenticator=authenticator(user, password))

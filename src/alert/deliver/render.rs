@@ -92,7 +92,7 @@ fn headline(notice: &Notice) -> String {
         NoticeKind::Firing => "FIRING",
         NoticeKind::Reminder => "REMINDER (still firing)",
         NoticeKind::Resolved => "RESOLVED",
-        NoticeKind::Test => "TEST",
+        NoticeKind::Test => return "TEST message from walwatch: no alert".into(),
     };
     format!("{what}: {} alert {} on cluster {}", notice.severity.as_str().to_uppercase(), notice.rule, notice.cluster)
 }
