@@ -259,7 +259,13 @@ fn sender_loop(store_path: &std::path::Path, config: &Config, stop: &AtomicBool)
         let s = match &mut store {
             Some(s) => s,
             None => match Store::open(store_path) {
-                Ok(s) => store.insert(s),
+                Ok(s) => {
+                    // As the daemon's own connection: a slow close-time checkpoint must not delay exit on SIGTERM.
+                    if let Err(e) = s.skip_checkpoint_on_close() {
+                        tracing::debug!("alert sender: {e}");
+                    }
+                    store.insert(s)
+                }
                 Err(e) => {
                     log.store_error(&e.to_string());
                     sleep(Duration::from_secs(5), stop);
