@@ -6,7 +6,7 @@ use anyhow::{bail, Result};
 use jiff::{SignedDuration, Timestamp};
 
 use crate::analyze::rules::RULES;
-use crate::cli::{AlertsArgs, AlertsCommand, AlertsListArgs, OutputFormat};
+use crate::cli::{AlertsArgs, AlertsCommand, AlertsListArgs, ConfigDbArgs, OutputFormat};
 use crate::output::{self, cell};
 use crate::store::alerts::{AlertRow, SilenceOutcome};
 use crate::store::Store;
@@ -51,10 +51,16 @@ pub fn run(args: AlertsArgs) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Some(AlertsCommand::TestMail { .. }) => {
-            bail!("walwatch alerts test-mail: not implemented yet (lands with the mail delivery)")
-        }
+        Some(AlertsCommand::TestMail { common }) => test_mail(&common),
     }
+}
+
+/// Queues a test notice and sends it at once; the outcome per channel on stdout.
+fn test_mail(common: &ConfigDbArgs) -> Result<ExitCode> {
+    let (config, path) = super::config_and_db(common)?;
+    let mut store = Store::open(&path)?;
+    println!("{}", crate::alert::deliver::test_mail(&mut store, &config, Timestamp::now())?);
+    Ok(ExitCode::SUCCESS)
 }
 
 fn list(args: AlertsListArgs) -> Result<ExitCode> {

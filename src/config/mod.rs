@@ -19,7 +19,7 @@ pub use alerts::{
     AlertsSection, CheckpointOverrunRule, DurabilityOffRule, ForcedCheckpointsRule, LoggingMissingRule, SlowSyncRule,
     TooFrequentRule, WalFilesAddedRule,
 };
-pub use mail::{MailSection, WebhookSection};
+pub use mail::{MailSection, MailTransport, PasswordSource, Retry, SmtpSecurity, SmtpSettings, WebhookSection};
 
 use std::collections::BTreeMap;
 use std::io;

@@ -48,6 +48,8 @@ pub struct Follower {
     first_round: bool,
     /// How long a file must stay unchanged before its held-back last entry is taken.
     settle: Duration,
+    /// Events stored since [`Follower::take_stored`] was last called.
+    stored: u64,
 }
 
 impl Follower {
@@ -76,6 +78,7 @@ impl Follower {
             files: HashMap::new(),
             first_round: true,
             settle: Duration::ZERO,
+            stored: 0,
         })
     }
 
@@ -83,6 +86,12 @@ impl Follower {
     pub fn with_settle(mut self, settle: Duration) -> Follower {
         self.settle = settle;
         self
+    }
+
+    /// How many events were stored since the last call: the alert rules run
+    /// again only when something new arrived.
+    pub fn take_stored(&mut self) -> u64 {
+        std::mem::take(&mut self.stored)
     }
 
     pub fn config(&self) -> &ClusterConfig {
@@ -239,6 +248,7 @@ impl Follower {
                 for w in &report.warnings {
                     tracing::debug!(cluster = %self.name, path = %shown, "{w}");
                 }
+                self.stored += report.stored;
                 if report.stored > 0 {
                     tracing::info!(cluster = %self.name, path = %shown, events = report.stored, bytes = report.bytes, "Stored new events.");
                 }
