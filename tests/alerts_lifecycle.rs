@@ -215,3 +215,33 @@ fn reminders_at_the_interval_until_acknowledged() {
     assert_eq!(kinds(&c), [(NoticeKind::Firing, Some(2), 0)]);
     assert!(run(&db, &Config::default(), vec![tf()], "2026-11-30T21:00:00Z").notices.is_empty());
 }
+
+#[test]
+fn notices_are_queued_in_the_outbox_with_the_alert_change() {
+    // With a transport configured, each notice is rendered and queued in
+    // the transaction that changes the alert (the file transport is only
+    // named here: nothing is sent by apply).
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let text = format!(
+        "[mail]\ntransport = \"file\"\nfrom = \"w@example.org\"\nto = [\"dba@example.org\"]\n[mail.file]\ndirectory = {:?}\n[alerts]\nreminder_interval = \"1h\"\n",
+        dir.path()
+    );
+    let config = walwatch::config::parse(&text, Path::new("w.toml")).unwrap();
+    let tf = || finding("too_frequent", "", "tf");
+    run(&db, &config, vec![tf()], "2026-11-22T12:00:00Z");
+    run(&db, &config, vec![tf()], "2026-11-22T12:30:00Z");
+    run(&db, &config, vec![tf()], "2026-11-22T13:00:00Z");
+    run(&db, &config, vec![], "2026-11-22T13:10:00Z");
+    run(&db, &config, vec![], "2026-11-22T13:20:00Z");
+    let store = Store::open(&db).unwrap();
+    let queued: Vec<(Option<i64>, String)> =
+        store.outbox_all().unwrap().into_iter().map(|m| (m.alert_id, m.notice)).collect();
+    assert_eq!(
+        queued,
+        [(Some(1), "firing".to_string()), (Some(1), "reminder".to_string()), (Some(1), "resolved".to_string())]
+    );
+    let ids: std::collections::BTreeSet<String> =
+        store.outbox_all().unwrap().into_iter().map(|m| m.message_id).collect();
+    assert_eq!(ids.len(), 3);
+}
