@@ -88,7 +88,8 @@ fn settings_args(work: &Path) -> Vec<String> {
 
 fn json_of(out: &Output) -> Value {
     assert!(out.status.success(), "walwatch settings: {}", describe(out));
-    let all: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", describe(out)));
+    let all: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", describe(out)));
     let clusters = all.as_array().expect("an array of clusters");
     assert_eq!(clusters.len(), 1, "{all}");
     assert_eq!(clusters[0]["cluster"], CLUSTER);
@@ -113,7 +114,7 @@ fn settings_without_access(work: &Path, conf: &Path) -> (Value, Output) {
         cmd.args(settings_args(work)).output().expect("spawn setpriv walwatch")
     } else {
         let mode = fs::metadata(conf).unwrap().permissions();
-        fs::set_permissions(conf, fs::Permissions::from_mode(0)).unwrap();
+        fs::set_permissions(conf, fs::Permissions::from_mode(0o000)).unwrap();
         let out = walwatch().args(settings_args(work)).output().expect("spawn walwatch");
         fs::set_permissions(conf, mode).unwrap();
         out
@@ -220,12 +221,8 @@ fn settings_match_show_with_their_sources() {
     for (name, want) in expected.iter().filter(|(n, _)| *n != "max_wal_size") {
         assert_eq!(&source(&second, name), want, "source of {name} without access");
     }
-    let log_changes: Vec<&Value> = second["timeline"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["source"]["kind"] == "log")
-        .collect();
+    let log_changes: Vec<&Value> =
+        second["timeline"].as_array().unwrap().iter().filter(|c| c["source"]["kind"] == "log").collect();
     assert_eq!(log_changes.len(), 1, "{second}");
     assert_eq!((log_changes[0]["name"].as_str(), log_changes[0]["new"].as_str()), (Some("max_wal_size"), Some("3GB")));
     assert_eq!(ts_key(log_changes[0]["at"].as_str().unwrap()), logged_at);

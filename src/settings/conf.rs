@@ -498,10 +498,7 @@ mod tests {
     }
 
     fn values(p: &Parsed) -> Vec<(String, String, usize)> {
-        p.entries
-            .iter()
-            .map(|e| (e.name.clone(), e.value.clone(), e.line))
-            .collect()
+        p.entries.iter().map(|e| (e.name.clone(), e.value.clone(), e.line)).collect()
     }
 
     #[test]
@@ -603,12 +600,16 @@ mod tests {
     #[test]
     fn garbage_lines_are_reported_and_the_rest_is_read() {
         let dir = tempfile::tempdir().unwrap();
-        let text = "max_wal_size = 2GB\nthis is garbage\n\u{0}\u{1}binary\nmin_wal_size = 'open\ncheckpoint_timeout = 10min\n";
+        let text =
+            "max_wal_size = 2GB\nthis is garbage\n\u{0}\u{1}binary\nmin_wal_size = 'open\ncheckpoint_timeout = 10min\n";
         let main = write(dir.path(), "g.conf", text);
         let parsed = read_all(&main);
         let lines: Vec<Option<usize>> = parsed.problems.iter().map(|p| p.line).collect();
         assert_eq!(lines, [Some(2), Some(3), Some(4)]);
-        assert_eq!(parsed.problems[0].to_string(), format!("{}:2: syntax error near token \"garbage\"", main.display()));
+        assert_eq!(
+            parsed.problems[0].to_string(),
+            format!("{}:2: syntax error near token \"garbage\"", main.display())
+        );
         let names: Vec<String> = parsed.entries.iter().map(|e| e.name.clone()).collect();
         assert_eq!(names, ["max_wal_size", "checkpoint_timeout"]);
 

@@ -54,7 +54,8 @@ mod tests {
         for v in OLDEST..=NEWEST {
             for name in KNOWN {
                 let text = default(name, v).unwrap_or_else(|| panic!("{name} in {v}"));
-                crate::settings::units::parse_checked(name, text, Some(v)).unwrap_or_else(|e| panic!("{name} {v}: {e}"));
+                crate::settings::units::parse_checked(name, text, Some(v))
+                    .unwrap_or_else(|e| panic!("{name} {v}: {e}"));
             }
         }
     }

@@ -241,7 +241,8 @@ pub fn refresh(store: &mut Store, cluster: &ClusterConfig, now: Timestamp) -> Re
 /// The tracked settings as the cluster's conf files set them, or None when
 /// there is no conf file to read or it cannot be read completely.
 fn read_conf(cluster: &ClusterConfig) -> Option<Vec<(String, Observed)>> {
-    let main = cluster.config_file.clone().or_else(|| cluster.data_directory.as_ref().map(|d| d.join("postgresql.conf")))?;
+    let main =
+        cluster.config_file.clone().or_else(|| cluster.data_directory.as_ref().map(|d| d.join("postgresql.conf")))?;
     let mut parsed = conf::Parsed::default();
     conf::read(&main, true, &mut parsed);
     let data_dir = cluster.data_directory.clone().or_else(|| {

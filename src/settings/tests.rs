@@ -68,7 +68,8 @@ fn config_beats_conf_and_log() {
 #[test]
 fn a_log_change_after_the_conf_read_wins_an_older_one_does_not() {
     let conf = vec![row("max_wal_size", Some("2GB"), RowSource::ConfFile, 7, 0)];
-    let newer = known(vec![], conf.clone(), Some(5), vec![log("max_wal_size", "3GB", 4), log("max_wal_size", "4GB", 6)]);
+    let newer =
+        known(vec![], conf.clone(), Some(5), vec![log("max_wal_size", "3GB", 4), log("max_wal_size", "4GB", 6)]);
     assert_eq!(value(&resolve(Some(15), &newer), "max_wal_size"), ("4GB".into(), Source::Log { at: t(6) }));
     let older = known(vec![], conf.clone(), Some(7), vec![log("max_wal_size", "4GB", 6)]);
     let conf_source = Source::ConfFile { path: "/etc/pg.conf".into(), line: 7 };
@@ -79,7 +80,7 @@ fn a_log_change_after_the_conf_read_wins_an_older_one_does_not() {
     assert_eq!(value(&s, "checkpoint_timeout"), ("15min".into(), Source::Log { at: t(1) }));
     assert_eq!(s.seconds("checkpoint_timeout"), Some(900.0));
     // Read after the change and no longer set there: the default.
-    let removed = vec![
+    let removed = [
         row("max_wal_size", Some("2GB"), RowSource::ConfFile, 7, 0),
         row("max_wal_size", None, RowSource::ConfFile, 0, 8),
     ];
@@ -105,7 +106,10 @@ fn bare_numbers_use_the_unit_of_the_version() {
     assert_eq!(new.seconds("commit_delay"), Some(0.0025));
     // 9.6 with 64MB segments (set in walwatch's config)
     let big = vec![row("wal_segment_size", Some("64MB"), RowSource::Config, 0, 0)];
-    let old = resolve(Some(9), &known(big, vec![row("max_wal_size", Some("64"), RowSource::ConfFile, 1, 0)], Some(0), vec![]));
+    let old = resolve(
+        Some(9),
+        &known(big, vec![row("max_wal_size", Some("64"), RowSource::ConfFile, 1, 0)], Some(0), vec![]),
+    );
     assert_eq!(old.mb("max_wal_size"), Some(4096.0));
 }
 
@@ -133,7 +137,10 @@ fn flags_and_unparsable_values() {
     assert_eq!(s.seconds("checkpoint_timeout"), None, "not valid PostgreSQL: no number");
     assert_eq!(s.mb("fsync"), None);
     assert_eq!(s.mb("no_such_setting"), None);
-    let local = resolve(Some(15), &known(vec![], vec![row("synchronous_commit", Some("local"), RowSource::ConfFile, 1, 0)], Some(0), vec![]));
+    let local = resolve(
+        Some(15),
+        &known(vec![], vec![row("synchronous_commit", Some("local"), RowSource::ConfFile, 1, 0)], Some(0), vec![]),
+    );
     assert_eq!(local.flag("synchronous_commit"), Some(true));
 }
 
@@ -146,11 +153,24 @@ fn timeline_lists_value_changes_per_source() {
         row("checkpoint_timeout", Some("10min"), RowSource::Config, 0, 1),
     ];
     let mut changes = row_changes(&rows);
-    changes.extend(log_changes(&[log("max_wal_size", "3GB", 3), log("max_wal_size", "4GB", 4), log("work_mem", "1GB", 4)]));
+    changes.extend(log_changes(&[
+        log("max_wal_size", "3GB", 3),
+        log("max_wal_size", "4GB", 4),
+        log("work_mem", "1GB", 4),
+    ]));
     changes.sort_by(|a, b| a.at.cmp(&b.at).then_with(|| a.name.cmp(&b.name)));
-    let summary: Vec<(i64, &str, Option<&str>, Option<&str>, String)> = changes
+    type Row<'a> = (i64, &'a str, Option<&'a str>, Option<&'a str>, String);
+    let summary: Vec<Row> = changes
         .iter()
-        .map(|c| (c.at.as_second() - 1_800_000_000, c.name.as_str(), c.old.as_deref(), c.new.as_deref(), c.source.to_string()))
+        .map(|c| {
+            (
+                c.at.as_second() - 1_800_000_000,
+                c.name.as_str(),
+                c.old.as_deref(),
+                c.new.as_deref(),
+                c.source.to_string(),
+            )
+        })
         .collect();
     let log_at = |s: i64| format!("log {}", crate::timefmt::rfc3339(t(s)));
     assert_eq!(

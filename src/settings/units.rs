@@ -27,9 +27,13 @@ pub const DEFAULT_SEGMENT_BYTES: f64 = 16.0 * MB;
 pub enum Kind {
     /// An integer amount of memory; `base` is the size in bytes of one unit
     /// of a bare number.
-    Memory { base: f64 },
+    Memory {
+        base: f64,
+    },
     /// An integer time; `base` is one unit of a bare number in seconds.
-    Time { base: f64 },
+    Time {
+        base: f64,
+    },
     /// An integer that takes no unit (commit_delay: µs; wal_keep_segments: segments).
     Integer,
     /// A floating-point number without unit (checkpoint_completion_target).
@@ -82,14 +86,17 @@ pub fn parse(name: &str, text: &str, version: Option<u32>) -> Result<Parsed, Str
 
 /// [`parse`] with a known WAL segment size (matters for 9.6's segment counts).
 pub fn parse_with_segment(name: &str, text: &str, version: Option<u32>, segment_bytes: f64) -> Result<Parsed, String> {
-    let kind = kind(name, version, segment_bytes).ok_or_else(|| format!("walwatch does not know the setting {name:?}"))?;
+    let kind =
+        kind(name, version, segment_bytes).ok_or_else(|| format!("walwatch does not know the setting {name:?}"))?;
     let v = version.unwrap_or(NEWEST);
     match kind {
         Kind::Memory { base } => amount(text, v, base, &memory_units(v)).map(|units| Parsed::Bytes(units * base)),
         Kind::Time { base } => amount(text, v, base, &time_units(v)).map(|units| Parsed::Seconds(units * base)),
         Kind::Integer => amount(text, v, 1.0, &[]).map(|n| Parsed::Integer(n as i64)),
         Kind::Real => real(text).map(Parsed::Number),
-        Kind::Bool => boolean(text).map(Parsed::Flag).ok_or_else(|| format!("{text:?} is not a boolean (on, off, true, false, yes, no, 1, 0)")),
+        Kind::Bool => boolean(text)
+            .map(Parsed::Flag)
+            .ok_or_else(|| format!("{text:?} is not a boolean (on, off, true, false, yes, no, 1, 0)")),
         Kind::Enum(words) => {
             let lower = text.to_ascii_lowercase();
             if words.contains(&lower.as_str()) {
@@ -119,7 +126,8 @@ fn in_range(name: &str, parsed: &Parsed) -> Result<(), String> {
         // WRITEBACK_MAX_PENDING_FLUSHES pages
         "checkpoint_flush_after" | "backend_flush_after" => (0.0, 256.0 * PAGE, "bytes"),
         "wal_segment_size" => {
-            let ok = matches!(parsed, Parsed::Bytes(b) if *b >= MB && *b <= 1024.0 * MB && (*b as u64).is_power_of_two());
+            let ok =
+                matches!(parsed, Parsed::Bytes(b) if *b >= MB && *b <= 1024.0 * MB && (*b as u64).is_power_of_two());
             return if ok { Ok(()) } else { Err("wal_segment_size is a power of two from 1MB to 1GB".into()) };
         }
         _ => return Ok(()),
