@@ -104,6 +104,7 @@ fn table_output_and_a_broken_include() {
         .unwrap();
     fs::write(etc.join("conf.d/a.conf"), "fsync = off\n").unwrap();
     fs::write(data.join("postgresql.auto.conf"), "# Do not edit\ncheckpoint_timeout = '20min'\n").unwrap();
+    fs::write(data.join("PG_VERSION"), "13\n").unwrap();
     let config = work.path().join("w.toml");
     let text = format!(
         "[[cluster]]\nname = \"main\"\nlogs = [\"/nonexistent/*.log\"]\nconfig_file = \"{}\"\n\n[cluster.settings]\ncheckpoint_completion_target = 0.7\n",
@@ -121,7 +122,7 @@ fn table_output_and_a_broken_include() {
     };
     let (table, _) = run();
     let lines: Vec<&str> = table.lines().collect();
-    assert_eq!(lines[0], "cluster main (PostgreSQL version unknown)");
+    assert_eq!(lines[0], "cluster main (PostgreSQL 13)", "from PG_VERSION");
     let row = |name: &str| -> Vec<String> {
         let line = lines.iter().find(|l| l.starts_with(&format!("{name} "))).unwrap();
         line.split("  ").map(str::trim).filter(|c| !c.is_empty()).map(String::from).collect()
@@ -131,7 +132,8 @@ fn table_output_and_a_broken_include() {
     let auto = format!("{}:2", data.join("postgresql.auto.conf").display());
     assert_eq!(row("checkpoint_timeout"), ["checkpoint_timeout", "20min", &auto]);
     assert_eq!(row("checkpoint_completion_target"), ["checkpoint_completion_target", "0.7", "walwatch config"]);
-    assert_eq!(row("min_wal_size"), ["min_wal_size", "80MB", "default (PG 18; server version unknown)"]);
+    assert_eq!(row("min_wal_size"), ["min_wal_size", "80MB", "default (PG 13)"]);
+    assert_eq!(row("checkpoint_warning"), ["checkpoint_warning", "30s", "default (PG 13)"]);
     assert!(table.contains("changes:"), "{table}");
 
     // A syntax error anywhere: nothing from the files is recorded, the old values stay.
@@ -191,7 +193,7 @@ fn cluster_settings_are_validated_at_their_position() {
         config_error("max_wal_sise = \"4GB\""),
         "t.toml:6:16: cluster.settings.max_wal_sise: unknown setting \"max_wal_sise\", expected one of max_wal_size, \
          min_wal_size, checkpoint_timeout, checkpoint_completion_target, checkpoint_warning, wal_segment_size, fsync, \
-         full_page_writes, synchronous_commit, commit_delay, checkpoint_flush_after, backend_flush_after, wal_keep_size"
+         full_page_writes, synchronous_commit, commit_delay, checkpoint_flush_after, backend_flush_after, wal_keep_size, server_version"
     );
     assert_eq!(
         config_error("max_wal_size = \"4gb\""),
@@ -208,4 +210,8 @@ fn cluster_settings_are_validated_at_their_position() {
     assert!(config_error("fsync = \"maybe\"").contains("\"maybe\" is not a boolean"));
     assert!(config_error("commit_delay = \"1ms\"").contains("takes no unit"));
     assert!(config_error("fsync = [1]").contains("a setting is a string, number or boolean, not a array"));
+    assert_eq!(config_ok("server_version = \"9.6\""), [("server_version".to_string(), "9.6".to_string())]);
+    assert_eq!(config_ok("server_version = 11"), [("server_version".to_string(), "11".to_string())]);
+    assert!(config_error("server_version = \"9.5\"")
+        .starts_with("t.toml:6:18: cluster.settings.server_version: \"9.5\" is not"));
 }

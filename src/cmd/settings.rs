@@ -37,17 +37,7 @@ pub fn run(args: SettingsArgs) -> Result<ExitCode> {
     let db = db_path(&args, &config, &source);
     let configured: Vec<&config::ClusterConfig> =
         config.clusters.iter().filter(|c| args.cluster.as_ref().is_none_or(|only| &c.name == only)).collect();
-    let store = if configured.is_empty() {
-        Store::open_read_only(&db)?
-    } else {
-        let mut store = Store::open(&db)?;
-        let now = Timestamp::now();
-        for cluster in &configured {
-            settings::refresh(&mut store, cluster, now)
-                .with_context(|| format!("cannot record the settings of cluster {:?}", cluster.name))?;
-        }
-        store
-    };
+    let store = if configured.is_empty() { Store::open_read_only(&db)? } else { refreshed(&db, &configured)? };
     let names = cluster_names(&store, &configured, args.cluster.as_deref())?;
     let report = names.into_iter().map(|name| describe(&store, name)).collect::<Result<Vec<_>>>()?;
     let mut out = std::io::stdout().lock();
@@ -56,6 +46,24 @@ pub fn run(args: SettingsArgs) -> Result<ExitCode> {
         SummaryFormat::Table => table(&mut out, &report)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The store after recording what the configured clusters' settings are now;
+/// a user who may not write the store still sees what it holds.
+fn refreshed(db: &std::path::Path, clusters: &[&config::ClusterConfig]) -> Result<Store> {
+    let mut store = match Store::open(db) {
+        Ok(store) => store,
+        Err(e) => {
+            tracing::warn!("{e}: the settings are shown as last recorded, not read again");
+            return Ok(Store::open_read_only(db)?);
+        }
+    };
+    let now = Timestamp::now();
+    for cluster in clusters {
+        settings::refresh(&mut store, cluster, now)
+            .with_context(|| format!("cannot record the settings of cluster {:?}", cluster.name))?;
+    }
+    Ok(store)
 }
 
 /// `--db`, else the config file's `[store] path`, else the default store.

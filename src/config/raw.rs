@@ -165,11 +165,16 @@ impl RawCluster {
 /// when the advice first needs it. The version is unknown here: the newest
 /// version's units apply (the same as every version's for values with a unit).
 fn setting(name: &str, value: &Spanned<toml::Value>) -> Result<String, Problem> {
+    let text = setting_text(value)?;
+    if name == crate::settings::SERVER_VERSION {
+        crate::settings::parse_version(&text).map_err(|e| Problem::at(value, e))?;
+        return Ok(text);
+    }
     if !crate::settings::KNOWN.contains(&name) {
         let known = crate::settings::KNOWN.join(", ");
-        return Err(Problem::at(value, format!("unknown setting {name:?}, expected one of {known}")));
+        let message = format!("unknown setting {name:?}, expected one of {known}, {}", crate::settings::SERVER_VERSION);
+        return Err(Problem::at(value, message));
     }
-    let text = setting_text(value)?;
     crate::settings::units::parse_checked(name, &text, None)
         .map_err(|e| Problem::at(value, format!("invalid value for {name}: {e}")))?;
     Ok(text)

@@ -11,8 +11,10 @@
 //!
 //! Versions: `Settings::version` is the server's major version as PostgreSQL
 //! 10+ numbers them (10 … 18); 9.6 is 9 (older releases are not supported and
-//! read as 9.6). None: no server start with a version in the log, and the
-//! newest version's defaults and units apply.
+//! read as 9.6). It comes from `[cluster.settings] server_version`, else the
+//! log's latest `starting PostgreSQL …` (12+), else the data directory's
+//! PG_VERSION. None: none of these, and the newest version's defaults and
+//! units apply.
 
 pub mod conf;
 pub mod defaults;
@@ -67,6 +69,24 @@ const TRACKED: [&str; 14] = [
 ];
 
 const MB: f64 = 1024.0 * 1024.0;
+
+/// Not a PostgreSQL setting but known the same way: `[cluster.settings]
+/// server_version = "11"` (9.6 to 11 do not log their version at start), the
+/// log's `starting PostgreSQL 15.18 …`, or the data directory's PG_VERSION.
+pub const SERVER_VERSION: &str = "server_version";
+
+/// A major version as an operator writes it: "9.6" (9), "10" … ; older
+/// releases are not supported.
+pub fn parse_version(text: &str) -> Result<u32, String> {
+    let t = text.trim();
+    match t.parse::<u32>() {
+        _ if t == "9.6" => Ok(9),
+        Ok(v) if v >= 10 => Ok(v),
+        _ => {
+            Err(format!("{text:?} is not a PostgreSQL major version walwatch knows: 9.6, 10, 11, … {}", units::NEWEST))
+        }
+    }
+}
 
 /// Where a value came from, most trusted first.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -226,6 +246,7 @@ pub struct Change {
 pub fn refresh(store: &mut Store, cluster: &ClusterConfig, now: Timestamp) -> Result<(), StoreError> {
     let config: Vec<(String, Observed)> = KNOWN
         .iter()
+        .chain([&SERVER_VERSION])
         .map(|name| {
             let value = cluster.settings.get(*name).cloned();
             (name.to_string(), Observed { value, path: None, line: None })
@@ -249,7 +270,7 @@ fn read_conf(cluster: &ClusterConfig) -> Option<Vec<(String, Observed)>> {
         let from_conf = PathBuf::from(&parsed.get("data_directory")?.value);
         from_conf.is_absolute().then_some(from_conf)
     });
-    if let Some(dir) = data_dir {
+    if let Some(dir) = &data_dir {
         conf::read(&dir.join("postgresql.auto.conf"), false, &mut parsed);
     }
     if !parsed.problems.is_empty() {
@@ -275,22 +296,42 @@ fn read_conf(cluster: &ClusterConfig) -> Option<Vec<(String, Observed)>> {
             };
             (name.to_string(), observed)
         })
+        .chain(data_dir.map(|dir| (SERVER_VERSION.to_string(), pg_version(&dir))))
         .collect();
     Some(observed)
+}
+
+/// The data directory's major version (PG_VERSION: "15", "9.6"); an
+/// unreadable file only means walwatch does not learn it from there.
+fn pg_version(data_dir: &std::path::Path) -> Observed {
+    let path = data_dir.join("PG_VERSION");
+    let value = std::fs::read_to_string(&path).ok().map(|t| t.trim().to_string()).filter(|v| parse_version(v).is_ok());
+    let found = value.is_some();
+    Observed { value, path: found.then(|| path.display().to_string()), line: found.then_some(1) }
 }
 
 /// The values in effect now for `cluster`, from the store, defaults filled in.
 /// A cluster the store does not know gets the newest version's defaults.
 pub fn current(store: &Store, cluster: &str) -> Result<Settings, StoreError> {
     let Some(id) = store.find_cluster(cluster)? else { return Ok(Settings::defaults(None)) };
-    let version = store.latest_server_version(id)?.as_deref().and_then(defaults::major);
+    let logged = store.latest_server_version(id)?.as_deref().and_then(defaults::major);
     let known = Known {
         config: store.latest_settings(id, RowSource::Config)?,
         conf: store.latest_settings(id, RowSource::ConfFile)?,
         conf_read: store.settings_read_at(id, RowSource::ConfFile)?,
         log: store.parameter_changes(id)?,
     };
-    Ok(resolve(version, &known))
+    Ok(resolve(version(&known, logged), &known))
+}
+
+/// The server's major version: walwatch's config, else the latest start in
+/// the log (the binary that runs), else the data directory's PG_VERSION.
+fn version(known: &Known, logged: Option<u32>) -> Option<u32> {
+    let row = |rows: &[SettingRow]| {
+        let row = rows.iter().find(|r| r.name == SERVER_VERSION)?;
+        parse_version(row.value.as_deref()?).ok()
+    };
+    row(&known.config).or(logged).or_else(|| row(&known.conf))
 }
 
 /// Everything the store knows of one cluster's settings.

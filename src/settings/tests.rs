@@ -193,3 +193,18 @@ fn sources_read_well() {
     let json = serde_json::to_value(Source::ConfFile { path: "/p".into(), line: 3 }).unwrap();
     assert_eq!(json, serde_json::json!({"kind": "conf_file", "path": "/p", "line": 3}));
 }
+
+#[test]
+fn the_version_comes_from_the_config_the_log_or_pg_version() {
+    let pg_version = row(SERVER_VERSION, Some("11"), RowSource::ConfFile, 1, 0);
+    let override_ = row(SERVER_VERSION, Some("9.6"), RowSource::Config, 0, 0);
+    let k = known(vec![override_], vec![pg_version.clone()], Some(0), vec![]);
+    assert_eq!(version(&k, Some(15)), Some(9));
+    let k = known(vec![], vec![pg_version], Some(0), vec![]);
+    assert_eq!(version(&k, Some(15)), Some(15));
+    assert_eq!(version(&k, None), Some(11));
+    assert_eq!(version(&known(vec![], vec![], None, vec![]), None), None);
+    assert_eq!(parse_version("9.6"), Ok(9));
+    assert_eq!(parse_version("18"), Ok(18));
+    assert!(parse_version("9.5").is_err() && parse_version("9").is_err() && parse_version("x").is_err());
+}
