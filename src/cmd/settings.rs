@@ -132,12 +132,25 @@ fn table(out: &mut impl Write, report: &[ClusterSettings]) -> Result<()> {
     Ok(())
 }
 
-/// Values come from files and logs others write: control characters would
-/// reach the terminal, so they are shown escaped.
+/// Values come from files and logs others write: control characters (escape
+/// sequences) and bidirectional overrides would reach the terminal, so such
+/// text is shown escaped.
 fn printable(text: &str) -> String {
-    if text.chars().any(char::is_control) {
+    let bidi = |c: char| matches!(c, '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
+    if text.chars().any(|c| c.is_control() || bidi(c)) {
         text.escape_default().to_string()
     } else {
         text.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn hostile_text_is_escaped() {
+        assert_eq!(super::printable("1GB"), "1GB");
+        assert_eq!(super::printable("é"), "é");
+        assert_eq!(super::printable("\u{1b}[2J1GB"), "\\u{1b}[2J1GB");
+        assert_eq!(super::printable("a\u{202E}b"), "a\\u{202e}b");
     }
 }
