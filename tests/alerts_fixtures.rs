@@ -325,6 +325,7 @@ fn rules_fire_exactly_the_expected_alerts_on_every_fixture() {
         listed.sort();
         assert_eq!(listed, want, "{name}: walwatch alerts");
         assert!(list.as_array().unwrap().iter().all(|a| a["state"] == "firing" && a["cluster"] == name.as_str()));
+        assert!(list.as_array().unwrap().iter().all(|a| a["acked"] == false && a["resolved_at"].is_null()));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -88,7 +88,7 @@ fn cells(a: &AlertRow) -> Vec<String> {
         rfc3339(a.fired_at),
         time(&a.notified_at),
         time(&a.resolved_at),
-        if a.acked_at.is_some() { "yes" } else { "no" }.to_string(),
+        if a.acked { "yes" } else { "no" }.to_string(),
         a.summary.clone(),
     ]
 }

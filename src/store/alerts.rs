@@ -63,6 +63,8 @@ pub struct AlertRow {
     pub resolved_at: Option<Timestamp>,
     #[serde(serialize_with = "crate::timefmt::serialize_opt")]
     pub acked_at: Option<Timestamp>,
+    /// acked_at is set: no reminders.
+    pub acked: bool,
     /// When the firing notice was queued; None while the rule was silenced.
     #[serde(serialize_with = "crate::timefmt::serialize_opt")]
     pub queued_at: Option<Timestamp>,
@@ -132,6 +134,7 @@ fn alert_row(r: &Row<'_>) -> rusqlite::Result<AlertRow> {
         reminded_at: ts(r.get(12)?),
         resolved_at: ts(r.get(13)?),
         acked_at: ts(r.get(14)?),
+        acked: r.get::<_, Option<i64>>(14)?.is_some(),
         queued_at: ts(r.get(15)?),
         reminders: r.get(16)?,
     })
