@@ -29,8 +29,8 @@
 //!
 //! # The suggestion
 //! `W × headroom` (default 1.25) is put through the rule above, rounded up to
-//! whole segments, then to a readable value (next 256 MB below 4 GB, next
-//! 1 GB above). It never goes below the current value while forced
+//! whole segments, then to a readable value (next 64 MB up to 1 GB, next
+//! 256 MB up to 4 GB, next GB above). It never goes below the current value while forced
 //! checkpoints are seen; a value far above the need only earns a note.
 
 use std::time::Duration;
@@ -190,10 +190,15 @@ pub fn required_mb(wal_mb: f64, params: &Params) -> f64 {
     segments * params.segment_mb
 }
 
-/// Up to a value a DBA would write: the next 256 MB below 4 GB, the next GB above,
-/// and always whole segments.
+/// Up to a value a DBA would write: the next 64 MB up to 1 GB, the next
+/// 256 MB up to 4 GB, the next GB above, and always whole segments. Finer
+/// steps for small sizes keep the rounding from doubling a small need.
 pub fn readable_mb(mb: f64, segment_mb: f64) -> u64 {
-    let step = if mb <= 4096.0 { 256.0 } else { 1024.0 };
+    let step = match mb {
+        m if m <= 1024.0 => 64.0,
+        m if m <= 4096.0 => 256.0,
+        _ => 1024.0,
+    };
     let step = (step / segment_mb).ceil().max(1.0) * segment_mb;
     ((mb / step).ceil().max(1.0) * step) as u64
 }

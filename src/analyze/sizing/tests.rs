@@ -51,10 +51,12 @@ fn required_size_is_the_smallest_whole_segment_size_whose_trigger_covers_the_wal
 }
 
 #[test]
-fn readable_sizes_step_by_256_mb_then_by_gb_in_whole_segments() {
+fn readable_sizes_step_by_64_mb_then_256_mb_then_gb_in_whole_segments() {
     assert_eq!(readable_mb(1008.0, 16.0), 1024);
     assert_eq!(readable_mb(1025.0, 16.0), 1280);
-    assert_eq!(readable_mb(100.0, 16.0), 256);
+    assert_eq!(readable_mb(100.0, 16.0), 128);
+    assert_eq!(readable_mb(304.0, 16.0), 320);
+    assert_eq!(readable_mb(10.0, 16.0), 64);
     assert_eq!(readable_mb(4096.0, 16.0), 4096);
     assert_eq!(readable_mb(4097.0, 16.0), 5120);
     assert_eq!(readable_mb(300.0, 1024.0), 1024);
@@ -146,9 +148,9 @@ fn forced_checkpoints_give_a_size_from_the_formula_with_sql_and_cost() {
 #[test]
 fn enough_size_is_kept_and_far_too_much_is_only_a_note() {
     let history = steady(100, 10, 300, "time");
-    // W = 29.3 MB -> 36.6 MB with headroom -> 80 MB of segments -> 256MB.
+    // W = 29.3 MB -> 36.6 MB with headroom -> 8 segments (trigger 48 MB) = 128 MB.
     let enough = from_history("main", Settings::default(), &history, t0(), &pg(15, 2048.0, 0.9), &advice());
-    assert_eq!(enough.suggested.max_wal_size_mb, Some(256));
+    assert_eq!(enough.suggested.max_wal_size_mb, Some(128));
     assert_eq!(enough.sql, None);
     assert!(enough.explanation.iter().any(|e| e.contains("more than 4x the need")), "{:?}", enough.explanation);
     let tight = from_history("main", Settings::default(), &history, t0(), &pg(15, 512.0, 0.9), &advice());
@@ -184,12 +186,12 @@ fn files_added_on_most_cycles_suggest_min_wal_size() {
         p.wal_files_added = Some(3);
     }
     let s = from_history("main", Settings::default(), &history, t0(), &pg(15, 1024.0, 0.9), &advice());
-    // Typical cycle 292.97 MB x 1.9 = 556.6 MB -> 768MB, below the suggested max (768MB).
+    // Typical cycle 292.97 MB x 1.9 = 556.6 MB -> 576MB, below the suggested max (768MB).
     assert_eq!(s.suggested.max_wal_size_mb, Some(768));
-    assert_eq!(s.suggested.min_wal_size_mb, Some(768));
+    assert_eq!(s.suggested.min_wal_size_mb, Some(576));
     assert_eq!(
         s.sql.as_deref(),
-        Some("ALTER SYSTEM SET min_wal_size = '768MB';\nSELECT pg_reload_conf();"),
+        Some("ALTER SYSTEM SET min_wal_size = '576MB';\nSELECT pg_reload_conf();"),
         "max 1024 is already above 768"
     );
 }
