@@ -3,9 +3,11 @@
 //! Order matters: load and check the config, open the store, follow every
 //! file once, then tell systemd READY. Then: wake on inotify, a signal or the
 //! poll timer; read what is new (each chunk committed with its offset); send
-//! a heartbeat and a watchdog keep-alive. SIGHUP reloads the clusters,
-//! SIGTERM commits and exits.
+//! a heartbeat and a watchdog keep-alive; run the alert rules when new events
+//! arrived (a sender thread delivers what they queue). SIGHUP reloads the
+//! clusters and the transports, SIGTERM commits and exits.
 
+mod alerting;
 pub mod follow;
 pub mod notify;
 pub mod watch;
@@ -19,6 +21,7 @@ use jiff::Timestamp;
 
 use crate::config::{self, Config};
 use crate::store::Store;
+use alerting::Alerting;
 use follow::Follower;
 use watch::{Wake, Wakeups};
 
@@ -40,6 +43,7 @@ struct Daemon {
     last_heartbeat: Option<Instant>,
     /// Some file's last entry is held back until the file is quiet.
     pending: bool,
+    alerting: Alerting,
 }
 
 /// Runs until SIGTERM/SIGINT.
@@ -53,6 +57,7 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
     tracing::info!(config = ?source, store = %db.display(), "Starting.");
     let clusters = follow::clusters(&config);
     let followers = follow::followers(&mut store, &clusters, &wake.stop, config.daemon.entry_settle);
+    let alerting = Alerting::start(&db, &config);
     let mut daemon = Daemon {
         config_path: config_path.map(Path::to_path_buf),
         config,
@@ -63,12 +68,14 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
         started_at: Timestamp::now(),
         last_heartbeat: None,
         pending: false,
+        alerting,
     };
     daemon.rewatch();
     daemon.poll_all();
     notify::ready(&daemon.status_line());
     daemon.main_loop();
     notify::stopping();
+    daemon.alerting.stop();
     daemon.store.clear_heartbeat()?;
     tracing::info!("Stopped.");
     Ok(())
@@ -131,6 +138,7 @@ impl Daemon {
 
     fn poll_all(&mut self) {
         self.pending = false;
+        let mut stored = 0;
         for f in &mut self.followers {
             match f.poll(&mut self.store) {
                 Ok(pending) => self.pending |= pending,
@@ -138,7 +146,10 @@ impl Daemon {
                     tracing::error!(cluster = %f.name, error = %e, "Cannot store events; retrying at the next poll.")
                 }
             }
+            stored += f.take_stored();
         }
+        let clusters = self.followers.iter().map(Follower::config);
+        self.alerting.after_poll(&mut self.store, &self.config, clusters, stored);
         self.beat();
     }
 
@@ -170,6 +181,7 @@ impl Daemon {
                 let new: Vec<_> = clusters.into_iter().filter(|c| !kept.iter().any(|f| f.config() == c)).collect();
                 kept.extend(follow::followers(&mut self.store, &new, &self.wake.stop, config.daemon.entry_settle));
                 self.followers = kept;
+                self.alerting.reload(self.store.path(), &config);
                 self.config = config;
                 self.rewatch();
                 tracing::info!(clusters = self.followers.len(), "Reloaded the configuration.");
