@@ -19,23 +19,10 @@ use regex::Regex;
 use serde_json::Value;
 use support::walwatch;
 
-fn fixtures() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("truth.json").exists())
-        .collect();
-    dirs.sort();
-    assert!(dirs.len() >= 20, "expected the real fixtures in {root:?}");
-    dirs
-}
+use support::fixture_dirs as fixtures;
 
 fn log_files(dir: &Path) -> Vec<String> {
-    let mut files: Vec<String> =
-        std::fs::read_dir(dir.join("log")).unwrap().map(|e| e.unwrap().path().to_str().unwrap().to_string()).collect();
-    files.sort();
-    files
+    support::fixture_logs(dir).iter().map(|p| p.to_str().unwrap().to_string()).collect()
 }
 
 fn run_ok(args: &[&str]) -> Vec<u8> {
@@ -113,22 +100,6 @@ fn parse_complete(message: &str) -> Complete {
     }
 }
 
-/// The trigger walwatch documents: the first of shutdown, end-of-recovery, wal, time, else manual.
-fn trigger(flags: &str) -> &'static str {
-    let has = |w: &str| flags.split_whitespace().any(|f| f == w);
-    if has("shutdown") {
-        "shutdown"
-    } else if has("end-of-recovery") {
-        "end-of-recovery"
-    } else if has("wal") || has("xlog") {
-        "wal"
-    } else if has("time") {
-        "time"
-    } else {
-        "manual"
-    }
-}
-
 /// What the rules should report for one run, from its truth and settings.
 #[derive(Debug, Default)]
 struct Expected {
@@ -165,7 +136,7 @@ fn expected(dir: &Path, truth: &Value) -> Expected {
         let pid = e["pid"].as_str().unwrap_or_default().to_string();
         match kind {
             "checkpoint_start" | "restartpoint_start" => {
-                let trig = trigger(e["flags"].as_str().unwrap());
+                let trig = support::truth::trigger_of(e["flags"].as_str().unwrap());
                 forced += (trig == "wal") as usize;
                 timed += (trig == "time") as usize;
                 open.insert(pid, trig);

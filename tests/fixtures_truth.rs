@@ -3,29 +3,15 @@
 //! and byte offset, same counts by trigger, same timestamps, and forged
 //! lines never counted.
 
+mod support;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
 
-fn fixtures() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("truth.json").exists())
-        .collect();
-    dirs.sort();
-    assert!(dirs.len() >= 20, "expected the real fixtures in {root:?}");
-    dirs
-}
-
-fn log_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("log")).unwrap().map(|e| e.unwrap().path()).collect();
-    files.sort();
-    files
-}
+use support::{fixture_dirs as fixtures, fixture_logs as log_files};
 
 fn walwatch(args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_walwatch")).args(args).output().unwrap();

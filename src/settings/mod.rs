@@ -51,22 +51,9 @@ pub const KNOWN: [&str; 13] = [
 
 /// What the conf files and the log are searched for: the known settings and
 /// wal_keep_segments, which wal_keep_size replaced in 13.
-const TRACKED: [&str; 14] = [
-    "max_wal_size",
-    "min_wal_size",
-    "checkpoint_timeout",
-    "checkpoint_completion_target",
-    "checkpoint_warning",
-    "wal_segment_size",
-    "fsync",
-    "full_page_writes",
-    "synchronous_commit",
-    "commit_delay",
-    "checkpoint_flush_after",
-    "backend_flush_after",
-    "wal_keep_size",
-    "wal_keep_segments",
-];
+fn tracked(name: &str) -> bool {
+    KNOWN.contains(&name) || name == "wal_keep_segments"
+}
 
 const MB: f64 = 1024.0 * 1024.0;
 
@@ -285,8 +272,9 @@ fn read_conf(cluster: &ClusterConfig) -> Option<Vec<(String, Observed)>> {
         );
         return None;
     }
-    let observed = TRACKED
+    let observed = KNOWN
         .iter()
+        .chain(&["wal_keep_segments"])
         .map(|name| {
             let entry = parsed.get(name);
             let observed = Observed {
@@ -403,7 +391,7 @@ pub fn timeline(store: &Store, cluster: &str) -> Result<Vec<Change>, StoreError>
 fn row_changes(rows: &[SettingRow]) -> Vec<Change> {
     let mut previous: BTreeMap<(String, bool), &SettingRow> = BTreeMap::new();
     let mut changes = Vec::new();
-    for row in rows.iter().filter(|r| TRACKED.contains(&r.name.as_str())) {
+    for row in rows.iter().filter(|r| tracked(&r.name)) {
         let key = (row.name.clone(), row.source == RowSource::Config);
         let before = previous.insert(key, row);
         let old = before.and_then(|b| b.value.clone());
@@ -427,7 +415,7 @@ fn row_changes(rows: &[SettingRow]) -> Vec<Change> {
 fn log_changes(log: &[LogChange]) -> Vec<Change> {
     let mut previous: BTreeMap<&str, &str> = BTreeMap::new();
     log.iter()
-        .filter(|c| TRACKED.contains(&c.name.as_str()))
+        .filter(|c| tracked(&c.name))
         .map(|c| {
             let old = previous.insert(&c.name, &c.value).map(String::from);
             Change { at: c.at, name: c.name.clone(), old, new: Some(c.value.clone()), source: Source::Log { at: c.at } }

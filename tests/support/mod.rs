@@ -419,3 +419,20 @@ pub fn keep_logs_if_asked(logs: &[PathBuf]) {
         fs::copy(f, PathBuf::from(&dir).join(f.file_name().unwrap())).expect("copy log");
     }
 }
+
+/// The real fixture runs in tests/fixtures (each with its truth.json), sorted.
+pub fn fixture_dirs() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut dirs: Vec<PathBuf> =
+        fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()).filter(|p| p.join("truth.json").exists()).collect();
+    dirs.sort();
+    assert!(dirs.len() >= 20, "expected the real fixtures in {root:?}");
+    dirs
+}
+
+/// A fixture run's log files, sorted by name (= by time).
+pub fn fixture_logs(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(dir.join("log")).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    files
+}
