@@ -100,9 +100,18 @@ fn unknown_key_names_position_table_and_key() {
     );
     assert_error(
         "[stor]\npath = \"/x\"\n",
-        "t.toml:1:2: unknown field `stor`, expected one of `store`, `daemon`, `cluster`",
+        "t.toml:1:2: unknown field `stor`, expected one of `store`, `daemon`, `advice`, `alerts`, `mail`, `webhook`, `cluster`",
     );
     assert_error("[daemon]\npoll = \"1s\"\n", "t.toml:2:1: daemon: unknown field `poll`");
+    assert_error(
+        "[advice]\npercentile = 0.0\n",
+        "t.toml:2:14: advice.percentile: percentile must be above 0 and at most 100, not 0",
+    );
+    assert_error(
+        "[advice]\nheadroom = 0.5\n",
+        "t.toml:2:12: advice.headroom: headroom is a factor from 1 to 10, e.g. 1.25, not 0.5",
+    );
+    assert_error("[advice]\nlookback = \"7x\"\n", "t.toml:2:12: advice.lookback: invalid duration");
     assert_error("cluster = [{ name = \"a\", lgos = [] }]\n", "t.toml:1:26: cluster: unknown field `lgos`");
 }
 

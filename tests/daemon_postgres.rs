@@ -25,6 +25,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use support::truth::Truth;
 use support::{describe, int, keep_logs_if_asked, ts_key, walwatch, walwatch_json, PgCluster, StopMode};
 
 /// How long pgbench runs while the daemons follow.
@@ -58,15 +59,6 @@ const SETTINGS: &[(&str, &str)] = &[
     ("log_timezone", "'UTC'"),
     ("lc_messages", "'C'"),
     ("shared_buffers", "'32MB'"),
-];
-
-/// Messages only the checkpointer may write (a session record holding one is forged).
-const LOOKALIKES: &[&str] = &[
-    "checkpoint starting:",
-    "checkpoint complete:",
-    "restartpoint starting:",
-    "restartpoint complete:",
-    "checkpoints are occurring too frequently",
 ];
 
 #[test]
@@ -113,9 +105,9 @@ fn daemon_follows_a_rotating_postgres_log_and_matches_import() {
     assert_eq!(truth.starts, truth.completes, "clean stop: every start completed: {truth:?}");
     assert_eq!(truth.forged_records, 1, "the RAISE LOG look-alike must be in the log: {truth:?}");
     assert!(
-        truth.start_files.len() >= 2,
+        truth.start_files().len() >= 2,
         "checkpoint lines ended up in only {:?}: rotation did not happen under the daemon",
-        truth.start_files
+        truth.start_files()
     );
 
     for d in &mut daemons {
@@ -345,7 +337,7 @@ fn check_against_truth(summary: &Value, cps: &[Value], t: &Truth, who: &str) {
     let mut started: Vec<String> =
         cps.iter().map(|cp| ts_key(cp["started_at"].as_str().expect("started_at string"))).collect();
     started.sort();
-    let mut logged: Vec<String> = t.start_list.clone();
+    let mut logged: Vec<String> = t.start_list.iter().map(|st| st.ts_key.clone()).collect();
     logged.sort();
     assert_eq!(started, logged, "[{who}] checkpoint start times differ from the log");
     for (i, cp) in cps.iter().enumerate() {
@@ -355,105 +347,4 @@ fn check_against_truth(summary: &Value, cps: &[Value], t: &Truth, who: &str) {
 
 fn total_size(files: &[PathBuf]) -> u64 {
     files.iter().map(|f| fs::metadata(f).map(|m| m.len()).unwrap_or(0)).sum()
-}
-
-// ---------------------------------------------------------------------------
-// The independent truth: a dumb line counter over the raw log
-// ---------------------------------------------------------------------------
-
-#[derive(Debug, Default)]
-struct Truth {
-    starts: i64,
-    completes: i64,
-    shutdown: i64,
-    end_of_recovery: i64,
-    wal: i64,
-    time: i64,
-    manual: i64,
-    /// Starts flagged `immediate force` (a CHECKPOINT command), whatever their trigger.
-    immediate_force: i64,
-    too_frequent: i64,
-    parameter_changes: i64,
-    /// Session records (user@db in the prefix) holding a LOOKALIKES phrase.
-    forged_records: i64,
-    /// ts_key of every server-written `checkpoint starting:`.
-    start_list: Vec<String>,
-    /// The files holding those start lines.
-    start_files: Vec<String>,
-}
-
-/// One prefixed line: `<ts> [<pid>] [user@db ]LEVEL:  message`; None for continuations.
-fn parse_line(line: &str) -> Option<(&str, bool, &str, &str)> {
-    let b = line.as_bytes();
-    if b.len() < 20 || !b[..4].iter().all(u8::is_ascii_digit) || b[4] != b'-' {
-        return None;
-    }
-    let open = line.find(" [")?;
-    let close = open + line[open..].find("] ")?;
-    if !line[open + 2..close].bytes().all(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    let rest = &line[close + 2..];
-    let colon = rest.find(":  ")?;
-    let head = &rest[..colon]; // "LOG" or "user@db LOG"
-    let level = head.rsplit(' ').next().unwrap_or(head);
-    Some((&line[..open], head.contains(' '), level, &rest[colon + 3..]))
-}
-
-fn is_secondary(level: &str) -> bool {
-    matches!(level, "DETAIL" | "HINT" | "QUERY" | "CONTEXT" | "STATEMENT" | "LOCATION")
-}
-
-impl Truth {
-    fn from_files(files: &[PathBuf]) -> Truth {
-        let mut t = Truth::default();
-        for f in files {
-            let text = String::from_utf8_lossy(&fs::read(f).expect("read log")).into_owned();
-            let name = f.file_name().unwrap().to_string_lossy().into_owned();
-            // (is the current record a session's, has it a look-alike yet)
-            let mut record = (false, false);
-            for raw in text.lines() {
-                let parsed = parse_line(raw);
-                if let Some((_, session, _, _)) = parsed.filter(|p| !is_secondary(p.2)) {
-                    t.forged_records += i64::from(record.0 && record.1);
-                    record = (session, false);
-                }
-                record.1 |= LOOKALIKES.iter().any(|p| raw.contains(p));
-                if let Some((ts, false, "LOG", msg)) = parsed {
-                    t.count(ts, msg, &name);
-                }
-            }
-            t.forged_records += i64::from(record.0 && record.1);
-        }
-        t
-    }
-
-    fn count(&mut self, ts: &str, msg: &str, file: &str) {
-        if let Some(flags) = msg.strip_prefix("checkpoint starting: ") {
-            self.starts += 1;
-            let has = |w: &str| flags.split_whitespace().any(|f| f == w);
-            if has("shutdown") {
-                self.shutdown += 1;
-            } else if has("end-of-recovery") {
-                self.end_of_recovery += 1;
-            } else if has("wal") {
-                self.wal += 1;
-            } else if has("time") {
-                self.time += 1;
-            } else {
-                self.manual += 1;
-            }
-            self.immediate_force += i64::from(has("immediate") && has("force"));
-            self.start_list.push(ts_key(ts));
-            if !self.start_files.iter().any(|f| f == file) {
-                self.start_files.push(file.into());
-            }
-        } else if msg.starts_with("checkpoint complete: ") {
-            self.completes += 1;
-        } else if msg.starts_with("checkpoints are occurring too frequently (") {
-            self.too_frequent += 1;
-        } else if msg.starts_with("parameter \"") && msg.contains("\" changed to \"") {
-            self.parameter_changes += 1;
-        }
-    }
 }

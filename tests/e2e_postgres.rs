@@ -12,11 +12,11 @@
 mod support;
 
 use std::collections::BTreeSet;
-use std::fs;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::Value;
+use support::truth::{trigger_of, Truth};
 use support::{describe, int, keep_logs_if_asked, ts_key, walwatch, walwatch_json, PgCluster, StopMode};
 
 /// How long pgbench hammers the server. Long enough for several WAL-triggered
@@ -41,16 +41,6 @@ const SETTINGS: &[(&str, &str)] = &[
 /// A complete line in the log's own format, smuggled into a string literal:
 /// in the log it becomes a TAB-continuation line of a logged statement.
 const FORGED_LINE: &str = "2026-01-01 00:00:00.000 UTC [1] LOG:  checkpoint starting: time";
-
-/// Messages only the checkpointer may write; a session record containing one
-/// anywhere is a forgery (what walwatch must reject, not count).
-const LOOKALIKES: &[&str] = &[
-    "checkpoint starting:",
-    "checkpoint complete:",
-    "restartpoint starting:",
-    "restartpoint complete:",
-    "checkpoints are occurring too frequently",
-];
 
 #[test]
 fn walwatch_matches_a_real_postgres_log() {
@@ -155,7 +145,7 @@ fn check_postgres_side(t: &Truth, before: &Counters, after: &Counters) {
     assert_eq!(t.forged_records, 2, "both forged records must be in the log");
     assert_eq!(t.starts, t.completes, "clean stop: every start completed");
     let starts: Vec<(String, String)> =
-        t.start_list.iter().map(|(ts, flags)| (ts.clone(), trigger_of(flags).into())).collect();
+        t.start_list.iter().map(|st| (st.ts_key.clone(), trigger_of(&st.flags).into())).collect();
     check_counters(&starts, before, after);
 }
 
@@ -180,153 +170,6 @@ fn check_counters(starts: &[(String, String)], before: &Counters, after: &Counte
     assert!(req_logged <= req_delta, "logged wal+manual {req_logged} > server's {req_delta}");
     let timed_logged = count(&["time"]);
     assert!(timed_logged <= timed_delta, "logged time {timed_logged} > server's {timed_delta}");
-}
-
-// ---------------------------------------------------------------------------
-// The independent truth: a dumb line counter over the raw log
-// ---------------------------------------------------------------------------
-
-#[derive(Debug, Default)]
-struct Truth {
-    starts: i64,
-    completes: i64,
-    shutdown: i64,
-    end_of_recovery: i64,
-    wal: i64,
-    time: i64,
-    manual: i64,
-    /// Starts whose flags are exactly "immediate force wait" (CHECKPOINT cmd).
-    immediate_force_wait: i64,
-    too_frequent: i64,
-    parameter_changes: i64,
-    /// Session records (user@db in the prefix) holding a LOOKALIKES phrase on
-    /// any of their lines, TAB-continuations included.
-    forged_records: i64,
-    /// (ts_key, flags) of every server-written `checkpoint starting:`.
-    start_list: Vec<(String, String)>,
-}
-
-/// One prefixed line: `<ts> [<pid>] [user@db ]LEVEL:  message`.
-struct Line<'a> {
-    ts: &'a str,
-    session: bool,
-    level: &'a str,
-    msg: &'a str,
-}
-
-/// None for lines not starting with a timestamp, e.g. TAB continuations.
-fn parse_line(line: &str) -> Option<Line<'_>> {
-    let b = line.as_bytes();
-    if b.len() < 20 || !b[..4].iter().all(u8::is_ascii_digit) || b[4] != b'-' {
-        return None;
-    }
-    let open = line.find(" [")?;
-    let close = open + line[open..].find("] ")?;
-    if !line[open + 2..close].bytes().all(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    let rest = &line[close + 2..];
-    let colon = rest.find(":  ")?;
-    let head = &rest[..colon]; // "LOG" or "user@db LOG"
-    let level = head.rsplit(' ').next().unwrap_or(head);
-    Some(Line { ts: &line[..open], session: head.contains(' '), level, msg: &rest[colon + 3..] })
-}
-
-/// Secondary lines belong to the record before them.
-fn is_secondary(level: &str) -> bool {
-    matches!(level, "DETAIL" | "HINT" | "QUERY" | "CONTEXT" | "STATEMENT" | "LOCATION")
-}
-
-impl Truth {
-    fn from_files(files: &[PathBuf]) -> Truth {
-        let mut t = Truth::default();
-        for f in files {
-            let bytes = fs::read(f).expect("read log");
-            t.add_text(&String::from_utf8_lossy(&bytes));
-        }
-        t
-    }
-
-    fn add_text(&mut self, text: &str) {
-        // (is the current record a session's, has it a look-alike yet)
-        let mut record = (false, false);
-        for raw in text.lines() {
-            let parsed = parse_line(raw);
-            if let Some(l) = parsed.as_ref().filter(|l| !is_secondary(l.level)) {
-                self.close_record(record);
-                record = (l.session, false);
-            }
-            record.1 |= LOOKALIKES.iter().any(|p| raw.contains(p));
-            match parsed {
-                Some(l) if !l.session && l.level == "LOG" => self.count_server_message(l.ts, l.msg),
-                _ => {}
-            }
-        }
-        self.close_record(record);
-    }
-
-    /// Everything but start_list, on one line.
-    fn brief(&self) -> String {
-        format!(
-            "starts={} completes={} wal={} time={} manual={} (immediate force wait={}) \
-             shutdown={} end-of-recovery={} too_frequent={} parameter_changes={} forged_records={}",
-            self.starts,
-            self.completes,
-            self.wal,
-            self.time,
-            self.manual,
-            self.immediate_force_wait,
-            self.shutdown,
-            self.end_of_recovery,
-            self.too_frequent,
-            self.parameter_changes,
-            self.forged_records
-        )
-    }
-
-    fn close_record(&mut self, (session, lookalike): (bool, bool)) {
-        if session && lookalike {
-            self.forged_records += 1;
-        }
-    }
-
-    fn count_server_message(&mut self, ts: &str, msg: &str) {
-        if let Some(flags) = msg.strip_prefix("checkpoint starting: ") {
-            self.starts += 1;
-            match trigger_of(flags) {
-                "shutdown" => self.shutdown += 1,
-                "end-of-recovery" => self.end_of_recovery += 1,
-                "wal" => self.wal += 1,
-                "time" => self.time += 1,
-                _ => self.manual += 1,
-            }
-            self.immediate_force_wait += i64::from(flags.trim() == "immediate force wait");
-            self.start_list.push((ts_key(ts), flags.trim().to_string()));
-        } else if msg.starts_with("checkpoint complete: ") {
-            self.completes += 1;
-        } else if msg.starts_with("checkpoints are occurring too frequently (") {
-            self.too_frequent += 1;
-        } else if msg.starts_with("parameter \"") && msg.contains("\" changed to \"") {
-            self.parameter_changes += 1;
-        }
-    }
-}
-
-/// Trigger precedence as documented: shutdown, end-of-recovery, wal, time,
-/// else manual. `xlog` is the pre-10 spelling of `wal`.
-fn trigger_of(flags: &str) -> &'static str {
-    let has = |w: &str| flags.split_whitespace().any(|f| f == w);
-    if has("shutdown") {
-        "shutdown"
-    } else if has("end-of-recovery") {
-        "end-of-recovery"
-    } else if has("wal") || has("xlog") {
-        "wal"
-    } else if has("time") {
-        "time"
-    } else {
-        "manual"
-    }
 }
 
 // ---------------------------------------------------------------------------
@@ -439,7 +282,7 @@ fn check_checkpoints(v: &Value, s: &Scenario) {
         v.iter().map(|k| k[..14].to_string()).collect::<Vec<_>>()
     };
     let mut ours: Vec<String> = starts.iter().map(|(k, _)| k.clone()).collect();
-    let mut truth: Vec<String> = s.truth.start_list.iter().map(|(k, _)| k.clone()).collect();
+    let mut truth: Vec<String> = s.truth.start_list.iter().map(|st| st.ts_key.clone()).collect();
     assert_eq!(secs(&mut ours), secs(&mut truth), "checkpoint start times differ from the log");
     // walwatch's own per-checkpoint triggers against the server counters.
     check_counters(&starts, &s.before, &s.after);

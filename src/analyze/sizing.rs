@@ -252,7 +252,31 @@ pub fn from_history(
     params: &Params,
     advice: &AdviceSection,
 ) -> Suggestion {
-    Model::new(history, since, params, advice).into_suggestion(cluster, current)
+    let mut s = Model::new(history, since, params, advice).into_suggestion(cluster, current);
+    if let Some(note) = assumed_defaults(&s.current) {
+        s.explanation.push(note);
+    }
+    s
+}
+
+/// The model's inputs walwatch could only take from PostgreSQL's defaults:
+/// a server with checkpoint_timeout = 30s read as 5min gets a 10x suggestion.
+fn assumed_defaults(current: &Settings) -> Option<String> {
+    const INPUTS: [&str; 4] =
+        ["checkpoint_timeout", "checkpoint_completion_target", "max_wal_size", "wal_segment_size"];
+    let assumed: Vec<String> = INPUTS
+        .iter()
+        .filter_map(|name| current.values.get(*name).map(|v| (name, v)))
+        .filter(|(_, v)| matches!(v.source, crate::settings::Source::Default { .. }))
+        .map(|(name, v)| format!("{name} = {}", v.value))
+        .collect();
+    (!assumed.is_empty()).then(|| {
+        format!(
+            "Assumed PostgreSQL's defaults for {}: neither the config ([cluster.settings], config_file, \
+             data_directory) nor the log said otherwise. If the server sets them differently, tell walwatch.",
+            assumed.join(", ")
+        )
+    })
 }
 
 /// The model's intermediate results, so that the explanation can show them.

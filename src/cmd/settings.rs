@@ -1,11 +1,156 @@
 //! `walwatch settings`: the values walwatch knows, their source, the timeline.
+//!
+//! JSON (`--format json`), one object per cluster, sorted by name:
+//! `[{"cluster": "main", "version": 15 | null, "current": {"max_wal_size":
+//! {"value": "1GB", "source": {"kind": "default", "version": 15}}, …},
+//! "timeline": [{"at": "…", "name": "max_wal_size", "old": "1GB" | null,
+//! "new": "2GB" | null, "source": {…}}]}]`. A source is
+//! `{"kind": "config"}`, `{"kind": "conf_file", "path", "line"}`,
+//! `{"kind": "log", "at"}` or `{"kind": "default", "version"}`; `version` is
+//! the major version (9 is 9.6), null when the log has not said it.
 
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
+use jiff::Timestamp;
+use serde::Serialize;
 
-use crate::cli::SettingsArgs;
+use crate::cli::{SettingsArgs, SummaryFormat};
+use crate::config::{self, Config};
+use crate::output;
+use crate::settings::{self, Change, Value};
+use crate::store::Store;
 
-pub fn run(_args: SettingsArgs) -> Result<ExitCode> {
-    anyhow::bail!("walwatch settings: not implemented yet")
+#[derive(Serialize)]
+struct ClusterSettings {
+    cluster: String,
+    version: Option<u32>,
+    current: BTreeMap<String, Value>,
+    timeline: Vec<Change>,
+}
+
+pub fn run(args: SettingsArgs) -> Result<ExitCode> {
+    let (config, source) = config::load_or_default(args.common.config.as_deref())?;
+    let db = db_path(&args, &config, &source);
+    let configured: Vec<&config::ClusterConfig> =
+        config.clusters.iter().filter(|c| args.cluster.as_ref().is_none_or(|only| &c.name == only)).collect();
+    let store = if configured.is_empty() { Store::open_read_only(&db)? } else { refreshed(&db, &configured)? };
+    let names = cluster_names(&store, &configured, args.cluster.as_deref())?;
+    let report = names.into_iter().map(|name| describe(&store, name)).collect::<Result<Vec<_>>>()?;
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        SummaryFormat::Json => output::json(&mut out, &report)?,
+        SummaryFormat::Table => table(&mut out, &report)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The store after recording what the configured clusters' settings are now;
+/// a user who may not write the store still sees what it holds.
+fn refreshed(db: &std::path::Path, clusters: &[&config::ClusterConfig]) -> Result<Store> {
+    let mut store = match Store::open(db) {
+        Ok(store) => store,
+        Err(e) => {
+            tracing::warn!("{e}: the settings are shown as last recorded, not read again");
+            return Ok(Store::open_read_only(db)?);
+        }
+    };
+    let now = Timestamp::now();
+    for cluster in clusters {
+        settings::refresh(&mut store, cluster, now)
+            .with_context(|| format!("cannot record the settings of cluster {:?}", cluster.name))?;
+    }
+    Ok(store)
+}
+
+/// `--db`, else the config file's `[store] path`, else the default store.
+fn db_path(args: &SettingsArgs, config: &Config, source: &config::Source) -> PathBuf {
+    match (&args.common.db.db, source) {
+        (Some(db), _) => db.clone(),
+        (None, config::Source::File(_)) => config.store.path.clone(),
+        (None, config::Source::Defaults(_)) => crate::store::default_path(),
+    }
+}
+
+/// The configured clusters and those only imported, or just `--cluster`.
+fn cluster_names(store: &Store, configured: &[&config::ClusterConfig], only: Option<&str>) -> Result<Vec<String>> {
+    let stored = store.clusters()?;
+    let mut names: BTreeSet<String> = configured.iter().map(|c| c.name.clone()).collect();
+    match only {
+        Some(only) if names.contains(only) || stored.iter().any(|s| s == only) => Ok(vec![only.to_string()]),
+        Some(only) => anyhow::bail!("no cluster {only:?} in the config or the store {}", store.path().display()),
+        None => {
+            names.extend(stored);
+            Ok(names.into_iter().collect())
+        }
+    }
+}
+
+fn describe(store: &Store, name: String) -> Result<ClusterSettings> {
+    let current = settings::current(store, &name)?;
+    let timeline = settings::timeline(store, &name)?;
+    Ok(ClusterSettings { version: current.version, current: current.values, timeline, cluster: name })
+}
+
+fn table(out: &mut impl Write, report: &[ClusterSettings]) -> Result<()> {
+    for (i, c) in report.iter().enumerate() {
+        if i > 0 {
+            writeln!(out)?;
+        }
+        let version = c.version.map(settings::version_name).unwrap_or_else(|| "version unknown".into());
+        writeln!(out, "cluster {} (PostgreSQL {version})", printable(&c.cluster))?;
+        let rows: Vec<Vec<String>> = c
+            .current
+            .iter()
+            .map(|(name, v)| vec![name.clone(), printable(&v.value), printable(&v.source.to_string())])
+            .collect();
+        output::table(out, &["name", "value", "source"], &rows, &[])?;
+        if c.timeline.is_empty() {
+            writeln!(out, "no changes recorded")?;
+            continue;
+        }
+        writeln!(out, "changes:")?;
+        let none = || "-".to_string();
+        let rows: Vec<Vec<String>> = c
+            .timeline
+            .iter()
+            .map(|ch| {
+                vec![
+                    crate::timefmt::rfc3339(ch.at),
+                    ch.name.clone(),
+                    ch.old.as_deref().map(printable).unwrap_or_else(none),
+                    ch.new.as_deref().map(printable).unwrap_or_else(none),
+                    printable(&ch.source.to_string()),
+                ]
+            })
+            .collect();
+        output::table(out, &["at", "name", "old", "new", "source"], &rows, &[])?;
+    }
+    Ok(())
+}
+
+/// Values come from files and logs others write: control characters (escape
+/// sequences) and bidirectional overrides would reach the terminal, so such
+/// text is shown escaped.
+fn printable(text: &str) -> String {
+    let bidi = |c: char| matches!(c, '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
+    if text.chars().any(|c| c.is_control() || bidi(c)) {
+        text.escape_default().to_string()
+    } else {
+        text.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn hostile_text_is_escaped() {
+        assert_eq!(super::printable("1GB"), "1GB");
+        assert_eq!(super::printable("é"), "é");
+        assert_eq!(super::printable("\u{1b}[2J1GB"), "\\u{1b}[2J1GB");
+        assert_eq!(super::printable("a\u{202E}b"), "a\\u{202e}b");
+    }
 }

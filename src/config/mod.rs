@@ -16,7 +16,7 @@ mod raw;
 
 pub use advice::AdviceSection;
 pub use alerts::AlertsSection;
-pub use mail::{MailSection, WebhookSection};
+pub use mail::{MailSection, MailTransport, PasswordSource, Retry, SmtpSecurity, SmtpSettings, WebhookSection};
 
 use std::collections::BTreeMap;
 use std::io;

@@ -155,9 +155,29 @@ impl RawCluster {
             timezone: self.timezone.as_ref().map(time_zone).transpose()?.or(defaults.timezone),
             start_at: self.start_at.unwrap_or(defaults.start_at),
             config_file: self.config_file.as_ref().map(absolute).transpose()?.map(Path::to_path_buf),
-            settings: self.settings.iter().map(|(k, v)| Ok((k.clone(), setting_text(v)?))).collect::<Result<_, _>>()?,
+            settings: self.settings.iter().map(|(k, v)| Ok((k.clone(), setting(k, v)?))).collect::<Result<_, _>>()?,
         })
     }
+}
+
+/// A `[cluster.settings]` entry: a setting walwatch knows, with a value
+/// PostgreSQL would accept (its units, its range), checked now rather than
+/// when the advice first needs it. The version is unknown here: the newest
+/// version's units apply (the same as every version's for values with a unit).
+fn setting(name: &str, value: &Spanned<toml::Value>) -> Result<String, Problem> {
+    let text = setting_text(value)?;
+    if name == crate::settings::SERVER_VERSION {
+        crate::settings::parse_version(&text).map_err(|e| Problem::at(value, e))?;
+        return Ok(text);
+    }
+    if !crate::settings::KNOWN.contains(&name) {
+        let known = crate::settings::KNOWN.join(", ");
+        let message = format!("unknown setting {name:?}, expected one of {known}, {}", crate::settings::SERVER_VERSION);
+        return Err(Problem::at(value, message));
+    }
+    crate::settings::units::parse_checked(name, &text, None)
+        .map_err(|e| Problem::at(value, format!("invalid value for {name}: {e}")))?;
+    Ok(text)
 }
 
 /// A `[cluster.settings]` value as PostgreSQL would spell it: "1GB", 0.9, true.

@@ -48,6 +48,8 @@ pub struct Follower {
     first_round: bool,
     /// How long a file must stay unchanged before its held-back last entry is taken.
     settle: Duration,
+    /// Events stored since [`Follower::take_stored`] was last called.
+    stored: u64,
 }
 
 impl Follower {
@@ -76,6 +78,7 @@ impl Follower {
             files: HashMap::new(),
             first_round: true,
             settle: Duration::ZERO,
+            stored: 0,
         })
     }
 
@@ -83,6 +86,12 @@ impl Follower {
     pub fn with_settle(mut self, settle: Duration) -> Follower {
         self.settle = settle;
         self
+    }
+
+    /// How many events were stored since the last call: the alert rules run
+    /// again only when something new arrived.
+    pub fn take_stored(&mut self) -> u64 {
+        std::mem::take(&mut self.stored)
     }
 
     pub fn config(&self) -> &ClusterConfig {
@@ -202,12 +211,17 @@ impl Follower {
     /// `finish` says no more lines will come (it was rotated away).
     fn read(&mut self, store: &mut Store, key: FileKey, finish: bool) -> Result<u64, StoreError> {
         let Some(t) = self.files.get_mut(&key) else { return Ok(0) };
-        let state = t.file.metadata().map(|m| (m.len(), m.ctime() * 1_000_000_000 + m.ctime_nsec())).unwrap_or((0, 0));
+        let md = t.file.metadata().ok();
+        let state = md.as_ref().map(|m| (m.len(), m.ctime() * 1_000_000_000 + m.ctime_nsec())).unwrap_or((0, 0));
         let unchanged = t.state_read == Some(state);
         if !unchanged {
             t.changed_at = Instant::now();
         }
-        let settled = unchanged && t.changed_at.elapsed() >= self.settle;
+        // A file nobody wrote for `settle` is complete as it is, also on the
+        // first read: catching up on an old log takes its last entry at once.
+        let quiet =
+            md.and_then(|m| m.modified().ok()).and_then(|m| m.elapsed().ok()).is_some_and(|age| age >= self.settle);
+        let settled = quiet || (unchanged && t.changed_at.elapsed() >= self.settle);
         if state.0 == 0 || (unchanged && !finish && !(t.pending && settled)) {
             // Nothing yet to fingerprint, or nothing new.
             t.state_read = Some(state);
@@ -234,6 +248,7 @@ impl Follower {
                 for w in &report.warnings {
                     tracing::debug!(cluster = %self.name, path = %shown, "{w}");
                 }
+                self.stored += report.stored;
                 if report.stored > 0 {
                     tracing::info!(cluster = %self.name, path = %shown, events = report.stored, bytes = report.bytes, "Stored new events.");
                 }

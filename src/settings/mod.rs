@@ -5,16 +5,32 @@
 //! defaults of the server's major version.
 //!
 //! The store keeps the timeline (table `setting`): [`refresh`] records the
-//! config and conf-file values, the log's changes are recorded as they are
-//! imported; [`current`] reads the store only, so `walwatch suggest` works
-//! for a user who cannot read postgresql.conf.
+//! config and conf-file values when they change; the log's changes are the
+//! `parameter_changed` events import stored; [`current`] reads the store only,
+//! so `walwatch suggest` works for a user who cannot read postgresql.conf.
+//!
+//! Versions: `Settings::version` is the server's major version as PostgreSQL
+//! 10+ numbers them (10 … 18); 9.6 is 9 (older releases are not supported and
+//! read as 9.6). It comes from `[cluster.settings] server_version`, else the
+//! log's latest `starting PostgreSQL …` (12+), else the data directory's
+//! PG_VERSION. None: none of these, and the newest version's defaults and
+//! units apply.
+
+pub mod conf;
+pub mod defaults;
+pub mod units;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
 
 use jiff::Timestamp;
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 use crate::config::ClusterConfig;
+use crate::store::settings::{LogChange, Observed, RowSource, SettingRow};
 use crate::store::{Store, StoreError};
+use units::Parsed;
 
 /// The settings the advice and the alerts read.
 pub const KNOWN: [&str; 13] = [
@@ -32,6 +48,45 @@ pub const KNOWN: [&str; 13] = [
     "backend_flush_after",
     "wal_keep_size",
 ];
+
+/// What the conf files and the log are searched for: the known settings and
+/// wal_keep_segments, which wal_keep_size replaced in 13.
+const TRACKED: [&str; 14] = [
+    "max_wal_size",
+    "min_wal_size",
+    "checkpoint_timeout",
+    "checkpoint_completion_target",
+    "checkpoint_warning",
+    "wal_segment_size",
+    "fsync",
+    "full_page_writes",
+    "synchronous_commit",
+    "commit_delay",
+    "checkpoint_flush_after",
+    "backend_flush_after",
+    "wal_keep_size",
+    "wal_keep_segments",
+];
+
+const MB: f64 = 1024.0 * 1024.0;
+
+/// Not a PostgreSQL setting but known the same way: `[cluster.settings]
+/// server_version = "11"` (9.6 to 11 do not log their version at start), the
+/// log's `starting PostgreSQL 15.18 …`, or the data directory's PG_VERSION.
+pub const SERVER_VERSION: &str = "server_version";
+
+/// A major version as an operator writes it: "9.6" (9), "10" … ; older
+/// releases are not supported.
+pub fn parse_version(text: &str) -> Result<u32, String> {
+    let t = text.trim();
+    match t.parse::<u32>() {
+        _ if t == "9.6" => Ok(9),
+        Ok(v) if v >= 10 => Ok(v),
+        _ => {
+            Err(format!("{text:?} is not a PostgreSQL major version walwatch knows: 9.6, 10, 11, … {}", units::NEWEST))
+        }
+    }
+}
 
 /// Where a value came from, most trusted first.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -65,30 +120,320 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// Every known setting at `version`'s default (None: the newest's).
+    pub fn defaults(version: Option<u32>) -> Settings {
+        let v = version.unwrap_or(units::NEWEST);
+        let values = KNOWN
+            .iter()
+            .filter_map(|name| {
+                let value = defaults::default(name, v)?.to_string();
+                Some((name.to_string(), Value { value, source: Source::Default { version } }))
+            })
+            .collect();
+        Settings { version, values }
+    }
+
+    /// The value of `name` read in its unit for the server's version; None
+    /// when unknown or not valid PostgreSQL.
+    pub fn parsed(&self, name: &str) -> Option<Parsed> {
+        let text = &self.values.get(name)?.value;
+        // 9.6 counts max/min_wal_size in segments of this size.
+        let segment = match name {
+            "wal_segment_size" => units::DEFAULT_SEGMENT_BYTES,
+            _ => self.bytes("wal_segment_size").unwrap_or(units::DEFAULT_SEGMENT_BYTES),
+        };
+        units::parse_with_segment(name, text, self.version, segment).ok()
+    }
+
+    /// A memory setting in bytes (max_wal_size, min_wal_size, wal_segment_size,
+    /// wal_keep_size, checkpoint_flush_after, backend_flush_after).
+    pub fn bytes(&self, name: &str) -> Option<f64> {
+        match self.parsed(name)? {
+            Parsed::Bytes(b) => Some(b),
+            _ => None,
+        }
+    }
+
     /// A memory setting in MB (max_wal_size, min_wal_size, wal_segment_size, wal_keep_size).
-    pub fn mb(&self, _name: &str) -> Option<f64> {
-        todo!("settings: unit conversion")
+    pub fn mb(&self, name: &str) -> Option<f64> {
+        self.bytes(name).map(|b| b / MB)
     }
-    /// A time setting in seconds (checkpoint_timeout, checkpoint_warning, commit_delay).
-    pub fn seconds(&self, _name: &str) -> Option<f64> {
-        todo!("settings: unit conversion")
+
+    /// A memory setting in kB: the page-counted checkpoint_flush_after and
+    /// backend_flush_after (8kB pages: the default 32 pages is 256 kB).
+    pub fn kb(&self, name: &str) -> Option<f64> {
+        self.bytes(name).map(|b| b / 1024.0)
     }
-    /// A plain number (checkpoint_completion_target).
-    pub fn number(&self, _name: &str) -> Option<f64> {
-        todo!("settings: number")
+
+    /// A time setting in seconds (checkpoint_timeout, checkpoint_warning, and
+    /// commit_delay, which PostgreSQL counts in microseconds).
+    pub fn seconds(&self, name: &str) -> Option<f64> {
+        match self.parsed(name)? {
+            Parsed::Seconds(s) => Some(s),
+            Parsed::Integer(us) if name == "commit_delay" => Some(us as f64 / 1e6),
+            _ => None,
+        }
     }
-    /// A boolean (fsync, full_page_writes); PostgreSQL's spellings (on/off/true/1/yes…).
-    pub fn flag(&self, _name: &str) -> Option<bool> {
-        todo!("settings: boolean")
+
+    /// A plain number (checkpoint_completion_target; commit_delay in µs).
+    pub fn number(&self, name: &str) -> Option<f64> {
+        match self.parsed(name)? {
+            Parsed::Number(x) => Some(x),
+            Parsed::Integer(n) => Some(n as f64),
+            _ => None,
+        }
     }
+
+    /// A boolean (fsync, full_page_writes); PostgreSQL's spellings (on/off/true/1/yes…
+    /// and unique prefixes). synchronous_commit: false only when off, every
+    /// other level (local, remote_write, on, remote_apply) waits for the local flush.
+    pub fn flag(&self, name: &str) -> Option<bool> {
+        match self.parsed(name)? {
+            Parsed::Flag(b) => Some(b),
+            Parsed::Word(w) => Some(!matches!(w.as_str(), "off" | "false" | "no" | "0")),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Source {
+    /// As `walwatch settings` prints it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Config => write!(f, "walwatch config"),
+            Source::ConfFile { path, line } => write!(f, "{path}:{line}"),
+            Source::Log { at } => write!(f, "log {}", crate::timefmt::rfc3339(*at)),
+            Source::Default { version: Some(v) } => write!(f, "default (PG {})", version_name(*v)),
+            Source::Default { version: None } => {
+                write!(f, "default (PG {}; server version unknown)", version_name(units::NEWEST))
+            }
+        }
+    }
+}
+
+/// "9.6" for 9, else the number.
+pub fn version_name(major: u32) -> String {
+    if major < 10 {
+        "9.6".into()
+    } else {
+        major.to_string()
+    }
+}
+
+/// One change of one setting in one source: `old` is that source's previous
+/// value (None: it did not set it before), `new` None: it stopped setting it
+/// (line removed or commented out; `source` then names where it was).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    #[serde(serialize_with = "crate::timefmt::serialize")]
+    pub at: Timestamp,
+    pub name: String,
+    pub old: Option<String>,
+    pub new: Option<String>,
+    pub source: Source,
 }
 
 /// Records what `[cluster.settings]` and the server's conf files say now.
-pub fn refresh(_store: &mut Store, _cluster: &ClusterConfig, _now: Timestamp) -> Result<(), StoreError> {
-    todo!("settings: refresh")
+///
+/// The conf files are postgresql.conf (`config_file`, else
+/// `data_directory/postgresql.conf`), what it includes, and
+/// `data_directory/postgresql.auto.conf` (the data directory may also come
+/// from the conf's own `data_directory`). They are read as a whole: when one
+/// cannot be read or has a syntax error, nothing from them is recorded this
+/// time and a warning says why. That is what PostgreSQL does on reload too
+/// ("configuration file contains errors; no changes were applied"), and a
+/// partial read would wrongly drop what an unreadable file sets.
+pub fn refresh(store: &mut Store, cluster: &ClusterConfig, now: Timestamp) -> Result<(), StoreError> {
+    let config: Vec<(String, Observed)> = KNOWN
+        .iter()
+        .chain([&SERVER_VERSION])
+        .map(|name| {
+            let value = cluster.settings.get(*name).cloned();
+            (name.to_string(), Observed { value, path: None, line: None })
+        })
+        .collect();
+    store.record_settings(&cluster.name, RowSource::Config, &config, now)?;
+    if let Some(observed) = read_conf(cluster) {
+        store.record_settings(&cluster.name, RowSource::ConfFile, &observed, now)?;
+    }
+    Ok(())
+}
+
+/// The tracked settings as the cluster's conf files set them, or None when
+/// there is no conf file to read or it cannot be read completely.
+fn read_conf(cluster: &ClusterConfig) -> Option<Vec<(String, Observed)>> {
+    let main =
+        cluster.config_file.clone().or_else(|| cluster.data_directory.as_ref().map(|d| d.join("postgresql.conf")))?;
+    let mut parsed = conf::Parsed::default();
+    conf::read(&main, true, &mut parsed);
+    let data_dir = cluster.data_directory.clone().or_else(|| {
+        let from_conf = PathBuf::from(&parsed.get("data_directory")?.value);
+        from_conf.is_absolute().then_some(from_conf)
+    });
+    if let Some(dir) = &data_dir {
+        conf::read(&dir.join("postgresql.auto.conf"), false, &mut parsed);
+    }
+    if !parsed.problems.is_empty() {
+        for problem in &parsed.problems {
+            tracing::warn!(cluster = %cluster.name, "{problem}");
+        }
+        tracing::warn!(
+            cluster = %cluster.name,
+            "the settings in {} and the files it includes are not recorded this time (see above); \
+             walwatch uses what it read before, the log's changes and the defaults",
+            main.display()
+        );
+        return None;
+    }
+    let observed = TRACKED
+        .iter()
+        .map(|name| {
+            let entry = parsed.get(name);
+            let observed = Observed {
+                value: entry.map(|e| e.value.clone()),
+                path: entry.map(|e| e.path.display().to_string()),
+                line: entry.map(|e| e.line as i64),
+            };
+            (name.to_string(), observed)
+        })
+        .chain(data_dir.map(|dir| (SERVER_VERSION.to_string(), pg_version(&dir))))
+        .collect();
+    Some(observed)
+}
+
+/// The data directory's major version (PG_VERSION: "15", "9.6"); an
+/// unreadable file only means walwatch does not learn it from there.
+fn pg_version(data_dir: &std::path::Path) -> Observed {
+    let path = data_dir.join("PG_VERSION");
+    let value = std::fs::read_to_string(&path).ok().map(|t| t.trim().to_string()).filter(|v| parse_version(v).is_ok());
+    let found = value.is_some();
+    Observed { value, path: found.then(|| path.display().to_string()), line: found.then_some(1) }
 }
 
 /// The values in effect now for `cluster`, from the store, defaults filled in.
-pub fn current(_store: &Store, _cluster: &str) -> Result<Settings, StoreError> {
-    todo!("settings: current")
+/// A cluster the store does not know gets the newest version's defaults.
+pub fn current(store: &Store, cluster: &str) -> Result<Settings, StoreError> {
+    let Some(id) = store.find_cluster(cluster)? else { return Ok(Settings::defaults(None)) };
+    let logged = store.latest_server_version(id)?.as_deref().and_then(defaults::major);
+    let known = Known {
+        config: store.latest_settings(id, RowSource::Config)?,
+        conf: store.latest_settings(id, RowSource::ConfFile)?,
+        conf_read: store.settings_read_at(id, RowSource::ConfFile)?,
+        log: store.parameter_changes(id)?,
+    };
+    Ok(resolve(version(&known, logged), &known))
 }
+
+/// The server's major version: walwatch's config, else the latest start in
+/// the log (the binary that runs), else the data directory's PG_VERSION.
+fn version(known: &Known, logged: Option<u32>) -> Option<u32> {
+    let row = |rows: &[SettingRow]| {
+        let row = rows.iter().find(|r| r.name == SERVER_VERSION)?;
+        parse_version(row.value.as_deref()?).ok()
+    };
+    row(&known.config).or(logged).or_else(|| row(&known.conf))
+}
+
+/// Everything the store knows of one cluster's settings.
+struct Known {
+    config: Vec<SettingRow>,
+    conf: Vec<SettingRow>,
+    conf_read: Option<Timestamp>,
+    /// Oldest first.
+    log: Vec<LogChange>,
+}
+
+fn resolve(version: Option<u32>, known: &Known) -> Settings {
+    let mut settings = Settings::defaults(version);
+    for name in KNOWN {
+        if let Some(value) = resolve_one(name, known) {
+            settings.values.insert(name.to_string(), value);
+        }
+    }
+    // Before 13 the kept WAL is wal_keep_segments segments.
+    let default_keep = settings.values.get("wal_keep_size").is_some_and(|v| matches!(v.source, Source::Default { .. }));
+    if default_keep {
+        if let Some(segments) = resolve_one("wal_keep_segments", known) {
+            let n = units::parse("wal_keep_segments", &segments.value, version);
+            let segment_mb = settings.mb("wal_segment_size").unwrap_or(16.0);
+            if let Ok(Parsed::Integer(n)) = n {
+                let value = format!("{}MB", (n as f64 * segment_mb).round() as i64);
+                settings.values.insert("wal_keep_size".into(), Value { value, source: segments.source });
+            }
+        }
+    }
+    settings
+}
+
+/// The value of `name` from the most trusted source that sets it, None for the default.
+///
+/// `[cluster.settings]` wins over everything: the operator said so. Between
+/// the conf files and the log, the newer information wins: a `parameter "X"
+/// changed to "Y"` line logged after walwatch last read the conf files
+/// completely is newer than what they said then (a reload walwatch has not
+/// read the files for yet, or files it cannot read at all); otherwise the conf
+/// files as last read are the newer information, and a name they do not set
+/// is at its default (the server logged "… removed from configuration file,
+/// reset to default" when it was taken out).
+fn resolve_one(name: &str, known: &Known) -> Option<Value> {
+    if let Some(row) = known.config.iter().find(|r| r.name == name && r.value.is_some()) {
+        return Some(Value { value: row.value.clone()?, source: Source::Config });
+    }
+    let log = known.log.iter().rev().find(|c| c.name == name);
+    if let Some(change) = log.filter(|c| known.conf_read.is_none_or(|read| c.at > read)) {
+        return Some(Value { value: change.value.clone(), source: Source::Log { at: change.at } });
+    }
+    let row = known.conf.iter().find(|r| r.name == name)?;
+    let source = Source::ConfFile { path: row.path.clone().unwrap_or_default(), line: row.line.unwrap_or(0) as usize };
+    Some(Value { value: row.value.clone()?, source })
+}
+
+/// Every change walwatch knows of the cluster's settings, oldest first: the
+/// config's and the conf files' as walwatch read them (time: the read), the
+/// log's as the server logged them (time: the log line).
+pub fn timeline(store: &Store, cluster: &str) -> Result<Vec<Change>, StoreError> {
+    let Some(id) = store.find_cluster(cluster)? else { return Ok(Vec::new()) };
+    let mut changes = row_changes(&store.setting_rows(id)?);
+    changes.extend(log_changes(&store.parameter_changes(id)?));
+    changes.sort_by(|a, b| a.at.cmp(&b.at).then_with(|| a.name.cmp(&b.name)));
+    Ok(changes)
+}
+
+/// The rows where a source's value changed (not only its line).
+fn row_changes(rows: &[SettingRow]) -> Vec<Change> {
+    let mut previous: BTreeMap<(String, bool), &SettingRow> = BTreeMap::new();
+    let mut changes = Vec::new();
+    for row in rows.iter().filter(|r| TRACKED.contains(&r.name.as_str())) {
+        let key = (row.name.clone(), row.source == RowSource::Config);
+        let before = previous.insert(key, row);
+        let old = before.and_then(|b| b.value.clone());
+        if old == row.value {
+            continue;
+        }
+        let source = match row.source {
+            RowSource::Config => Source::Config,
+            RowSource::ConfFile => {
+                // A removal is shown where the value was.
+                let at = if row.value.is_some() { Some(row) } else { before };
+                let path = at.and_then(|r| r.path.clone()).unwrap_or_default();
+                Source::ConfFile { path, line: at.and_then(|r| r.line).unwrap_or(0) as usize }
+            }
+        };
+        changes.push(Change { at: row.since, name: row.name.clone(), old, new: row.value.clone(), source });
+    }
+    changes
+}
+
+fn log_changes(log: &[LogChange]) -> Vec<Change> {
+    let mut previous: BTreeMap<&str, &str> = BTreeMap::new();
+    log.iter()
+        .filter(|c| TRACKED.contains(&c.name.as_str()))
+        .map(|c| {
+            let old = previous.insert(&c.name, &c.value).map(String::from);
+            Change { at: c.at, name: c.name.clone(), old, new: Some(c.value.clone()), source: Source::Log { at: c.at } }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

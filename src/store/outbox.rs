@@ -1,10 +1,163 @@
-//! The delivery queue (table outbox).
+//! The delivery queue (table outbox): messages rendered once, claimed before
+//! a send so a second sender skips them, marked sent only after the
+//! transport accepted them.
 
-use crate::alert::deliver::NewMessage;
+use jiff::Timestamp;
+use rusqlite::{params, OptionalExtension};
+
+use super::{Store, StoreError};
+use crate::alert::deliver::{Channel, NewMessage};
 
 /// Queues `messages` inside the caller's transaction (the one that changes
 /// the alert), so an alert change and its notification commit together.
 /// A message whose Message-ID is already queued is not queued again.
-pub fn insert(_tx: &rusqlite::Transaction<'_>, _messages: &[NewMessage]) -> rusqlite::Result<()> {
-    todo!("outbox: insert")
+pub fn insert(tx: &rusqlite::Transaction<'_>, messages: &[NewMessage]) -> rusqlite::Result<()> {
+    let mut stmt = tx.prepare_cached(
+        "INSERT OR IGNORE INTO outbox (alert_id, notice, channel, message_id, payload, created_at, next_attempt_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+    )?;
+    for m in messages {
+        let at = m.queued_at.as_microsecond();
+        stmt.execute(params![m.alert_id, m.notice.as_str(), m.channel.as_str(), m.message_id, m.payload, at])?;
+    }
+    Ok(())
+}
+
+/// A queued, unsent message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutboxRow {
+    pub id: i64,
+    pub alert_id: Option<i64>,
+    pub notice: String,
+    pub channel: Channel,
+    pub message_id: String,
+    pub payload: String,
+    pub attempts: i64,
+    pub last_error: Option<String>,
+    pub next_attempt_at: Timestamp,
+    pub sent_at: Option<Timestamp>,
+}
+
+const COLUMNS: &str =
+    "id, alert_id, notice, channel, message_id, payload, attempts, last_error, next_attempt_at, sent_at";
+
+fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<OutboxRow> {
+    let channel: String = r.get(3)?;
+    Ok(OutboxRow {
+        id: r.get(0)?,
+        alert_id: r.get(1)?,
+        notice: r.get(2)?,
+        // The table's CHECK allows only these two.
+        channel: if channel == "webhook" { Channel::Webhook } else { Channel::Mail },
+        message_id: r.get(4)?,
+        payload: r.get(5)?,
+        attempts: r.get(6)?,
+        last_error: r.get(7)?,
+        next_attempt_at: time(r.get(8)?),
+        sent_at: r.get::<_, Option<i64>>(9)?.map(time),
+    })
+}
+
+fn time(us: i64) -> Timestamp {
+    Timestamp::from_microsecond(us).unwrap_or(Timestamp::UNIX_EPOCH)
+}
+
+impl Store {
+    /// Queues messages in a transaction of their own (test messages).
+    pub fn outbox_queue(&mut self, messages: &[NewMessage]) -> Result<(), StoreError> {
+        let queue = |conn: &mut rusqlite::Connection| {
+            let tx = conn.transaction()?;
+            insert(&tx, messages)?;
+            tx.commit()
+        };
+        queue(&mut self.conn).map_err(|e| self.sql(e))
+    }
+
+    /// Unsent messages due at `now`, oldest first.
+    pub fn outbox_due(&self, now: Timestamp) -> Result<Vec<OutboxRow>, StoreError> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM outbox WHERE sent_at IS NULL AND next_attempt_at <= ?1 ORDER BY next_attempt_at, id"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.sql(e))?;
+        let rows = stmt.query_map([now.as_microsecond()], row).map_err(|e| self.sql(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
+    }
+
+    /// Every message, sent or not, in queue order (status and tests).
+    pub fn outbox_all(&self) -> Result<Vec<OutboxRow>, StoreError> {
+        let sql = format!("SELECT {COLUMNS} FROM outbox ORDER BY id");
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.sql(e))?;
+        let rows = stmt.query_map([], row).map_err(|e| self.sql(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
+    }
+
+    /// When the next unsent message is due; None when the queue is empty.
+    pub fn outbox_next_due(&self) -> Result<Option<Timestamp>, StoreError> {
+        let sql = "SELECT min(next_attempt_at) FROM outbox WHERE sent_at IS NULL";
+        let next: Option<i64> = self.conn.query_row(sql, [], |r| r.get(0)).map_err(|e| self.sql(e))?;
+        Ok(next.map(time))
+    }
+
+    /// Takes a due message for one send: pushes its next attempt to `until`
+    /// so another sender (the daemon while `alerts test-mail` runs) skips it.
+    /// False when someone else claimed or sent it first.
+    pub fn outbox_claim(&mut self, id: i64, now: Timestamp, until: Timestamp) -> Result<bool, StoreError> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE outbox SET next_attempt_at = ?3 WHERE id = ?1 AND sent_at IS NULL AND next_attempt_at <= ?2",
+                params![id, now.as_microsecond(), until.as_microsecond()],
+            )
+            .map_err(|e| self.sql(e))?;
+        Ok(n == 1)
+    }
+
+    /// The transport accepted the message. A firing notice also moves its
+    /// alert from firing to notified, in the same transaction, so the two
+    /// cannot disagree after a crash.
+    pub fn outbox_mark_sent(&mut self, id: i64, now: Timestamp) -> Result<(), StoreError> {
+        mark_sent(&mut self.conn, id, now.as_microsecond()).map_err(|e| self.sql(e))
+    }
+
+    /// The transport refused or could not be reached: try again at `next`.
+    pub fn outbox_mark_failed(&mut self, id: i64, error: &str, next: Timestamp) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE outbox SET attempts = attempts + 1, last_error = ?2, next_attempt_at = ?3
+                 WHERE id = ?1 AND sent_at IS NULL",
+                params![id, error, next.as_microsecond()],
+            )
+            .map_err(|e| self.sql(e))?;
+        Ok(())
+    }
+
+    /// Drops an unsent message (a test message that failed: it is reported
+    /// to the user at once, not delivered hours later).
+    pub fn outbox_delete_unsent(&mut self, message_id: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute("DELETE FROM outbox WHERE message_id = ?1 AND sent_at IS NULL", [message_id])
+            .map_err(|e| self.sql(e))?;
+        Ok(())
+    }
+}
+
+fn mark_sent(conn: &mut rusqlite::Connection, id: i64, at: i64) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    let alert: Option<(Option<i64>, String)> = tx
+        .query_row(
+            "UPDATE outbox SET sent_at = ?2, attempts = attempts + 1 WHERE id = ?1 AND sent_at IS NULL
+             RETURNING alert_id, notice",
+            params![id, at],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    if let Some((Some(alert_id), notice)) = alert {
+        if notice == "firing" {
+            tx.execute(
+                "UPDATE alert SET state = 'notified', notified_at = ?2, updated_at = ?2 WHERE id = ?1 AND state = 'firing'",
+                params![alert_id, at],
+            )?;
+        }
+    }
+    tx.commit()
 }

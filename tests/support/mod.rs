@@ -6,7 +6,9 @@
 #![allow(dead_code)]
 
 pub mod daemon;
+pub mod smtp;
 pub mod syslog;
+pub mod truth;
 
 use std::fs;
 use std::net::TcpListener;

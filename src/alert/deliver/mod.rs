@@ -1,14 +1,40 @@
 //! Delivery: notices rendered into messages, queued in the outbox, sent by
 //! mail (lettre: smtp, sendmail, file) or webhook, retried until accepted.
+//!
+//! A message is rendered once, when it is queued, and stored with its
+//! Message-ID; the sender sends the stored bytes and marks the row sent only
+//! after the transport accepted it. A crash between the two re-sends the
+//! identical message (same Message-ID) — at least once, never a different
+//! or a lost one.
+
+mod render;
+mod send;
+mod transport;
+
+use jiff::Timestamp;
+use thiserror::Error;
 
 use crate::alert::{Notice, NoticeKind};
 use crate::config::Config;
+use crate::store::StoreError;
+
+pub use render::{escape_html, header_text, host_name, message_id, subject};
+pub use send::{flush, next_due, spawn_sender, test_mail, FlushReport, Outcome};
 
 /// Where a queued message goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Channel {
     Mail,
     Webhook,
+}
+
+impl Channel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Channel::Mail => "mail",
+            Channel::Webhook => "webhook",
+        }
+    }
 }
 
 /// A rendered message waiting in the outbox. `message_id` is stable for a
@@ -18,13 +44,59 @@ pub struct NewMessage {
     pub alert_id: Option<i64>,
     pub notice: NoticeKind,
     pub channel: Channel,
+    /// The mail's Message-ID (`<…@host>`); `webhook:<…@host>` for the
+    /// webhook copy (the outbox key is unique across channels).
     pub message_id: String,
     /// RFC 5322 text for mail, JSON for the webhook.
     pub payload: String,
+    /// When it was rendered: created_at, and the first attempt is due then.
+    pub queued_at: Timestamp,
+}
+
+#[derive(Debug, Error)]
+pub enum DeliverError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(
+        "no delivery configured: add a [mail] section (transport = \"smtp\", \"sendmail\" or \"file\", from, to) \
+         and/or a [webhook] section (url) to the configuration file; see config/walwatch.toml"
+    )]
+    NotConfigured,
+    /// A transport cannot even be set up (unreadable password file, bad CA file…).
+    #[error("{0}")]
+    Setup(String),
+    /// `alerts test-mail`: the test message was not accepted.
+    #[error("{0}")]
+    TestFailed(String),
 }
 
 /// Renders `notice` for every configured channel: none when neither
 /// `[mail]` nor `[webhook]` is configured.
-pub fn render(_notice: &Notice, _config: &Config) -> Vec<NewMessage> {
-    todo!("deliver: render")
+pub fn render(notice: &Notice, config: &Config) -> Vec<NewMessage> {
+    render_at(notice, config, Timestamp::now())
+}
+
+/// [`render`] with the Date header and queue time `now`.
+pub fn render_at(notice: &Notice, config: &Config, now: Timestamp) -> Vec<NewMessage> {
+    let id = render::message_id(notice, now);
+    let mut out = Vec::new();
+    let message = |channel, message_id, payload| NewMessage {
+        alert_id: notice.alert_id,
+        notice: notice.kind,
+        channel,
+        message_id,
+        payload,
+        queued_at: now,
+    };
+    if let Some(mail) = &config.mail {
+        match render::mail(notice, mail, &id, now) {
+            Ok(payload) => out.push(message(Channel::Mail, id.clone(), payload)),
+            // Cannot happen with validated addresses; losing the mail silently would be worse than a log line.
+            Err(e) => tracing::error!(message_id = %id, "cannot render the alert mail: {e}"),
+        }
+    }
+    if config.webhook.is_some() {
+        out.push(message(Channel::Webhook, render::webhook_key(&id), render::webhook(notice, &id)));
+    }
+    out
 }

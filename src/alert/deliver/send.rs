@@ -1,0 +1,361 @@
+//! The sender: every due outbox message goes out through its channel; a
+//! failure is recorded with an exponential, capped backoff and the rest go
+//! on. The daemon runs it in a thread ([`spawn_sender`]); `walwatch alerts
+//! test-mail` runs one [`flush`] ([`test_mail`]).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+
+use super::transport::{MailSender, WebhookSender};
+use super::{render_at, Channel, DeliverError};
+use crate::alert::{Notice, NoticeKind, Severity};
+use crate::config::{Config, MailTransport, Retry};
+use crate::store::outbox::OutboxRow;
+use crate::store::Store;
+
+/// What one flush did to one message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub message_id: String,
+    pub channel: Channel,
+    pub alert_id: Option<i64>,
+    /// Err: why it was not accepted (also the row's last_error).
+    pub result: Result<(), String>,
+    /// For a failure: when it is tried again.
+    pub retry_at: Option<Timestamp>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FlushReport {
+    pub outcomes: Vec<Outcome>,
+}
+
+impl FlushReport {
+    pub fn sent(&self) -> usize {
+        self.outcomes.iter().filter(|o| o.result.is_ok()).count()
+    }
+
+    pub fn failed(&self) -> usize {
+        self.outcomes.len() - self.sent()
+    }
+}
+
+/// Sends every message due at `now`. Only store errors end it early; a
+/// transport failure is recorded on the row (attempts, last_error,
+/// next_attempt_at) and reported in the outcome.
+pub fn flush(store: &mut Store, config: &Config, now: Timestamp) -> Result<FlushReport, DeliverError> {
+    let due = store.outbox_due(now)?;
+    let mut senders = Senders::default();
+    // A channel that failed in this flush is not tried again for the other
+    // messages: with the server down, each attempt would only wait for its timeout.
+    let mut down: HashMap<&'static str, String> = HashMap::new();
+    let mut report = FlushReport::default();
+    for row in due {
+        if !store.outbox_claim(row.id, now, now + lease(config, row.channel))? {
+            continue; // another sender took it
+        }
+        let result = match down.get(row.channel.as_str()) {
+            Some(reason) => Err(format!("not tried after a failure in the same round: {reason}")),
+            None => senders.send(config, &row),
+        };
+        let retry_at = match &result {
+            Ok(()) => {
+                store.outbox_mark_sent(row.id, now)?;
+                None
+            }
+            Err(e) => {
+                down.entry(row.channel.as_str()).or_insert_with(|| e.clone());
+                let at = now + backoff(retry_of(config, row.channel), row.attempts);
+                store.outbox_mark_failed(row.id, e, at)?;
+                Some(at)
+            }
+        };
+        report.outcomes.push(Outcome {
+            message_id: row.message_id,
+            channel: row.channel,
+            alert_id: row.alert_id,
+            result,
+            retry_at,
+        });
+    }
+    Ok(report)
+}
+
+/// When the next unsent message is due (None: the queue is empty).
+pub fn next_due(store: &Store) -> Result<Option<Timestamp>, DeliverError> {
+    Ok(store.outbox_next_due()?)
+}
+
+/// Transports built on first use in a flush; a setup error (unreadable
+/// password file) fails that channel's messages, not the flush.
+#[derive(Default)]
+struct Senders {
+    mail: Option<Result<MailSender, String>>,
+    webhook: Option<Result<WebhookSender, String>>,
+}
+
+impl Senders {
+    fn send(&mut self, config: &Config, row: &OutboxRow) -> Result<(), String> {
+        match row.channel {
+            Channel::Mail => {
+                let Some(mail) = &config.mail else {
+                    return Err("queued for mail, but [mail] is not configured any more".into());
+                };
+                let sender = self.mail.get_or_insert_with(|| MailSender::new(mail).map_err(|e| e.to_string()));
+                sender.as_ref().map_err(Clone::clone)?.send(&row.payload)
+            }
+            Channel::Webhook => {
+                let Some(webhook) = &config.webhook else {
+                    return Err("queued for the webhook, but [webhook] is not configured any more".into());
+                };
+                let sender = self.webhook.get_or_insert_with(|| WebhookSender::new(webhook).map_err(|e| e.to_string()));
+                let id = row.message_id.strip_prefix("webhook:").unwrap_or(&row.message_id);
+                sender.as_ref().map_err(Clone::clone)?.send(id, &row.payload)
+            }
+        }
+    }
+}
+
+fn retry_of(config: &Config, channel: Channel) -> Retry {
+    let configured = match channel {
+        Channel::Mail => config.mail.as_ref().map(|m| m.retry),
+        Channel::Webhook => config.webhook.as_ref().map(|w| w.retry),
+    };
+    configured.unwrap_or_default()
+}
+
+/// `initial × 2^failures`, at most `max`.
+fn backoff(retry: Retry, failures_before: i64) -> SignedDuration {
+    let factor = 2u32.saturating_pow(failures_before.clamp(0, 30) as u32);
+    let delay = retry.initial.saturating_mul(factor).min(retry.max);
+    SignedDuration::try_from(delay).unwrap_or(SignedDuration::from_hours(1))
+}
+
+/// How long a claimed message is left alone by other senders: longer than
+/// one send can take, so only a crashed sender's claim ever expires.
+fn lease(config: &Config, channel: Channel) -> SignedDuration {
+    let send_time = match (channel, &config.mail, &config.webhook) {
+        // Connect, EHLO, STARTTLS, AUTH, MAIL, RCPT…, DATA: each may take the timeout.
+        (Channel::Mail, Some(mail), _) => match &mail.transport {
+            MailTransport::Smtp(smtp) => smtp.timeout.saturating_mul(8),
+            _ => Duration::from_secs(60),
+        },
+        (Channel::Webhook, _, Some(webhook)) => webhook.timeout,
+        _ => Duration::ZERO,
+    };
+    SignedDuration::try_from(send_time + Duration::from_secs(30)).unwrap_or(SignedDuration::from_mins(10))
+}
+
+/// `walwatch alerts test-mail`: queues a test notice for every configured
+/// channel and flushes at once. A test message that fails is removed from
+/// the queue (reported now, not delivered hours later) and is the error.
+pub fn test_mail(store: &mut Store, config: &Config, now: Timestamp) -> Result<String, DeliverError> {
+    if config.mail.is_none() && config.webhook.is_none() {
+        return Err(DeliverError::NotConfigured);
+    }
+    let messages = render_at(&test_notice(now), config, now);
+    store.outbox_queue(&messages)?;
+    let report = flush(store, config, now)?;
+    let mut lines = Vec::new();
+    let mut failures = Vec::new();
+    for message in &messages {
+        let outcome = report.outcomes.iter().find(|o| o.message_id == message.message_id);
+        let target = describe_target(config, message.channel);
+        match outcome.map(|o| &o.result) {
+            Some(Ok(())) => lines.push(format!(
+                "{}: test message {} sent {target}",
+                message.channel.as_str(),
+                id_of(&message.message_id)
+            )),
+            Some(Err(e)) => {
+                store.outbox_delete_unsent(&message.message_id)?;
+                failures.push(format!("{}: test message NOT sent {target}: {e}", message.channel.as_str()));
+            }
+            None => lines.push(format!(
+                "{}: test message {} queued; another walwatch (the daemon) is sending it",
+                message.channel.as_str(),
+                id_of(&message.message_id)
+            )),
+        }
+    }
+    let others: Vec<&super::Outcome> =
+        report.outcomes.iter().filter(|o| !messages.iter().any(|m| m.message_id == o.message_id)).collect();
+    if !others.is_empty() {
+        let sent = others.iter().filter(|o| o.result.is_ok()).count();
+        lines.push(format!(
+            "also tried {} queued alert messages: {sent} sent, {} failed",
+            others.len(),
+            others.len() - sent
+        ));
+    }
+    if failures.is_empty() {
+        Ok(lines.join("\n"))
+    } else {
+        lines.extend(failures);
+        Err(DeliverError::TestFailed(lines.join("\n")))
+    }
+}
+
+fn id_of(key: &str) -> &str {
+    key.strip_prefix("webhook:").unwrap_or(key)
+}
+
+fn test_notice(now: Timestamp) -> Notice {
+    let host = super::host_name();
+    Notice {
+        alert_id: None,
+        kind: NoticeKind::Test,
+        severity: Severity::Info,
+        cluster: host.clone(),
+        rule: "test".into(),
+        summary: format!("delivery check from walwatch on {host}"),
+        details: vec![
+            "This is a test message sent by `walwatch alerts test-mail`. If you read it, alert notices reach you \
+             the same way."
+                .into(),
+        ],
+        suggestion: None,
+        fired_at: now,
+        sequence: 0,
+    }
+}
+
+fn describe_target(config: &Config, channel: Channel) -> String {
+    match (channel, &config.mail, &config.webhook) {
+        (Channel::Mail, Some(mail), _) => {
+            let to: Vec<String> = mail.to.iter().map(|m| m.email.to_string()).collect();
+            let via = match &mail.transport {
+                MailTransport::Smtp(s) => format!("smtp {}:{} ({})", s.host, s.port, s.security.as_str()),
+                MailTransport::Sendmail { command } => format!("sendmail {}", command.display()),
+                MailTransport::File { directory } => format!("file {}", directory.display()),
+            };
+            format!("to {} via {via}", to.join(", "))
+        }
+        (Channel::Webhook, _, Some(webhook)) => format!("to {}", webhook.url),
+        _ => String::new(),
+    }
+}
+
+/// The daemon's sender thread: sends what is due, then sleeps until the next
+/// message is due or a second passes (the daemon queues new notices through
+/// its own connection), in short steps so `stop` is seen within 100 ms.
+pub fn spawn_sender(store_path: PathBuf, config: Config, stop: Arc<AtomicBool>) -> std::io::Result<JoinHandle<()>> {
+    std::thread::Builder::new().name("walwatch-sender".into()).spawn(move || sender_loop(&store_path, &config, &stop))
+}
+
+const WAKE_EVERY: Duration = Duration::from_secs(1);
+const STEP: Duration = Duration::from_millis(100);
+
+fn sender_loop(store_path: &std::path::Path, config: &Config, stop: &AtomicBool) {
+    let mut log = OutageLog::default();
+    let mut store = None;
+    while !stop.load(Ordering::Relaxed) {
+        let s = match &mut store {
+            Some(s) => s,
+            None => match Store::open(store_path) {
+                Ok(s) => {
+                    // As the daemon's own connection: a slow close-time checkpoint must not delay exit on SIGTERM.
+                    if let Err(e) = s.skip_checkpoint_on_close() {
+                        tracing::debug!("alert sender: {e}");
+                    }
+                    store.insert(s)
+                }
+                Err(e) => {
+                    log.store_error(&e.to_string());
+                    sleep(Duration::from_secs(5), stop);
+                    continue;
+                }
+            },
+        };
+        let now = Timestamp::now();
+        let wait = match next_due(s) {
+            Ok(Some(due)) if due <= now => {
+                match flush(s, config, now) {
+                    Ok(report) => log.report(&report),
+                    Err(e) => log.store_error(&e.to_string()),
+                }
+                Duration::ZERO
+            }
+            Ok(Some(due)) => Duration::try_from(due.duration_since(now)).unwrap_or(WAKE_EVERY).min(WAKE_EVERY),
+            Ok(None) => WAKE_EVERY,
+            Err(e) => {
+                log.store_error(&e.to_string());
+                WAKE_EVERY
+            }
+        };
+        sleep(wait, stop);
+    }
+}
+
+/// Sleeps `total` in steps, returning early when `stop` is set.
+fn sleep(total: Duration, stop: &AtomicBool) {
+    let mut left = total;
+    while !left.is_zero() && !stop.load(Ordering::Relaxed) {
+        let step = left.min(STEP);
+        std::thread::sleep(step);
+        left -= step;
+    }
+}
+
+/// One warning when a channel starts failing, one info line when it works
+/// again; the retries in between only at debug level.
+#[derive(Default)]
+struct OutageLog {
+    failing: HashMap<&'static str, u64>,
+    store_failing: bool,
+}
+
+impl OutageLog {
+    fn report(&mut self, report: &FlushReport) {
+        self.store_failing = false;
+        for o in &report.outcomes {
+            let channel = o.channel.as_str();
+            match &o.result {
+                Ok(()) => {
+                    if let Some(n) = self.failing.remove(channel) {
+                        tracing::info!(
+                            channel,
+                            failures = n,
+                            "{channel} delivery works again after {n} failed attempts"
+                        );
+                    }
+                    tracing::info!(channel, message_id = %o.message_id, "sent");
+                }
+                Err(e) => {
+                    let n = self.failing.entry(channel).or_insert(0);
+                    *n += 1;
+                    if *n == 1 {
+                        tracing::warn!(channel, message_id = %o.message_id, "{channel} delivery failed: {e}; retrying with backoff");
+                    } else {
+                        tracing::debug!(channel, message_id = %o.message_id, "{channel} delivery still failing: {e}");
+                    }
+                }
+            }
+        }
+    }
+
+    fn store_error(&mut self, e: &str) {
+        if !std::mem::replace(&mut self.store_failing, true) {
+            tracing::error!("alert sender: {e}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_and_is_capped() {
+        let retry = Retry { initial: Duration::from_secs(30), max: Duration::from_secs(600) };
+        let secs: Vec<i64> = (0..8).map(|n| backoff(retry, n).as_secs()).collect();
+        assert_eq!(secs, [30, 60, 120, 240, 480, 600, 600, 600]);
+        assert_eq!(backoff(retry, i64::MAX).as_secs(), 600);
+    }
+}

@@ -1,0 +1,166 @@
+//! The mail transports (lettre) and the webhook (ureq), each sending the
+//! stored bytes as they are: a retry re-sends the identical message.
+
+use lettre::address::Envelope;
+use lettre::transport::smtp::authentication::Credentials;
+use lettre::transport::smtp::client::{Certificate, Tls, TlsParameters};
+use lettre::{FileTransport, SendmailTransport, SmtpTransport, Transport};
+
+use super::DeliverError;
+use crate::config::{MailSection, MailTransport, PasswordSource, SmtpSecurity, SmtpSettings, WebhookSection};
+
+/// A mail transport built from `[mail]`, with the envelope taken from the
+/// config (the payload's From/To are the same addresses).
+pub struct MailSender {
+    kind: Kind,
+    envelope: Envelope,
+}
+
+enum Kind {
+    Smtp(SmtpTransport),
+    Sendmail(SendmailTransport),
+    File(FileTransport),
+}
+
+impl MailSender {
+    pub fn new(mail: &MailSection) -> Result<MailSender, DeliverError> {
+        let to = mail.to.iter().map(|m| m.email.clone()).collect();
+        let envelope = Envelope::new(Some(mail.from.email.clone()), to)
+            .map_err(|e| DeliverError::Setup(format!("mail envelope: {e}")))?;
+        let kind = match &mail.transport {
+            MailTransport::Smtp(smtp) => Kind::Smtp(smtp_transport(smtp)?),
+            MailTransport::Sendmail { command } => Kind::Sendmail(SendmailTransport::new_with_command(command)),
+            MailTransport::File { directory } => {
+                // lettre writes into the directory; a missing one would fail every send with a bare ENOENT.
+                std::fs::create_dir_all(directory).map_err(|e| {
+                    DeliverError::Setup(format!("cannot create the mail directory {}: {e}", directory.display()))
+                })?;
+                Kind::File(FileTransport::new(directory))
+            }
+        };
+        Ok(MailSender { kind, envelope })
+    }
+
+    /// Sends `payload` exactly; Err is the reason, fit for the outbox's last_error.
+    pub fn send(&self, payload: &str) -> Result<(), String> {
+        let bytes = payload.as_bytes();
+        match &self.kind {
+            Kind::Smtp(t) => t.send_raw(&self.envelope, bytes).map(drop).map_err(|e| chain(&e)),
+            Kind::Sendmail(t) => t.send_raw(&self.envelope, bytes).map_err(|e| chain(&e)),
+            Kind::File(t) => t.send_raw(&self.envelope, bytes).map(drop).map_err(|e| chain(&e)),
+        }
+    }
+}
+
+fn smtp_transport(smtp: &SmtpSettings) -> Result<SmtpTransport, DeliverError> {
+    let tls = match smtp.security {
+        SmtpSecurity::None => Tls::None,
+        SmtpSecurity::StartTls => Tls::Required(tls_parameters(smtp)?),
+        SmtpSecurity::Tls => Tls::Wrapper(tls_parameters(smtp)?),
+    };
+    let mut builder =
+        SmtpTransport::builder_dangerous(smtp.host.as_str()).port(smtp.port).tls(tls).timeout(Some(smtp.timeout));
+    if let (Some(user), Some(source)) = (&smtp.username, &smtp.password) {
+        builder = builder.credentials(Credentials::new(user.clone(), password(source)?));
+    }
+    Ok(builder.build())
+}
+
+/// The system roots (webpki) plus the private CA of `ca_file`, if any.
+fn tls_parameters(smtp: &SmtpSettings) -> Result<TlsParameters, DeliverError> {
+    let mut builder = TlsParameters::builder(smtp.host.clone());
+    if let Some(path) = &smtp.ca_file {
+        let pem = std::fs::read(path)
+            .map_err(|e| DeliverError::Setup(format!("cannot read [mail.smtp] ca_file {}: {e}", path.display())))?;
+        let cert = Certificate::from_pem(&pem).map_err(|e| {
+            DeliverError::Setup(format!(
+                "[mail.smtp] ca_file {} is not a PEM certificate: {}",
+                path.display(),
+                chain(&e)
+            ))
+        })?;
+        builder = builder.add_root_certificate(cert);
+    }
+    builder.build().map_err(|e| DeliverError::Setup(format!("TLS setup for {}: {}", smtp.host, chain(&e))))
+}
+
+/// Read at each connection so a rotated secret needs no restart. A file's
+/// trailing newline (what `echo secret > file` leaves) is not part of it.
+pub fn password(source: &PasswordSource) -> Result<String, DeliverError> {
+    match source {
+        PasswordSource::File(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                DeliverError::Setup(format!(
+                    "cannot read the SMTP password file {} ([mail.smtp] password_file): {e}; it must be readable by \
+                     the user walwatch runs as",
+                    path.display()
+                ))
+            })?;
+            Ok(text.trim_end_matches(['\n', '\r']).to_string())
+        }
+        PasswordSource::Env(name) => std::env::var(name).map_err(|_| {
+            DeliverError::Setup(format!(
+                "the environment variable {name} ([mail.smtp] password_env) is not set or not UTF-8"
+            ))
+        }),
+    }
+}
+
+/// POSTs the stored JSON. Any 2xx is acceptance; anything else is retried.
+pub struct WebhookSender {
+    agent: ureq::Agent,
+    url: String,
+    authorization: Option<(String, String)>,
+}
+
+impl WebhookSender {
+    pub fn new(webhook: &WebhookSection) -> Result<WebhookSender, DeliverError> {
+        let config = ureq::Agent::config_builder().timeout_global(Some(webhook.timeout)).build();
+        let authorization = match &webhook.authorization_env {
+            Some(name) => {
+                let token = std::env::var(name).map_err(|_| {
+                    DeliverError::Setup(format!(
+                        "the environment variable {name} ([webhook] authorization_env) is not set or not UTF-8"
+                    ))
+                })?;
+                let value = if webhook.header.eq_ignore_ascii_case("authorization") {
+                    format!("Bearer {token}")
+                } else {
+                    token
+                };
+                Some((webhook.header.clone(), value))
+            }
+            None => None,
+        };
+        Ok(WebhookSender { agent: config.into(), url: webhook.url.clone(), authorization })
+    }
+
+    pub fn send(&self, message_id: &str, payload: &str) -> Result<(), String> {
+        let mut request = self
+            .agent
+            .post(&self.url)
+            .header("Content-Type", "application/json")
+            // Lets the receiver drop a re-sent copy.
+            .header("Idempotency-Key", message_id);
+        if let Some((name, value)) = &self.authorization {
+            request = request.header(name.as_str(), value.as_str());
+        }
+        request.send(payload).map(drop).map_err(|e| format!("webhook {}: {}", self.url, chain(&e)))
+    }
+}
+
+/// An error with its causes: lettre's top-level messages ("network error")
+/// say little without them.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
+}

@@ -1,0 +1,210 @@
+use super::*;
+
+fn t(s: i64) -> Timestamp {
+    Timestamp::from_second(1_800_000_000 + s).unwrap()
+}
+
+fn row(name: &str, value: Option<&str>, source: RowSource, line: i64, since: i64) -> SettingRow {
+    let conf = source == RowSource::ConfFile;
+    SettingRow {
+        name: name.into(),
+        value: value.map(String::from),
+        source,
+        path: conf.then(|| "/etc/pg.conf".to_string()),
+        line: conf.then_some(line),
+        since: t(since),
+    }
+}
+
+fn log(name: &str, value: &str, at: i64) -> LogChange {
+    LogChange { at: t(at), name: name.into(), value: value.into() }
+}
+
+fn known(config: Vec<SettingRow>, conf: Vec<SettingRow>, conf_read: Option<i64>, log: Vec<LogChange>) -> Known {
+    Known { config, conf, conf_read: conf_read.map(t), log }
+}
+
+fn value(s: &Settings, name: &str) -> (String, Source) {
+    let v = &s.values[name];
+    (v.value.clone(), v.source.clone())
+}
+
+#[test]
+fn defaults_fill_every_known_setting_per_version() {
+    let s = resolve(Some(13), &known(vec![], vec![], None, vec![]));
+    assert_eq!(s.values.len(), KNOWN.len());
+    assert_eq!(value(&s, "checkpoint_completion_target"), ("0.5".into(), Source::Default { version: Some(13) }));
+    assert_eq!(s.number("checkpoint_completion_target"), Some(0.5));
+    let s = resolve(None, &known(vec![], vec![], None, vec![]));
+    assert_eq!(value(&s, "checkpoint_completion_target"), ("0.9".into(), Source::Default { version: None }));
+    assert_eq!(s.mb("max_wal_size"), Some(1024.0));
+    assert_eq!(s.mb("min_wal_size"), Some(80.0));
+    assert_eq!(s.mb("wal_segment_size"), Some(16.0));
+    assert_eq!(s.mb("wal_keep_size"), Some(0.0));
+    assert_eq!(s.seconds("checkpoint_timeout"), Some(300.0));
+    assert_eq!(s.seconds("checkpoint_warning"), Some(30.0));
+    assert_eq!(s.seconds("commit_delay"), Some(0.0));
+    assert_eq!(s.kb("checkpoint_flush_after"), Some(256.0));
+    assert_eq!(s.kb("backend_flush_after"), Some(0.0));
+    assert_eq!(s.flag("fsync"), Some(true));
+    assert_eq!(s.flag("full_page_writes"), Some(true));
+    assert_eq!(s.flag("synchronous_commit"), Some(true));
+    assert_eq!(Settings::defaults(Some(9)).mb("max_wal_size"), Some(1024.0));
+}
+
+#[test]
+fn config_beats_conf_and_log() {
+    let k = known(
+        vec![row("max_wal_size", Some("8GB"), RowSource::Config, 0, 0)],
+        vec![row("max_wal_size", Some("2GB"), RowSource::ConfFile, 7, 0)],
+        Some(0),
+        vec![log("max_wal_size", "4GB", 10)],
+    );
+    let s = resolve(Some(15), &k);
+    assert_eq!(value(&s, "max_wal_size"), ("8GB".into(), Source::Config));
+    assert_eq!(s.mb("max_wal_size"), Some(8192.0));
+}
+
+#[test]
+fn a_log_change_after_the_conf_read_wins_an_older_one_does_not() {
+    let conf = vec![row("max_wal_size", Some("2GB"), RowSource::ConfFile, 7, 0)];
+    let newer =
+        known(vec![], conf.clone(), Some(5), vec![log("max_wal_size", "3GB", 4), log("max_wal_size", "4GB", 6)]);
+    assert_eq!(value(&resolve(Some(15), &newer), "max_wal_size"), ("4GB".into(), Source::Log { at: t(6) }));
+    let older = known(vec![], conf.clone(), Some(7), vec![log("max_wal_size", "4GB", 6)]);
+    let conf_source = Source::ConfFile { path: "/etc/pg.conf".into(), line: 7 };
+    assert_eq!(value(&resolve(Some(15), &older), "max_wal_size"), ("2GB".into(), conf_source));
+    // Never read the conf (no access): the log is all there is.
+    let unread = known(vec![], vec![], None, vec![log("checkpoint_timeout", "15min", 1)]);
+    let s = resolve(Some(15), &unread);
+    assert_eq!(value(&s, "checkpoint_timeout"), ("15min".into(), Source::Log { at: t(1) }));
+    assert_eq!(s.seconds("checkpoint_timeout"), Some(900.0));
+    // Read after the change and no longer set there: the default.
+    let removed = [
+        row("max_wal_size", Some("2GB"), RowSource::ConfFile, 7, 0),
+        row("max_wal_size", None, RowSource::ConfFile, 0, 8),
+    ];
+    let latest = vec![removed[1].clone()];
+    let s = resolve(Some(15), &known(vec![], latest, Some(9), vec![log("max_wal_size", "4GB", 6)]));
+    assert_eq!(value(&s, "max_wal_size"), ("1GB".into(), Source::Default { version: Some(15) }));
+}
+
+#[test]
+fn bare_numbers_use_the_unit_of_the_version() {
+    let conf = vec![
+        row("max_wal_size", Some("64"), RowSource::ConfFile, 1, 0),
+        row("min_wal_size", Some("10"), RowSource::ConfFile, 2, 0),
+        row("checkpoint_flush_after", Some("16"), RowSource::ConfFile, 3, 0),
+        row("commit_delay", Some("2500"), RowSource::ConfFile, 4, 0),
+    ];
+    let old = resolve(Some(9), &known(vec![], conf.clone(), Some(0), vec![]));
+    assert_eq!(old.mb("max_wal_size"), Some(1024.0), "9.6: segments");
+    assert_eq!(old.mb("min_wal_size"), Some(160.0));
+    let new = resolve(Some(10), &known(vec![], conf, Some(0), vec![]));
+    assert_eq!(new.mb("max_wal_size"), Some(64.0), "10+: MB");
+    assert_eq!(new.kb("checkpoint_flush_after"), Some(128.0));
+    assert_eq!(new.seconds("commit_delay"), Some(0.0025));
+    // 9.6 with 64MB segments (set in walwatch's config)
+    let big = vec![row("wal_segment_size", Some("64MB"), RowSource::Config, 0, 0)];
+    let old = resolve(
+        Some(9),
+        &known(big, vec![row("max_wal_size", Some("64"), RowSource::ConfFile, 1, 0)], Some(0), vec![]),
+    );
+    assert_eq!(old.mb("max_wal_size"), Some(4096.0));
+}
+
+#[test]
+fn wal_keep_segments_maps_to_wal_keep_size_before_13() {
+    let conf = vec![row("wal_keep_segments", Some("32"), RowSource::ConfFile, 9, 0)];
+    let s = resolve(Some(12), &known(vec![], conf, Some(0), vec![]));
+    let source = Source::ConfFile { path: "/etc/pg.conf".into(), line: 9 };
+    assert_eq!(value(&s, "wal_keep_size"), ("512MB".into(), source));
+    assert_eq!(s.mb("wal_keep_size"), Some(512.0));
+}
+
+#[test]
+fn flags_and_unparsable_values() {
+    let conf = vec![
+        row("fsync", Some("of"), RowSource::ConfFile, 1, 0),
+        row("full_page_writes", Some("TRUE"), RowSource::ConfFile, 2, 0),
+        row("synchronous_commit", Some("off"), RowSource::ConfFile, 3, 0),
+        row("checkpoint_timeout", Some("5 minutes"), RowSource::ConfFile, 4, 0),
+    ];
+    let s = resolve(Some(15), &known(vec![], conf, Some(0), vec![]));
+    assert_eq!(s.flag("fsync"), Some(false));
+    assert_eq!(s.flag("full_page_writes"), Some(true));
+    assert_eq!(s.flag("synchronous_commit"), Some(false));
+    assert_eq!(s.seconds("checkpoint_timeout"), None, "not valid PostgreSQL: no number");
+    assert_eq!(s.mb("fsync"), None);
+    assert_eq!(s.mb("no_such_setting"), None);
+    let local = resolve(
+        Some(15),
+        &known(vec![], vec![row("synchronous_commit", Some("local"), RowSource::ConfFile, 1, 0)], Some(0), vec![]),
+    );
+    assert_eq!(local.flag("synchronous_commit"), Some(true));
+}
+
+#[test]
+fn timeline_lists_value_changes_per_source() {
+    let rows = vec![
+        row("max_wal_size", Some("2GB"), RowSource::ConfFile, 7, 0),
+        row("max_wal_size", Some("2GB"), RowSource::ConfFile, 8, 5),
+        row("max_wal_size", None, RowSource::ConfFile, 0, 9),
+        row("checkpoint_timeout", Some("10min"), RowSource::Config, 0, 1),
+    ];
+    let mut changes = row_changes(&rows);
+    changes.extend(log_changes(&[
+        log("max_wal_size", "3GB", 3),
+        log("max_wal_size", "4GB", 4),
+        log("work_mem", "1GB", 4),
+    ]));
+    changes.sort_by(|a, b| a.at.cmp(&b.at).then_with(|| a.name.cmp(&b.name)));
+    type Row<'a> = (i64, &'a str, Option<&'a str>, Option<&'a str>, String);
+    let summary: Vec<Row> = changes
+        .iter()
+        .map(|c| {
+            (
+                c.at.as_second() - 1_800_000_000,
+                c.name.as_str(),
+                c.old.as_deref(),
+                c.new.as_deref(),
+                c.source.to_string(),
+            )
+        })
+        .collect();
+    let log_at = |s: i64| format!("log {}", crate::timefmt::rfc3339(t(s)));
+    assert_eq!(
+        summary,
+        [
+            (0, "max_wal_size", None, Some("2GB"), "/etc/pg.conf:7".to_string()),
+            (1, "checkpoint_timeout", None, Some("10min"), "walwatch config".to_string()),
+            (3, "max_wal_size", None, Some("3GB"), log_at(3)),
+            (4, "max_wal_size", Some("3GB"), Some("4GB"), log_at(4)),
+            (9, "max_wal_size", Some("2GB"), None, "/etc/pg.conf:8".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn sources_read_well() {
+    assert_eq!(Source::Default { version: Some(9) }.to_string(), "default (PG 9.6)");
+    assert_eq!(Source::Default { version: Some(15) }.to_string(), "default (PG 15)");
+    assert_eq!(Source::Default { version: None }.to_string(), "default (PG 18; server version unknown)");
+    let json = serde_json::to_value(Source::ConfFile { path: "/p".into(), line: 3 }).unwrap();
+    assert_eq!(json, serde_json::json!({"kind": "conf_file", "path": "/p", "line": 3}));
+}
+
+#[test]
+fn the_version_comes_from_the_config_the_log_or_pg_version() {
+    let pg_version = row(SERVER_VERSION, Some("11"), RowSource::ConfFile, 1, 0);
+    let override_ = row(SERVER_VERSION, Some("9.6"), RowSource::Config, 0, 0);
+    let k = known(vec![override_], vec![pg_version.clone()], Some(0), vec![]);
+    assert_eq!(version(&k, Some(15)), Some(9));
+    let k = known(vec![], vec![pg_version], Some(0), vec![]);
+    assert_eq!(version(&k, Some(15)), Some(15));
+    assert_eq!(version(&k, None), Some(11));
+    assert_eq!(version(&known(vec![], vec![], None, vec![]), None), None);
+    assert_eq!(parse_version("9.6"), Ok(9));
+    assert_eq!(parse_version("18"), Ok(18));
+    assert!(parse_version("9.5").is_err() && parse_version("9").is_err() && parse_version("x").is_err());
+}
