@@ -77,6 +77,8 @@ SETTINGS = [
     ("log_line_prefix", "'%m [%p] %q%u@%d '"),
     ("log_timezone", "'UTC'"),
     ("lc_messages", "'C'"),
+    # Autovacuum writes WAL too: its runs in the log explain bursts.
+    ("log_autovacuum_min_duration", "0"),
 ]
 
 
@@ -352,6 +354,7 @@ def run(cl, mb, rate, label):
         "cycles": cyc,
         "p95_rate_kb_s": pct([c["rate_kb_s"] for c in cyc], 95),
         "logfile": logfile,
+        "autovacuum": re.findall(r"^(\S+ \S+) UTC \[\d+\] LOG:  automatic (?:vacuum|analyze) of table \"([^\"]+)\"", text, re.M),
         "pgbench": parse_pgbench(out),
         "walsizer": walsizer(cps, t0, t1),
     }
@@ -360,7 +363,8 @@ def run(cl, mb, rate, label):
         f"{label}: rate {rate} tps, max_wal_size {mb}MB: tps {pb.get('tps', 0):.1f}, latency {pb.get('latency_ms', 0):.1f} ms, "
         f"lag avg {pb.get('lag_avg_ms', 0):.1f} max {pb.get('lag_max_ms', 0):.0f} ms; WAL {res['wal_mb']:.0f} MB "
         f"({res['wal_mb_s']:.2f} MB/s); forced {res['forced']}, timed {res['timed']}, too frequent {res['too_frequent']}; "
-        f"p95 cycle rate {res['p95_rate_kb_s'] or 0:.0f} kB/s over {len(cyc)} cycles"
+        f"p95 cycle rate {res['p95_rate_kb_s'] or 0:.0f} kB/s over {len(cyc)} cycles; "
+        f"autovacuum/analyze: {sorted(set(t for _, t in res['autovacuum']))}"
     )
     return res
 

@@ -11,7 +11,7 @@
 //! same time. There must be no WAL-triggered checkpoint and no "too
 //! frequently" warning at all, and the checkpoints must be time-triggered
 //! (>= 5 of them). Both phases are counted twice: by a dumb line counter over
-//! the raw log, and by walwatch (`checkpoints` and `summary` with `--since`
+//! the raw log (tests/support/truth.rs), and by walwatch (`checkpoints` and `summary` with `--since`
 //! the phase start).
 //!
 //! The log is rotated before and after each phase, so each phase has its own
@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use support::truth::Truth;
 use support::{describe, int, keep_logs_if_asked, ts_key, walwatch, walwatch_json, PgCluster, StopMode};
 
 /// pgbench scale: 1M accounts (~130 MB), so random updates touch mostly
@@ -154,7 +155,8 @@ fn run_phase(pg: &PgCluster, name: &str) -> Phase {
     rotate(pg);
     let bench = Pgbench::parse(&out);
     let seconds = seconds_between(&t0, &t1);
-    let truth = Truth::from_text(&fs::read_to_string(&log).expect("read phase log"));
+    // The shared dumb counter (tests/support/truth.rs) over this phase's file only.
+    let truth = Truth::from_files(std::slice::from_ref(&log));
     eprintln!(
         "{name}: {:.1} tps (rate {RATE}), latency {:.1} ms, schedule lag avg {:.1} ms max {:.0} ms; \
          WAL {:.0} MB in {seconds:.0} s = {:.2} MB/s; log: {}",
@@ -230,47 +232,6 @@ impl Pgbench {
             lag_avg_ms: number(avg),
             lag_max_ms: number(max.trim_end_matches(") ms")),
         }
-    }
-}
-
-// ---------------------------------------------------------------------------
-// The independent count: server-written lines of one phase's file
-// ---------------------------------------------------------------------------
-
-#[derive(Debug, Default)]
-struct Truth {
-    wal: i64,
-    time: i64,
-    other: i64,
-    too_frequent: i64,
-}
-
-impl Truth {
-    fn from_text(text: &str) -> Truth {
-        let mut t = Truth::default();
-        for line in text.lines() {
-            // "<date> <time> UTC [<pid>] LOG:  <message>": no user@db, so written by the server.
-            let Some((_, rest)) = line.split_once(" UTC [") else { continue };
-            let Some((_, msg)) = rest.split_once("] LOG:  ") else { continue };
-            if let Some(flags) = msg.strip_prefix("checkpoint starting: ") {
-                let has = |w: &str| flags.split_whitespace().any(|f| f == w);
-                match () {
-                    _ if has("wal") => t.wal += 1,
-                    _ if has("time") => t.time += 1,
-                    _ => t.other += 1,
-                }
-            } else if msg.starts_with("checkpoints are occurring too frequently (") {
-                t.too_frequent += 1;
-            }
-        }
-        t
-    }
-
-    fn brief(&self) -> String {
-        format!(
-            "{} wal-triggered, {} time-triggered, {} other checkpoint starts, {} \"too frequently\"",
-            self.wal, self.time, self.other, self.too_frequent
-        )
     }
 }
 
