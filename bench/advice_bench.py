@@ -1,0 +1,517 @@
+#!/usr/bin/env python3
+"""The measuring half of bench/advice-bench.sh (run that, not this).
+
+The closed loop of issue 4, part 3, on a real PostgreSQL, for each workload
+rate in $RATES (pgbench transactions per second):
+
+phase 1  max_wal_size = 32MB (min_wal_size 32MB, checkpoint_timeout 30s,
+         log_checkpoints on): a fixed-rate pgbench run (`--rate R -T D`) on a
+         `pgbench -i -s $SCALE` database. The run's log file (the log is
+         rotated before and after each run) is imported into a fresh walwatch
+         store and `walwatch suggest --cluster C --format json` gives S.
+verify   the same workload with max_wal_size = S: forced (wal-triggered)
+         checkpoints must be zero.
+search   the smallest power of two (64MB, 128MB, ...) giving zero forced
+         checkpoints over the same workload and duration, by binary search
+         below the smallest power of two >= S (sizes are assumed monotonic:
+         if S is enough, any larger size is).
+
+Every run starts the same way: ALTER SYSTEM SET max_wal_size, reload (the
+`parameter "max_wal_size" changed` line must be logged), VACUUM, CHECKPOINT
+(so the checkpointer uses the new size and the cycle starts fresh), rotate
+the log, then pgbench. Forced checkpoints are counted from the log text
+(`checkpoint starting: wal` lines started during the run); the WAL written is
+pg_current_wal_lsn() before and after.
+
+pg_walsizer's rule on the phase-1 observations: it wakes every
+checkpoint_timeout, takes `requested` = requested checkpoints since its last
+wake-up, and sets max_wal_size = current × (requested + 1), capped at 4096MB
+(it acts only when requested >= its threshold, 2). Intervals are taken from
+the phase-1 start; the first full interval and the max over all intervals are
+reported.
+
+Without $SUGGEST_FROM=walwatch (the default once `walwatch suggest` works),
+$SUGGEST_FROM=formula computes S from the phase-1 log with the model's own
+formula (src/analyze/sizing.rs) instead; the report says which was used.
+
+Prints a markdown table on stdout, progress on stderr, and writes every run's
+figures to $BENCH_DIR/results.json.
+"""
+
+import glob
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+
+WALWATCH = os.environ["WALWATCH"]
+BENCH_DIR = os.environ.get("BENCH_DIR", "/tmp/walwatch-advice-bench")
+RATES = [int(r) for r in os.environ.get("RATES", "100,300").split(",")]
+SCALE = int(os.environ.get("SCALE", "10"))
+CLIENTS = int(os.environ.get("CLIENTS", "4"))
+DURATION = int(os.environ.get("DURATION", "170"))
+SUGGEST_FROM = os.environ.get("SUGGEST_FROM", "walwatch")
+ONLY_PHASE1 = os.environ.get("ONLY_PHASE1", "0") == "1"
+TIMEOUT_S = 30
+CCT = 0.9
+SEGMENT_MB = 16
+START_MB = 32
+WALSIZER_CAP_MB = 4096
+WALSIZER_THRESHOLD = 2
+
+SETTINGS = [
+    ("max_wal_size", "'32MB'"),
+    ("min_wal_size", "'32MB'"),
+    ("checkpoint_timeout", "'30s'"),
+    ("log_checkpoints", "on"),
+    ("logging_collector", "on"),
+    ("log_destination", "'stderr'"),
+    ("log_filename", "'postgresql-%Y%m%d-%H%M%S.log'"),
+    ("log_rotation_age", "0"),
+    ("log_rotation_size", "0"),
+    ("log_line_prefix", "'%m [%p] %q%u@%d '"),
+    ("log_timezone", "'UTC'"),
+    ("lc_messages", "'C'"),
+    # Autovacuum writes WAL too: its runs in the log explain bursts.
+    ("log_autovacuum_min_duration", "0"),
+]
+
+
+def say(*a):
+    print("==", *a, file=sys.stderr, flush=True)
+
+
+def bindir():
+    if os.environ.get("PG_BINDIR"):
+        return os.environ["PG_BINDIR"]
+    dirs = sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda d: int(d.split("/")[-2]), reverse=True)
+    if not dirs:
+        raise SystemExit("no /usr/lib/postgresql/*/bin: install the postgresql package or set PG_BINDIR")
+    return dirs[0]
+
+
+BINDIR = bindir()
+RUN_AS = "postgres" if os.geteuid() == 0 else None
+
+
+def utc_now():
+    return datetime.now(timezone.utc)
+
+
+def log_time(text):
+    """'2026-11-22 12:00:00.123 UTC' -> aware datetime."""
+    return datetime.strptime(text[:23], "%Y-%m-%d %H:%M:%S.%f").replace(tzinfo=timezone.utc)
+
+
+# ------------------------------------------------------------------ cluster
+
+
+class Cluster:
+    def __init__(self, name):
+        self.dir = os.path.join(BENCH_DIR, name)
+        self.port = free_port()
+        if os.path.exists(self.dir):
+            self.pg(["pg_ctl", "stop", "-m", "immediate", "-D", self.data], check=False, quiet=True)
+            shutil.rmtree(self.dir)
+        os.makedirs(os.path.join(self.dir, "sock"))
+        os.makedirs(os.path.join(self.dir, "log"))
+        if RUN_AS:
+            subprocess.run(["chown", "-R", f"{RUN_AS}:", self.dir], check=True)
+        self.pg(["initdb", "-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync", "-D", self.data])
+        conf = [
+            f"port = {self.port}",
+            "listen_addresses = ''",
+            f"unix_socket_directories = '{self.dir}/sock'",
+            f"log_directory = '{self.dir}/log'",
+        ] + [f"{k} = {v}" for k, v in SETTINGS]
+        with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
+            f.write("\n# --- advice bench ---\n" + "\n".join(conf) + "\n")
+        self.running = False
+
+    @property
+    def data(self):
+        return os.path.join(self.dir, "data")
+
+    def pg(self, argv, check=True, quiet=False, stdin=None):
+        cmd = [os.path.join(BINDIR, argv[0])] + argv[1:]
+        if RUN_AS:
+            cmd = ["setpriv", f"--reuid={RUN_AS}", f"--regid={RUN_AS}", "--init-groups"] + cmd
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+        env.update(LC_ALL="C", HOME=self.dir, PGHOST=f"{self.dir}/sock", PGPORT=str(self.port), PGUSER="postgres")
+        out = subprocess.run(cmd, cwd=self.dir, env=env, input=stdin, capture_output=True, text=True)
+        if check and out.returncode != 0:
+            raise SystemExit(f"{' '.join(argv)} failed ({out.returncode}):\n{out.stdout}\n{out.stderr}")
+        if not quiet and out.stderr.strip() and argv[0] not in ("pgbench", "pg_ctl", "initdb"):
+            say(f"{argv[0]}: {out.stderr.strip()}")
+        return out.stdout
+
+    def start(self):
+        self.pg(["pg_ctl", "start", "-w", "-t", "60", "-D", self.data, "-l", os.path.join(self.dir, "pg_ctl.log")])
+        self.running = True
+
+    def stop(self):
+        if self.running:
+            self.pg(["pg_ctl", "stop", "-w", "-t", "120", "-m", "fast", "-D", self.data])
+            self.running = False
+
+    def psql(self, sql):
+        return self.pg(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", "postgres", "-f", "-"], stdin=sql)
+
+    def pgbench(self, args):
+        return self.pg(["pgbench"] + args + ["postgres"])
+
+    def log_files(self):
+        return sorted(glob.glob(os.path.join(self.dir, "log", "*.log")))
+
+    def log_text(self, files=None):
+        return "".join(open(f, errors="replace").read() for f in (files or self.log_files()))
+
+    def rotate(self):
+        """A new log file from now on; returns it. File names have 1 s resolution."""
+        before = set(self.log_files())
+        time.sleep(1.1)
+        self.psql("SELECT pg_rotate_logfile();")
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            new = sorted(set(self.log_files()) - before)
+            if new:
+                return new[-1]
+            time.sleep(0.05)
+        raise SystemExit(f"log rotation produced no new file in {self.dir}/log")
+
+    def wait_log(self, needle, timeout=20):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if needle in self.log_text():
+                return
+            time.sleep(0.1)
+        raise SystemExit(f"{needle!r} never appeared in the log of {self.dir}")
+
+    def lsn_mb(self):
+        return float(self.psql("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') / 1048576.0;").strip())
+
+    def set_max_wal_size(self, mb):
+        current = self.psql("SHOW max_wal_size;").strip()
+        self.psql(f"ALTER SYSTEM SET max_wal_size = '{mb}MB';")
+        self.pg(["pg_ctl", "reload", "-D", self.data])
+        want = f"{mb // 1024}GB" if mb % 1024 == 0 else f"{mb}MB"
+        if current != want:
+            # The postmaster logs the value as written in postgresql.auto.conf.
+            self.wait_log(f'parameter "max_wal_size" changed to "{mb}MB"')
+        shown = self.psql("SHOW max_wal_size;").strip()
+        if shown != want:
+            raise SystemExit(f"SHOW max_wal_size = {shown!r}, wanted {want!r}")
+
+
+def free_port():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# ------------------------------------------------------------------ the log
+
+
+START = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC) \[\d+\] LOG:  checkpoint starting: (.*)$", re.M)
+COMPLETE = re.compile(
+    r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC) \[\d+\] LOG:  checkpoint complete: .*?distance=(\d+) kB", re.M
+)
+TOO_FREQUENT = re.compile(
+    r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC) \[\d+\] LOG:  checkpoints are occurring too frequently \((\d+) seconds? apart\)",
+    re.M,
+)
+
+
+def trigger(flags):
+    words = flags.split()
+    for t in ("shutdown", "end-of-recovery", "wal", "time"):
+        if t in words:
+            return t
+    return "manual"
+
+
+def checkpoints(text):
+    """[(start datetime, trigger, distance_kb or None)], server-written lines only (no user@db)."""
+    starts = [(log_time(m.group(1)), trigger(m.group(2))) for m in START.finditer(text)]
+    completes = [(log_time(m.group(1)), int(m.group(2))) for m in COMPLETE.finditer(text)]
+    out = []
+    # One checkpoint at a time: the i-th complete after the i-th start belongs to it.
+    ci = 0
+    for i, (t, trig) in enumerate(starts):
+        nxt = starts[i + 1][0] if i + 1 < len(starts) else None
+        dist = None
+        while ci < len(completes) and completes[ci][0] < t:
+            ci += 1
+        if ci < len(completes) and (nxt is None or completes[ci][0] <= nxt):
+            dist = completes[ci][1]
+            ci += 1
+        out.append((t, trig, dist))
+    return out
+
+
+def cycles(cps):
+    """Per-cycle WAL rates as the model measures them: distance / time since the previous start."""
+    out = []
+    for prev, cur in zip(cps, cps[1:]):
+        if cur[2] is None or prev[1] in ("shutdown", "end-of-recovery") or cur[1] in ("shutdown", "end-of-recovery"):
+            continue
+        secs = (cur[0] - prev[0]).total_seconds()
+        if secs >= 1.0:
+            out.append({"at": cur[0].isoformat(), "trigger": cur[1], "seconds": secs, "distance_kb": cur[2], "rate_kb_s": cur[2] / secs})
+    return out
+
+
+def pct(values, p):
+    """Nearest rank, as the model."""
+    v = sorted(values)
+    return v[max(0, math.ceil(p / 100 * len(v)) - 1)] if v else None
+
+
+def formula_mb(peak_kb_s, headroom=1.25):
+    """src/analyze/sizing.rs, PG 11+: the smallest whole-segment size whose trigger
+    ((floor(size / seg / (1 + cct)) - 1) segments) stays above W × headroom, then
+    up to the next 256MB (below 4GB)."""
+    wal = peak_kb_s * TIMEOUT_S / 1024 * headroom
+    seg = max(2, math.ceil(wal * (1 + CCT) / SEGMENT_MB))
+    while (math.floor(seg * SEGMENT_MB / SEGMENT_MB / (1 + CCT)) - 1) * SEGMENT_MB < wal:
+        seg += 1
+    mb = seg * SEGMENT_MB
+    step = 256 if mb <= 4096 else 1024
+    return int(max(1, math.ceil(mb / step)) * step)
+
+
+def walsizer(cps, t0, t1, current_mb=START_MB):
+    """pg_walsizer on these observations: wal-triggered starts per checkpoint_timeout interval from t0."""
+    n = int((t1 - t0).total_seconds() // TIMEOUT_S)
+    counts = []
+    for i in range(n):
+        a = t0.timestamp() + i * TIMEOUT_S
+        b = a + TIMEOUT_S
+        counts.append(sum(1 for t, trig, _ in cps if trig == "wal" and a <= t.timestamp() < b))
+    rule = lambda req: min(WALSIZER_CAP_MB, current_mb * (req + 1)) if req >= WALSIZER_THRESHOLD else current_mb
+    first = counts[0] if counts else 0
+    most = max(counts) if counts else 0
+    return {"intervals": counts, "first_requested": first, "first_mb": rule(first), "max_requested": most, "max_mb": rule(most)}
+
+
+# ------------------------------------------------------------------ a run
+
+
+PGBENCH = {
+    "processed": re.compile(r"number of transactions actually processed: (\d+)"),
+    "latency_ms": re.compile(r"latency average = ([\d.]+) ms"),
+    "lag_ms": re.compile(r"rate limit schedule lag: avg ([\d.]+) \(max ([\d.]+)\) ms"),
+    "tps": re.compile(r"tps = ([\d.]+) \(without initial connection time\)"),
+}
+
+
+def parse_pgbench(out):
+    r = {}
+    for k, rx in PGBENCH.items():
+        m = rx.search(out)
+        if m and k == "lag_ms":
+            r["lag_avg_ms"], r["lag_max_ms"] = float(m.group(1)), float(m.group(2))
+        elif m:
+            r[k] = float(m.group(1))
+    return r
+
+
+def run(cl, mb, rate, label):
+    """One fixed-rate run at max_wal_size = mb MB; returns its figures and log file."""
+    cl.set_max_wal_size(mb)
+    cl.psql("VACUUM;")
+    cl.psql("CHECKPOINT;")
+    logfile = cl.rotate()
+    lsn0, t0 = cl.lsn_mb(), utc_now()
+    out = cl.pgbench(["--rate", str(rate), "-T", str(DURATION), "-c", str(CLIENTS), "-j", str(CLIENTS)])
+    t1, lsn1 = utc_now(), cl.lsn_mb()
+    cl.psql("CHECKPOINT;")  # waits for the checkpoint in progress: its complete line is in this file
+    cl.rotate()
+    text = open(logfile, errors="replace").read()
+    cps = checkpoints(text)
+    inside = [c for c in cps if t0 <= c[0] <= t1]
+    freq = [(log_time(m.group(1)), int(m.group(2))) for m in TOO_FREQUENT.finditer(text)]
+    cyc = [c for c in cycles(cps) if t0 <= datetime.fromisoformat(c["at"]) <= t1]
+    res = {
+        "label": label,
+        "rate": rate,
+        "max_wal_size_mb": mb,
+        "t0": t0.isoformat(),
+        "t1": t1.isoformat(),
+        "seconds": (t1 - t0).total_seconds(),
+        "wal_mb": lsn1 - lsn0,
+        "wal_mb_s": (lsn1 - lsn0) / (t1 - t0).total_seconds(),
+        "forced": sum(1 for c in inside if c[1] == "wal"),
+        "timed": sum(1 for c in inside if c[1] == "time"),
+        "too_frequent": sum(1 for t, _ in freq if t0 <= t <= t1),
+        "cycles": cyc,
+        "p95_rate_kb_s": pct([c["rate_kb_s"] for c in cyc], 95),
+        "logfile": logfile,
+        "autovacuum": re.findall(r"^(\S+ \S+) UTC \[\d+\] LOG:  automatic (?:vacuum|analyze) of table \"([^\"]+)\"", text, re.M),
+        "pgbench": parse_pgbench(out),
+        "walsizer": walsizer(cps, t0, t1),
+    }
+    pb = res["pgbench"]
+    say(
+        f"{label}: rate {rate} tps, max_wal_size {mb}MB: tps {pb.get('tps', 0):.1f}, latency {pb.get('latency_ms', 0):.1f} ms, "
+        f"lag avg {pb.get('lag_avg_ms', 0):.1f} max {pb.get('lag_max_ms', 0):.0f} ms; WAL {res['wal_mb']:.0f} MB "
+        f"({res['wal_mb_s']:.2f} MB/s); forced {res['forced']}, timed {res['timed']}, too frequent {res['too_frequent']}; "
+        f"p95 cycle rate {res['p95_rate_kb_s'] or 0:.0f} kB/s over {len(cyc)} cycles; "
+        f"autovacuum/analyze: {sorted(set(t for _, t in res['autovacuum']))}"
+    )
+    return res
+
+
+def walwatch_suggest(cl, logfile, name):
+    """Import the phase-1 file into a fresh store; `walwatch suggest` reads the server's conf files."""
+    work = os.path.join(BENCH_DIR, f"{name}-walwatch")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    db = os.path.join(work, "walwatch.db")
+    cfg = os.path.join(work, "walwatch.toml")
+    with open(cfg, "w") as f:
+        f.write(
+            f"[store]\npath = {json.dumps(db)}\n\n[[cluster]]\nname = {json.dumps(name)}\n"
+            f"logs = [{json.dumps(logfile)}]\ndata_directory = {json.dumps(cl.data)}\n"
+        )
+    subprocess.run([WALWATCH, "import", "--db", db, "--cluster", name, logfile], check=True, stdout=subprocess.DEVNULL)
+    out = subprocess.run(
+        [WALWATCH, "suggest", "--config", cfg, "--db", db, "--cluster", name, "--format", "json"],
+        capture_output=True,
+        text=True,
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"walwatch suggest failed:\n{out.stdout}\n{out.stderr}")
+    s = json.loads(out.stdout)
+    cps = subprocess.run(
+        [WALWATCH, "checkpoints", "--db", db, "--cluster", name, "--format", "json"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return s, json.loads(cps.stdout)
+
+
+# ------------------------------------------------------------------ per rate
+
+
+def powers(limit_mb):
+    p, out = 64, []
+    while p < limit_mb:
+        out.append(p)
+        p *= 2
+    return out + [p]
+
+
+def one_rate(rate):
+    name = f"rate{rate}"
+    say(f"{name}: initdb, pgbench -i -s {SCALE}")
+    cl = Cluster(name)
+    cl.start()
+    try:
+        cl.pgbench(["-i", "-s", str(SCALE), "-q"])
+        p1 = run(cl, START_MB, rate, f"{name} phase 1")
+        formula = formula_mb(p1["p95_rate_kb_s"]) if p1["p95_rate_kb_s"] else None
+        res = {"rate": rate, "phase1": p1, "formula_mb": formula, "runs": {}}
+        if SUGGEST_FROM == "walwatch":
+            s, cps = walwatch_suggest(cl, p1["logfile"], name)
+            res["suggest"] = s
+            res["walwatch_checkpoints"] = cps
+            S = s["suggested"]["max_wal_size_mb"]
+            say(f"{name}: walwatch suggests {S}MB (the formula on the bench's own cycle list: {formula}MB); basis {s['basis']}")
+        else:
+            S = formula
+            say(f"{name}: S from the model's formula: {S}MB")
+        res["S"] = S
+        res["S_from"] = SUGGEST_FROM
+        if S is None or ONLY_PHASE1:
+            return res
+        res["runs"][S] = run(cl, S, rate, f"{name} verify S")
+        cands = powers(S)
+        known = {p: res["runs"][p]["forced"] == 0 for p in cands if p in res["runs"]}
+        # S sufficient => every power of two >= S sufficient (monotonic); search below.
+        if cands[-1] >= S and res["runs"][S]["forced"] == 0:
+            known.setdefault(cands[-1], True)
+        lo, hi = 0, len(cands) - 1
+        if not known.get(cands[hi], False):
+            res["runs"][cands[hi]] = run(cl, cands[hi], rate, f"{name} search")
+            known[cands[hi]] = res["runs"][cands[hi]]["forced"] == 0
+        while lo < hi:
+            mid = (lo + hi) // 2
+            p = cands[mid]
+            if p not in known:
+                res["runs"][p] = run(cl, p, rate, f"{name} search")
+                known[p] = res["runs"][p]["forced"] == 0
+            if known[p]:
+                hi = mid
+            else:
+                lo = mid + 1
+        res["known"] = known
+        res["smallest_pow2_mb"] = cands[lo] if known.get(cands[lo]) else None
+        return res
+    finally:
+        cl.stop()
+
+
+# ------------------------------------------------------------------ report
+
+
+def report(results):
+    print()
+    print(
+        f"advice closed loop, PostgreSQL ({BINDIR}), pgbench -s {SCALE} -c {CLIENTS} -j {CLIENTS}, {DURATION} s per run, "
+        f"checkpoint_timeout {TIMEOUT_S}s; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end; "
+        f"S from {SUGGEST_FROM} ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})"
+    )
+    print()
+    print("| rate (tps) | phase 1 @ 32MB: tps, WAL MB/s, forced / timed / too frequent, p95 cycle rate | S | run @ S: tps, WAL MB/s, forced / timed / too frequent | smallest power of two with 0 forced | S ÷ smallest | pg_walsizer: first interval (max) |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for r in results:
+        p1 = r["phase1"]
+        atS = r["runs"].get(r["S"])
+        sm = r.get("smallest_pow2_mb")
+        ws = p1["walsizer"]
+        fmt = lambda x: (
+            f"{x['pgbench'].get('tps', 0):.0f}, {x['wal_mb_s']:.2f}, {x['forced']} / {x['timed']} / {x['too_frequent']}"
+            if x
+            else "-"
+        )
+        print(
+            f"| {r['rate']} | {fmt(p1)}, {p1['p95_rate_kb_s'] or 0:.0f} kB/s | {r['S']}MB | {fmt(atS)} | "
+            f"{sm}MB | **{(r['S'] / sm) if sm else float('nan'):.2f}** | "
+            f"{ws['first_mb']}MB ({ws['first_requested']} requested); max {ws['max_mb']}MB ({ws['max_requested']}) |"
+        )
+    print()
+    print("All runs (max_wal_size -> forced checkpoints, WAL MB/s, achieved tps, schedule lag avg/max ms):")
+    for r in results:
+        for mb in sorted(r["runs"]):
+            x = r["runs"][mb]
+            pb = x["pgbench"]
+            print(
+                f"- rate {r['rate']}: {mb}MB -> forced {x['forced']}, timed {x['timed']}, {x['wal_mb_s']:.2f} MB/s, "
+                f"tps {pb.get('tps', 0):.1f}, lag {pb.get('lag_avg_ms', 0):.1f}/{pb.get('lag_max_ms', 0):.0f}"
+            )
+
+
+def main():
+    os.makedirs(BENCH_DIR, exist_ok=True)
+    if RUN_AS:
+        subprocess.run(["chown", f"{RUN_AS}:", BENCH_DIR], check=True)
+    results = []
+    for rate in RATES:
+        results.append(one_rate(rate))
+        with open(os.path.join(BENCH_DIR, "results.json"), "w") as f:
+            json.dump(results, f, indent=1, default=str)
+    report(results)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
