@@ -136,6 +136,7 @@ fn forced_checkpoints_give_a_size_from_the_formula_with_sql_and_cost() {
     assert_eq!(s.confidence, "medium");
     let text = s.explanation.join("\n");
     assert!(text.contains("Raise max_wal_size from 32MB to 768MB."), "{text}");
+    assert!(text.contains("The cycles were short (median 20 s against checkpoint_timeout 300 s)"), "{text}");
     assert!(
         text.contains(
             "1.90 x (293.0 MB x headroom 1.25 + 16 MB segment) = 726 MB; 736 MB in whole segments after PostgreSQL's \
@@ -153,6 +154,7 @@ fn enough_size_is_kept_and_far_too_much_is_only_a_note() {
     assert_eq!(enough.suggested.max_wal_size_mb, Some(128));
     assert_eq!(enough.sql, None);
     assert!(enough.explanation.iter().any(|e| e.contains("more than 4x the need")), "{:?}", enough.explanation);
+    assert!(!enough.explanation.iter().any(|e| e.contains("cycles were short")), "timed 300 s cycles are not short");
     let tight = from_history("main", Settings::default(), &history, t0(), &pg(15, 512.0, 0.9), &advice());
     assert!(tight.explanation.iter().any(|e| e == "The current max_wal_size 512MB is enough."));
 }
