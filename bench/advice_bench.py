@@ -277,13 +277,13 @@ def pct(values, p):
 def formula_mb(peak_kb_s, headroom=1.25):
     """src/analyze/sizing.rs, PG 11+: the smallest whole-segment size whose trigger
     ((floor(size / seg / (1 + cct)) - 1) segments) stays above W × headroom, then
-    up to the next 256MB (below 4GB)."""
+    up to the next 64MB (up to 1GB), 256MB (up to 4GB) or GB."""
     wal = peak_kb_s * TIMEOUT_S / 1024 * headroom
     seg = max(2, math.ceil(wal * (1 + CCT) / SEGMENT_MB))
     while (math.floor(seg * SEGMENT_MB / SEGMENT_MB / (1 + CCT)) - 1) * SEGMENT_MB < wal:
         seg += 1
     mb = seg * SEGMENT_MB
-    step = 256 if mb <= 4096 else 1024
+    step = 64 if mb <= 1024 else 256 if mb <= 4096 else 1024
     return int(max(1, math.ceil(mb / step)) * step)
 
 
