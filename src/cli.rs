@@ -56,8 +56,9 @@ pub struct ConfigDbArgs {
     pub db: DbArg,
 }
 
+/// A per-cluster report from the config and the store (`settings`, `suggest`).
 #[derive(Debug, Args)]
-pub struct SettingsArgs {
+pub struct ClusterReportArgs {
     #[command(flatten)]
     pub common: ConfigDbArgs,
     /// Only this cluster.
@@ -67,16 +68,8 @@ pub struct SettingsArgs {
     pub format: SummaryFormat,
 }
 
-#[derive(Debug, Args)]
-pub struct SuggestArgs {
-    #[command(flatten)]
-    pub common: ConfigDbArgs,
-    /// Only this cluster.
-    #[arg(long)]
-    pub cluster: Option<String>,
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: SummaryFormat,
-}
+pub type SettingsArgs = ClusterReportArgs;
+pub type SuggestArgs = ClusterReportArgs;
 
 #[derive(Debug, Args)]
 pub struct AnalyzeArgs {
