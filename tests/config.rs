@@ -226,6 +226,24 @@ fn check_describes_the_clusters() {
         "{report}"
     );
     assert!(report.contains("store /var/lib/walwatch/walwatch.db; poll every 1s, commit within 1s"), "{report}");
+    assert!(
+        report.ends_with("alert rules: 7 of 7 enabled; delivery: none: alerts are kept in the store\n"),
+        "{report}"
+    );
+
+    // Delivery without secrets: a webhook's path and query may hold its token.
+    let delivery = "[mail]\ntransport = \"file\"\nfrom = \"a@b.example\"\nto = [\"c@d.example\", \"e@f.example\"]\n\
+                    [mail.file]\ndirectory = \"/tmp/x\"\n[webhook]\nurl = \"https://hooks.example.com/T0KEN?x=1\"\n\
+                    [alerts.slow_sync]\nenabled = false\n";
+    fs::write(&path, format!("{text}{delivery}")).unwrap();
+    let report = config::check(Some(&path)).unwrap();
+    assert!(
+        report.ends_with(
+            "alert rules: 6 of 7 enabled; delivery: mail to 2 recipients via .eml files in /tmp/x, \
+             webhook https://hooks.example.com/…\n"
+        ),
+        "{report}"
+    );
 
     fs::write(&path, "[store\n").unwrap();
     assert!(config::check(Some(&path)).unwrap_err().to_string().starts_with(&format!("{}:1:", path.display())));

@@ -248,7 +248,30 @@ fn describe(config: &Config, source: &Source, root: &Path) -> String {
         duration::format_duration(daemon.commit_interval),
         daemon.log_level.as_deref().unwrap_or("from RUST_LOG (default info)"),
     ));
+    out.push_str(&alerting_line(config));
     out
+}
+
+/// Which rules run and where their notices go.
+fn alerting_line(config: &Config) -> String {
+    let rules = crate::analyze::rules::RULES;
+    let enabled: Vec<&str> = rules.iter().copied().filter(|r| config.alerts.enabled(r)).collect();
+    let mut sinks = Vec::new();
+    if let Some(mail) = &config.mail {
+        let how = match &mail.transport {
+            MailTransport::Smtp(smtp) => format!("smtp {}:{}", smtp.host, smtp.port),
+            MailTransport::Sendmail { command } => format!("sendmail {}", command.display()),
+            MailTransport::File { directory } => format!(".eml files in {}", directory.display()),
+        };
+        sinks.push(format!("mail to {} via {how}", plural(mail.to.len(), "recipient")));
+    }
+    if let Some(webhook) = &config.webhook {
+        // Only the origin: a webhook URL often carries its token in the path or query.
+        let origin = webhook.url.splitn(4, '/').take(3).collect::<Vec<_>>().join("/");
+        sinks.push(format!("webhook {origin}/…"));
+    }
+    let delivery = if sinks.is_empty() { "none: alerts are kept in the store".to_string() } else { sinks.join(", ") };
+    format!("alert rules: {} of {} enabled; delivery: {delivery}\n", enabled.len(), rules.len())
 }
 
 /// "main: 1 glob" / "15: data directory"
