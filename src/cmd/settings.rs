@@ -11,7 +11,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -19,7 +18,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use crate::cli::{SettingsArgs, SummaryFormat};
-use crate::config::{self, Config};
+use crate::config;
 use crate::output;
 use crate::settings::{self, Change, Value};
 use crate::store::Store;
@@ -33,8 +32,7 @@ struct ClusterSettings {
 }
 
 pub fn run(args: SettingsArgs) -> Result<ExitCode> {
-    let (config, source) = config::load_or_default(args.common.config.as_deref())?;
-    let db = db_path(&args, &config, &source);
+    let (config, db) = super::config_and_db(&args.common)?;
     let configured: Vec<&config::ClusterConfig> =
         config.clusters.iter().filter(|c| args.cluster.as_ref().is_none_or(|only| &c.name == only)).collect();
     let store = if configured.is_empty() { Store::open_read_only(&db)? } else { refreshed(&db, &configured)? };
@@ -64,15 +62,6 @@ fn refreshed(db: &std::path::Path, clusters: &[&config::ClusterConfig]) -> Resul
             .with_context(|| format!("cannot record the settings of cluster {:?}", cluster.name))?;
     }
     Ok(store)
-}
-
-/// `--db`, else the config file's `[store] path`, else the default store.
-fn db_path(args: &SettingsArgs, config: &Config, source: &config::Source) -> PathBuf {
-    match (&args.common.db.db, source) {
-        (Some(db), _) => db.clone(),
-        (None, config::Source::File(_)) => config.store.path.clone(),
-        (None, config::Source::Defaults(_)) => crate::store::default_path(),
-    }
 }
 
 /// The configured clusters and those only imported, or just `--cluster`.
