@@ -38,6 +38,7 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
+use crate::analyze::rules::Window;
 use crate::config::AdviceSection;
 use crate::settings::Settings;
 use crate::store::history::{Replay, SizingHistory};
@@ -222,16 +223,6 @@ fn window_text(d: Duration) -> String {
     }
 }
 
-/// The window ends now, or at the newest checkpoint when the log is older
-/// than the whole window (an import of last month's logs is still advice).
-pub fn window_end(latest: Option<Timestamp>, lookback: Duration, now: Timestamp) -> Timestamp {
-    let start = now.checked_sub(SignedDuration::try_from(lookback).unwrap_or(SignedDuration::MAX));
-    match (latest, start) {
-        (Some(latest), Ok(start)) if latest < start => latest + SignedDuration::from_micros(1),
-        _ => now,
-    }
-}
-
 /// The suggestion for `cluster` from its history in the lookback window.
 pub fn suggest(
     store: &Store,
@@ -240,10 +231,11 @@ pub fn suggest(
     advice: &AdviceSection,
     now: Timestamp,
 ) -> Result<Suggestion, StoreError> {
-    let end = window_end(store.latest_point_at(cluster)?, advice.lookback, now);
-    let since = end.checked_sub(SignedDuration::try_from(advice.lookback).unwrap_or(SignedDuration::MAX));
-    let since = since.unwrap_or(Timestamp::UNIX_EPOCH);
-    let history = store.sizing_history(cluster, since, end)?;
+    // The same window rule as the alerts: it ends now, or at the newest event
+    // when the whole log is older (an import of last month's logs is still advice).
+    let window = Window::ending(now, store.newest_event_at(cluster)?, advice.lookback);
+    let since = window.start;
+    let history = store.sizing_history(cluster, since, window.end + SignedDuration::from_micros(1))?;
     let params = Params::from_settings(settings);
     Ok(from_history(cluster, settings.clone(), &history, since, &params, advice))
 }

@@ -62,20 +62,6 @@ impl Store {
         q().map_err(|e| self.sql(e))
     }
 
-    /// The newest checkpoint start or completion of `cluster`.
-    pub fn latest_point_at(&self, cluster: &str) -> Result<Option<Timestamp>, StoreError> {
-        let us: Option<i64> = self
-            .conn
-            .query_row(
-                "SELECT max(COALESCE(k.started_at, k.completed_at)) FROM checkpoint k
-                 JOIN cluster c ON c.id = k.cluster_id WHERE c.name = ?1",
-                [cluster],
-                |r| r.get(0),
-            )
-            .map_err(|e| self.sql(e))?;
-        Ok(us.and_then(|us| Timestamp::from_microsecond(us).ok()))
-    }
-
     fn point_starts(&self, cluster: &str, since: i64, until: i64) -> rusqlite::Result<Vec<PointStart>> {
         let mut stmt = self.conn.prepare(
             "SELECT k.started_at, k.trigger, k.distance_kb, k.wal_files_added

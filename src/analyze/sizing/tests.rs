@@ -197,13 +197,3 @@ fn files_added_on_most_cycles_suggest_min_wal_size() {
         "max 1024 is already above 768"
     );
 }
-
-#[test]
-fn the_window_ends_at_the_last_checkpoint_of_an_old_log() {
-    let week = std::time::Duration::from_secs(7 * 86_400);
-    let now: Timestamp = "2026-11-22T00:00:00Z".parse().unwrap();
-    assert_eq!(window_end(Some(t0()), week, now), t0() + SignedDuration::from_micros(1));
-    let recent = now - SignedDuration::from_hours(1);
-    assert_eq!(window_end(Some(recent), week, now), now);
-    assert_eq!(window_end(None, week, now), now);
-}
