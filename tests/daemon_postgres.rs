@@ -316,21 +316,7 @@ fn without_cluster(v: Value) -> Vec<Value> {
 }
 
 fn check_against_truth(summary: &Value, cps: &[Value], t: &Truth, who: &str) {
-    let expect = [
-        ("checkpoints.started", t.starts),
-        ("checkpoints.completed", t.completes),
-        ("checkpoints.by_trigger.shutdown", t.shutdown),
-        ("checkpoints.by_trigger.end-of-recovery", t.end_of_recovery),
-        ("checkpoints.by_trigger.wal", t.wal),
-        ("checkpoints.by_trigger.time", t.time),
-        ("checkpoints.by_trigger.manual", t.manual),
-        ("restartpoints.started", 0),
-        ("restartpoints.completed", 0),
-        ("too_frequent", t.too_frequent),
-        ("parameter_changes", t.parameter_changes),
-        ("rejected", t.forged_records),
-    ];
-    for (path, want) in expect {
+    for (path, want) in t.expected_summary() {
         assert_eq!(int(summary, path), want, "[{who}] summary {path}: {summary}");
     }
     assert_eq!(cps.len() as i64, t.starts, "[{who}] one checkpoint row per logged start");

@@ -209,27 +209,17 @@ fn check_summary(s: &Value, t: &Truth) {
         let triggers = ["shutdown", "end-of-recovery", "wal", "time", "manual"];
         assert_keys(&s[part]["by_trigger"], &triggers, &format!("{part}.by_trigger"));
     }
-    let expect = [
-        ("checkpoints.started", t.starts),
-        ("checkpoints.completed", t.completes),
-        ("checkpoints.by_trigger.shutdown", t.shutdown),
-        ("checkpoints.by_trigger.end-of-recovery", t.end_of_recovery),
-        ("checkpoints.by_trigger.wal", t.wal),
-        ("checkpoints.by_trigger.time", t.time),
-        ("checkpoints.by_trigger.manual", t.immediate_force_wait),
-        ("restartpoints.started", 0),
-        ("restartpoints.completed", 0),
-        ("too_frequent", t.too_frequent),
-        ("parameter_changes", 1),
-        // Both forged records (see forge_lines) must be counted as rejected:
-        // each is a session record carrying exactly one event look-alike — a
-        // RAISE LOG whose message *is* `checkpoint starting: wal`, and a
-        // logged statement whose continuation line is a complete fake log
-        // line. One Rejected event per record (an Event has one body), so
-        // rejected == forged_records (== 2, asserted on the log itself).
-        ("rejected", t.forged_records),
-    ];
-    for (path, want) in expect {
+    // manual == our CHECKPOINT commands (asserted on the log in
+    // check_postgres_side); exactly one parameter change (our ALTER SYSTEM).
+    // Both forged records (see forge_lines) must be counted as rejected:
+    // each is a session record carrying exactly one event look-alike — a
+    // RAISE LOG whose message *is* `checkpoint starting: wal`, and a
+    // logged statement whose continuation line is a complete fake log
+    // line. One Rejected event per record (an Event has one body), so
+    // rejected == forged_records (== 2, asserted on the log itself).
+    assert_eq!(t.manual, t.immediate_force_wait, "manual = our CHECKPOINT command");
+    assert_eq!(int(s, "parameter_changes"), 1, "summary parameter_changes");
+    for (path, want) in t.expected_summary() {
         assert_eq!(int(s, path), want, "summary {path}");
     }
     let (first, last) = (s["first_at"].as_str(), s["last_at"].as_str());

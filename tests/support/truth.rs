@@ -133,6 +133,25 @@ impl Truth {
         files
     }
 
+    /// What `walwatch summary --format json` must say about this log (a
+    /// primary: no restartpoints), as (dotted path, count).
+    pub fn expected_summary(&self) -> Vec<(&'static str, i64)> {
+        vec![
+            ("checkpoints.started", self.starts),
+            ("checkpoints.completed", self.completes),
+            ("checkpoints.by_trigger.shutdown", self.shutdown),
+            ("checkpoints.by_trigger.end-of-recovery", self.end_of_recovery),
+            ("checkpoints.by_trigger.wal", self.wal),
+            ("checkpoints.by_trigger.time", self.time),
+            ("checkpoints.by_trigger.manual", self.manual),
+            ("restartpoints.started", 0),
+            ("restartpoints.completed", 0),
+            ("too_frequent", self.too_frequent),
+            ("parameter_changes", self.parameter_changes),
+            ("rejected", self.forged_records),
+        ]
+    }
+
     /// Everything but start_list, on one line.
     pub fn brief(&self) -> String {
         format!(
