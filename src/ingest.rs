@@ -113,8 +113,13 @@ pub fn import_source(
     let mut report = Report { name: path.clone(), format: format.as_str(), ..Report::default() };
     let known = store.find_source(cluster_id, source.head())?;
     // A known source keeps the prefix detected when it was first read.
-    let prefix = opts.prefix.clone().or_else(|| known.as_ref().and_then(|k| k.prefix.clone()));
-    let kit = ReaderKit::new(format, prefix.as_deref(), &source, &path)?;
+    let given = opts.prefix.clone().or_else(|| known.as_ref().and_then(|k| k.prefix.clone()));
+    let hint = match given {
+        None => store.cluster_prefix(cluster_id, format.as_str())?,
+        Some(_) => None,
+    };
+    let choice = PrefixChoice { given: given.as_deref(), hint: hint.as_deref() };
+    let kit = ReaderKit::new(format, &choice, &source, &path)?;
     report.prefix = kit.prefix_spec();
     let prefix_spec = report.prefix.clone();
     let spec = SourceSpec {
@@ -133,9 +138,10 @@ pub fn import_source(
         (false, _) => Tail::Take,
     };
     report.resumed_at = start.offset;
-    let reader = source.into_reader(start.offset).map_err(|e| IngestError::Read { path: path.clone(), source: e })?;
-    let reader: Box<dyn std::io::Read> = Box::new(ReadAhead::new(reader));
     let mut scanner = kit.scanner(time);
+    let reader = open_at(source, start.offset, scanner.as_mut())
+        .map_err(|e| IngestError::Read { path: path.clone(), source: e })?;
+    let reader: Box<dyn std::io::Read> = Box::new(ReadAhead::new(reader));
     let stop = opts.stop.as_deref();
     let end = run(store, &mut row, &spec, reader, (scanner.as_mut(), start, tail, stop), &kit, &mut report)?;
     report.bytes = end.offset - start.offset;
@@ -144,6 +150,19 @@ pub fn import_source(
     report.seconds = started.elapsed().as_secs_f64();
     finish_warnings(&mut report, time, &kit);
     Ok(report)
+}
+
+/// A reader at `offset`; the scanner first sees the bytes before it that it
+/// asks for (the splice checks look that far back).
+fn open_at(source: Source, offset: u64, scanner: &mut dyn Scan) -> std::io::Result<Box<dyn std::io::Read + Send>> {
+    let back = (scanner.wants_look_behind() as u64).min(offset);
+    let mut reader = source.into_reader(offset - back)?;
+    if back > 0 {
+        let mut before = vec![0u8; back as usize];
+        reader.read_exact(&mut before)?;
+        scanner.look_behind(&before);
+    }
+    Ok(reader)
 }
 
 /// The store's record of this content: found by fingerprint, or new.
@@ -344,7 +363,7 @@ enum ReaderKit {
 }
 
 impl ReaderKit {
-    fn new(format: Format, prefix: Option<&str>, source: &Source, path: &str) -> Result<ReaderKit, IngestError> {
+    fn new(format: Format, prefix: &PrefixChoice<'_>, source: &Source, path: &str) -> Result<ReaderKit, IngestError> {
         match format {
             Format::Stderr => Ok(ReaderKit::Stderr(stderr_prefix(prefix, source.head(), path)?)),
             Format::Csvlog => Ok(ReaderKit::Csv),
@@ -408,23 +427,52 @@ fn compiled(spec: &str) -> Result<Prefix, crate::frame::prefix::PrefixError> {
     Ok(p)
 }
 
-/// The prefix given on the command line, or one inferred from the file.
-fn stderr_prefix(given: Option<&str>, head: &[u8], path: &str) -> Result<Prefix, IngestError> {
-    let markers = Catalog::global().markers();
-    let prefix = match given {
+/// The prefix given on the command line (or known for this source), or one
+/// inferred from the file.
+fn stderr_prefix(choice: &PrefixChoice<'_>, head: &[u8], path: &str) -> Result<Prefix, IngestError> {
+    let prefix = match choice.given {
         Some(spec) => compiled(spec).map_err(|e| IngestError::Prefix { path: path.into(), message: e.to_string() })?,
-        None => {
-            let text = String::from_utf8_lossy(complete_lines(head));
-            let sample: Vec<&str> = text.lines().filter(|l| is_text(l)).take(PREFIX_SAMPLE_LINES).collect();
-            prefix::detect(&sample, markers)
-                .map_err(|e| IngestError::Prefix { path: path.into(), message: e.to_string() })?
-        }
+        None => inferred(choice.hint, head, path)?,
     };
     let spec = prefix.spec();
     if !(spec.contains("%m") || spec.contains("%t") || spec.contains("%n")) {
         return Err(IngestError::NoTime { path: path.into(), prefix: spec.into() });
     }
     Ok(prefix)
+}
+
+/// Where a source's log_line_prefix comes from.
+#[derive(Debug, Clone, Copy, Default)]
+struct PrefixChoice<'a> {
+    /// `--prefix`, the config, or the prefix this source was first read with.
+    given: Option<&'a str>,
+    /// The prefix the cluster's most recent other source was read with.
+    hint: Option<&'a str>,
+}
+
+/// The prefix of a file nobody named one for: the cluster's earlier prefix
+/// while it still reads lines of this file — so a client that floods a
+/// fresh file with look-alike lines (failed logins with line breaks in the
+/// user name, see `frame::spliced`) cannot switch it — else detected from
+/// the first lines, or from all of the file's head if those do not decide.
+fn inferred(hint: Option<&str>, head: &[u8], path: &str) -> Result<Prefix, IngestError> {
+    let text = String::from_utf8_lossy(complete_lines(head));
+    let lines: Vec<&str> = text.lines().filter(|l| is_text(l)).collect();
+    if let Some(p) = hint.and_then(|spec| compiled(spec).ok()) {
+        if lines.iter().any(|l| p.parse(l).is_some()) {
+            return Ok(p);
+        }
+        tracing::info!(
+            path,
+            prefix = p.spec(),
+            "The cluster's earlier log_line_prefix fits no line of this file; detecting it anew."
+        );
+    }
+    let markers = Catalog::global().markers();
+    let first = &lines[..lines.len().min(PREFIX_SAMPLE_LINES)];
+    prefix::detect(first, markers)
+        .or_else(|e| if lines.len() > first.len() { prefix::detect(&lines, markers) } else { Err(e) })
+        .map_err(|e| IngestError::Prefix { path: path.into(), message: e.to_string() })
 }
 
 /// The message parts of syslog lines (after `[N-k] `), for prefix detection.

@@ -356,10 +356,13 @@ impl Catalog {
             let Some(re) = t.regex() else { continue };
             if let Some(caps) = re.captures(message) {
                 let msg = &self.messages[t.msg];
-                return match self.build_event(msg, &caps) {
-                    Some(ev) => Classification::Event(ev),
-                    None => msg.unparsed.map_or(Classification::Other, Classification::Unparsed),
-                };
+                match (self.build_event(msg, &caps), msg.unparsed) {
+                    (Some(ev), _) => return Classification::Event(ev),
+                    (None, Some(kind)) => return Classification::Unparsed(kind),
+                    // A shape shared by several kinds (9.6–13's "%s starting:"):
+                    // the kinds' own prefixes below say which.
+                    (None, None) => break,
+                }
             }
         }
         for t in candidates() {
@@ -403,15 +406,7 @@ impl Catalog {
         Some(match msg.kind {
             Kind::PointStart => EventBody::PointStart {
                 kind: point()?,
-                flags: get("flags")
-                    .unwrap_or("")
-                    .split_whitespace()
-                    .map(|f| match f {
-                        "xlog" => "wal".to_string(),
-                        "fast" => "immediate".to_string(),
-                        f => f.to_string(),
-                    })
-                    .collect(),
+                flags: get("flags").unwrap_or("").split_whitespace().map(flag).collect::<Option<_>>()?,
             },
             Kind::PointComplete => EventBody::PointComplete {
                 kind: point()?,
@@ -469,6 +464,22 @@ impl Catalog {
             parse_decimal(caps.get(i + 1)?.as_str())
         })
     }
+}
+
+/// A checkpoint flag word, normalised (`xlog` → `wal`, `fast` → `immediate`).
+/// The words are never translated and PostgreSQL 9.6–18 print no others, so
+/// anything else — `wal@`, `wal x` — is not a checkpointer's line (text glued
+/// to a forged one, see `frame::spliced`) and is reported as unparsed.
+fn flag(word: &str) -> Option<String> {
+    Some(
+        match word {
+            "xlog" | "wal" => "wal",
+            "fast" | "immediate" => "immediate",
+            "shutdown" | "end-of-recovery" | "force" | "wait" | "time" | "flush-all" => word,
+            _ => return None,
+        }
+        .to_string(),
+    )
 }
 
 /// "0.16" or "0,16" → 0.16.

@@ -12,7 +12,11 @@
 //!   present) or in csvlog/jsonlog columns;
 //! * a `backend_type` (`%b`, csvlog 13+, jsonlog) that is not the right process;
 //! * a CONTEXT or STATEMENT line (PL/pgSQL `RAISE`, `log_min_error_statement`);
-//! * a severity other than LOG.
+//! * a severity other than LOG;
+//! * the framing's own doubt ([`Origin::doubt`](crate::frame::Origin)):
+//!   lines a client spliced into another entry's prefix through a user or
+//!   database name with line breaks (`frame::spliced`), a syslog line whose
+//!   prefix names another pid than its sender.
 //!
 //! With a prefix that shows none of these (e.g. `%m [%p] `), only the
 //! CONTEXT/STATEMENT and severity checks remain; the importer warns once.
@@ -35,6 +39,9 @@ fn allowed_backends(kind: &str) -> &'static [&'static str] {
 pub fn verdict(record: &Record, kind: &str) -> Result<(), &'static str> {
     if record.severity != Severity::Log {
         return Err("severity is not LOG");
+    }
+    if let Some(doubt) = record.origin.doubt {
+        return Err(doubt);
     }
     if record.origin.session {
         return Err("written by a client session");
@@ -80,6 +87,7 @@ mod tests {
             backend_type: Some("checkpointer".into()),
             session: false,
             session_checkable: true,
+            doubt: None,
         });
         assert_eq!(verdict(&r, "checkpoint_start"), Ok(()));
     }

@@ -70,6 +70,7 @@ impl<'t> CsvScanner<'t> {
                 backend_type: get(BACKEND_TYPE),
                 session,
                 session_checkable: true,
+                doubt: None,
             },
             severity,
             message: get(MESSAGE).unwrap_or_default(),

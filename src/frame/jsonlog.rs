@@ -52,7 +52,7 @@ impl<'t> JsonScanner<'t> {
             offset: pos.offset,
             line: pos.line,
             time: e.timestamp.as_deref().and_then(|t| self.time.parse(t).ok()),
-            origin: Origin { pid: e.pid, backend_type: e.backend_type, session, session_checkable: true },
+            origin: Origin { pid: e.pid, backend_type: e.backend_type, session, session_checkable: true, doubt: None },
             severity,
             message: e.message.unwrap_or_default(),
             detail: e.detail,

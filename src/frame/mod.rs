@@ -14,6 +14,7 @@ pub mod jsonlog;
 pub mod lines;
 pub mod prefix;
 pub mod record;
+pub mod spliced;
 pub mod stderr;
 pub mod syslog;
 pub mod time;
@@ -105,6 +106,16 @@ pub trait Scan {
     /// The consumed part always ends at an entry boundary.
     fn scan(&mut self, region: &[u8], pos: Pos, last: bool, emit: &mut dyn FnMut(Record)) -> Consumed;
     fn stats(&self) -> &FrameStats;
+
+    /// How many bytes before the start position the scanner wants to see
+    /// (given once, through [`Scan::look_behind`], before the first scan).
+    fn wants_look_behind(&self) -> usize {
+        0
+    }
+
+    /// The bytes just before the start position, when resuming mid-source;
+    /// they may begin inside a line.
+    fn look_behind(&mut self, _bytes: &[u8]) {}
 }
 
 /// The candidate finder: all needles of all languages, searched at once with

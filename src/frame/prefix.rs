@@ -9,11 +9,14 @@
 //! the first reading (leftmost-first, lazy fields, the `%q` tail preferred
 //! when it fits) that is followed directly by a marker wins.
 
+mod spanning;
+
 use std::collections::HashMap;
 
 use regex::Regex;
 
 use crate::frame::record::LineLevel;
+pub use spanning::{Spanning, RAW_NAME_BYTES};
 
 /// Why a `log_line_prefix` could not be compiled.
 #[derive(Debug, thiserror::Error)]
@@ -269,6 +272,8 @@ pub struct Prefix {
     /// Fields before `%q` / after `%q` (for [`detect`]'s ranking).
     head_fields: usize,
     tail_fields: usize,
+    /// Set when a client can break the prefix across lines (`%u`, `%d`).
+    spanning: Option<Spanning>,
 }
 
 impl Prefix {
@@ -305,6 +310,8 @@ impl Prefix {
         re.push(')');
 
         let re = Regex::new(&re).map_err(|source| PrefixError::Regex { spec: spec.to_string(), source })?;
+        let longest_marker = levels.keys().map(String::len).max().unwrap_or(0);
+        let spanning = Spanning::build(&pieces, q, &alt, longest_marker);
         let count = |ps: &[Piece]| ps.iter().filter(|p| matches!(p, Piece::Field(..))).count();
         let session_checkable =
             tail_outputs || pieces.iter().any(|p| matches!(p, Piece::Field(f, _) if f.is_session()));
@@ -318,6 +325,7 @@ impl Prefix {
             session_checkable,
             head_fields: count(head),
             tail_fields: count(tail),
+            spanning,
         })
     }
 
@@ -392,6 +400,12 @@ impl Prefix {
     /// something that prints.
     pub fn session_checkable(&self) -> bool {
         self.session_checkable
+    }
+
+    /// Present when the prefix prints `%u` or `%d`, which a client can fill
+    /// with line breaks before it has even logged in (see [`Spanning`]).
+    pub fn spanning(&self) -> Option<&Spanning> {
+        self.spanning.as_ref()
     }
 }
 
@@ -510,7 +524,12 @@ fn score(p: &Prefix, lines: &[&str], index: usize) -> Score {
 
 /// Infer the prefix from the first lines of a file (lines starting with TAB
 /// are continuation lines and are skipped). A prefix fits when it parses at
-/// least 90% of the other lines (and at least one).
+/// least one line and 90% of the lines that some candidate parses.
+///
+/// Lines that no candidate parses at all do not count against a fit: a
+/// client that fails to log in with line breaks in its user name leaves such
+/// lines (see [`Spanning`]), and a handful of them right after a rotation
+/// must not make the new file unreadable.
 pub fn detect(sample: &[&str], markers: &[(String, LineLevel)]) -> Result<Prefix, DetectError> {
     let lines: Vec<&str> = sample
         .iter()
@@ -520,28 +539,36 @@ pub fn detect(sample: &[&str], markers: &[(String, LineLevel)]) -> Result<Prefix
     if lines.is_empty() {
         return Err(DetectError::NoLines);
     }
-    let fits = |s: &Score| s.matched > 0 && s.matched * 10 >= lines.len() * 9;
-
-    let mut best: Option<(Score, Prefix)> = None;
-    let consider = |p: Prefix, index: usize, best: &mut Option<(Score, Prefix)>| {
-        let s = score(&p, &lines, index);
-        if fits(&s) && best.as_ref().is_none_or(|(b, _)| s > *b) {
-            *best = Some((s, p));
-        }
-    };
-    for (i, spec) in CANDIDATES.iter().enumerate() {
-        consider(Prefix::compile(spec, markers)?, i, &mut best);
-    }
-    if let Some((_, p)) = best {
+    let mut prefixes: Vec<Prefix> =
+        CANDIDATES.iter().map(|spec| Prefix::compile(spec, markers)).collect::<Result<_, _>>()?;
+    if let Some(p) = best_fit(&prefixes, &lines) {
         return Ok(p);
     }
-
     // Structural inference: the text before the first marker is the prefix.
+    prefixes.extend(structural(&lines, markers)?);
+    best_fit(&prefixes, &lines).ok_or_else(|| DetectError::NoMatch { first_line: lines[0].chars().take(200).collect() })
+}
+
+/// The best-scoring prefix that fits (see [`detect`]); earlier ones win ties.
+fn best_fit(prefixes: &[Prefix], lines: &[&str]) -> Option<Prefix> {
+    let parseable = lines.iter().filter(|l| prefixes.iter().any(|p| p.parse(l).is_some())).count();
+    let fits = |s: &Score| s.matched > 0 && s.matched * 10 >= parseable * 9;
+    prefixes
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (score(p, lines, i), p))
+        .filter(|(s, _)| fits(s))
+        .max_by(|(a, _), (b, _)| a.cmp(b))
+        .map(|(_, p)| p.clone())
+}
+
+/// Prefixes inferred from the text before the first marker of each line.
+fn structural(lines: &[&str], markers: &[(String, LineLevel)]) -> Result<Vec<Prefix>, PrefixError> {
     let (alt, _) = marker_alternation(markers)?;
     let marker_re = Regex::new(&alt).map_err(|source| PrefixError::Regex { spec: String::new(), source })?;
     let tokens = Tokens::new();
     let mut specs: Vec<String> = Vec::new();
-    for l in &lines {
+    for l in lines {
         let Some(m) = marker_re.find(l) else { continue };
         let spec = tokens.infer(&l[..m.start()]);
         if !specs.contains(&spec) {
@@ -551,15 +578,7 @@ pub fn detect(sample: &[&str], markers: &[(String, LineLevel)]) -> Result<Prefix
             }
         }
     }
-    for (i, spec) in specs.iter().enumerate() {
-        if let Ok(p) = Prefix::compile(spec, markers) {
-            consider(p, CANDIDATES.len() + i, &mut best);
-        }
-    }
-    match best {
-        Some((_, p)) => Ok(p),
-        None => Err(DetectError::NoMatch { first_line: lines[0].chars().take(200).collect() }),
-    }
+    Ok(specs.iter().filter_map(|spec| Prefix::compile(spec, markers).ok()).collect())
 }
 
 /// Recognisers for the structural inference.

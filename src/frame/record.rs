@@ -47,6 +47,10 @@ pub struct Origin {
     pub session: bool,
     /// Whether the format could have shown session fields at all.
     pub session_checkable: bool,
+    /// Set when the framing itself shows that the record is not what it
+    /// looks like (text a client spliced into another entry's prefix, a pid
+    /// that is not the sender's): the reason, for the rejection.
+    pub doubt: Option<&'static str>,
 }
 
 /// One log entry, ready for classification.

@@ -6,6 +6,7 @@
 
 use super::lines;
 use super::prefix::{Prefix, PrefixMatch};
+use super::spliced::{self, Around};
 use super::time::TimeContext;
 use super::{Consumed, FrameStats, LineLevel, Needles, Origin, Pos, Record, Scan, Secondary};
 
@@ -14,16 +15,37 @@ use super::{Consumed, FrameStats, LineLevel, Needles, Origin, Pos, Record, Scan,
 /// some huge statement and cannot be an event.
 const MAX_WALK_BACK: usize = 64;
 
+/// Why a record is refused when its lines sit inside another entry's prefix.
+const SPLICED: &str = "inside another entry's log_line_prefix (a user or database name with line breaks)";
+
 pub struct StderrScanner<'t> {
     prefix: Prefix,
     time: &'t TimeContext,
     needles: &'static Needles,
     stats: FrameStats,
+    /// The last bytes consumed (at most a prefix's span), for the splice
+    /// checks of entries at the start of the next region.
+    behind: Vec<u8>,
+    /// `behind` starts at a line start (it holds everything since one).
+    behind_aligned: bool,
 }
 
 impl<'t> StderrScanner<'t> {
     pub fn new(prefix: Prefix, time: &'t TimeContext) -> Self {
-        StderrScanner { prefix, time, needles: Needles::global(), stats: FrameStats::default() }
+        StderrScanner {
+            prefix,
+            time,
+            needles: Needles::global(),
+            stats: FrameStats::default(),
+            behind: Vec::new(),
+            behind_aligned: true,
+        }
+    }
+
+    /// Bytes of context a splice check needs on each side of an entry; 0
+    /// when the prefix cannot span lines.
+    fn reach(&self) -> usize {
+        self.prefix.spanning().map_or(0, |s| s.span())
     }
 
     pub fn prefix(&self) -> &Prefix {
@@ -92,7 +114,11 @@ impl<'t> StderrScanner<'t> {
             } else {
                 let text = lines::lossy(line);
                 match self.prefix.parse(&text) {
-                    Some(sm) if matches!(sm.level, LineLevel::Secondary(_)) && same_process(&sm, &pm) => {
+                    Some(sm)
+                        if matches!(sm.level, LineLevel::Secondary(_))
+                            && same_process(&sm, &pm)
+                            && !spliced::opens_a_spliced_prefix(&self.prefix, buf, next) =>
+                    {
                         let LineLevel::Secondary(kind) = sm.level else { unreachable!() };
                         target = Some(kind);
                         set(&mut record, target, sm.message);
@@ -121,6 +147,7 @@ impl<'t> StderrScanner<'t> {
                 || non_empty(pm.application)
                 || non_empty(pm.remote_host),
             session_checkable: self.prefix.session_checkable(),
+            doubt: None,
         };
         Record {
             offset: pos.offset,
@@ -133,6 +160,101 @@ impl<'t> StderrScanner<'t> {
             hint: None,
             context: None,
             statement: None,
+        }
+    }
+}
+
+impl StderrScanner<'_> {
+    /// Where to stop when more input may follow: before the last entry (it
+    /// may still grow), and before any entry with less than a prefix's span
+    /// after it (the splice checks need to see that far) — unless that
+    /// leaves nothing, as in a small append to a followed file: PostgreSQL
+    /// writes an entry with all its lines at once, so the lines a check
+    /// needs after a spliced line came with it.
+    fn held_back(&self, region: &[u8]) -> usize {
+        let boundary = self.last_entry_start(region);
+        let reach = self.reach();
+        if reach == 0 || region.len() <= reach {
+            return boundary;
+        }
+        match self.last_entry_start(&region[..lines::start_of(region, region.len() - reach)]) {
+            // Only the first entry starts early enough: take just that one.
+            0 => boundary.min(self.first_entry_end(region)),
+            limited => boundary.min(limited),
+        }
+    }
+
+    /// Where the second entry of `buf` starts (`buf.len()` if there is none).
+    fn first_entry_end(&self, buf: &[u8]) -> usize {
+        let mut at = lines::next_start(buf, 0);
+        while at < buf.len() {
+            let line = lines::text(buf, at);
+            if line.first() != Some(&b'\t') && !matches!(self.parse_line(line), Some((_, LineLevel::Secondary(_)))) {
+                return at;
+            }
+            at = lines::next_start(buf, at);
+        }
+        buf.len()
+    }
+
+    /// Whether the entry `start..next` of `region` sits inside another
+    /// entry's prefix (see `frame::spliced`).
+    fn spliced(&self, region: &[u8], start: usize, next: usize) -> bool {
+        let reach = self.reach();
+        if reach == 0 {
+            return false;
+        }
+        // Whole lines from up to `reach` bytes before the entry (the
+        // remembered bytes of earlier regions included) to at least `reach`
+        // bytes after its start and the end of the line after it.
+        let mut text = self.lines_before(&region[..start], reach);
+        let offset = text.len();
+        let end = lines::next_start(region, (start + reach).max(next).min(region.len()));
+        text.extend_from_slice(&region[start..end]);
+        spliced::inside_a_prefix(&self.prefix, &Around { text: &text, start: offset, next: offset + next - start })
+    }
+
+    /// The whole lines among the last `reach` bytes before an entry, taken
+    /// from `before` (the region up to the entry) and the remembered bytes.
+    fn lines_before(&self, before: &[u8], reach: usize) -> Vec<u8> {
+        let from_region = before.len().min(reach);
+        let from_behind = (reach - from_region).min(self.behind.len());
+        let behind = &self.behind[self.behind.len() - from_behind..];
+        // Whether the byte before the window ends a line.
+        let aligned = match (before.len() > from_region, behind.len() < self.behind.len()) {
+            (true, _) => before[before.len() - from_region - 1] == b'\n',
+            (false, true) => self.behind[self.behind.len() - from_behind - 1] == b'\n',
+            (false, false) => self.behind_aligned,
+        };
+        let mut text = Vec::with_capacity(2 * reach);
+        text.extend_from_slice(behind);
+        text.extend_from_slice(&before[before.len() - from_region..]);
+        if !aligned {
+            let cut = memchr::memchr(b'\n', &text).map_or(text.len(), |i| i + 1);
+            text.drain(..cut);
+        }
+        text
+    }
+
+    /// Keeps the last `reach` bytes consumed, for the next region's checks.
+    fn remember(&mut self, consumed: &[u8]) {
+        let reach = self.reach();
+        if reach == 0 || consumed.is_empty() {
+            return;
+        }
+        // A region always starts at a line start.
+        if consumed.len() >= reach {
+            let from = consumed.len() - reach;
+            self.behind_aligned = from == 0 || consumed[from - 1] == b'\n';
+            self.behind.clear();
+            self.behind.extend_from_slice(&consumed[from..]);
+            return;
+        }
+        self.behind.extend_from_slice(consumed);
+        let excess = self.behind.len().saturating_sub(reach);
+        if excess > 0 {
+            self.behind_aligned = self.behind[excess - 1] == b'\n';
+            self.behind.drain(..excess);
         }
     }
 }
@@ -183,7 +305,7 @@ fn push(slot: &mut Option<String>, text: &str) {
 
 impl Scan for StderrScanner<'_> {
     fn scan(&mut self, region: &[u8], pos: Pos, last: bool, emit: &mut dyn FnMut(Record)) -> Consumed {
-        let boundary = if last { region.len() } else { self.last_entry_start(region) };
+        let boundary = if last { region.len() } else { self.held_back(region) };
         let work = &region[..boundary];
         let newlines = lines::count(work);
         let physical = newlines + u64::from(work.last().is_some_and(|&b| b != b'\n'));
@@ -208,12 +330,27 @@ impl Scan for StderrScanner<'_> {
             let entry_pos = Pos { offset: pos.offset + start as u64, line };
             let (record, next) = self.frame_entry(work, start, entry_pos);
             done = next;
-            if let Some(record) = record {
+            if let Some(mut record) = record {
+                if self.spliced(region, start, next) {
+                    record.origin.doubt = Some(SPLICED);
+                }
                 self.stats.candidates += 1;
                 emit(record);
             }
         }
+        self.remember(work);
         Consumed { bytes: boundary, newlines }
+    }
+
+    fn wants_look_behind(&self) -> usize {
+        self.reach()
+    }
+
+    fn look_behind(&mut self, bytes: &[u8]) {
+        // Resuming mid-source: the first bytes may belong to a line whose
+        // start is not here.
+        self.behind = bytes.to_vec();
+        self.behind_aligned = bytes.is_empty();
     }
 
     fn stats(&self) -> &FrameStats {

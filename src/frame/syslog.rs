@@ -18,6 +18,9 @@ use regex::bytes::Regex;
 use super::stderr::StderrScanner;
 use super::{lines, Consumed, FrameStats, Needles, Pos, Record, Scan};
 
+/// Why a record whose prefix names another process than its sender is refused.
+const FOREIGN_PID: &str = "its log_line_prefix names another pid than the process that sent it to syslog";
+
 /// How many lines around a chunk may hold the other chunks of its message.
 const CHUNK_WINDOW: usize = 64;
 
@@ -188,6 +191,12 @@ impl Scan for SyslogScanner<'_> {
                 continue;
             };
             let fh = header(lines::text(work, first)).unwrap_or(h);
+            if record.origin.pid.is_some_and(|pid| pid != fh.pid) {
+                // The syslog daemon writes the sender's real pid; a `%p` that
+                // disagrees was written by someone else (text a client put
+                // into its user name, without syslog_sequence_numbers).
+                record.origin.doubt = Some(FOREIGN_PID);
+            }
             record.origin.pid = record.origin.pid.or(Some(fh.pid));
             record.time = record.time.or_else(|| self.syslog_time(fh.time));
             self.stats.candidates += 1;

@@ -321,3 +321,20 @@ fn pair_complete(
     ])?;
     Ok(())
 }
+
+impl Store {
+    /// The log_line_prefix that the cluster's most recently read source of
+    /// `format` was read with: a new file of the same cluster most likely
+    /// has it too (see `ingest::inferred`).
+    pub fn cluster_prefix(&self, cluster_id: i64, format: &str) -> Result<Option<String>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT prefix FROM source WHERE cluster_id = ?1 AND format = ?2 AND prefix IS NOT NULL
+                 ORDER BY last_read DESC, id DESC LIMIT 1",
+                params![cluster_id, format],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.sql(e))
+    }
+}

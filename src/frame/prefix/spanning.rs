@@ -1,0 +1,183 @@
+//! A `log_line_prefix` that a client can break across lines.
+//!
+//! PostgreSQL prints `%u` and `%d` exactly as the client sent them in its
+//! startup packet, before authentication, line breaks included (cut at
+//! NAMEDATALEN − 1 = 63 bytes). A client that never logs in can therefore
+//! start physical lines of its own in the middle of a real entry's prefix:
+//!
+//! ```text
+//! 2026-11-23 23:22:01.825 UTC [7440]                       ← the real prefix, cut short
+//! 2026-11-23 23:22:01.000 Z [1] LOG:  checkpoint starting: wal   ← the user name
+//! @postgres FATAL:  password authentication failed for user "    ← the rest of the prefix
+//! ```
+//!
+//! Every such entry has a first line that starts like the prefix (the
+//! *head*: the part before the first raw field, with the real time and pid)
+//! and a marker (`FATAL:  `) on a later line, and the bytes between are at
+//! most the raw fields' 63 bytes each plus the prefix's own text. This
+//! module gives the regexes that recognise that shape; `frame::spliced`
+//! decides which lines it covers.
+
+use regex::bytes::Regex;
+
+use super::{Field, Piece};
+
+/// Bytes PostgreSQL keeps of a user or database name (NAMEDATALEN − 1).
+pub const RAW_NAME_BYTES: usize = 63;
+
+/// The regexes of one prefix whose raw fields may hold line breaks.
+#[derive(Debug, Clone)]
+pub struct Spanning {
+    /// The prefix up to its first raw field.
+    head: Regex,
+    /// The head contains a field (a time, a pid): it tells a real entry's
+    /// first line from arbitrary text. An empty or literal-only head does not.
+    head_is_distinctive: bool,
+    /// The head holds the pid: the raw fields come after the writer's
+    /// identity, and a real line's head is as long as a real pid and zone
+    /// make it.
+    head_has_pid: bool,
+    /// Prefix and marker, raw fields spanning lines; the marker group is 1.
+    open: Regex,
+    /// The same, ending exactly at the end of the text.
+    closed: Regex,
+    /// The markers alone.
+    markers: Regex,
+    /// The most bytes one prefix and its marker can take.
+    span: usize,
+}
+
+impl Field {
+    /// Printed as the client sent it, line breaks included.
+    fn is_raw(self) -> bool {
+        matches!(self, Field::User | Field::Database)
+    }
+
+    /// The most bytes PostgreSQL prints for it (generous; padding aside).
+    fn max_bytes(self) -> usize {
+        match self {
+            Field::User | Field::Database => RAW_NAME_BYTES,
+            // Cleaned to printable ASCII; PostgreSQL 16+ escapes bytes as \xNN.
+            Field::Application => 4 * RAW_NAME_BYTES,
+            // A DNS name (255) and "(port)".
+            Field::RemoteHostPort | Field::RemoteHost => 262,
+            Field::LocalAddr => 46,
+            // BGW_MAXLEN for a background worker's type.
+            Field::BackendType => 96,
+            Field::Pid | Field::LeaderPid => 10,
+            Field::Timestamp | Field::TimestampMs | Field::SessionStart => 64,
+            Field::CommandTag => 64,
+            Field::SqlState => 5,
+            Field::Epoch | Field::SessionId | Field::LineNum | Field::Vxid | Field::Xid | Field::QueryId => 24,
+        }
+    }
+
+    /// Its pattern when the prefix may span lines: raw fields take any
+    /// bytes (line breaks too) up to their limit, other free text stays on
+    /// one line.
+    fn spanning_pattern(self) -> String {
+        if self.is_raw() {
+            format!("(?s-u:.){{0,{RAW_NAME_BYTES}}}?")
+        } else if self.pattern() == super::FREE {
+            "(?-u:[^\\n])*?".to_string()
+        } else {
+            self.pattern()
+        }
+    }
+}
+
+impl Spanning {
+    /// None when the prefix has no raw field: nothing a client sends can
+    /// break its lines.
+    pub(super) fn build(pieces: &[Piece], q: Option<usize>, markers: &str, longest_marker: usize) -> Option<Spanning> {
+        let first_raw = pieces.iter().position(|p| matches!(p, Piece::Field(f, _) if f.is_raw()))?;
+        let head_pieces: Vec<&Piece> = pieces[..first_raw].iter().filter(|p| **p != Piece::Q).collect();
+        let head_is_distinctive = head_pieces.iter().any(|p| matches!(p, Piece::Field(..)));
+        let head_has_pid = head_pieces.iter().any(|p| matches!(p, Piece::Field(Field::Pid, _)));
+        let head = format!("^{}", pattern(head_pieces.into_iter()));
+        let (before, after) = match q {
+            Some(i) => (&pieces[..i], &pieces[i + 1..]),
+            None => (pieces, &pieces[..0]),
+        };
+        let mut body = pattern(before.iter());
+        if after.iter().any(|p| *p != Piece::Q) {
+            body.push_str(&format!("(?:{})?", pattern(after.iter())));
+        }
+        let open = format!("^{body}({markers})");
+        let compile = |re: &str| Regex::new(re).expect("a prefix that compiled for lines compiles for spans");
+        Some(Spanning {
+            head: compile(&head),
+            head_is_distinctive,
+            head_has_pid,
+            closed: compile(&format!("{open}\\z")),
+            open: compile(&open),
+            markers: compile(markers),
+            span: max_bytes(pieces) + longest_marker,
+        })
+    }
+
+    /// Whether `line` starts like an entry of this prefix.
+    pub fn starts_like(&self, line: &[u8]) -> bool {
+        self.head.is_match(line)
+    }
+
+    pub fn head_is_distinctive(&self) -> bool {
+        self.head_is_distinctive
+    }
+
+    pub fn head_has_pid(&self) -> bool {
+        self.head_has_pid
+    }
+
+    /// The start of the marker that ends the prefix beginning at `text[0]`,
+    /// the prefix running across lines (the first reading that fits).
+    pub fn marker_after(&self, text: &[u8]) -> Option<usize> {
+        self.open.captures(text)?.get(1).map(|m| m.start())
+    }
+
+    /// Whether `text` is exactly one prefix and its marker, across lines.
+    pub fn is_exactly(&self, text: &[u8]) -> bool {
+        self.closed.is_match(text)
+    }
+
+    /// Where the markers are in `line`.
+    pub fn markers_in<'a>(&'a self, line: &'a [u8]) -> impl Iterator<Item = std::ops::Range<usize>> + 'a {
+        self.markers.find_iter(line).map(|m| m.range())
+    }
+
+    /// The most bytes from an entry's first byte to the end of its marker.
+    pub fn span(&self) -> usize {
+        self.span
+    }
+}
+
+fn pattern<'a>(pieces: impl Iterator<Item = &'a Piece>) -> String {
+    let mut re = String::new();
+    for p in pieces {
+        match p {
+            Piece::Lit(s) => re.push_str(&regex::escape(s)),
+            Piece::Q => {}
+            Piece::Field(f, padding) => {
+                if *padding > 0 {
+                    re.push_str(" *");
+                }
+                re.push_str(&format!("(?:{})", f.spanning_pattern()));
+                if *padding < 0 {
+                    re.push_str(" *");
+                }
+            }
+        }
+    }
+    re
+}
+
+fn max_bytes(pieces: &[Piece]) -> usize {
+    pieces
+        .iter()
+        .map(|p| match p {
+            Piece::Lit(s) => s.len(),
+            Piece::Q => 0,
+            Piece::Field(f, padding) => f.max_bytes().max(padding.unsigned_abs() as usize),
+        })
+        .sum()
+}
