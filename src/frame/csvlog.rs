@@ -215,7 +215,8 @@ mod tests {
         }
     }
 
-    use crate::frame::{drive_sized, Severity, Tail};
+    use crate::frame::testing::{check_growing_file, frame_all};
+    use crate::frame::{Severity, Tail};
     use proptest::prelude::*;
 
     /// PostgreSQL's appendCSVLiteral: quoted, inner quotes doubled.
@@ -268,34 +269,10 @@ mod tests {
     }
 
     fn frame(data: &[u8], chunk: usize) -> (Vec<Record>, Pos, FrameStats) {
-        frame_from(data, chunk, Tail::Take, Pos::START)
-    }
-
-    /// Frames `data`, which starts at `start` in its file; checks that every
-    /// position reported on the way is one of the records' starts (or the end).
-    fn frame_from(data: &[u8], chunk: usize, tail: Tail, start: Pos) -> (Vec<Record>, Pos, FrameStats) {
         let time = TimeContext::new(Some("UTC")).unwrap();
         let mut scanner = CsvScanner::new(&time);
-        let mut records = Vec::new();
-        let mut reached = Vec::new();
-        let end = drive_sized(chunk, data, &mut scanner, start, tail, |r, at| {
-            records.extend(r);
-            reached.push(at);
-            Ok::<(), std::io::Error>(())
-        })
-        .unwrap();
-        assert_eq!(reached.last(), Some(&end), "the last position reported is the one returned");
+        let (records, end) = frame_all(&mut scanner, data, chunk, Tail::Take, Pos::START);
         (records, end, scanner.stats().clone())
-    }
-
-    /// Record starts of `log` (and its end), as (offset, line).
-    fn boundaries(log: &[String]) -> Vec<Pos> {
-        let mut at = vec![Pos::START];
-        for r in log {
-            let prev = at[at.len() - 1];
-            at.push(Pos { offset: prev.offset + r.len() as u64, line: prev.line + lines::count(r.as_bytes()) });
-        }
-        at
     }
 
     fn growing_log() -> Vec<String> {
@@ -309,28 +286,18 @@ mod tests {
         ]
     }
 
-    /// A file read while PostgreSQL is writing it, at any byte (inside a
-    /// quoted statement included), then read on from the position reached,
-    /// frames exactly like the whole file: a half-written record is never
-    /// taken for a whole one, and the position never lands inside one.
+    /// A file read while PostgreSQL is writing it, stopped at any byte
+    /// (inside a quoted statement included) and read on: a half-written
+    /// record is never taken for a whole one.
     #[test]
     fn a_growing_file_read_at_any_cut_frames_like_the_whole() {
+        let time = TimeContext::new(Some("UTC")).unwrap();
         let log = growing_log();
-        let data = log.concat().into_bytes();
-        let starts = boundaries(&log);
-        for chunk in [512, 1 << 20] {
-            let (whole, end, _) = frame(&data, chunk);
-            assert_eq!(end, starts[log.len()]);
+        for chunk in [512, 64 << 10] {
+            let (whole, _, stats) = frame(log.concat().as_bytes(), chunk);
             assert_eq!(whole.len(), 3 + usize::from(chunk > log[1].len()), "3 events, the statement when it fits");
-            for cut in 0..=data.len() {
-                let (mut got, reached, _) = frame_from(&data[..cut], chunk, Tail::Wait, Pos::START);
-                assert!(starts.contains(&reached), "chunk {chunk}, cut {cut}: stopped inside a record at {reached:?}");
-                assert_eq!(reached, *starts.iter().rev().find(|p| p.offset <= cut as u64).unwrap(), "cut {cut}");
-                let (rest, end, _) = frame_from(&data[reached.offset as usize..], chunk, Tail::Wait, reached);
-                got.extend(rest);
-                assert_eq!(got, whole, "chunk {chunk}, cut {cut}");
-                assert_eq!(end, starts[log.len()], "chunk {chunk}, cut {cut}");
-            }
+            assert_eq!(stats.oversized, u64::from(chunk < log[1].len()));
+            check_growing_file(|| Box::new(CsvScanner::new(&time)), &log, chunk);
         }
     }
 
