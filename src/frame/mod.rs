@@ -503,6 +503,34 @@ mod tests {
         }
     }
 
+    /// A followed file read while a line longer than the buffer is half
+    /// written: the position stays at the line's start, so the line's rest
+    /// (here a whole fake line inside a logged statement) is never read as a
+    /// line of its own; the next read skips the line whole.
+    #[test]
+    fn a_half_written_oversized_line_is_read_again_from_its_start() {
+        let time = time::TimeContext::new(Some("UTC")).unwrap();
+        let prefix = prefix::Prefix::compile("%m [%p] %q%u@%d ", Catalog::global().markers()).unwrap();
+        let real = format!("{}\n", LINES[2]);
+        let fake = "2026-11-22 08:08:15.228 UTC [24699] LOG:  checkpoint starting: time";
+        let session = "2026-11-22 08:08:15.257 UTC [24978] postgres@postgres LOG:  statement: SELECT 1 --";
+        let long = format!("{session} {}{fake}\n", "x".repeat(600));
+        let data = format!("{real}{long}{real}").into_bytes();
+        let long_end = real.len() + long.len();
+        for cut in real.len()..data.len() {
+            let scanner = || stderr::StderrScanner::new(prefix.clone(), &time);
+            let (mut got, reached) = testing::frame_all(&mut scanner(), &data[..cut], 256, Tail::Wait, Pos::START);
+            let line_start = if cut < long_end { real.len() } else { long_end };
+            assert_eq!(reached.offset, line_start as u64, "cut {cut}");
+            let rest = &data[line_start..];
+            let (more, end) = testing::frame_all(&mut scanner(), rest, 256, Tail::Wait, reached);
+            got.extend(more);
+            let messages: Vec<&str> = got.iter().map(|r| r.message.as_str()).collect();
+            assert_eq!(messages, ["checkpoint starting: wal"; 2], "cut {cut}");
+            assert_eq!(end, Pos { offset: data.len() as u64, line: 4 }, "cut {cut}");
+        }
+    }
+
     #[test]
     fn needles_are_cut_at_escaped_characters() {
         let n = Needles::new(&["parameter \"".to_string(), "heckpoint".to_string()]);
