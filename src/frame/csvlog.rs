@@ -52,6 +52,8 @@ pub struct CsvScanner<'t> {
 struct Skipped {
     quotes: Quotes,
     newlines: u64,
+    /// Whether its last byte so far is a newline.
+    at_line_start: bool,
 }
 
 /// Quote state of a csv record read so far. PostgreSQL quotes every field
@@ -172,8 +174,11 @@ impl Scan for CsvScanner<'_> {
         let end = self.skipped.quotes.end_in(piece).or(last.then_some(piece.len()));
         let taken = &piece[..end.unwrap_or(piece.len())];
         self.skipped.newlines += lines::count(taken);
+        if let Some(&byte) = taken.last() {
+            self.skipped.at_line_start = byte == b'\n';
+        }
         if end.is_some() {
-            let unterminated = u64::from(taken.last() != Some(&b'\n'));
+            let unterminated = u64::from(!self.skipped.at_line_start);
             self.stats.entries += 1;
             self.stats.lines += self.skipped.newlines + unterminated;
             self.stats.oversized += 1;
@@ -309,13 +314,17 @@ mod tests {
         let log = growing_log();
         let data = log.concat().into_bytes();
         let open = log[0].len() + log[1].find("*/").unwrap();
-        for chunk in [512, 1 << 20] {
+        // The open record ends with a newline inside its quotes; with the
+        // middle size it fills the buffer exactly, and the end of the input
+        // comes as an empty piece.
+        for chunk in [512, open - log[0].len(), 1 << 20] {
             let (records, end, stats) = frame(&data[..open], chunk);
             let messages: Vec<&str> = records.iter().map(|r| r.message.as_str()).collect();
             assert_eq!(messages, [EVENTS[0]], "chunk {chunk}");
             assert_eq!(end.offset, open as u64, "chunk {chunk}");
             assert_eq!(end.line, 1 + lines::count(&data[..open]), "chunk {chunk}");
             assert_eq!((stats.entries, stats.oversized), (2, 1), "chunk {chunk}");
+            assert_eq!(stats.lines, lines::count(&data[..open]), "chunk {chunk}");
         }
     }
 
