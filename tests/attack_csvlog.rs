@@ -79,13 +79,7 @@ fn stderr_attack_forges_nothing_and_swallows_nothing() {
     let run = Run::new("'stderr'", "log", &[FAKE_STDERR]);
     let truth = Truth::from_files(std::slice::from_ref(&run.log));
     let attacks = stderr_attacks(&run.bytes);
-    assert_eq!(attacks.len(), 2, "both attack statements are in the log");
-    assert!(attacks.iter().all(|a| a.end - a.start > CHUNK_BYTES as u64), "{attacks:?}");
-    let tabbed_fakes =
-        run.bytes.windows(FAKE_STDERR.len() + 1).filter(|w| w[0] == b'\t' && &w[1..] == FAKE_STDERR.as_bytes());
-    assert_eq!(tabbed_fakes.count(), 1 + MULTI_LINE_FAKES, "the fakes are TAB continuation lines");
-    let after = truth.start_list.iter().filter(|s| s.ts_key > attack_time(&run.bytes, &attacks)).count();
-    assert!(after >= 2, "real checkpoints after the attack: {after}");
+    check_stderr_scenario(&run.bytes, &truth, &attacks);
 
     let (db, report) = run.import();
     println!("{report}\noracle: {}", truth.brief());
@@ -125,17 +119,24 @@ fn csvlog_of_23_columns_is_trusted_by_its_session_columns_only() {
     assert!(starts > 0 && completes > 0 && too_frequent > 0, "{counts}");
     let source = support::fixture_logs(&dir).into_iter().find(|f| f.extension().is_some_and(|e| e == "csv")).unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    let cases = [(None, ""), (Some(1), "postgres"), (Some(2), "postgres"), (Some(4), "[local]"), (Some(22), "psql")];
-    for (column, value) in cases {
-        let log = tmp.path().join(format!("pg12-{}.csv", column.unwrap_or(0)));
+    // (name, column, value); None: all session columns left empty.
+    let cases = [
+        ("none", None, ""),
+        ("user_name", Some(1), "postgres"),
+        ("database_name", Some(2), "postgres"),
+        ("connection_from", Some(4), "[local]"),
+        ("application_name", Some(22), "psql"),
+    ];
+    for (name, column, value) in cases {
+        let log = tmp.path().join(format!("pg12-{name}.csv"));
         fs::write(&log, as_23_columns(&fs::read(&source).unwrap(), column.map(|c| (c, value)))).unwrap();
-        let db = tmp.path().join(format!("pg12-{}.db", column.unwrap_or(0)));
+        let db = tmp.path().join(format!("pg12-{name}.db"));
         let db = db.to_str().unwrap();
         import_ok(db, &log);
         let s = walwatch_json(&["summary", "--db", db, "--format", "json"]);
         let refused = column.is_some();
         let accepted = |n: i64| if refused { 0 } else { n };
-        let case = format!("column {column:?} = {value:?}: {s}");
+        let case = format!("{name} = {value:?}: {s}");
         assert_eq!(int(&s, "checkpoints.started"), accepted(starts), "{case}");
         assert_eq!(int(&s, "checkpoints.completed"), accepted(completes), "{case}");
         assert_eq!(int(&s, "too_frequent"), accepted(too_frequent), "{case}");
@@ -383,9 +384,23 @@ fn stderr_attacks(bytes: &[u8]) -> Vec<Range<u64>> {
     attacks
 }
 
-/// The time key of the last attack record's first line.
-fn attack_time(bytes: &[u8], attacks: &[Range<u64>]) -> String {
-    let at = attacks.last().unwrap().start as usize;
+/// The server really wrote the stderr attack between real checkpoints, its
+/// fakes as TAB continuation lines.
+fn check_stderr_scenario(bytes: &[u8], truth: &Truth, attacks: &[Range<u64>]) {
+    assert_eq!(attacks.len(), 2, "both attack statements are in the log");
+    assert!(attacks.iter().all(|a| a.end - a.start > CHUNK_BYTES as u64), "{attacks:?}");
+    let tabbed = bytes.windows(FAKE_STDERR.len() + 1).filter(|w| w[0] == b'\t' && &w[1..] == FAKE_STDERR.as_bytes());
+    assert_eq!(tabbed.count(), 1 + MULTI_LINE_FAKES, "the fakes are TAB continuation lines");
+    let (first, last) = (attack_time(bytes, &attacks[0]), attack_time(bytes, &attacks[1]));
+    let before = truth.start_list.iter().filter(|s| s.ts_key < first).count();
+    let after = truth.start_list.iter().filter(|s| s.ts_key > last).count();
+    assert!(before >= 2 && after >= 3, "real checkpoints before ({before}) and after ({after}) the attack");
+    assert!(truth.wal >= 1, "WAL-triggered checkpoints: {}", truth.brief());
+}
+
+/// The time key of an attack record's first line.
+fn attack_time(bytes: &[u8], attack: &Range<u64>) -> String {
+    let at = attack.start as usize;
     let line = String::from_utf8_lossy(&bytes[at..at + 23]).into_owned();
     support::ts_key(&line)
 }
