@@ -1,12 +1,15 @@
 //! csvlog: one CSV record per entry; quoted fields may hold newlines, so
 //! record boundaries are found with a quote-aware scan (a line inside a quoted
 //! statement can look exactly like a record start — see the forged fixtures).
+//! A record longer than the buffer (a client's statement) is skipped in
+//! pieces with its quote state carried from piece to piece, so the next
+//! record starts exactly where PostgreSQL's does.
 //!
 //! Columns (PostgreSQL docs, "Using CSV-Format Log Output"): 23 up to 12,
 //! 24 in 13 (+backend_type), 26 from 14 (+leader_pid, query_id).
 
 use super::time::TimeContext;
-use super::{lines, Consumed, FrameStats, Needles, Origin, Pos, Record, Scan};
+use super::{lines, Consumed, FrameStats, Needles, Origin, Overflow, Pos, Record, Scan};
 use crate::classify::catalog::Catalog;
 
 const LOG_TIME: usize = 0;
@@ -40,11 +43,52 @@ pub struct CsvScanner<'t> {
     needles: &'static Needles,
     catalog: &'static Catalog,
     stats: FrameStats,
+    /// The record being skipped (see `Scan::skip`).
+    skipped: Skipped,
+}
+
+/// A record read in pieces so far.
+#[derive(Debug, Clone, Copy, Default)]
+struct Skipped {
+    quotes: Quotes,
+    newlines: u64,
+    /// Whether its last byte so far is a newline.
+    at_line_start: bool,
+}
+
+/// Quote state of a csv record read so far. PostgreSQL quotes every field
+/// that can hold a quote, comma or newline and doubles the quotes inside,
+/// so flipping the state at each quote is exact without lookahead (a
+/// doubled quote flips it twice): a record can be read in any pieces.
+#[derive(Debug, Clone, Copy, Default)]
+struct Quotes {
+    open: bool,
+}
+
+impl Quotes {
+    /// Where the record ends in `bytes` (just after its newline), going on
+    /// from the state reached before `bytes`.
+    fn end_in(&mut self, bytes: &[u8]) -> Option<usize> {
+        for i in memchr::memchr2_iter(b'"', b'\n', bytes) {
+            match bytes[i] {
+                b'"' => self.open = !self.open,
+                _ if !self.open => return Some(i + 1),
+                _ => {}
+            }
+        }
+        None
+    }
 }
 
 impl<'t> CsvScanner<'t> {
     pub fn new(time: &'t TimeContext) -> Self {
-        CsvScanner { time, needles: Needles::global(), catalog: Catalog::global(), stats: FrameStats::default() }
+        CsvScanner {
+            time,
+            needles: Needles::global(),
+            catalog: Catalog::global(),
+            stats: FrameStats::default(),
+            skipped: Skipped::default(),
+        }
     }
 
     fn parse(&mut self, bytes: &[u8], pos: Pos) -> Option<Record> {
@@ -82,29 +126,19 @@ impl<'t> CsvScanner<'t> {
     }
 }
 
-/// End (exclusive, after the newline) of the CSV record starting at `start`,
-/// or None when it does not end inside `buf`.
-fn record_end(buf: &[u8], start: usize) -> Option<usize> {
-    let mut quoted = false;
-    for i in memchr::memchr2_iter(b'"', b'\n', &buf[start..]) {
-        match buf[start + i] {
-            b'"' => quoted = !quoted,
-            _ if !quoted => return Some(start + i + 1),
-            _ => {}
-        }
-    }
-    None
-}
-
 impl Scan for CsvScanner<'_> {
     fn scan(&mut self, region: &[u8], pos: Pos, last: bool, emit: &mut dyn FnMut(Record)) -> Consumed {
         let hits: Vec<usize> = self.needles.find_iter(region).collect();
         let mut hits = hits.into_iter().peekable();
         let (mut start, mut line) = (0usize, pos.line);
         while start < region.len() {
-            let end = match record_end(region, start) {
-                Some(end) => end,
-                None if last => region.len(),
+            let mut quotes = Quotes::default();
+            let end = match quotes.end_in(&region[start..]) {
+                Some(len) => start + len,
+                // A finished stream's last record, without its newline.
+                None if last && !quotes.open => region.len(),
+                // Still being written, or longer than the buffer: a record
+                // open inside quotes is never framed as if it were whole.
                 None => break,
             };
             let newlines = lines::count(&region[start..end]);
@@ -127,6 +161,32 @@ impl Scan for CsvScanner<'_> {
         Consumed { bytes: start, newlines: line - pos.line }
     }
 
+    /// A record that fills the buffer is a client's statement, never an
+    /// event: it is skipped whole, quotes tracked, never cut (the rest of a
+    /// quoted field read as records is how statements forge events).
+    fn overflow(&mut self, _buf: &[u8], _pos: Pos, _emit: &mut dyn FnMut(Record)) -> Overflow {
+        Overflow::Skip
+    }
+
+    fn skip(&mut self, piece: &[u8], first: bool, last: bool) -> Option<usize> {
+        if first {
+            self.skipped = Skipped::default();
+        }
+        let end = self.skipped.quotes.end_in(piece).or(last.then_some(piece.len()));
+        let taken = &piece[..end.unwrap_or(piece.len())];
+        self.skipped.newlines += lines::count(taken);
+        if let Some(&byte) = taken.last() {
+            self.skipped.at_line_start = byte == b'\n';
+        }
+        if end.is_some() {
+            let unterminated = u64::from(!self.skipped.at_line_start);
+            self.stats.entries += 1;
+            self.stats.lines += self.skipped.newlines + unterminated;
+            self.stats.oversized += 1;
+        }
+        end
+    }
+
     fn stats(&self) -> &FrameStats {
         &self.stats
     }
@@ -136,13 +196,182 @@ impl Scan for CsvScanner<'_> {
 mod tests {
     use super::*;
 
+    fn record_end(buf: &[u8]) -> Option<usize> {
+        Quotes::default().end_in(buf)
+    }
+
     #[test]
     fn record_boundaries_respect_quotes() {
         let buf = b"a,\"x\ny\",b\nc,d\n";
-        assert_eq!(record_end(buf, 0), Some(10));
-        assert_eq!(record_end(buf, 10), Some(14));
-        assert_eq!(record_end(b"a,\"open\n", 0), None);
-        assert_eq!(record_end(b"a,\"say \"\"hi\"\"\"\n", 0), Some(15));
+        assert_eq!(record_end(buf), Some(10));
+        assert_eq!(record_end(&buf[10..]), Some(4));
+        assert_eq!(record_end(b"a,\"open\n"), None);
+        assert_eq!(record_end(b"a,\"say \"\"hi\"\"\"\n"), Some(15));
+    }
+
+    #[test]
+    fn quote_state_carries_across_pieces_at_any_cut() {
+        let record = b"t,\"SELECT '\"\"\n2026-01-01,fake\n\"\"' \",x\nnext\n";
+        let whole = record_end(record);
+        assert_eq!(whole, Some(record.len() - 5));
+        for cut in 0..=record.len() {
+            let mut q = Quotes::default();
+            let got = q.end_in(&record[..cut]).or_else(|| q.end_in(&record[cut..]).map(|e| cut + e));
+            assert_eq!(got, whole, "cut at {cut}");
+        }
+    }
+
+    use crate::frame::testing::{check_growing_file, frame_all};
+    use crate::frame::{Severity, Tail};
+    use proptest::prelude::*;
+
+    /// PostgreSQL's appendCSVLiteral: quoted, inner quotes doubled.
+    fn quote(s: &str) -> String {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    }
+
+    /// A checkpointer record as PostgreSQL 15 writes it.
+    fn event_record(message: &str) -> String {
+        let m = quote(message);
+        format!("2026-11-22 08:15:38.417 UTC,,,28304,,6b02a4a8.6e90,2,,2026-11-22 08:15:36 UTC,,0,LOG,00000,{m},,,,,,,,,\"\",\"checkpointer\",,0\n")
+    }
+
+    /// A client's failed statement, logged with it (log_min_error_statement).
+    fn error_record(statement: &str) -> String {
+        let q = quote(statement);
+        format!("2026-11-22 08:15:40.001 UTC,\"postgres\",\"postgres\",28400,\"[local]\",6b02a4a8.6ef0,3,\"SELECT\",2026-11-22 08:15:39 UTC,3/7,0,ERROR,22012,\"division by zero\",,,,,,{q},,,\"psql\",\"client backend\",,0\n")
+    }
+
+    const EVENTS: &[&str] = &[
+        "checkpoint starting: wal",
+        "checkpoint starting: immediate force wait",
+        "checkpoint complete: wrote 3 buffers (0.0%); 0 WAL file(s) added, 0 removed, 0 recycled; write=0.002 s, sync=0.001 s, total=0.007 s; sync files=2, longest=0.001 s, average=0.001 s; distance=0 kB, estimate=0 kB",
+        "checkpoints are occurring too frequently (2 seconds apart)",
+    ];
+
+    /// Pieces of a hostile statement: filler, quotes, newlines, commas, and
+    /// whole fake records (quoted and unquoted) starting on a line of their own.
+    fn statement_piece() -> impl Strategy<Value = String> {
+        let fake_quoted = event_record("checkpoint starting: wal");
+        let fake_bare = "2026-11-22 08:15:38.417 UTC,,,1,,6b02a4a8.1,1,,2026-11-22 08:15:36 UTC,,0,LOG,00000,checkpoint starting: wal,,,,,,,,,,checkpointer,,0\n";
+        prop_oneof![
+            (0usize..3000).prop_map(|n| "x".repeat(n)),
+            Just("\"".to_string()),
+            Just("\"\"".to_string()),
+            Just("\n".to_string()),
+            Just(",".to_string()),
+            Just(format!("\n{fake_quoted}")),
+            Just(format!("\n{fake_bare}")),
+            Just("\n\",\n".to_string()),
+        ]
+    }
+
+    /// A record of the generated log: an event (index into EVENTS) or a statement.
+    fn record_text() -> impl Strategy<Value = (Option<usize>, String)> {
+        prop_oneof![
+            (0..EVENTS.len()).prop_map(|i| (Some(i), event_record(EVENTS[i]))),
+            proptest::collection::vec(statement_piece(), 0..14).prop_map(|p| (None, error_record(&p.concat()))),
+        ]
+    }
+
+    fn frame(data: &[u8], chunk: usize) -> (Vec<Record>, Pos, FrameStats) {
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        let mut scanner = CsvScanner::new(&time);
+        let (records, end) = frame_all(&mut scanner, data, chunk, Tail::Take, Pos::START);
+        (records, end, scanner.stats().clone())
+    }
+
+    fn growing_log() -> Vec<String> {
+        let fake = event_record("checkpoint starting: wal");
+        vec![
+            event_record(EVENTS[0]),
+            error_record(&format!("SELECT 1/0 /*\n{fake}{}\n{fake}*/", "y".repeat(300))),
+            event_record(EVENTS[2]),
+            error_record("SELECT \"a\"\n\n,\""),
+            event_record(EVENTS[1]),
+        ]
+    }
+
+    /// A file read while PostgreSQL is writing it, stopped at any byte
+    /// (inside a quoted statement included) and read on: a half-written
+    /// record is never taken for a whole one.
+    #[test]
+    fn a_growing_file_read_at_any_cut_frames_like_the_whole() {
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        let log = growing_log();
+        for chunk in [512, 64 << 10] {
+            let (whole, _, stats) = frame(log.concat().as_bytes(), chunk);
+            assert_eq!(whole.len(), 3 + usize::from(chunk > log[1].len()), "3 events, the statement when it fits");
+            assert_eq!(stats.oversized, u64::from(chunk < log[1].len()));
+            check_growing_file(|| Box::new(CsvScanner::new(&time)), &log, chunk);
+        }
+    }
+
+    /// A finished stream (stdin, a compressed file) that stops inside a
+    /// quoted field: the open record is consumed and counted, nothing in it
+    /// is framed, and every record before it is.
+    #[test]
+    fn a_stream_ending_inside_quotes_is_consumed_without_forging() {
+        let log = growing_log();
+        let data = log.concat().into_bytes();
+        let open = log[0].len() + log[1].find("*/").unwrap();
+        // The open record ends with a newline inside its quotes; with the
+        // middle size it fills the buffer exactly, and the end of the input
+        // comes as an empty piece.
+        for chunk in [512, open - log[0].len(), 1 << 20] {
+            let (records, end, stats) = frame(&data[..open], chunk);
+            let messages: Vec<&str> = records.iter().map(|r| r.message.as_str()).collect();
+            assert_eq!(messages, [EVENTS[0]], "chunk {chunk}");
+            assert_eq!(end.offset, open as u64, "chunk {chunk}");
+            assert_eq!(end.line, 1 + lines::count(&data[..open]), "chunk {chunk}");
+            assert_eq!((stats.entries, stats.oversized), (2, 1), "chunk {chunk}");
+            assert_eq!(stats.lines, lines::count(&data[..open]), "chunk {chunk}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Whatever the chunk size, every record starts where the generator
+        /// put one, events are framed exactly, fake records inside quoted
+        /// fields never are, and the input is consumed to its last byte.
+        #[test]
+        fn chunk_size_never_changes_csv_framing(
+            log in proptest::collection::vec(record_text(), 1..30),
+            chunks in proptest::collection::vec(512usize..5000, 3),
+        ) {
+            let data: Vec<u8> = log.iter().flat_map(|(_, r)| r.bytes()).collect();
+            // Where each generated record starts: (offset, line, length).
+            let mut starts = std::collections::BTreeMap::new();
+            let (mut offset, mut line) = (0u64, 1u64);
+            for (_, r) in &log {
+                starts.insert(offset, (line, r.len()));
+                offset += r.len() as u64;
+                line += lines::count(r.as_bytes());
+            }
+            let (whole, end, stats) = frame(&data, 1 << 20);
+            prop_assert_eq!(end, Pos { offset: data.len() as u64, line });
+            prop_assert_eq!(stats.entries, log.len() as u64);
+            prop_assert_eq!(stats.lines, line - 1);
+            let events: Vec<(u64, String)> = whole.iter().filter(|r| r.severity == Severity::Log).map(|r| (r.offset, r.message.clone())).collect();
+            let want: Vec<(u64, String)> = log.iter().zip(starts.keys()).filter_map(|((e, _), &o)| e.map(|i| (o, EVENTS[i].to_string()))).collect();
+            prop_assert_eq!(events, want, "events framed exactly, no fake record among them");
+            for r in &whole {
+                let at = starts.get(&r.offset);
+                prop_assert!(at.is_some_and(|&(l, _)| l == r.line), "record at offset {} line {} is not a generated one", r.offset, r.line);
+            }
+            for chunk in chunks {
+                let (pieces, end, stats) = frame(&data, chunk);
+                // A record longer than the buffer is skipped, never framed.
+                let fitting: Vec<Record> = whole.iter().filter(|r| starts[&r.offset].1 <= chunk).cloned().collect();
+                prop_assert_eq!(&pieces, &fitting, "chunk {}", chunk);
+                prop_assert_eq!(end, Pos { offset: data.len() as u64, line }, "chunk {}", chunk);
+                prop_assert_eq!(stats.entries, log.len() as u64, "chunk {}", chunk);
+                prop_assert_eq!(stats.lines, line - 1, "chunk {}", chunk);
+                let oversized = log.iter().filter(|(_, r)| r.len() > chunk).count() as u64;
+                prop_assert_eq!(stats.oversized, oversized, "chunk {}", chunk);
+            }
+        }
     }
 
     #[test]

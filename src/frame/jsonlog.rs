@@ -1,5 +1,10 @@
 //! jsonlog (PostgreSQL 15+): one JSON object per line. Keys are written only
 //! when they have a value; `error_severity` is never translated.
+//!
+//! PostgreSQL escapes control characters, quotes and backslashes inside JSON
+//! strings, so a newline in the log always ends a record: a line longer than
+//! the buffer (a client's statement) is skipped to its newline and the next
+//! record starts there, with no state to carry.
 
 use serde::Deserialize;
 
@@ -88,7 +93,118 @@ impl Scan for JsonScanner<'_> {
         Consumed { bytes: region.len(), newlines }
     }
 
+    fn skip(&mut self, piece: &[u8], _first: bool, last: bool) -> Option<usize> {
+        let end = memchr::memchr(b'\n', piece).map(|i| i + 1).or(last.then_some(piece.len()));
+        if end.is_some() {
+            self.stats.lines += 1;
+            self.stats.entries += 1;
+            self.stats.oversized += 1;
+        }
+        end
+    }
+
     fn stats(&self) -> &FrameStats {
         &self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::testing::{boundaries, check_growing_file, frame_all};
+    use crate::frame::{Severity, Tail};
+    use serde_json::json;
+
+    /// A checkpointer record as PostgreSQL 15 writes it.
+    fn event_line(message: &str) -> String {
+        let v = json!({"timestamp": "2026-11-22 08:15:38.417 UTC", "pid": 28304, "session_id": "6b02a4a8.6e90",
+            "line_num": 2, "session_start": "2026-11-22 08:15:36 UTC", "txid": 0, "error_severity": "LOG",
+            "message": message, "backend_type": "checkpointer", "query_id": 0});
+        format!("{v}\n")
+    }
+
+    /// A client's failed statement, logged with it (log_min_error_statement).
+    fn error_line(statement: &str) -> String {
+        let v = json!({"timestamp": "2026-11-22 08:15:40.001 UTC", "user": "postgres", "dbname": "postgres",
+            "pid": 28400, "remote_host": "[local]", "session_id": "6b02a4a8.6ef0", "line_num": 3, "ps": "SELECT",
+            "session_start": "2026-11-22 08:15:39 UTC", "vxid": "3/7", "txid": 0, "error_severity": "ERROR",
+            "state_code": "22012", "message": "division by zero", "statement": statement,
+            "application_name": "psql", "backend_type": "client backend", "query_id": 0});
+        format!("{v}\n")
+    }
+
+    /// A statement line of exactly `len` bytes: escaped quotes and
+    /// backslashes, and a whole fake record on a line of its own.
+    fn statement_line(len: usize) -> String {
+        let head = format!("SELECT 1/0 /* \"\\\" \\\\\"\n{}\\\\\\\"\n", event_line("checkpoint starting: wal"));
+        let line = |filler: &str| error_line(&format!("{head}{filler}*/"));
+        let extra = len.checked_sub(line("").len()).expect("the line holds at least the head");
+        // `\"` takes 4 bytes escaped, `x` one.
+        let out = line(&("\\\"".repeat(extra / 4) + &"x".repeat(extra % 4)));
+        assert_eq!(out.len(), len, "the filler was sized for the line");
+        out
+    }
+
+    fn frame(data: &[u8], chunk: usize) -> (Vec<Record>, Pos, FrameStats) {
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        let mut scanner = JsonScanner::new(&time);
+        let (records, end) = frame_all(&mut scanner, data, chunk, Tail::Take, Pos::START);
+        (records, end, scanner.stats().clone())
+    }
+
+    /// Statements a few bytes under, at and over the buffer size: the
+    /// oversized ones are skipped to their own newline, the others framed
+    /// with their escapes intact, and the events around them land exactly.
+    #[test]
+    fn lines_around_the_buffer_size_frame_exactly() {
+        let events = [event_line("checkpoint starting: wal"), event_line("checkpoint starting: time")];
+        for chunk in [1024usize, 1500] {
+            for len in chunk - 3..=chunk + 3 {
+                let statement = statement_line(len);
+                let log = [events[0].clone(), statement.clone(), events[1].clone(), statement.clone()];
+                let data = log.concat().into_bytes();
+                let at = boundaries(&log);
+                let (records, end, stats) = frame(&data, chunk);
+                let fits = statement.len() <= chunk;
+                let got: Vec<(u64, u64, Severity)> = records.iter().map(|r| (r.offset, r.line, r.severity)).collect();
+                let mut want = vec![(at[0].offset, 1, Severity::Log), (at[2].offset, 3, Severity::Log)];
+                if fits {
+                    want.insert(1, (at[1].offset, 2, Severity::Error));
+                    want.push((at[3].offset, 4, Severity::Error));
+                }
+                assert_eq!(got, want, "chunk {chunk}, statement line {}", statement.len());
+                let parsed: serde_json::Value = serde_json::from_str(&statement).unwrap();
+                for r in records.iter().filter(|r| r.severity == Severity::Error) {
+                    assert_eq!(r.statement.as_deref(), parsed["statement"].as_str(), "escapes kept");
+                }
+                assert_eq!(records[0].message, "checkpoint starting: wal");
+                assert_eq!(end, at[4], "chunk {chunk}, statement line {}", statement.len());
+                assert_eq!((stats.entries, stats.lines), (4, 4), "chunk {chunk}, statement line {}", statement.len());
+                assert_eq!(
+                    stats.oversized,
+                    if fits { 0 } else { 2 },
+                    "chunk {chunk}, statement line {}",
+                    statement.len()
+                );
+            }
+        }
+    }
+
+    /// A file read while PostgreSQL is writing it, stopped at any byte
+    /// (inside a long statement line included) and read on: the rest of a
+    /// line is never read as a line of its own.
+    #[test]
+    fn a_growing_file_read_at_any_cut_frames_like_the_whole() {
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        let statement = statement_line(900);
+        let log = [
+            event_line("checkpoint starting: wal"),
+            statement.clone(),
+            event_line("checkpoint starting: time"),
+            statement,
+        ];
+        for chunk in [512, 64 << 10] {
+            check_growing_file(|| Box::new(JsonScanner::new(&time)), &log, chunk);
+        }
     }
 }

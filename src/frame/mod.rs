@@ -75,7 +75,9 @@ pub struct FrameStats {
     pub candidates: u64,
     /// Candidate lines that could not be framed (prefix or structure did not fit).
     pub unparsed: u64,
-    /// Lines longer than the chunk size, skipped without being buffered.
+    /// Entries longer than the buffer (or cut off by the end of the input),
+    /// consumed without being framed: they cannot be checkpoint events.
+    /// Counted by the formats that count them as entries (csvlog, jsonlog).
     pub oversized: u64,
 }
 
@@ -98,6 +100,18 @@ pub struct Consumed {
     pub newlines: u64,
 }
 
+/// What happens to an entry that does not end inside a full buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overflow {
+    /// The scanner framed the buffer's complete lines as they are and
+    /// consumed this much; the entry's remaining lines come in the next
+    /// chunk. Only for line formats, whose later lines of an entry
+    /// (TAB continuations) can never pass for the start of one.
+    Cut(Consumed),
+    /// The entry is consumed unbuffered, piece by piece, with [`Scan::skip`].
+    Skip,
+}
+
 /// A format-specific framer over a buffer of complete lines.
 pub trait Scan {
     /// Frames `region`, which starts at `pos` and holds complete lines only.
@@ -105,6 +119,29 @@ pub trait Scan {
     /// grow (continuation or HINT lines in the next chunk) unconsumed.
     /// The consumed part always ends at an entry boundary.
     fn scan(&mut self, region: &[u8], pos: Pos, last: bool, emit: &mut dyn FnMut(Record)) -> Consumed;
+
+    /// `scan` consumed nothing of `buf`, a full buffer: the entry starting
+    /// it does not end inside. By default a line format frames the complete
+    /// lines it has (the entry is cut there), and a single line longer than
+    /// the buffer is skipped.
+    fn overflow(&mut self, buf: &[u8], pos: Pos, emit: &mut dyn FnMut(Record)) -> Overflow {
+        match memchr::memrchr(b'\n', buf) {
+            Some(i) => Overflow::Cut(self.scan(&buf[..=i], pos, true, emit)),
+            None => Overflow::Skip,
+        }
+    }
+
+    /// Consumes, without framing it, the next `piece` of an entry too long
+    /// to buffer (or cut off by the end of the input): `first` when `piece`
+    /// starts the entry, `last` when the input ends with `piece`. Returns
+    /// where the entry ends in `piece` (just after its newline), or None when
+    /// it goes on after it; always Some when `last`. Such an entry cannot be
+    /// an event: checkpoint records are a few hundred bytes. By default an
+    /// entry ends with its line.
+    fn skip(&mut self, piece: &[u8], _first: bool, last: bool) -> Option<usize> {
+        memchr::memchr(b'\n', piece).map(|i| i + 1).or(last.then_some(piece.len()))
+    }
+
     fn stats(&self) -> &FrameStats;
 
     /// How many bytes before the start position the scanner wants to see
@@ -187,6 +224,11 @@ pub enum Tail {
 /// With `Tail::Wait`, an unterminated last line is left unread (a writer is
 /// still writing it; the next read picks it up whole); with `Tail::Take` it
 /// is the end of a finished stream and is read.
+///
+/// Every position handed to `on_chunk` or returned is an entry boundary (a
+/// line boundary inside an entry [`Overflow::Cut`] split): a stop or a
+/// later read never resumes inside an entry, where the rest of a quoted csv
+/// field or of a long line could pass for records of their own.
 pub fn drive<E: From<io::Error>>(
     reader: impl Read,
     scanner: &mut dyn Scan,
@@ -200,73 +242,193 @@ pub fn drive<E: From<io::Error>>(
 /// [`drive`] with a given buffer size (tests use small ones to exercise chunk boundaries).
 pub fn drive_sized<E: From<io::Error>>(
     chunk: usize,
-    mut reader: impl Read,
+    reader: impl Read,
     scanner: &mut dyn Scan,
     start: Pos,
     tail: Tail,
     mut on_chunk: impl FnMut(Vec<Record>, Pos) -> Result<(), E>,
 ) -> Result<Pos, E> {
-    let mut buf = vec![0u8; chunk];
-    let (mut filled, mut pos, mut eof, mut skipping) = (0usize, start, false, false);
-    let mut failure: Option<io::Error> = None;
+    let mut d = Driver {
+        reader,
+        scanner,
+        tail,
+        buf: vec![0u8; chunk.max(1)],
+        filled: 0,
+        pos: start,
+        eof: false,
+        failure: None,
+        oversized: None,
+    };
     loop {
-        while filled < buf.len() && !eof {
-            match reader.read(&mut buf[filled..]) {
-                Ok(0) => eof = true,
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    // Keep what was read before the damage: frame it, then fail.
-                    failure = Some(e);
-                    eof = true;
-                }
-            }
-        }
-        if skipping {
-            // Drop the rest of an oversized line, up to and including its newline.
-            let cut = memchr::memchr(b'\n', &buf[..filled]).map_or(filled, |i| i + 1);
-            skipping = cut == filled && buf[..filled].last() != Some(&b'\n') && !eof;
-            pos.offset += cut as u64;
-            pos.line += u64::from(buf[..cut].last() == Some(&b'\n'));
-            buf.copy_within(cut..filled, 0);
-            filled -= cut;
-            on_chunk(Vec::new(), pos)?;
-            continue;
-        }
-        let last_newline = memchr::memrchr(b'\n', &buf[..filled]).map_or(0, |i| i + 1);
-        let complete = if eof && tail == Tail::Take { filled } else { last_newline };
-        if complete == 0 && !eof {
-            // One line fills the whole buffer: it cannot be an event; skip it unbuffered.
-            skipping = true;
-            continue_oversized(&mut pos, &buf[..filled], chunk);
-            filled = 0;
-            on_chunk(Vec::new(), pos)?;
-            continue;
-        }
-        let mut records = Vec::new();
-        let mut done = scanner.scan(&buf[..complete], pos, eof && tail != Tail::Hold, &mut |r| records.push(r));
-        if done.bytes == 0 && complete > 0 && filled == buf.len() {
-            // One entry fills the buffer (a huge multi-line statement): cut it here.
-            done = scanner.scan(&buf[..complete], pos, true, &mut |r| records.push(r));
-        }
-        let consumed = done.bytes;
-        pos.line += done.newlines;
-        pos.offset += consumed as u64;
-        buf.copy_within(consumed..filled, 0);
-        filled -= consumed;
-        on_chunk(records, pos)?;
-        if eof && (filled == 0 || consumed == 0) {
-            return match failure {
+        d.fill();
+        let (records, progress) = d.step();
+        on_chunk(records, d.reached())?;
+        if d.eof && (d.filled == 0 || !progress) {
+            return match d.failure.take() {
                 Some(e) => Err(e.into()),
-                None => Ok(pos),
+                None => Ok(d.reached()),
             };
         }
     }
 }
 
-fn continue_oversized(pos: &mut Pos, skipped: &[u8], chunk: usize) {
-    pos.offset += skipped.len() as u64;
-    tracing::debug!(offset = pos.offset, "Skipping a line longer than {chunk} bytes; it cannot be a checkpoint event.");
+/// The state of one [`drive_sized`] run.
+struct Driver<'s, R> {
+    reader: R,
+    scanner: &'s mut dyn Scan,
+    tail: Tail,
+    buf: Vec<u8>,
+    /// Bytes of `buf` holding input.
+    filled: usize,
+    /// Position of `buf[0]` in the source.
+    pos: Pos,
+    eof: bool,
+    /// A read error: what was read before it is framed first, then it is returned.
+    failure: Option<io::Error>,
+    /// Where the entry being skipped (see [`Scan::skip`]) started.
+    oversized: Option<Pos>,
+}
+
+impl<R: Read> Driver<'_, R> {
+    fn fill(&mut self) {
+        while self.filled < self.buf.len() && !self.eof {
+            match self.reader.read(&mut self.buf[self.filled..]) {
+                Ok(0) => self.eof = true,
+                Ok(n) => self.filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    // Keep what was read before the damage: frame it, then fail.
+                    self.failure = Some(e);
+                    self.eof = true;
+                }
+            }
+        }
+    }
+
+    /// Whether the input has ended for good, not just for now.
+    fn ended(&self) -> bool {
+        self.eof && self.tail == Tail::Take
+    }
+
+    /// The position reached: the start of an entry still being skipped,
+    /// so that an entry cut off by the end of a growing file is read again
+    /// whole once it is complete.
+    fn reached(&self) -> Pos {
+        self.oversized.unwrap_or(self.pos)
+    }
+
+    /// Frames (or skips) what the buffer holds; returns the records and
+    /// whether any input was consumed.
+    fn step(&mut self) -> (Vec<Record>, bool) {
+        let mut records = Vec::new();
+        let consumed = match self.oversized {
+            Some(_) => self.skip(false),
+            None => self.frame(&mut records),
+        };
+        (records, consumed > 0)
+    }
+
+    fn frame(&mut self, records: &mut Vec<Record>) -> usize {
+        let filled = self.filled;
+        let complete =
+            if self.ended() { filled } else { memchr::memrchr(b'\n', &self.buf[..filled]).map_or(0, |i| i + 1) };
+        let last = self.eof && self.tail != Tail::Hold;
+        let mut emit = |r| records.push(r);
+        let mut done = self.scanner.scan(&self.buf[..complete], self.pos, last, &mut emit);
+        if done.bytes == 0 && filled == self.buf.len() {
+            match self.scanner.overflow(&self.buf[..filled], self.pos, &mut emit) {
+                Overflow::Cut(cut) if cut.bytes > 0 => done = cut,
+                _ => return self.start_skip(),
+            }
+        } else if done.bytes == 0 && filled > 0 && self.ended() {
+            // The stream ends inside an entry the scanner would not frame
+            // (a csv record cut off inside quotes): consume it all the same.
+            return self.start_skip();
+        }
+        self.advance(done);
+        done.bytes
+    }
+
+    fn start_skip(&mut self) -> usize {
+        tracing::debug!(
+            offset = self.pos.offset,
+            "Skipping an entry longer than {} bytes unbuffered; it cannot be a checkpoint event.",
+            self.buf.len()
+        );
+        self.oversized = Some(self.pos);
+        self.skip(true)
+    }
+
+    /// Consumes the buffer's part of the entry being skipped.
+    fn skip(&mut self, first: bool) -> usize {
+        let piece = &self.buf[..self.filled];
+        let end = self.scanner.skip(piece, first, self.ended());
+        let bytes = end.unwrap_or(piece.len()).min(piece.len());
+        let newlines = lines::count(&piece[..bytes]);
+        if end.is_some() {
+            self.oversized = None;
+        }
+        self.advance(Consumed { bytes, newlines });
+        bytes
+    }
+
+    fn advance(&mut self, done: Consumed) {
+        self.pos.offset += done.bytes as u64;
+        self.pos.line += done.newlines;
+        self.buf.copy_within(done.bytes..self.filled, 0);
+        self.filled -= done.bytes;
+    }
+}
+
+/// Helpers for the formats' framing tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+
+    /// Frames `data`, which starts at `start` in its source, in buffers of
+    /// `chunk` bytes; the position returned must be the last one reported.
+    pub fn frame_all(scanner: &mut dyn Scan, data: &[u8], chunk: usize, tail: Tail, start: Pos) -> (Vec<Record>, Pos) {
+        let mut records = Vec::new();
+        let mut reached = Vec::new();
+        let end = drive_sized(chunk, data, scanner, start, tail, |r, at| {
+            records.extend(r);
+            reached.push(at);
+            Ok::<(), io::Error>(())
+        })
+        .unwrap();
+        assert_eq!(reached.last(), Some(&end), "the position returned is the last one reported");
+        (records, end)
+    }
+
+    /// Entry starts of a log made of `entries` (and its end).
+    pub fn boundaries(entries: &[String]) -> Vec<Pos> {
+        let mut at = vec![Pos::START];
+        for e in entries {
+            let prev = at[at.len() - 1];
+            at.push(Pos { offset: prev.offset + e.len() as u64, line: prev.line + lines::count(e.as_bytes()) });
+        }
+        at
+    }
+
+    /// Reads `entries` as a file PostgreSQL is still writing, stopped at
+    /// every byte and read on from the position reached: the records must
+    /// be those of the whole file, and the position never inside an entry.
+    pub fn check_growing_file<'t>(new_scanner: impl Fn() -> Box<dyn Scan + 't>, entries: &[String], chunk: usize) {
+        let data = entries.concat().into_bytes();
+        let starts = boundaries(entries);
+        let (whole, end) = frame_all(new_scanner().as_mut(), &data, chunk, Tail::Take, Pos::START);
+        assert_eq!(end, starts[entries.len()]);
+        for cut in 0..=data.len() {
+            let (mut got, reached) = frame_all(new_scanner().as_mut(), &data[..cut], chunk, Tail::Wait, Pos::START);
+            let entry_start = starts.iter().rev().find(|p| p.offset <= cut as u64);
+            assert_eq!(Some(&reached), entry_start, "chunk {chunk}, cut {cut}: not the start of the entry cut");
+            let rest = &data[reached.offset as usize..];
+            let (more, end) = frame_all(new_scanner().as_mut(), rest, chunk, Tail::Wait, reached);
+            got.extend(more);
+            assert_eq!(got, whole, "chunk {chunk}, cut {cut}");
+            assert_eq!(end, starts[entries.len()], "chunk {chunk}, cut {cut}");
+        }
+    }
 }
 
 #[cfg(test)]
@@ -349,6 +511,34 @@ mod tests {
                 prop_assert_eq!(&pieces, &whole, "chunk {}", chunk);
                 prop_assert_eq!(end.offset, data.len() as u64);
             }
+        }
+    }
+
+    /// A followed file read while a line longer than the buffer is half
+    /// written: the position stays at the line's start, so the line's rest
+    /// (here a whole fake line inside a logged statement) is never read as a
+    /// line of its own; the next read skips the line whole.
+    #[test]
+    fn a_half_written_oversized_line_is_read_again_from_its_start() {
+        let time = time::TimeContext::new(Some("UTC")).unwrap();
+        let prefix = prefix::Prefix::compile("%m [%p] %q%u@%d ", Catalog::global().markers()).unwrap();
+        let real = format!("{}\n", LINES[2]);
+        let fake = "2026-11-22 08:08:15.228 UTC [24699] LOG:  checkpoint starting: time";
+        let session = "2026-11-22 08:08:15.257 UTC [24978] postgres@postgres LOG:  statement: SELECT 1 --";
+        let long = format!("{session} {}{fake}\n", "x".repeat(600));
+        let data = format!("{real}{long}{real}").into_bytes();
+        let long_end = real.len() + long.len();
+        for cut in real.len()..data.len() {
+            let scanner = || stderr::StderrScanner::new(prefix.clone(), &time);
+            let (mut got, reached) = testing::frame_all(&mut scanner(), &data[..cut], 256, Tail::Wait, Pos::START);
+            let line_start = if cut < long_end { real.len() } else { long_end };
+            assert_eq!(reached.offset, line_start as u64, "cut {cut}");
+            let rest = &data[line_start..];
+            let (more, end) = testing::frame_all(&mut scanner(), rest, 256, Tail::Wait, reached);
+            got.extend(more);
+            let messages: Vec<&str> = got.iter().map(|r| r.message.as_str()).collect();
+            assert_eq!(messages, ["checkpoint starting: wal"; 2], "cut {cut}");
+            assert_eq!(end, Pos { offset: data.len() as u64, line: 4 }, "cut {cut}");
         }
     }
 
