@@ -1,13 +1,13 @@
 //! Writing: sources, events, and the checkpoint rows that pair them.
 
 use jiff::Timestamp;
-use rusqlite::{params, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 use serde_json::json;
 
 use super::{Store, StoreError};
 use crate::event::{trigger_of, CompleteStats, Event, EventBody, PointKind};
 use crate::frame::Pos;
-use crate::source::{FileMeta, Fingerprint};
+use crate::source::{FileMeta, Fingerprint, FINGERPRINT_BYTES};
 
 /// A known source and how far it has been read.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,11 +21,11 @@ pub struct SourceRow {
     pub prefix: Option<String>,
 }
 
-/// What is known about a source when it is first seen.
+/// What is known about a source when it is read (its identity, the
+/// fingerprint of its first bytes, is taken from the head given with it).
 pub struct SourceSpec<'a> {
     pub path: &'a str,
     pub meta: Option<FileMeta>,
-    pub fingerprint: Fingerprint,
     pub format: &'a str,
     pub prefix: Option<&'a str>,
 }
@@ -43,65 +43,42 @@ impl Store {
             .map_err(|e| self.sql(e))
     }
 
-    /// The source of `cluster_id` whose recorded fingerprint is a prefix of
-    /// `head` (the same content, possibly grown since), if any.
+    /// The source of `cluster_id` whose content `head` is: the same first
+    /// bytes, either of the two possibly grown since it was recorded.
     pub fn find_source(&self, cluster_id: i64, head: &[u8]) -> Result<Option<SourceRow>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT id, fp_len, fp_hash, read_to, line, prefix FROM source WHERE cluster_id = ?1 ORDER BY id DESC",
-            )
-            .map_err(|e| self.sql(e))?;
-        let rows = stmt
-            .query_map([cluster_id], |r| {
-                let fp = Fingerprint { len: r.get::<_, i64>(1)? as usize, hash: r.get::<_, i64>(2)? as u64 };
-                Ok(SourceRow {
-                    id: r.get(0)?,
-                    cluster_id,
-                    fingerprint: fp,
-                    read_to: r.get::<_, i64>(3)? as u64,
-                    line: r.get::<_, i64>(4)? as u64,
-                    prefix: r.get(5)?,
-                })
-            })
-            .map_err(|e| self.sql(e))?;
-        for row in rows {
-            let row = row.map_err(|e| self.sql(e))?;
-            if row.fingerprint.len > 0 && row.fingerprint.matches(head) {
-                return Ok(Some(row));
-            }
-        }
-        Ok(None)
+        find(&self.conn, cluster_id, head).map_err(|e| self.sql(e))
     }
 
-    pub fn create_source(&mut self, cluster_id: i64, spec: &SourceSpec<'_>) -> Result<SourceRow, StoreError> {
-        let now = micros(Timestamp::now());
-        self.conn
-            .execute(
-                "INSERT INTO source(cluster_id, path, dev, ino, fp_len, fp_hash, format, prefix, size, first_read, last_read)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)",
-                params![
-                    cluster_id,
-                    spec.path,
-                    spec.meta.map(|m| m.dev as i64),
-                    spec.meta.map(|m| m.ino as i64),
-                    spec.fingerprint.len as i64,
-                    spec.fingerprint.hash as i64,
-                    spec.format,
-                    spec.prefix,
-                    spec.meta.map(|m| m.size as i64),
-                    now
-                ],
-            )
-            .map_err(|e| self.sql(e))?;
-        Ok(SourceRow {
-            id: self.conn.last_insert_rowid(),
-            cluster_id,
-            fingerprint: spec.fingerprint,
-            read_to: 0,
-            line: 1,
-            prefix: spec.prefix.map(String::from),
-        })
+    /// The source whose content `head` is (see [`Store::find_source`]),
+    /// created from `spec` when there is none; true when it was created.
+    ///
+    /// Lookup and insert are one step under the write lock (BEGIN IMMEDIATE
+    /// before the lookup): of two processes meeting a new file at once, the
+    /// second finds the row the first created instead of adding its own,
+    /// which would store every event twice. The recorded fingerprint grows
+    /// here with the file, up to [`FINGERPRINT_BYTES`].
+    pub fn source_for(
+        &mut self,
+        cluster_id: i64,
+        head: &[u8],
+        spec: &SourceSpec<'_>,
+    ) -> Result<(SourceRow, bool), StoreError> {
+        let head = &head[..head.len().min(FINGERPRINT_BYTES)];
+        // Known and recorded as far as `head` goes: no write lock needed.
+        if let Some(row) = self.find_source(cluster_id, head)? {
+            if row.fingerprint.len >= head.len() {
+                return Ok((row, false));
+            }
+        }
+        let path = self.path.clone();
+        let sql = |source| StoreError::Sql { path: path.clone(), source };
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
+        let found = match find(&tx, cluster_id, head).map_err(sql)? {
+            Some(row) => (grow(&tx, row, head).map_err(sql)?, false),
+            None => (insert_source(&tx, cluster_id, head, spec).map_err(sql)?, true),
+        };
+        tx.commit().map_err(sql)?;
+        Ok(found)
     }
 
     /// Stores `events` and moves `source` to `reached`, atomically.
@@ -115,24 +92,30 @@ impl Store {
     ) -> Result<usize, StoreError> {
         let path = self.path.clone();
         let sql = |source| StoreError::Sql { path: path.clone(), source };
-        let tx = self.conn.transaction().map_err(sql)?;
+        // Immediate: the lock is taken before anything is read, so a commit
+        // never has to give up because another process committed in between.
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
         let mut added = 0;
         for event in events {
             added += insert_event(&tx, source, event).map_err(sql)?;
         }
+        // The recorded position only moves forward: another process reading
+        // the same source (the daemon and an import) may have got further,
+        // and going back would make status show a lag that is not there. It
+        // goes back only for a file now shorter than what was read (rewritten
+        // in place), which is read again from the start.
         tx.prepare_cached(
-            "UPDATE source SET read_to = ?2, line = ?3, fp_len = ?4, fp_hash = ?5, path = ?6, size = ?7, last_read = ?8,
-                 prefix = COALESCE(?9, prefix)
+            "UPDATE source SET
+                 line = CASE WHEN ?2 >= read_to OR ?5 < read_to THEN ?3 ELSE line END,
+                 read_to = CASE WHEN ?2 >= read_to OR ?5 < read_to THEN ?2 ELSE read_to END,
+                 path = ?4, size = ?5, last_read = ?6, prefix = COALESCE(?7, prefix)
              WHERE id = ?1",
         )
         .and_then(|mut stmt| {
-            stmt.execute(
-            params![
+            stmt.execute(params![
                 source.id,
                 reached.offset as i64,
                 reached.line as i64,
-                spec.fingerprint.len as i64,
-                spec.fingerprint.hash as i64,
                 spec.path,
                 spec.meta.map(|m| m.size as i64),
                 micros(Timestamp::now()),
@@ -143,9 +126,102 @@ impl Store {
         tx.commit().map_err(sql)?;
         source.read_to = reached.offset;
         source.line = reached.line;
-        source.fingerprint = spec.fingerprint;
         Ok(added)
     }
+}
+
+/// Recorded fingerprints of a cluster's sources, longest first, that `head`
+/// is long enough to check by hash; then, for a `head` shorter than what was
+/// recorded (the file was opened before it grew), the recorded bytes.
+fn find(conn: &Connection, cluster_id: i64, head: &[u8]) -> rusqlite::Result<Option<SourceRow>> {
+    let head = &head[..head.len().min(FINGERPRINT_BYTES)];
+    if head.is_empty() {
+        return Ok(None);
+    }
+    let lens: Vec<i64> = conn
+        .prepare_cached(
+            "SELECT DISTINCT fp_len FROM source WHERE cluster_id = ?1 AND fp_len > 0 AND fp_len <= ?2 ORDER BY fp_len DESC",
+        )?
+        .query_map(params![cluster_id, head.len() as i64], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let mut by_hash =
+        conn.prepare_cached(&format!("{SOURCE_COLUMNS} WHERE cluster_id = ?1 AND fp_len = ?2 AND fp_hash = ?3"))?;
+    for len in lens {
+        let fp = Fingerprint::of(&head[..len as usize]);
+        if let Some(row) = by_hash.query_row(params![cluster_id, len, fp.hash as i64], source_row).optional()? {
+            return Ok(Some(row));
+        }
+    }
+    conn.prepare_cached(&format!(
+        "{SOURCE_COLUMNS} WHERE cluster_id = ?1 AND fp_len > ?2 AND substr(head, 1, ?2) = ?3 ORDER BY id DESC LIMIT 1"
+    ))?
+    .query_row(params![cluster_id, head.len() as i64, head], source_row)
+    .optional()
+}
+
+const SOURCE_COLUMNS: &str = "SELECT id, cluster_id, fp_len, fp_hash, read_to, line, prefix FROM source";
+
+fn source_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SourceRow> {
+    Ok(SourceRow {
+        id: r.get(0)?,
+        cluster_id: r.get(1)?,
+        fingerprint: Fingerprint { len: r.get::<_, i64>(2)? as usize, hash: r.get::<_, i64>(3)? as u64 },
+        read_to: r.get::<_, i64>(4)? as u64,
+        line: r.get::<_, i64>(5)? as u64,
+        prefix: r.get(6)?,
+    })
+}
+
+/// Records the longer `head` of a source the file has grown past. OR
+/// IGNORE: in a store from before source identities were unique, another
+/// row may already carry the longer fingerprint; this one then keeps its own.
+fn grow(tx: &Transaction<'_>, mut row: SourceRow, head: &[u8]) -> rusqlite::Result<SourceRow> {
+    if row.fingerprint.len >= head.len() {
+        return Ok(row);
+    }
+    let fp = Fingerprint::of(head);
+    let changed = tx
+        .prepare_cached("UPDATE OR IGNORE source SET fp_len = ?2, fp_hash = ?3, head = ?4 WHERE id = ?1")?
+        .execute(params![row.id, fp.len as i64, fp.hash as i64, head])?;
+    if changed == 1 {
+        row.fingerprint = fp;
+    }
+    Ok(row)
+}
+
+fn insert_source(
+    tx: &Transaction<'_>,
+    cluster_id: i64,
+    head: &[u8],
+    spec: &SourceSpec<'_>,
+) -> rusqlite::Result<SourceRow> {
+    let now = micros(Timestamp::now());
+    let fp = Fingerprint::of(head);
+    tx.prepare_cached(
+        "INSERT INTO source(cluster_id, path, dev, ino, fp_len, fp_hash, head, format, prefix, size, first_read, last_read)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
+    )?
+    .execute(params![
+        cluster_id,
+        spec.path,
+        spec.meta.map(|m| m.dev as i64),
+        spec.meta.map(|m| m.ino as i64),
+        fp.len as i64,
+        fp.hash as i64,
+        head,
+        spec.format,
+        spec.prefix,
+        spec.meta.map(|m| m.size as i64),
+        now
+    ])?;
+    Ok(SourceRow {
+        id: tx.last_insert_rowid(),
+        cluster_id,
+        fingerprint: fp,
+        read_to: 0,
+        line: 1,
+        prefix: spec.prefix.map(String::from),
+    })
 }
 
 /// Inserts one event; returns 0 when it was already stored.
@@ -169,7 +245,7 @@ fn insert_event(tx: &Transaction<'_>, source: &SourceRow, event: &Event) -> rusq
         ])?;
     if inserted == 1 {
         let event_id = tx.last_insert_rowid();
-        apply(tx, source.cluster_id, event_id, event)?;
+        apply(tx, source, event_id, event)?;
     }
     Ok(inserted)
 }
@@ -194,12 +270,14 @@ fn event_data(body: &EventBody) -> serde_json::Value {
 }
 
 /// Keeps the checkpoint table in step with a newly stored event.
-fn apply(tx: &Transaction<'_>, cluster_id: i64, event_id: i64, event: &Event) -> rusqlite::Result<()> {
+fn apply(tx: &Transaction<'_>, source: &SourceRow, event_id: i64, event: &Event) -> rusqlite::Result<()> {
+    let cluster_id = source.cluster_id;
     let at = micros(event.at);
     match &event.body {
         EventBody::PointStart { kind, flags } => pair_start(tx, cluster_id, event_id, event.pid, at, *kind, flags),
         EventBody::PointComplete { kind, stats } => {
-            pair_complete(tx, cluster_id, event_id, event.pid, at, *kind, stats)
+            let id = start_to_complete(tx, source, event, *kind)?;
+            complete(tx, id, event_id, at, stats)
         }
         EventBody::ServerStart { .. } | EventBody::CrashReinit | EventBody::ServerShutdown => {
             // A new server run: nothing open before this point can still be paired.
@@ -261,34 +339,56 @@ fn pair_start(
     Ok(())
 }
 
-fn pair_complete(
+/// The row a complete line fills: the start of the same process that
+/// precedes it, if that start still waits for its complete (not completed,
+/// no server restart since); else a new row without a start.
+///
+/// "Precedes" is log order: the latest such start before it in the same
+/// file. Times cannot decide it: a clock stepped back between the two lines
+/// dates the complete before its own start. Only when the file holds no
+/// start of that process before the line (the start is in the previous
+/// file) does time pick it: the latest start not after the complete.
+fn start_to_complete(
     tx: &Transaction<'_>,
-    cluster_id: i64,
-    event_id: i64,
-    pid: Option<u32>,
-    at: i64,
+    source: &SourceRow,
+    event: &Event,
     kind: PointKind,
-    stats: &CompleteStats,
-) -> rusqlite::Result<()> {
-    // The latest start of this process before the complete line; it pairs
-    // only if it is still open (not completed, no server restart since).
-    let latest: Option<(i64, bool)> = tx
-        .query_row(
-            "SELECT id, pairable FROM checkpoint
-             WHERE cluster_id = ?1 AND kind = ?2 AND pid IS ?3 AND started_at <= ?4
-             ORDER BY started_at DESC, id DESC LIMIT 1",
-            params![cluster_id, kind.as_str(), pid, at],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
+) -> rusqlite::Result<i64> {
+    let start_kind = EventBody::PointStart { kind, flags: Vec::new() }.kind_name();
+    let in_file: Option<(i64, bool)> = tx
+        .prepare_cached(
+            "SELECT c.id, c.pairable FROM event e JOIN checkpoint c ON c.start_event_id = e.id
+             WHERE e.source_id = ?1 AND e.offset < ?2 AND e.kind = ?3 AND e.pid IS ?4
+             ORDER BY e.offset DESC LIMIT 1",
+        )?
+        .query_row(params![source.id, event.offset as i64, start_kind, event.pid], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?;
-    let id = match latest {
-        Some((id, true)) => id,
-        _ => {
-            tx.prepare_cached("INSERT INTO checkpoint(cluster_id, kind, pid) VALUES (?1, ?2, ?3)")?
-                .execute(params![cluster_id, kind.as_str(), pid])?;
-            tx.last_insert_rowid()
-        }
+    let latest = match in_file {
+        Some(found) => Some(found),
+        None => tx
+            .prepare_cached(
+                "SELECT id, pairable FROM checkpoint
+                 WHERE cluster_id = ?1 AND kind = ?2 AND pid IS ?3 AND started_at <= ?4
+                 ORDER BY started_at DESC, id DESC LIMIT 1",
+            )?
+            .query_row(params![source.cluster_id, kind.as_str(), event.pid, micros(event.at)], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()?,
     };
+    if let Some((id, true)) = latest {
+        return Ok(id);
+    }
+    tx.prepare_cached("INSERT INTO checkpoint(cluster_id, kind, pid) VALUES (?1, ?2, ?3)")?.execute(params![
+        source.cluster_id,
+        kind.as_str(),
+        event.pid
+    ])?;
+    Ok(tx.last_insert_rowid())
+}
+
+/// Fills row `id` with a complete line's figures.
+fn complete(tx: &Transaction<'_>, id: i64, event_id: i64, at: i64, stats: &CompleteStats) -> rusqlite::Result<()> {
     tx.prepare_cached(
         "UPDATE checkpoint SET complete_event_id = ?2, completed_at = ?3,
            pairable = (start_event_id IS NULL),
