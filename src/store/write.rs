@@ -133,6 +133,7 @@ impl Store {
 /// Recorded fingerprints of a cluster's sources, longest first, that `head`
 /// is long enough to check by hash; then, for a `head` shorter than what was
 /// recorded (the file was opened before it grew), the recorded bytes.
+/// (`fp_len > 0` in each query lets SQLite use the partial unique index.)
 fn find(conn: &Connection, cluster_id: i64, head: &[u8]) -> rusqlite::Result<Option<SourceRow>> {
     let head = &head[..head.len().min(FINGERPRINT_BYTES)];
     if head.is_empty() {
@@ -144,8 +145,9 @@ fn find(conn: &Connection, cluster_id: i64, head: &[u8]) -> rusqlite::Result<Opt
         )?
         .query_map(params![cluster_id, head.len() as i64], |r| r.get(0))?
         .collect::<Result<_, _>>()?;
-    let mut by_hash =
-        conn.prepare_cached(&format!("{SOURCE_COLUMNS} WHERE cluster_id = ?1 AND fp_len = ?2 AND fp_hash = ?3"))?;
+    let mut by_hash = conn.prepare_cached(&format!(
+        "{SOURCE_COLUMNS} WHERE cluster_id = ?1 AND fp_len > 0 AND fp_len = ?2 AND fp_hash = ?3"
+    ))?;
     for len in lens {
         let fp = Fingerprint::of(&head[..len as usize]);
         if let Some(row) = by_hash.query_row(params![cluster_id, len, fp.hash as i64], source_row).optional()? {
@@ -153,7 +155,7 @@ fn find(conn: &Connection, cluster_id: i64, head: &[u8]) -> rusqlite::Result<Opt
         }
     }
     conn.prepare_cached(&format!(
-        "{SOURCE_COLUMNS} WHERE cluster_id = ?1 AND fp_len > ?2 AND substr(head, 1, ?2) = ?3 ORDER BY id DESC LIMIT 1"
+        "{SOURCE_COLUMNS} WHERE cluster_id = ?1 AND fp_len > 0 AND fp_len > ?2 AND substr(head, 1, ?2) = ?3 ORDER BY id DESC LIMIT 1"
     ))?
     .query_row(params![cluster_id, head.len() as i64, head], source_row)
     .optional()
@@ -420,4 +422,105 @@ fn complete(tx: &Transaction<'_>, id: i64, event_id: i64, at: i64, stats: &Compl
         stats.redo_lsn
     ])?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::Pos;
+
+    fn spec(path: &str) -> SourceSpec<'_> {
+        SourceSpec { path, meta: None, format: "stderr", prefix: None }
+    }
+
+    /// Log-like content long enough for a full fingerprint.
+    fn content() -> Vec<u8> {
+        (0..100)
+            .flat_map(|i| format!("2026-11-22 08:17:{i:02}.665 UTC [29389] LOG:  line {i}\n").into_bytes())
+            .collect()
+    }
+
+    fn store() -> (tempfile::TempDir, Store, i64) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("w.db")).unwrap();
+        let cluster = store.cluster_id("c").unwrap();
+        (dir, store, cluster)
+    }
+
+    fn rows(store: &Store) -> i64 {
+        store.conn.query_row("SELECT count(*) FROM source", [], |r| r.get(0)).unwrap()
+    }
+
+    #[test]
+    fn a_reader_that_opened_the_file_before_it_grew_finds_the_same_source() {
+        let (_dir, mut store, c) = store();
+        let log = content();
+        let (created, new) = store.source_for(c, &log, &spec("a.log")).unwrap();
+        assert!(new);
+        assert_eq!(created.fingerprint.len, FINGERPRINT_BYTES);
+        // Its head was read when the file had 300 bytes; the row records 4096.
+        let (found, new) = store.source_for(c, &log[..300], &spec("a.log")).unwrap();
+        assert!(!new);
+        assert_eq!(found.id, created.id);
+        assert_eq!(found.fingerprint.len, FINGERPRINT_BYTES, "the longer fingerprint is kept");
+        // Other content of the same length is another source.
+        let mut other = log[..300].to_vec();
+        other[299] = b'X';
+        let (another, new) = store.source_for(c, &other, &spec("b.log")).unwrap();
+        assert!(new);
+        assert_ne!(another.id, created.id);
+        assert_eq!(rows(&store), 2);
+    }
+
+    #[test]
+    fn the_fingerprint_grows_with_the_file() {
+        let (_dir, mut store, c) = store();
+        let log = content();
+        let (first, _) = store.source_for(c, &log[..100], &spec("a.log")).unwrap();
+        assert_eq!(first.fingerprint, Fingerprint::of(&log[..100]));
+        let (grown, new) = store.source_for(c, &log[..2000], &spec("a.log")).unwrap();
+        assert!(!new);
+        assert_eq!((grown.id, grown.fingerprint), (first.id, Fingerprint::of(&log[..2000])));
+        let head: Vec<u8> = store.conn.query_row("SELECT head FROM source", [], |r| r.get(0)).unwrap();
+        assert_eq!(head, &log[..2000]);
+        // A file with the first 100 bytes but different after is not this source any more.
+        let mut other = log[..2000].to_vec();
+        other[1500] = b'X';
+        assert!(store.find_source(c, &other).unwrap().is_none());
+        assert_eq!(store.find_source(c, &log).unwrap().map(|r| r.id), Some(first.id));
+    }
+
+    /// A row recorded before heads were kept (schema 5) is found by its hash alone.
+    #[test]
+    fn a_row_without_head_is_found_by_its_hash() {
+        let (_dir, mut store, c) = store();
+        let log = content();
+        let (row, _) = store.source_for(c, &log[..500], &spec("a.log")).unwrap();
+        store.conn.execute("UPDATE source SET head = NULL", []).unwrap();
+        assert_eq!(store.find_source(c, &log).unwrap().map(|r| r.id), Some(row.id));
+        assert!(store.find_source(c, &log[..400]).unwrap().is_none(), "shorter than recorded: needs the bytes");
+    }
+
+    #[test]
+    fn the_read_position_moves_back_only_for_a_shrunken_file() {
+        let (_dir, mut store, c) = store();
+        let log = content();
+        let (mut row, _) = store.source_for(c, &log, &spec("a.log")).unwrap();
+        let meta = |size| Some(FileMeta { dev: 1, ino: 2, size });
+        let read_to = |store: &Store| -> (i64, i64) {
+            store.conn.query_row("SELECT read_to, line FROM source", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap()
+        };
+        let at = |offset, line| Pos { offset, line };
+        let grown = SourceSpec { meta: meta(5000), ..spec("a.log") };
+        store.commit_batch(&mut row, &grown, &[], at(4000, 50)).unwrap();
+        assert_eq!(read_to(&store), (4000, 50));
+        // Another reader that started earlier commits a position behind it.
+        let (mut behind, _) = store.source_for(c, &log, &spec("a.log")).unwrap();
+        store.commit_batch(&mut behind, &grown, &[], at(1000, 12)).unwrap();
+        assert_eq!(read_to(&store), (4000, 50), "not moved back");
+        // Rewritten in place, now 2000 bytes: read again from the start.
+        let shrunk = SourceSpec { meta: meta(2000), ..spec("a.log") };
+        store.commit_batch(&mut behind, &shrunk, &[], at(2000, 25)).unwrap();
+        assert_eq!(read_to(&store), (2000, 25));
+    }
 }
