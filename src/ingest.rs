@@ -161,7 +161,7 @@ fn source_row(
         report
             .warnings
             .push(format!("{} shrank below byte {}: reading it again from the start", spec.path, row.read_to));
-        (row.read_to, row.line) = (0, 1);
+        store.rewind_source(&mut row)?;
     }
     Ok(row)
 }

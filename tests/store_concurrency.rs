@@ -635,3 +635,42 @@ fn split_one_checkpoint_like_the_old_pairing(conn: &Connection, a: i64, b: i64, 
     .unwrap();
     assert_ne!(complete_a, complete_b);
 }
+
+// ---------------------------------------------------------------- the read position
+
+/// The read position only moves forward (so that a reader behind another
+/// never takes it back), except for a file rewritten in place shorter than
+/// what was read: that one is read again from the start, and the store must
+/// remember it. Otherwise, once the file grew past the old position again,
+/// reading would resume there and skip everything written in between.
+#[test]
+fn a_log_rewritten_shorter_is_read_from_its_start_again() {
+    let ws = Workspace::new();
+    let log = ws.dir("log").join("postgresql.log");
+    let db = ws.db();
+    let data = fixture(LOG);
+    let l = lines(&data);
+    fs::write(&log, &data).unwrap();
+    ok(import_cmd(&db, &log));
+    let offset = || query_i64(&db, "SELECT read_to FROM source");
+    assert_eq!(offset(), data.len() as i64);
+
+    // Rewritten in place with its first 60 lines only: same first bytes, shorter.
+    let short = concat(&l[..entry_boundary(&l, 60)]);
+    fs::write(&log, &short).unwrap();
+    let report = ok(import_cmd(&db, &log));
+    assert!(report.contains(&format!("shrank below byte {}", data.len())), "{report}");
+    assert_eq!(new_in_store(&report), 0, "the same lines at the same places: {report}");
+    assert_eq!(offset(), short.len() as i64, "the store remembers the new, shorter position");
+
+    // Another server's log follows, growing the file well past the old end.
+    let more = fixture("16-stderr-default-std");
+    assert!(short.len() + more.len() > data.len());
+    let alone = ws.path().join("more.log");
+    fs::write(&alone, &more).unwrap();
+    let events_in_more = new_in_store(&ok(import_cmd(&ws.path().join("alone.db"), &alone)));
+    append(&log, &more);
+    let report = ok(import_cmd(&db, &log));
+    assert_eq!(new_in_store(&report), events_in_more, "every event of the appended log: {report}");
+    assert_eq!(offset(), (short.len() + more.len()) as i64);
+}

@@ -81,6 +81,19 @@ impl Store {
         Ok(found)
     }
 
+    /// Reads `source` again from its start: its file is now shorter than
+    /// what was read (rewritten in place). Unless another process has moved
+    /// the recorded position since `source` was looked up (it may have
+    /// rewound and read it again already).
+    pub fn rewind_source(&mut self, source: &mut SourceRow) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached("UPDATE source SET read_to = 0, line = 1 WHERE id = ?1 AND read_to = ?2")
+            .and_then(|mut stmt| stmt.execute(params![source.id, source.read_to as i64]))
+            .map_err(|e| self.sql(e))?;
+        (source.read_to, source.line) = (0, 1);
+        Ok(())
+    }
+
     /// Stores `events` and moves `source` to `reached`, atomically.
     /// Returns how many events were new.
     pub fn commit_batch(
@@ -101,13 +114,13 @@ impl Store {
         }
         // The recorded position only moves forward: another process reading
         // the same source (the daemon and an import) may have got further,
-        // and going back would make status show a lag that is not there. It
-        // goes back only for a file now shorter than what was read (rewritten
-        // in place), which is read again from the start.
+        // and going back would make status show a lag that is not there, or
+        // read it all again after a restart. (A file rewritten in place is
+        // taken back explicitly: [`Store::rewind_source`].)
         tx.prepare_cached(
             "UPDATE source SET
-                 line = CASE WHEN ?2 >= read_to OR ?5 < read_to THEN ?3 ELSE line END,
-                 read_to = CASE WHEN ?2 >= read_to OR ?5 < read_to THEN ?2 ELSE read_to END,
+                 line = CASE WHEN ?2 >= read_to THEN ?3 ELSE line END,
+                 read_to = max(read_to, ?2),
                  path = ?4, size = ?5, last_read = ?6, prefix = COALESCE(?7, prefix)
              WHERE id = ?1",
         )
@@ -427,7 +440,6 @@ fn complete(tx: &Transaction<'_>, id: i64, event_id: i64, at: i64, stats: &Compl
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::frame::Pos;
 
     fn spec(path: &str) -> SourceSpec<'_> {
         SourceSpec { path, meta: None, format: "stderr", prefix: None }
@@ -502,25 +514,30 @@ mod tests {
     }
 
     #[test]
-    fn the_read_position_moves_back_only_for_a_shrunken_file() {
+    fn the_read_position_moves_back_only_when_rewound() {
         let (_dir, mut store, c) = store();
         let log = content();
         let (mut row, _) = store.source_for(c, &log, &spec("a.log")).unwrap();
-        let meta = |size| Some(FileMeta { dev: 1, ino: 2, size });
         let read_to = |store: &Store| -> (i64, i64) {
             store.conn.query_row("SELECT read_to, line FROM source", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap()
         };
         let at = |offset, line| Pos { offset, line };
-        let grown = SourceSpec { meta: meta(5000), ..spec("a.log") };
-        store.commit_batch(&mut row, &grown, &[], at(4000, 50)).unwrap();
+        let (mut behind, _) = store.source_for(c, &log, &spec("a.log")).unwrap();
+        store.commit_batch(&mut row, &spec("a.log"), &[], at(4000, 50)).unwrap();
         assert_eq!(read_to(&store), (4000, 50));
         // Another reader that started earlier commits a position behind it.
-        let (mut behind, _) = store.source_for(c, &log, &spec("a.log")).unwrap();
-        store.commit_batch(&mut behind, &grown, &[], at(1000, 12)).unwrap();
+        store.commit_batch(&mut behind, &spec("a.log"), &[], at(1000, 12)).unwrap();
         assert_eq!(read_to(&store), (4000, 50), "not moved back");
-        // Rewritten in place, now 2000 bytes: read again from the start.
-        let shrunk = SourceSpec { meta: meta(2000), ..spec("a.log") };
-        store.commit_batch(&mut behind, &shrunk, &[], at(2000, 25)).unwrap();
+        // Rewritten in place and shorter: read again from the start.
+        let (mut again, _) = store.source_for(c, &log, &spec("a.log")).unwrap();
+        store.rewind_source(&mut again).unwrap();
+        assert_eq!((again.read_to, again.line), (0, 1));
+        assert_eq!(read_to(&store), (0, 1));
+        store.commit_batch(&mut again, &spec("a.log"), &[], at(2000, 25)).unwrap();
+        assert_eq!(read_to(&store), (2000, 25));
+        // A reader that looked the row up before the rewind does not rewind it again.
+        row.read_to = 4000;
+        store.rewind_source(&mut row).unwrap();
         assert_eq!(read_to(&store), (2000, 25));
     }
 }
