@@ -4,7 +4,7 @@
 //! and the source offset they were read up to in one transaction: after a
 //! crash at any instant, the store and the offset agree.
 //!
-//! Several processes may write one store at once (the daemon and an
+//! Several processes may write one store at once (the daemon and a
 //! `walwatch import`); SQLite serialises their transactions, and every
 //! read-then-write step (migrating, finding or creating a source) takes the
 //! write lock before it reads. Only one daemon runs per store ([`lock`]).
@@ -56,7 +56,7 @@ pub enum StoreError {
     TooNew { path: PathBuf, found: i64, known: usize },
     #[error("cannot write the store {path}: {detail} (the store, its directory or its file system is read-only for this user; `summary`, `status`, `checkpoints` and `alerts` still read it, `import` and `run` need write access)")]
     ReadOnly { path: PathBuf, detail: String },
-    #[error("cannot read the store {path} without write access: {wal} holds changes not yet copied into the store file, and reading them needs the index {shm}, which is missing and cannot be created here; run a query once as a user who may write the store's directory, or copy the store together with its -wal file")]
+    #[error("cannot read the store {path} without write access: {wal} holds changes not yet copied into the store file, and reading them needs its index {shm}, which is missing (or unusable) and cannot be made here without write access; run a query once as a user who may write the store's directory, or copy the store together with its -wal file")]
     WalWithoutIndex { path: PathBuf, wal: PathBuf, shm: PathBuf },
     #[error("another walwatch daemon{} is already running on the store {path} (it holds the lock {lock}); stop it first, or give this one another store (--db, or path in [store])", pid.map(|p| format!(" (pid {p})")).unwrap_or_default())]
     DaemonRunning { path: PathBuf, lock: PathBuf, pid: Option<u32> },
