@@ -122,14 +122,8 @@ pub fn import_source(
     let kit = ReaderKit::new(format, &choice, &source, &path)?;
     report.prefix = kit.prefix_spec();
     let prefix_spec = report.prefix.clone();
-    let spec = SourceSpec {
-        path: &path,
-        meta: source.meta,
-        fingerprint: source.fingerprint(),
-        format: format.as_str(),
-        prefix: prefix_spec.as_deref(),
-    };
-    let mut row = source_row(store, (cluster_id, known), &source, &spec, opts, &mut report)?;
+    let spec = SourceSpec { path: &path, meta: source.meta, format: format.as_str(), prefix: prefix_spec.as_deref() };
+    let mut row = source_row(store, cluster_id, &source, &spec, opts, &mut report)?;
     let start = Pos { offset: row.read_to, line: row.line };
     // A plain file may still be written to: its unterminated last line waits.
     let tail = match (source.compression == Compression::None && source.meta.is_some(), opts.hold_last_entry) {
@@ -168,22 +162,17 @@ fn open_at(source: Source, offset: u64, scanner: &mut dyn Scan) -> std::io::Resu
 /// The store's record of this content: found by fingerprint, or new.
 fn source_row(
     store: &mut Store,
-    (cluster_id, known): (i64, Option<SourceRow>),
+    cluster_id: i64,
     source: &Source,
     spec: &SourceSpec<'_>,
     opts: &Options,
     report: &mut Report,
 ) -> Result<SourceRow, IngestError> {
-    let mut row = match known {
-        Some(row) => row,
-        None => {
-            let mut row = store.create_source(cluster_id, spec)?;
-            if opts.new_files_from_end && source.compression == Compression::None {
-                (row.read_to, row.line) = end_of_complete_lines(spec.path)?;
-            }
-            row
-        }
-    };
+    // Found or created in one step: another process may be reading this file too.
+    let (mut row, created) = store.source_for(cluster_id, source.head(), spec)?;
+    if created && opts.new_files_from_end && source.compression == Compression::None {
+        (row.read_to, row.line) = end_of_complete_lines(spec.path)?;
+    }
     if source.meta.is_some_and(|m| source.compression == Compression::None && m.size < row.read_to) {
         // Same first bytes but shorter than what was read: rewritten in place
         // (truncated, then written again). Read it again; events already
@@ -191,7 +180,7 @@ fn source_row(
         report
             .warnings
             .push(format!("{} shrank below byte {}: reading it again from the start", spec.path, row.read_to));
-        (row.read_to, row.line) = (0, 1);
+        store.rewind_source(&mut row)?;
     }
     Ok(row)
 }

@@ -307,7 +307,7 @@ fn print_cycles(db: &Path, since: &str, max_wal_size_mb: Option<u64>, name: &str
 
 /// How PostgreSQL's SHOW spells a size in MB.
 fn pg_size(mb: u64) -> String {
-    if mb >= 1024 && mb % 1024 == 0 {
+    if mb >= 1024 && mb.is_multiple_of(1024) {
         format!("{}GB", mb / 1024)
     } else {
         format!("{mb}MB")

@@ -206,7 +206,7 @@ pub fn readable_mb(mb: f64, segment_mb: f64) -> u64 {
 
 /// "4GB", "1536MB": how the SQL and the text spell a size.
 pub fn pg_size(mb: u64) -> String {
-    if mb >= 1024 && mb % 1024 == 0 {
+    if mb >= 1024 && mb.is_multiple_of(1024) {
         format!("{}GB", mb / 1024)
     } else {
         format!("{mb}MB")

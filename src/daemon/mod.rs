@@ -20,6 +20,7 @@ use anyhow::{Context, Result};
 use jiff::Timestamp;
 
 use crate::config::{self, Config};
+use crate::store::lock::DaemonLock;
 use crate::store::Store;
 use alerting::Alerting;
 use follow::Follower;
@@ -52,6 +53,8 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
     let wake = Wakeups::new().context("cannot set up signal handling")?;
     let (config, source) = config::load_or_default(config_path)?;
     let db = store_override.map(Path::to_path_buf).unwrap_or_else(|| store_path(&config));
+    // One daemon per store, before anything is read or written; held until run() returns.
+    let _lock = DaemonLock::acquire(&db)?;
     let mut store = Store::open(&db)?;
     store.skip_checkpoint_on_close()?;
     tracing::info!(config = ?source, store = %db.display(), "Starting.");

@@ -3,10 +3,18 @@
 //! Writers go through [`Store::commit_batch`], which stores a chunk's events
 //! and the source offset they were read up to in one transaction: after a
 //! crash at any instant, the store and the offset agree.
+//!
+//! Several processes may write one store at once (the daemon and a
+//! `walwatch import`); SQLite serialises their transactions, and every
+//! read-then-write step (migrating, finding or creating a source) takes the
+//! write lock before it reads. Only one daemon runs per store ([`lock`]).
+//! A store the user may not write is still opened for queries
+//! ([`Store::open_read_only`]).
 
 pub mod alerts;
 pub mod daemon;
 pub mod history;
+pub mod lock;
 pub mod outbox;
 pub mod query;
 pub mod settings;
@@ -15,24 +23,21 @@ mod write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags};
-use rusqlite_migration::{Migrations, M};
+use rusqlite::{Connection, DatabaseName, ErrorCode, OpenFlags, TransactionBehavior};
 use thiserror::Error;
 
 pub use write::{SourceRow, SourceSpec};
 
-/// Forward-only schema steps; the version is SQLite's user_version.
-const MIGRATION_LIST: &[M<'static>] = &[
-    M::up(include_str!("migrations/0001_init.sql")),
-    M::up(include_str!("migrations/0002_daemon.sql")),
-    M::up(include_str!("migrations/0003_alerts.sql")),
-    M::up(include_str!("migrations/0004_outbox.sql")),
-    M::up(include_str!("migrations/0005_settings.sql")),
+/// Forward-only schema steps; the version is SQLite's user_version (the
+/// number of steps applied). Never edit a step once released: add one.
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0001_init.sql"),
+    include_str!("migrations/0002_daemon.sql"),
+    include_str!("migrations/0003_alerts.sql"),
+    include_str!("migrations/0004_outbox.sql"),
+    include_str!("migrations/0005_settings.sql"),
+    include_str!("migrations/0006_source_identity.sql"),
 ];
-
-fn migrations() -> Migrations<'static> {
-    Migrations::new(MIGRATION_LIST.to_vec())
-}
 
 /// How long a writer waits for another writer's lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -49,6 +54,16 @@ pub enum StoreError {
     Migrate { path: PathBuf, message: String },
     #[error("the store {path} was written by a newer walwatch (schema {found}, this one knows {known})")]
     TooNew { path: PathBuf, found: i64, known: usize },
+    #[error("cannot write the store {path}: {detail} (the store, its directory or its file system is read-only for this user; `summary`, `status`, `checkpoints` and `alerts` still read it, `import` and `run` need write access)")]
+    ReadOnly { path: PathBuf, detail: String },
+    #[error("cannot read the store {path} without write access: {wal} holds changes not yet copied into the store file, and reading them needs its index {shm}, which is missing (or unusable) and cannot be made here without write access; run a query once as a user who may write the store's directory, or copy the store together with its -wal file")]
+    WalWithoutIndex { path: PathBuf, wal: PathBuf, shm: PathBuf },
+    #[error("another walwatch daemon{} is already running on the store {path} (it holds the lock {lock}); stop it first, or give this one another store (--db, or path in [store])", pid.map(|p| format!(" (pid {p})")).unwrap_or_default())]
+    DaemonRunning { path: PathBuf, lock: PathBuf, pid: Option<u32> },
+    // `error`, not `source`: the message includes it already, and a source
+    // would be printed a second time by `{:#}`.
+    #[error("cannot take the daemon lock {path}: {error} (the daemon needs write access to the store's directory)")]
+    Lock { path: PathBuf, error: std::io::Error },
     #[error("store {path}: {}", describe(source))]
     Sql { path: PathBuf, source: rusqlite::Error },
 }
@@ -73,16 +88,23 @@ pub struct Store {
 
 impl Store {
     /// Opens (creating and migrating as needed) the store for writing.
+    /// A store this process may not write is refused with
+    /// [`StoreError::ReadOnly`], never opened read-only behind the caller's back.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::Dir { path: dir.into(), source })?;
         }
-        let mut conn = Connection::open(path).map_err(|source| StoreError::Open { path: path.into(), source })?;
-        configure(&conn).map_err(|source| StoreError::Open { path: path.into(), source })?;
+        let refused = |e| write_refused(path, e);
+        let mut conn = Connection::open(path).map_err(refused)?;
+        // SQLite falls back to read-only when the file cannot be opened for
+        // writing (permissions, read-only mount); every write would then fail.
+        if conn.is_readonly(DatabaseName::Main).map_err(refused)? {
+            let detail = "the file cannot be opened for writing".to_string();
+            return Err(StoreError::ReadOnly { path: path.into(), detail });
+        }
+        configure(&conn).map_err(refused)?;
         check_not_too_new(&conn, path)?;
-        migrations()
-            .to_latest(&mut conn)
-            .map_err(|e| StoreError::Migrate { path: path.into(), message: e.to_string() })?;
+        migrate(&mut conn, path)?;
         Ok(Store { conn, path: path.into() })
     }
 
@@ -95,15 +117,28 @@ impl Store {
         Store::open(path)
     }
 
-    /// Opens an existing store for queries only.
+    /// Opens an existing store for queries only, also where this process may
+    /// not write: a WAL store is read through its shared-memory index (-shm),
+    /// which SQLite creates beside the store if it is missing; where it can
+    /// do neither (a read-only directory or mount, and no -shm left by a
+    /// writer), the store file is opened as immutable. That is safe only
+    /// when no -wal file holds changes not yet in the store file, and
+    /// nobody writes meanwhile: a writer would have created the -shm.
     pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
         if !path.exists() {
             return Err(StoreError::Missing { path: path.into() });
         }
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags)
-            .map_err(|source| StoreError::Open { path: path.into(), source })?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(|source| StoreError::Open { path: path.into(), source })?;
+        let conn = match query_connection(path, false) {
+            Ok(conn) => conn,
+            Err(e) if cannot_index_wal(&e) => {
+                let wal = sidecar(path, "-wal");
+                if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+                    return Err(StoreError::WalWithoutIndex { path: path.into(), wal, shm: sidecar(path, "-shm") });
+                }
+                query_connection(path, true).map_err(|source| StoreError::Open { path: path.into(), source })?
+            }
+            Err(source) => return Err(StoreError::Open { path: path.into(), source }),
+        };
         check_not_too_new(&conn, path)?;
         Ok(Store { conn, path: path.into() })
     }
@@ -114,6 +149,58 @@ impl Store {
 
     fn sql(&self, source: rusqlite::Error) -> StoreError {
         StoreError::Sql { path: self.path.clone(), source }
+    }
+}
+
+/// Why a store could not be opened for writing; a read-only store (file,
+/// directory or mount) gets an error that says so and what still works.
+fn write_refused(path: &Path, e: rusqlite::Error) -> StoreError {
+    match e.sqlite_error_code() {
+        // A directory where the store should be cannot be opened either; that is not read-only.
+        Some(ErrorCode::CannotOpen | ErrorCode::ReadOnly | ErrorCode::PermissionDenied) if !path.is_dir() => {
+            StoreError::ReadOnly { path: path.into(), detail: e.to_string() }
+        }
+        _ => StoreError::Open { path: path.into(), source: e },
+    }
+}
+
+/// A read-only connection whose first read has succeeded (opening a WAL
+/// store's index happens there, not at open). `immutable` skips the WAL and
+/// all locking (see [`Store::open_read_only`]).
+fn query_connection(path: &Path, immutable: bool) -> rusqlite::Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+    let conn = if immutable {
+        Connection::open_with_flags(format!("{}?immutable=1", file_uri(path)), flags)?
+    } else {
+        Connection::open_with_flags(path, flags)?
+    };
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))?;
+    Ok(conn)
+}
+
+/// Whether a read-only open failed because the WAL index (-shm) could not
+/// be opened or created, as in a directory or on a mount this user cannot write.
+fn cannot_index_wal(e: &rusqlite::Error) -> bool {
+    matches!(e.sqlite_error_code(), Some(ErrorCode::CannotOpen | ErrorCode::ReadOnly))
+}
+
+/// `<store><suffix>`, e.g. the store's -wal file.
+fn sidecar(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// An SQLite URI naming `path` (`%`, `?` and `#` escaped; an absolute path
+/// gets an empty authority so that a leading `//` stays part of the path).
+fn file_uri(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    let escaped = text.replace('%', "%25").replace('?', "%3f").replace('#', "%23");
+    if escaped.starts_with('/') {
+        format!("file://{escaped}")
+    } else {
+        format!("file:{escaped}")
     }
 }
 
@@ -128,13 +215,41 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
 }
 
 fn check_not_too_new(conn: &Connection, path: &Path) -> Result<(), StoreError> {
-    let found: i64 = conn
-        .pragma_query_value(None, "user_version", |r| r.get(0))
-        .map_err(|source| StoreError::Open { path: path.into(), source })?;
-    if found > MIGRATION_LIST.len() as i64 {
-        return Err(StoreError::TooNew { path: path.into(), found, known: MIGRATION_LIST.len() });
+    let found = schema_version(conn).map_err(|source| StoreError::Open { path: path.into(), source })?;
+    if found > MIGRATIONS.len() as i64 {
+        return Err(StoreError::TooNew { path: path.into(), found, known: MIGRATIONS.len() });
     }
     Ok(())
+}
+
+fn schema_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.pragma_query_value(None, "user_version", |r| r.get(0))
+}
+
+/// Applies the migrations this store lacks, all in one transaction. The
+/// write lock is taken (BEGIN IMMEDIATE) before the version is read: of
+/// several processes opening a new store at once, one migrates while the
+/// others wait (busy timeout), then find the schema up to date. Reading the
+/// version first and migrating after let them all run the first step.
+fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    let failed = |e: rusqlite::Error| match e.sqlite_error_code() {
+        Some(ErrorCode::CannotOpen | ErrorCode::ReadOnly | ErrorCode::PermissionDenied) => write_refused(path, e),
+        _ => StoreError::Migrate { path: path.into(), message: describe(&e) },
+    };
+    // Up to date: no write lock needed (every open but the first).
+    if schema_version(conn).map_err(failed)? == MIGRATIONS.len() as i64 {
+        return Ok(());
+    }
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(failed)?;
+    let found = schema_version(&tx).map_err(failed)?;
+    let Some(missing) = usize::try_from(found).ok().and_then(|v| MIGRATIONS.get(v..)) else {
+        return Err(StoreError::TooNew { path: path.into(), found, known: MIGRATIONS.len() });
+    };
+    for sql in missing {
+        tx.execute_batch(sql).map_err(failed)?;
+    }
+    tx.pragma_update(None, "user_version", MIGRATIONS.len() as i64).map_err(failed)?;
+    tx.commit().map_err(failed)
 }
 
 /// The store path when none is given: the systemd StateDirectory for the
@@ -160,8 +275,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn migrations_are_valid() {
-        migrations().validate().unwrap();
+    fn migrations_apply_in_order_and_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.db");
+        let store = Store::open(&path).unwrap();
+        assert_eq!(schema_version(&store.conn).unwrap(), MIGRATIONS.len() as i64);
+        let index: String = store
+            .conn
+            .query_row("SELECT sql FROM sqlite_master WHERE name = 'source_identity'", [], |r| r.get(0))
+            .unwrap();
+        assert!(index.starts_with("CREATE UNIQUE INDEX"), "{index}");
+        drop(store);
+        // A second open finds nothing to do (it would fail re-creating a table).
+        let store = Store::open(&path).unwrap();
+        assert_eq!(schema_version(&store.conn).unwrap(), MIGRATIONS.len() as i64);
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("n.db");
+        drop(Store::open(&path).unwrap());
+        let conn = Connection::open(&path).unwrap();
+        conn.pragma_update(None, "user_version", MIGRATIONS.len() as i64 + 1).unwrap();
+        drop(conn);
+        let err = Store::open(&path).err().unwrap();
+        assert!(matches!(err, StoreError::TooNew { found, .. } if found == MIGRATIONS.len() as i64 + 1), "{err}");
+    }
+
+    #[test]
+    fn uris_escape_what_sqlite_would_parse() {
+        assert_eq!(file_uri(Path::new("/var/lib/w.db")), "file:///var/lib/w.db");
+        assert_eq!(file_uri(Path::new("/a?b#c%d/w.db")), "file:///a%3fb%23c%25d/w.db");
+        assert_eq!(file_uri(Path::new("rel/w.db")), "file:rel/w.db");
     }
 
     #[test]
