@@ -28,6 +28,8 @@ const MIGRATION_LIST: &[M<'static>] = &[
     M::up(include_str!("migrations/0003_alerts.sql")),
     M::up(include_str!("migrations/0004_outbox.sql")),
     M::up(include_str!("migrations/0005_settings.sql")),
+    // 0006: reserved for the branch that adds migrations/0006_*.sql.
+    M::up(include_str!("migrations/0007_event_ahead.sql")),
 ];
 
 fn migrations() -> Migrations<'static> {
