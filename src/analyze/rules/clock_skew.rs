@@ -29,17 +29,18 @@ pub fn check(ahead: Option<&DatedAhead>, rule: &ClockSkewRule, window: &Window) 
     let ahead = ahead.filter(|a| a.count > 0)?;
     let how_far = ahead_text(ahead.most_ahead_read_at, ahead.most_ahead_at);
     let tolerance = human_duration(rule.tolerance);
+    // Short enough for a mail subject; the read times are in the details.
     let summary = format!(
-        "{} dated up to {how_far} ahead of this machine's clock (tolerance {tolerance}), the latest read at {}: check the server's clock and log_timezone",
-        events(ahead.count),
-        crate::timefmt::rfc3339(ahead.latest_read_at)
+        "{} dated up to {how_far} ahead of this machine's clock (tolerance {tolerance}): check the server's clock and log_timezone",
+        events(ahead.count)
     );
     let details = vec![
         format!(
-            "In the {} up to {}, walwatch read {} dated more than {tolerance} ahead of its clock. The one most ahead is dated {}; it was read at {} ({how_far} ahead).",
+            "In the {} up to {}, walwatch read {} dated more than {tolerance} ahead of its clock, the latest at {}. The one most ahead is dated {}; it was read at {} ({how_far} ahead).",
             window.describe(),
             crate::timefmt::rfc3339(window.end),
             events(ahead.count),
+            crate::timefmt::rfc3339(ahead.latest_read_at),
             crate::timefmt::rfc3339(ahead.most_ahead_at),
             crate::timefmt::rfc3339(ahead.most_ahead_read_at)
         ),
@@ -114,7 +115,11 @@ mod tests {
         assert_eq!((f.rule, f.key.as_str(), f.severity), ("clock_skew", "", Severity::Warning));
         assert_eq!(
             f.summary,
-            "3 events dated up to 72y 1mo 8d ahead of this machine's clock (tolerance 5m), the latest read at 2026-11-23T11:00:00.000+00:00: check the server's clock and log_timezone"
+            "3 events dated up to 72y 1mo 8d ahead of this machine's clock (tolerance 5m): check the server's clock and log_timezone"
+        );
+        assert_eq!(
+            f.details[0],
+            "In the 24h up to 2026-11-23T12:00:00.000+00:00, walwatch read 3 events dated more than 5m ahead of its clock, the latest at 2026-11-23T11:00:00.000+00:00. The one most ahead is dated 2099-01-01T00:00:00.000+00:00; it was read at 2026-11-23T10:00:00.000+00:00 (72y 1mo 8d ahead)."
         );
         assert_eq!(f.figures["count"], 3);
         assert_eq!(
