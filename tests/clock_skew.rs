@@ -204,6 +204,17 @@ fn a_line_dated_2099_neither_resolves_nor_blinds_the_rules() {
     assert_eq!(forced["window"]["end"], rfc3339(now3));
     assert_eq!(figures(&r, "too_frequent")["count"], 5);
     assert_eq!(figures(&r, "clock_skew")["count"], 1);
+
+    // clock_skew's window is over read times: a day after the line was read
+    // (and nothing like it since), it resolves; the others are unchanged.
+    let r = evaluate(&db, read + SignedDuration::from_hours(24) + SignedDuration::from_micros(1));
+    assert_eq!(moves(&r), (vec![], vec!["forced_checkpoints", "too_frequent"], vec!["clock_skew"]));
+    let r = evaluate(&db, read + SignedDuration::from_hours(24) - SignedDuration::from_micros(1));
+    assert_eq!(
+        moves(&r),
+        (vec!["clock_skew"], vec!["forced_checkpoints", "too_frequent"], vec![]),
+        "read 1 µs inside the window"
+    );
 }
 
 fn daemon_config(ws: &Workspace, port: u16) -> String {
