@@ -199,8 +199,8 @@ impl DatedAhead {
     }
 }
 
-/// Recognised events of the clusters' (no rejected records, whose times are
-/// not in question but which never count as events).
+/// Recognised events only: a rejected record (a client's look-alike line)
+/// never counts as an event, here as in the summary.
 const RECOGNISED: &str = "e.kind <> 'rejected'";
 
 /// The condition leaving out the events dated ahead, with the tolerance in
@@ -339,6 +339,7 @@ impl Store {
         tolerance: Duration,
         read_since: Timestamp,
     ) -> Result<Option<DatedAhead>, StoreError> {
+        // An event's read time is at - ahead_us; the partial index event_ahead holds every candidate.
         let from = format!(
             "FROM event e WHERE e.cluster_id = (SELECT id FROM cluster WHERE name = ?1)
                AND e.ahead_us > ?2 AND e.at - e.ahead_us >= ?3 AND {RECOGNISED}"
@@ -350,21 +351,18 @@ impl Store {
                 Ok((r.get(0)?, r.get(1)?))
             })
             .map_err(|e| self.sql(e))?;
-        let (Some(latest_read_at), true) = (ts(latest_read), count > 0) else {
+        let Some(latest_read_at) = ts(latest_read) else {
             return Ok(None);
         };
-        let (at, read): (i64, i64) = self
+        let most_ahead = format!("SELECT e.at, e.at - e.ahead_us {from} ORDER BY e.ahead_us DESC, e.id LIMIT 1");
+        let (at, read) = self
             .conn
-            .query_row(
-                &format!("SELECT e.at, e.at - e.ahead_us {from} ORDER BY e.ahead_us DESC, e.id LIMIT 1"),
-                values,
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
+            .query_row(&most_ahead, values, |r| Ok((ts(r.get(0)?), ts(r.get(1)?))))
             .map_err(|e| self.sql(e))?;
         Ok(Some(DatedAhead {
             count,
-            most_ahead_at: ts(Some(at)).unwrap_or(Timestamp::MAX),
-            most_ahead_read_at: ts(Some(read)).unwrap_or(Timestamp::MIN),
+            most_ahead_at: at.unwrap_or(Timestamp::MAX),
+            most_ahead_read_at: read.unwrap_or(latest_read_at),
             latest_read_at,
         }))
     }
