@@ -149,8 +149,9 @@ pub struct RunArgs {
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
+    // The config gives [alerts.clock_skew] (events dated ahead) and, without --db, the store.
     #[command(flatten)]
-    pub db: DbArg,
+    pub common: ConfigDbArgs,
     /// Only this cluster.
     #[arg(long)]
     pub cluster: Option<String>,
@@ -253,8 +254,9 @@ pub enum SummaryFormat {
 
 #[derive(Debug, Args)]
 pub struct SummaryArgs {
+    // The config gives [alerts.clock_skew] (events dated ahead) and, without --db, the store.
     #[command(flatten)]
-    pub db: DbArg,
+    pub common: ConfigDbArgs,
     #[command(flatten)]
     pub window: WindowArgs,
     #[arg(long, value_enum, default_value = "table")]

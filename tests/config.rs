@@ -227,7 +227,7 @@ fn check_describes_the_clusters() {
     );
     assert!(report.contains("store /var/lib/walwatch/walwatch.db; poll every 1s, commit within 1s"), "{report}");
     assert!(
-        report.ends_with("alert rules: 7 of 7 enabled; delivery: none: alerts are kept in the store\n"),
+        report.ends_with("alert rules: 8 of 8 enabled; delivery: none: alerts are kept in the store\n"),
         "{report}"
     );
 
@@ -239,7 +239,7 @@ fn check_describes_the_clusters() {
     let report = config::check(Some(&path)).unwrap();
     assert!(
         report.ends_with(
-            "alert rules: 6 of 7 enabled; delivery: mail to 2 recipients via .eml files in /tmp/x, \
+            "alert rules: 7 of 8 enabled; delivery: mail to 2 recipients via .eml files in /tmp/x, \
              webhook https://hooks.example.com/…\n"
         ),
         "{report}"

@@ -202,7 +202,16 @@ fn assert_keys(v: &Value, expected: &[&str], what: &str) {
 
 fn check_summary(s: &Value, t: &Truth) {
     println!("walwatch summary: {s}");
-    let top = ["checkpoints", "restartpoints", "too_frequent", "parameter_changes", "rejected", "first_at", "last_at"];
+    let top = [
+        "checkpoints",
+        "restartpoints",
+        "too_frequent",
+        "parameter_changes",
+        "rejected",
+        "first_at",
+        "last_at",
+        "dated_ahead",
+    ];
     assert_keys(s, &top, "summary");
     for part in ["checkpoints", "restartpoints"] {
         assert_keys(&s[part], &["started", "completed", "by_trigger"], part);
@@ -222,6 +231,8 @@ fn check_summary(s: &Value, t: &Truth) {
     for (path, want) in t.expected_summary() {
         assert_eq!(int(s, path), want, "summary {path}");
     }
+    // Every line was read after the server wrote it: none is dated ahead.
+    assert_eq!(int(s, "dated_ahead"), 0, "summary dated_ahead");
     let (first, last) = (s["first_at"].as_str(), s["last_at"].as_str());
     let (first, last) = (first.expect("first_at string"), last.expect("last_at string"));
     assert!(ts_key(first) <= ts_key(last), "first_at {first} after last_at {last}");

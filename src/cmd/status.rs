@@ -1,13 +1,16 @@
 //! `walwatch status`: what the daemon follows, how far it read, what is wrong.
+//! Takes the config for [alerts.clock_skew] (events dated ahead).
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
+use crate::analyze::rules::{ahead_text, human_duration};
 use crate::cli::{StatusArgs, SummaryFormat};
+use crate::config::ClockSkewRule;
 use crate::output::{self, cell};
 use crate::store::daemon::{ClusterStatus, Heartbeat};
 use crate::store::Store;
@@ -46,10 +49,17 @@ struct FileReport {
 }
 
 pub fn run(args: StatusArgs) -> Result<ExitCode> {
-    let store = Store::open_read_only(&super::db_path(&args.db))?;
+    let (config, db) = super::config_and_db(&args.common)?;
+    let store = Store::open_read_only(&db)?;
     let heartbeat = store.last_heartbeat()?;
-    let clusters = store.cluster_status(args.cluster.as_deref())?.into_iter().map(report).collect();
-    let status = Status { daemon: daemon(heartbeat.as_ref(), Timestamp::now()), clusters };
+    let now = Timestamp::now();
+    let mut clusters = Vec::new();
+    for c in store.cluster_status(args.cluster.as_deref())? {
+        let mut r = report(c);
+        dated_ahead(&store, &mut r, &config.alerts.clock_skew, now)?;
+        clusters.push(r);
+    }
+    let status = Status { daemon: daemon(heartbeat.as_ref(), now), clusters };
     let mut out = std::io::stdout().lock();
     match args.format {
         SummaryFormat::Json => output::json(&mut out, &status)?,
@@ -83,6 +93,25 @@ fn report(c: ClusterStatus) -> ClusterReport {
         last_commit_at: c.last_commit.map(rfc3339),
         warnings,
     }
+}
+
+/// Events dated more than the clock_skew tolerance ahead of this machine's
+/// clock when read: never the "last event" (one line dated 2099 would hide
+/// when the log really stopped), and a warning while any was read within
+/// the rule's window.
+fn dated_ahead(store: &Store, r: &mut ClusterReport, rule: &ClockSkewRule, now: Timestamp) -> Result<()> {
+    r.last_event_at = store.log_times(&r.name, rule.tolerance)?.newest.map(rfc3339);
+    let since = now.checked_sub(SignedDuration::try_from(rule.window)?).unwrap_or(Timestamp::MIN);
+    if let Some(a) = store.dated_ahead(&r.name, rule.tolerance, since)? {
+        let events = if a.count == 1 { "1 event".to_string() } else { format!("{} events", a.count) };
+        r.warnings.push(format!(
+            "{events} read in the last {} dated up to {} ahead of this machine's clock, latest read at {}; check the server's clock / log_timezone (the alert rules ignore their times)",
+            human_duration(rule.window),
+            ahead_text(a.most_ahead_read_at, a.most_ahead_at),
+            rfc3339(a.latest_read_at)
+        ));
+    }
+    Ok(())
 }
 
 fn file_report(path: &str, offset: u64) -> FileReport {

@@ -1,4 +1,8 @@
-//! `walwatch summary`: counts by trigger, warnings, setting changes.
+//! `walwatch summary`: counts by trigger, warnings, setting changes, and
+//! the time range of the log. Events dated more than [alerts.clock_skew]
+//! tolerance ahead of walwatch's clock when read are counted like the
+//! others but never are the first or last event (one line dated 2099 would
+//! make the log seem to reach 2099); their number is shown on its own.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -14,8 +18,9 @@ use crate::timefmt::rfc3339;
 
 pub fn run(args: SummaryArgs) -> Result<ExitCode> {
     let filter = super::filter(&args.window, None)?;
-    let store = Store::open_read_only(&super::db_path(&args.db))?;
-    let summary = store.summary(&filter)?;
+    let (config, db) = super::config_and_db(&args.common)?;
+    let store = Store::open_read_only(&db)?;
+    let summary = store.summary(&filter, config.alerts.clock_skew.tolerance)?;
     let mut out = std::io::stdout().lock();
     match args.format {
         SummaryFormat::Json => output::json(&mut out, &summary)?,
@@ -41,5 +46,8 @@ fn table(out: &mut impl Write, s: &Summary) -> Result<()> {
     let t = |t: &Option<jiff::Timestamp>| t.map(rfc3339).unwrap_or_else(|| "-".into());
     writeln!(out, "first event            {}", t(&s.first_at))?;
     writeln!(out, "last event             {}", t(&s.last_at))?;
+    if s.dated_ahead > 0 {
+        writeln!(out, "dated ahead of clock   {} (not first or last event; see `walwatch status`)", s.dated_ahead)?;
+    }
     Ok(())
 }

@@ -21,6 +21,7 @@ pub struct AlertsSection {
     pub checkpoint_logging_missing: LoggingMissingRule,
     pub durability_off: DurabilityOffRule,
     pub wal_files_added: WalFilesAddedRule,
+    pub clock_skew: ClockSkewRule,
 }
 
 impl AlertsSection {
@@ -34,6 +35,7 @@ impl AlertsSection {
             "checkpoint_logging_missing" => self.checkpoint_logging_missing.enabled,
             "durability_off" => self.durability_off.enabled,
             "wal_files_added" => self.wal_files_added.enabled,
+            "clock_skew" => self.clock_skew.enabled,
             _ => false,
         }
     }
@@ -146,6 +148,29 @@ impl Default for WalFilesAddedRule {
     }
 }
 
+/// `[alerts.clock_skew]`: events dated more than `tolerance` ahead of
+/// walwatch's clock when it read them. Their times never end a rule's window
+/// nor count as a log's newest event, whether this alert is enabled or not.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClockSkewRule {
+    pub enabled: bool,
+    /// How far ahead an event may be dated before it is flagged.
+    pub tolerance: Duration,
+    /// The alert covers the events read this long ago or later.
+    pub window: Duration,
+}
+
+impl ClockSkewRule {
+    /// Above this a wrong log_timezone (whole hours) could pass unflagged.
+    const MAX_TOLERANCE: Duration = Duration::from_secs(3600);
+}
+
+impl Default for ClockSkewRule {
+    fn default() -> Self {
+        ClockSkewRule { enabled: true, tolerance: Duration::from_secs(300), window: Duration::from_secs(86_400) }
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawAlerts {
@@ -157,6 +182,7 @@ pub(super) struct RawAlerts {
     checkpoint_logging_missing: Option<RawLoggingMissing>,
     durability_off: Option<RawDurability>,
     wal_files_added: Option<RawWalFilesAdded>,
+    clock_skew: Option<RawClockSkew>,
 }
 
 #[derive(Deserialize)]
@@ -213,6 +239,14 @@ struct RawWalFilesAdded {
     window: Option<Spanned<String>>,
     min_share: Option<Spanned<f64>>,
     min_cycles: Option<Spanned<i64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawClockSkew {
+    enabled: Option<bool>,
+    tolerance: Option<Spanned<String>>,
+    window: Option<Spanned<String>>,
 }
 
 impl RawAlerts {
@@ -277,7 +311,26 @@ impl RawAlerts {
                 d.min_cycles = at_least_one(n)?;
             }
         }
+        if let Some(r) = self.clock_skew {
+            a.clock_skew = r.validate()?;
+        }
         Ok(a)
+    }
+}
+
+impl RawClockSkew {
+    fn validate(self) -> Result<ClockSkewRule, Problem> {
+        let mut d = ClockSkewRule::default();
+        set(&mut d.enabled, self.enabled);
+        window(&mut d.window, &self.window)?;
+        if let Some(text) = &self.tolerance {
+            d.tolerance = interval(text)?;
+            if d.tolerance > ClockSkewRule::MAX_TOLERANCE {
+                let message = "tolerance is at most \"1h\" (a wrong log_timezone is off by whole hours), e.g. \"5m\"";
+                return Err(Problem::at(text, format!("{message}, not {:?}", text.get_ref())));
+            }
+        }
+        Ok(d)
     }
 }
 
@@ -352,7 +405,8 @@ mod tests {
              [alerts.checkpoint_overrun]\nslack = 1.0\n\
              [alerts.checkpoint_logging_missing]\nfactor = 4.0\n\
              [alerts.durability_off]\nsynchronous_commit = false\n\
-             [alerts.wal_files_added]\nmin_share = 0.75\nmin_cycles = 10\nwindow = \"7d\"\n",
+             [alerts.wal_files_added]\nmin_share = 0.75\nmin_cycles = 10\nwindow = \"7d\"\n\
+             [alerts.clock_skew]\nenabled = false\ntolerance = \"30s\"\nwindow = \"2h\"\n",
         )
         .unwrap();
         assert_eq!(a.reminder_interval, Some(Duration::from_secs(4 * 3600)));
@@ -378,6 +432,11 @@ mod tests {
                 min_cycles: 10
             }
         );
+        assert_eq!(
+            a.clock_skew,
+            ClockSkewRule { enabled: false, tolerance: Duration::from_secs(30), window: Duration::from_secs(7200) }
+        );
+        assert!(!a.enabled("clock_skew"));
         assert_eq!(alerts("[alerts]\nreminder_interval = \"off\"\n").unwrap().reminder_interval, None);
     }
 
@@ -401,6 +460,16 @@ mod tests {
         assert!(e.contains("unknown field `no_such_rule`"), "{e}");
         let e = error("[alerts.checkpoint_overrun]\nslack = 0.5\n");
         assert!(e.ends_with("slack is a factor from 1 to 10, e.g. 1.1, not 0.5"), "{e}");
+        assert_eq!(
+            error("[alerts]\n[alerts.clock_skew]\ntolerance = \"2h\"\n"),
+            "w.toml:3:13: alerts.clock_skew.tolerance: tolerance is at most \"1h\" (a wrong log_timezone is off by whole hours), e.g. \"5m\", not \"2h\""
+        );
+        assert_eq!(
+            alerts("[alerts.clock_skew]\ntolerance = \"1h\"\n").unwrap().clock_skew.tolerance,
+            Duration::from_secs(3600)
+        );
+        let e = error("[alerts]\n[alerts.clock_skew]\ntolerance = \"0s\"\n");
+        assert!(e.contains("alerts.clock_skew.tolerance: duration \"0s\" must be positive"), "{e}");
         let e = error("[alerts]\n[alerts.slow_sync]\nsync_s = -1.0\n");
         assert!(e.contains("alerts.slow_sync.sync_s: sync_s is a number of seconds above 0"), "{e}");
     }

@@ -16,8 +16,8 @@ mod raw;
 
 pub use advice::AdviceSection;
 pub use alerts::{
-    AlertsSection, CheckpointOverrunRule, DurabilityOffRule, ForcedCheckpointsRule, LoggingMissingRule, SlowSyncRule,
-    TooFrequentRule, WalFilesAddedRule,
+    AlertsSection, CheckpointOverrunRule, ClockSkewRule, DurabilityOffRule, ForcedCheckpointsRule, LoggingMissingRule,
+    SlowSyncRule, TooFrequentRule, WalFilesAddedRule,
 };
 pub use mail::{MailSection, MailTransport, PasswordSource, Retry, SmtpSecurity, SmtpSettings, WebhookSection};
 

@@ -37,6 +37,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0004_outbox.sql"),
     include_str!("migrations/0005_settings.sql"),
     include_str!("migrations/0006_source_identity.sql"),
+    include_str!("migrations/0007_event_ahead.sql"),
 ];
 
 /// How long a writer waits for another writer's lock before giving up.

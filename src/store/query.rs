@@ -1,7 +1,15 @@
-//! Reading: the checkpoint history and its summary, for the CLI.
+//! Reading: the checkpoint history and its summary, for the CLI, and the
+//! log times the alert rules take their windows from.
+//!
+//! **Events dated ahead.** An event whose log time was more than a tolerance
+//! ahead of walwatch's clock when it was read (`event.ahead_us`, see
+//! migrations/0007_event_ahead.sql) is kept and counted, but its time is
+//! not believed: it is never a log's first, last or newest event here.
 
-use jiff::Timestamp;
-use rusqlite::{params_from_iter, types::Value, Row};
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+use rusqlite::{params, params_from_iter, types::Value, Row};
 use serde::Serialize;
 
 use super::{Store, StoreError};
@@ -153,10 +161,61 @@ pub struct Summary {
     pub too_frequent: i64,
     pub parameter_changes: i64,
     pub rejected: i64,
+    /// First and last event, leaving out those dated ahead.
     #[serde(serialize_with = "crate::timefmt::serialize_opt")]
     pub first_at: Option<Timestamp>,
     #[serde(serialize_with = "crate::timefmt::serialize_opt")]
     pub last_at: Option<Timestamp>,
+    /// Events dated more than the tolerance ahead of walwatch's clock when read (counted above, no first/last).
+    pub dated_ahead: i64,
+}
+
+/// The log times the alert rules use, leaving out the events dated ahead.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct LogTimes {
+    pub oldest: Option<Timestamp>,
+    pub newest: Option<Timestamp>,
+    /// The newest checkpoint or restartpoint line (start or complete).
+    pub last_point_line: Option<Timestamp>,
+    /// The newest server start (`starting PostgreSQL`, `ready to accept connections`).
+    pub last_start: Option<Timestamp>,
+}
+
+/// Events dated more than the tolerance ahead of walwatch's clock when it read them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DatedAhead {
+    pub count: i64,
+    /// The event most ahead: its log time and when it was read.
+    pub most_ahead_at: Timestamp,
+    pub most_ahead_read_at: Timestamp,
+    /// When the last of them was read.
+    pub latest_read_at: Timestamp,
+}
+
+impl DatedAhead {
+    /// How far the event most ahead was ahead.
+    pub fn max_ahead(&self) -> SignedDuration {
+        self.most_ahead_at.duration_since(self.most_ahead_read_at)
+    }
+}
+
+/// Recognised events only: a rejected record (a client's look-alike line)
+/// never counts as an event, here as in the summary.
+const RECOGNISED: &str = "e.kind <> 'rejected'";
+
+/// The condition leaving out the events dated ahead, with the tolerance in
+/// µs as `param`. (Not `ahead_us <= ?`: the id list comes from the small
+/// partial index event_ahead, and the time queries stay on the covering
+/// event index.)
+fn not_ahead(param: &str) -> String {
+    format!("e.id NOT IN (SELECT a.id FROM event a WHERE a.ahead_us > {param})")
+}
+
+const POINT_LINE_KINDS: &str =
+    "('checkpoint_start', 'checkpoint_complete', 'restartpoint_start', 'restartpoint_complete')";
+
+fn tolerance_us(tolerance: Duration) -> i64 {
+    i64::try_from(tolerance.as_micros()).unwrap_or(i64::MAX)
 }
 
 const POINT_TIME: &str = "COALESCE(k.started_at, k.completed_at)";
@@ -178,15 +237,18 @@ impl Store {
         rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
     }
 
-    pub fn summary(&self, filter: &Filter) -> Result<Summary, StoreError> {
+    /// The counts cover every stored record; first and last event leave out
+    /// those dated more than `tolerance` ahead, which `dated_ahead` counts.
+    pub fn summary(&self, filter: &Filter, tolerance: Duration) -> Result<Summary, StoreError> {
         Ok(Summary {
             checkpoints: self.point_counts(filter, "checkpoint")?,
             restartpoints: self.point_counts(filter, "restartpoint")?,
             too_frequent: self.count_events(filter, "too_frequent")?,
             parameter_changes: self.count_events(filter, "parameter_changed")?,
             rejected: self.count_events(filter, "rejected")?,
-            first_at: self.event_time(filter, "MIN")?,
-            last_at: self.event_time(filter, "MAX")?,
+            first_at: self.event_time(filter, "MIN", tolerance)?,
+            last_at: self.event_time(filter, "MAX", tolerance)?,
+            dated_ahead: self.count_dated_ahead(filter, tolerance)?,
         })
     }
 
@@ -223,14 +285,86 @@ impl Store {
         self.conn.query_row(&sql, params_from_iter(values), |r| r.get(0)).map_err(|e| self.sql(e))
     }
 
-    fn event_time(&self, filter: &Filter, agg: &str) -> Result<Option<Timestamp>, StoreError> {
-        let (cond, values) = filter.conditions("e.at");
+    fn event_time(&self, filter: &Filter, agg: &str, tolerance: Duration) -> Result<Option<Timestamp>, StoreError> {
+        let (cond, mut values) = filter.conditions("e.at");
+        values.insert(0, Value::Integer(tolerance_us(tolerance)));
         let sql = format!(
-            "SELECT {agg}(e.at) FROM event e JOIN cluster c ON c.id = e.cluster_id WHERE e.kind <> 'rejected' {cond}"
+            "SELECT {agg}(e.at) FROM event e JOIN cluster c ON c.id = e.cluster_id
+             WHERE {} AND {RECOGNISED} {cond}",
+            not_ahead("?")
         );
         let v: Option<i64> =
             self.conn.query_row(&sql, params_from_iter(values), |r| r.get(0)).map_err(|e| self.sql(e))?;
         Ok(ts(v))
+    }
+
+    fn count_dated_ahead(&self, filter: &Filter, tolerance: Duration) -> Result<i64, StoreError> {
+        let (cond, mut values) = filter.conditions("e.at");
+        values.insert(0, Value::Integer(tolerance_us(tolerance)));
+        let sql = format!(
+            "SELECT count(*) FROM event e JOIN cluster c ON c.id = e.cluster_id
+             WHERE e.ahead_us > ? AND {RECOGNISED} {cond}"
+        );
+        self.conn.query_row(&sql, params_from_iter(values), |r| r.get(0)).map_err(|e| self.sql(e))
+    }
+
+    /// `cluster`'s oldest and newest events, last checkpoint line and last
+    /// server start, leaving out the events dated more than `tolerance` ahead.
+    pub fn log_times(&self, cluster: &str, tolerance: Duration) -> Result<LogTimes, StoreError> {
+        let sql = format!(
+            "SELECT MIN(e.at), MAX(e.at),
+                    MAX(CASE WHEN e.kind IN {POINT_LINE_KINDS} THEN e.at END),
+                    MAX(CASE WHEN e.kind IN ('server_start', 'server_ready') THEN e.at END)
+             FROM event e WHERE e.cluster_id = (SELECT id FROM cluster WHERE name = ?2)
+               AND {} AND {RECOGNISED}",
+            not_ahead("?1")
+        );
+        self.conn
+            .query_row(&sql, params![tolerance_us(tolerance), cluster], |r| {
+                Ok(LogTimes {
+                    oldest: ts(r.get(0)?),
+                    newest: ts(r.get(1)?),
+                    last_point_line: ts(r.get(2)?),
+                    last_start: ts(r.get(3)?),
+                })
+            })
+            .map_err(|e| self.sql(e))
+    }
+
+    /// `cluster`'s events dated more than `tolerance` ahead of walwatch's
+    /// clock that were read at `read_since` or later; None when there are none.
+    pub fn dated_ahead(
+        &self,
+        cluster: &str,
+        tolerance: Duration,
+        read_since: Timestamp,
+    ) -> Result<Option<DatedAhead>, StoreError> {
+        // An event's read time is at - ahead_us; the partial index event_ahead holds every candidate.
+        let from = format!(
+            "FROM event e WHERE e.cluster_id = (SELECT id FROM cluster WHERE name = ?1)
+               AND e.ahead_us > ?2 AND e.at - e.ahead_us >= ?3 AND {RECOGNISED}"
+        );
+        let values = params![cluster, tolerance_us(tolerance), read_since.as_microsecond()];
+        let (count, latest_read): (i64, Option<i64>) = self
+            .conn
+            .query_row(&format!("SELECT count(*), MAX(e.at - e.ahead_us) {from}"), values, |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .map_err(|e| self.sql(e))?;
+        let Some(latest_read_at) = ts(latest_read) else {
+            return Ok(None);
+        };
+        let most_ahead = format!("SELECT e.at, e.at - e.ahead_us {from} ORDER BY e.ahead_us DESC, e.id LIMIT 1");
+        let (at, read) = self
+            .conn
+            .query_row(&most_ahead, values, |r| Ok((ts(r.get(0)?), ts(r.get(1)?))))
+            .map_err(|e| self.sql(e))?;
+        Ok(Some(DatedAhead {
+            count,
+            most_ahead_at: at.unwrap_or(Timestamp::MAX),
+            most_ahead_read_at: read.unwrap_or(latest_read_at),
+            latest_read_at,
+        }))
     }
 
     /// Names of all clusters in the store.
@@ -238,5 +372,206 @@ impl Store {
         let mut stmt = self.conn.prepare("SELECT name FROM cluster ORDER BY name").map_err(|e| self.sql(e))?;
         let rows = stmt.query_map([], |r| r.get(0)).map_err(|e| self.sql(e))?;
         rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
+    }
+}
+
+/// A real store file with hand-made events, for the tests of the queries
+/// and of the rules that read them.
+#[cfg(test)]
+pub(crate) mod test_store {
+    use std::path::Path;
+
+    use jiff::Timestamp;
+
+    use crate::event::{Event, EventBody, PointKind};
+    use crate::frame::Pos;
+    use crate::store::{SourceSpec, Store};
+
+    /// One event: its log time, what it is, and how far ahead of walwatch's
+    /// clock (µs) it is recorded as having been when read.
+    pub struct Line {
+        pub at: Timestamp,
+        pub body: EventBody,
+        pub ahead_us: Option<i64>,
+    }
+
+    pub fn start(at: &str, flag: &str, ahead_us: Option<i64>) -> Line {
+        let body = EventBody::PointStart { kind: PointKind::Checkpoint, flags: vec![flag.into()] };
+        Line { at: at.parse().unwrap(), body, ahead_us }
+    }
+
+    /// Cluster "main" with `lines`, stored through the writers' own path
+    /// (commit_batch); `ahead_us` is then set exactly, as no test can read
+    /// a line at a chosen instant of the real clock.
+    pub fn store(dir: &Path, lines: Vec<Line>) -> Store {
+        let mut store = Store::open(&dir.join("w.db")).unwrap();
+        let cluster_id = store.cluster_id("main").unwrap();
+        let spec = SourceSpec { path: "/log/postgresql.log", meta: None, format: "stderr", prefix: None };
+        let (mut row, _) = store.source_for(cluster_id, b"2026-11-22 10:00:00.000 UTC [7] LOG:  a\n", &spec).unwrap();
+        let events: Vec<Event> = lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| Event {
+                at: l.at,
+                pid: Some(7),
+                offset: i as u64,
+                line: i as u64 + 1,
+                nth: 0,
+                body: l.body.clone(),
+            })
+            .collect();
+        let end = Pos { offset: lines.len() as u64, line: lines.len() as u64 + 1 };
+        store.commit_batch(&mut row, &spec, &events, end).unwrap();
+        for (i, l) in lines.iter().enumerate() {
+            store
+                .conn
+                .execute("UPDATE event SET ahead_us = ?1 WHERE offset = ?2", rusqlite::params![l.ahead_us, i as i64])
+                .unwrap();
+        }
+        store
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_store::{start, store, Line};
+    use super::*;
+    use crate::event::EventBody;
+
+    fn at(s: &str) -> Timestamp {
+        s.parse().unwrap()
+    }
+
+    const TOLERANCE: Duration = Duration::from_secs(300);
+    const EXACTLY: i64 = 300_000_000;
+
+    #[test]
+    fn an_event_ahead_by_the_tolerance_counts_one_microsecond_more_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = store(
+            dir.path(),
+            vec![
+                start("2026-11-22T10:00:00Z", "time", None),
+                Line {
+                    at: at("2026-11-22T10:01:00Z"),
+                    body: EventBody::ServerReady { read_only: false },
+                    ahead_us: None,
+                },
+                start("2026-11-22T10:02:00Z", "wal", Some(EXACTLY)),
+                start("2099-01-01T00:00:00Z", "wal", Some(EXACTLY + 1)),
+            ],
+        );
+        let times = s.log_times("main", TOLERANCE).unwrap();
+        assert_eq!(
+            times,
+            LogTimes {
+                oldest: Some(at("2026-11-22T10:00:00Z")),
+                newest: Some(at("2026-11-22T10:02:00Z")),
+                last_point_line: Some(at("2026-11-22T10:02:00Z")),
+                last_start: Some(at("2026-11-22T10:01:00Z")),
+            }
+        );
+        let read = at("2099-01-01T00:00:00Z") - SignedDuration::from_micros(EXACTLY + 1);
+        let ahead = s.dated_ahead("main", TOLERANCE, read).unwrap().unwrap();
+        assert_eq!(
+            ahead,
+            DatedAhead {
+                count: 1,
+                most_ahead_at: at("2099-01-01T00:00:00Z"),
+                most_ahead_read_at: read,
+                latest_read_at: read
+            }
+        );
+        assert_eq!(ahead.max_ahead(), SignedDuration::from_micros(EXACTLY + 1));
+        // Read before the rule's window: not reported.
+        assert_eq!(s.dated_ahead("main", TOLERANCE, read + SignedDuration::from_micros(1)).unwrap(), None);
+        // A larger tolerance takes it back; a smaller one flags the other one too.
+        assert_eq!(s.log_times("main", TOLERANCE * 2).unwrap().newest, Some(at("2099-01-01T00:00:00Z")));
+        let small = s.dated_ahead("main", Duration::from_secs(1), Timestamp::MIN).unwrap().unwrap();
+        assert_eq!((small.count, small.most_ahead_at), (2, at("2099-01-01T00:00:00Z")));
+        assert_eq!(s.log_times("main", Duration::from_secs(1)).unwrap().newest, Some(at("2026-11-22T10:01:00Z")));
+        assert_eq!(s.log_times("other", TOLERANCE).unwrap(), LogTimes::default());
+    }
+
+    #[test]
+    fn summary_counts_events_dated_ahead_but_not_as_first_or_last() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = store(
+            dir.path(),
+            vec![
+                start("2026-11-22T10:00:00Z", "time", None),
+                start("2026-11-22T10:05:00Z", "wal", None),
+                start("2099-01-01T00:00:00Z", "wal", Some(EXACTLY + 1)),
+            ],
+        );
+        let sum = s.summary(&Filter::default(), TOLERANCE).unwrap();
+        assert_eq!((sum.checkpoints.started, sum.checkpoints.by_trigger.wal), (3, 2));
+        assert_eq!(sum.first_at, Some(at("2026-11-22T10:00:00Z")));
+        assert_eq!(sum.last_at, Some(at("2026-11-22T10:05:00Z")));
+        assert_eq!(sum.dated_ahead, 1);
+        let until = Filter { until: Some(at("2030-01-01T00:00:00Z")), ..Filter::default() };
+        assert_eq!(s.summary(&until, TOLERANCE).unwrap().dated_ahead, 0);
+    }
+
+    #[test]
+    fn the_migration_flags_what_an_older_store_read_ahead_of_its_last_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        // The schema before 0007.
+        for sql in &super::super::MIGRATIONS[..6] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 6).unwrap();
+        conn.execute_batch(
+            "INSERT INTO cluster(id, name) VALUES (1, 'main');
+             INSERT INTO source(id, cluster_id, path, fp_len, fp_hash, format, first_read, last_read)
+               VALUES (1, 1, '/log', 0, 0, 'stderr', 1000000000000000, 1800000000000000);
+             INSERT INTO event(cluster_id, source_id, offset, line, at, kind) VALUES
+               (1, 1, 0, 1, 1799999999000000, 'checkpoint_start'),
+               (1, 1, 1, 2, 4070908800000000, 'checkpoint_start');",
+        )
+        .unwrap();
+        drop(conn);
+        let s = Store::open(&path).unwrap();
+        let ahead: Vec<Option<i64>> = s
+            .conn
+            .prepare("SELECT ahead_us FROM event ORDER BY offset")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(ahead, [None, Some(4_070_908_800_000_000 - 1_800_000_000_000_000)]);
+        assert_eq!(s.log_times("main", TOLERANCE).unwrap().newest, Some(at("2027-01-15T07:59:59Z")));
+    }
+
+    #[test]
+    fn a_line_read_as_it_is_written_is_not_ahead() {
+        // The writers' own measure: an event dated in the past gets no ahead_us.
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path(), vec![start("2026-11-22T10:00:00Z", "time", None)]);
+        let cluster_id = s.cluster_id("main").unwrap();
+        let spec = crate::store::SourceSpec { path: "/log/b.log", meta: None, format: "stderr", prefix: None };
+        let (mut row, _) = s.source_for(cluster_id, b"2026-11-22 10:00:00.000 UTC [7] LOG:  b\n", &spec).unwrap();
+        let soon = Timestamp::now() + SignedDuration::from_hours(1);
+        let body = EventBody::ServerReady { read_only: false };
+        let events = [
+            crate::event::Event { at: soon, pid: None, offset: 0, line: 1, nth: 0, body: body.clone() },
+            crate::event::Event { at: Timestamp::now(), pid: None, offset: 1, line: 2, nth: 0, body },
+        ];
+        s.commit_batch(&mut row, &spec, &events, crate::frame::Pos { offset: 2, line: 3 }).unwrap();
+        let ahead: Vec<Option<i64>> = s
+            .conn
+            .prepare("SELECT ahead_us FROM event WHERE source_id = ?1 ORDER BY offset")
+            .unwrap()
+            .query_map([row.id], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(ahead[1], None);
+        let hour = 3_600_000_000;
+        let first = ahead[0].unwrap();
+        assert!(first <= hour && first > hour - 60_000_000, "ahead by {first} µs");
     }
 }

@@ -244,8 +244,8 @@ fn insert_event(tx: &Transaction<'_>, source: &SourceRow, event: &Event) -> rusq
     let data = event_data(&event.body).to_string();
     let inserted = tx
         .prepare_cached(
-            "INSERT OR IGNORE INTO event(cluster_id, source_id, offset, line, at, pid, kind, nth, data)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            "INSERT OR IGNORE INTO event(cluster_id, source_id, offset, line, at, pid, kind, nth, data, ahead_us)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         )?
         .execute(params![
             source.cluster_id,
@@ -256,13 +256,22 @@ fn insert_event(tx: &Transaction<'_>, source: &SourceRow, event: &Event) -> rusq
             event.pid,
             event.body.kind_name(),
             event.nth,
-            data
+            data,
+            ahead_of_clock(event.at)
         ])?;
     if inserted == 1 {
         let event_id = tx.last_insert_rowid();
         apply(tx, source, event_id, event)?;
     }
     Ok(inserted)
+}
+
+/// How far (µs) `at` is ahead of this machine's clock now, while its event
+/// is stored (read moments ago); None when it is not ahead, as for every
+/// line of a server whose clock agrees (see migrations/0007_event_ahead.sql).
+fn ahead_of_clock(at: Timestamp) -> Option<i64> {
+    let ahead = micros(at).saturating_sub(micros(Timestamp::now()));
+    (ahead > 0).then_some(ahead)
 }
 
 /// Kind-specific fields kept with each event, as JSON.

@@ -2,6 +2,13 @@
 //! JSON. Every Notice string may come from a log (cluster names, parameter
 //! values): in headers it is stripped of control characters and capped, in
 //! the HTML part it is escaped, and lettre encodes what is not ASCII.
+//!
+//! Unicode format characters (bidi overrides and isolates, zero-width
+//! characters, the BOM, …) are invisible, and they reorder or hide the text
+//! around them: a cluster shown as "prod" may be named otherwise. In every
+//! channel (Subject, text part, HTML part, webhook JSON) each one becomes a
+//! visible `[U+202E]` marker instead of being dropped, so a reader sees that
+//! the log held one and what the text really is.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
@@ -78,13 +85,25 @@ pub fn mail(notice: &Notice, mail: &MailSection, message_id: &str, now: Timestam
     String::from_utf8(message.formatted()).map_err(|e| format!("the message is not UTF-8: {e}"))
 }
 
-/// The webhook body: the notice's fields plus `message_id`.
+/// The webhook body: the notice's fields plus `message_id`, every string
+/// cleaned as a mail body is (a receiver may show it as it is).
 pub fn webhook(notice: &Notice, message_id: &str) -> String {
     let mut value = serde_json::to_value(notice).unwrap_or_default();
+    clean_strings(&mut value);
     if let Some(map) = value.as_object_mut() {
         map.insert("message_id".into(), message_id.into());
     }
     value.to_string()
+}
+
+fn clean_strings(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => *s = body_text(s),
+        Value::Array(items) => items.iter_mut().for_each(clean_strings),
+        Value::Object(map) => map.values_mut().for_each(clean_strings),
+        _ => {}
+    }
 }
 
 fn headline(notice: &Notice) -> String {
@@ -160,10 +179,13 @@ pub fn html_body(notice: &Notice) -> String {
 }
 
 /// Text for a header: no control characters at all (CR/LF would start a new
-/// header), no Unicode line separators, at most `max` characters.
+/// header), no Unicode line separators, format characters as markers, at
+/// most `max` characters.
 pub fn header_text(text: &str, max: usize) -> String {
-    let clean: String =
-        text.chars().map(|c| if c.is_control() || is_separator(c) { ' ' } else { c }).collect::<String>();
+    let clean: String = mark_format_chars(text)
+        .chars()
+        .map(|c| if c.is_control() || is_separator(c) { ' ' } else { c })
+        .collect::<String>();
     let clean = clean.split_whitespace().collect::<Vec<_>>().join(" ");
     if clean.chars().count() <= max {
         clean
@@ -176,14 +198,64 @@ pub fn header_text(text: &str, max: usize) -> String {
 
 /// Text for a body: newlines normalised to LF (lettre writes CRLF), tabs
 /// kept, every other control character dropped (a terminal escape in a log
-/// line has no business in a mail).
+/// line has no business in a mail), format characters as markers.
 pub fn body_text(text: &str) -> String {
-    let unified = text.replace("\r\n", "\n").replace('\r', "\n");
+    let unified = mark_format_chars(text).replace("\r\n", "\n").replace('\r', "\n");
     unified.chars().filter(|&c| c == '\n' || c == '\t' || !(c.is_control() || is_separator(c))).collect()
 }
 
 fn is_separator(c: char) -> bool {
     matches!(c, '\u{2028}' | '\u{2029}')
+}
+
+/// Each Unicode format character as a visible ASCII `[U+XXXX]` (see the
+/// module documentation); everything else unchanged.
+pub fn mark_format_chars(text: &str) -> String {
+    if !text.chars().any(is_format) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if is_format(c) {
+            out.push_str(&format!("[U+{:04X}]", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Unicode's format characters (general category Cf, Unicode 15.1): the
+/// bidi marks, embeddings, overrides and isolates (U+061C, U+200E, U+200F,
+/// U+202A–U+202E, U+2066–U+2069), zero-width space, joiners and word joiner
+/// (U+200B–U+200D, U+2060), invisible operators, the BOM / zero-width
+/// no-break space (U+FEFF), the soft hyphen, interlinear annotations and
+/// tag characters. std has no general-category lookup, hence the table.
+fn is_format(c: char) -> bool {
+    matches!(
+        c as u32,
+        0x00AD
+            | 0x0600..=0x0605
+            | 0x061C
+            | 0x06DD
+            | 0x070F
+            | 0x0890..=0x0891
+            | 0x08E2
+            | 0x180E
+            | 0x200B..=0x200F
+            | 0x202A..=0x202E
+            | 0x2060..=0x2064
+            | 0x2066..=0x206F
+            | 0xFEFF
+            | 0xFFF9..=0xFFFB
+            | 0x110BD
+            | 0x110CD
+            | 0x13430..=0x1343F
+            | 0x1BCA0..=0x1BCA3
+            | 0x1D173..=0x1D17A
+            | 0xE0001
+            | 0xE0020..=0xE007F
+    )
 }
 
 pub fn escape_html(text: &str) -> String {
@@ -269,5 +341,59 @@ mod tests {
     #[test]
     fn body_text_drops_controls_but_keeps_lines() {
         assert_eq!(body_text("a\r\nb\rc\x1b[31m\td\u{2028}"), "a\nb\nc[31m\td");
+    }
+
+    /// Bidi override, isolate, zero-width space and BOM from a log: visible
+    /// markers in every channel, never the characters themselves.
+    #[test]
+    fn format_characters_become_visible_markers_in_every_channel() {
+        let hostile = "pro\u{202E}d\u{2066}x\u{200B}y\u{FEFF}";
+        let marked = "pro[U+202E]d[U+2066]x[U+200B]y[U+FEFF]";
+        let n = Notice {
+            cluster: hostile.into(),
+            summary: format!("fsync changed to {hostile}"),
+            details: vec![format!("detail {hostile}")],
+            suggestion: Some(crate::alert::SuggestionText { text: vec![hostile.into()], sql: hostile.into() }),
+            ..notice()
+        };
+        assert_eq!(subject(&n), format!("[walwatch] WARNING {marked}: fsync changed to {marked}"));
+        let (text, html, json) = (text_body(&n), html_body(&n), webhook(&n, "<id@h>"));
+        // text: headline, summary, Cluster fact, detail, advice, SQL; HTML: also the title's two;
+        // webhook: cluster, summary, detail, advice, SQL.
+        for (channel, out, n) in [("text", &text, 6), ("html", &html, 8), ("webhook", &json, 5)] {
+            assert!(!out.chars().any(is_format), "{channel}: {out}");
+            assert_eq!(out.matches(marked).count(), n, "{channel}: {out}");
+        }
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["cluster"], marked);
+        assert_eq!(v["details"][0], format!("detail {marked}"));
+        assert_eq!(v["suggestion"]["sql"], marked);
+        // Every Cf range's ends, and what is not Cf.
+        for c in [
+            '\u{00AD}',
+            '\u{061C}',
+            '\u{200E}',
+            '\u{200F}',
+            '\u{202A}',
+            '\u{2069}',
+            '\u{206F}',
+            '\u{E0001}',
+            '\u{E007F}',
+        ] {
+            assert!(is_format(c), "{:04X}", c as u32);
+        }
+        for c in ['a', 'é', '検', '\u{2028}', '\u{2010}', '\u{2070}', '\u{FEFE}', '\u{E0080}'] {
+            assert!(!is_format(c), "{:04X}", c as u32);
+        }
+        assert_eq!(mark_format_chars("plain Überlauf 検査"), "plain Überlauf 検査");
+    }
+
+    #[test]
+    fn webhook_strings_lose_control_characters_like_a_mail_body() {
+        let n = Notice { summary: "a\x1b[31mb\u{7}".into(), ..notice() };
+        let v: serde_json::Value = serde_json::from_str(&webhook(&n, "<id@h>")).unwrap();
+        assert_eq!(v["summary"], "a[31mb");
+        assert_eq!(v["cluster"], "prod\nBcc: evil@example.com");
+        assert_eq!(v["message_id"], "<id@h>");
     }
 }

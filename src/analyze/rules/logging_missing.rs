@@ -22,6 +22,7 @@ use crate::alert::Severity;
 use crate::config::LoggingMissingRule;
 use crate::settings::Settings;
 use crate::store::alerts::LogGrowth;
+use crate::store::query::LogTimes;
 use crate::store::{Store, StoreError};
 
 /// What the store knows about a cluster's log, for this rule.
@@ -38,9 +39,11 @@ pub struct LogObservation {
 }
 
 impl LogObservation {
-    pub fn read(store: &Store, cluster: &str) -> Result<LogObservation, StoreError> {
-        let last_point_line_at = store.last_point_line_at(cluster)?;
-        let newest_event_at = store.newest_event_at(cluster)?;
+    /// `times` leave out the events dated ahead: a checkpoint line dated 2099
+    /// must not hide that the real ones stopped (see the module `rules`).
+    pub fn read(store: &Store, cluster: &str, times: &LogTimes) -> Result<LogObservation, StoreError> {
+        let last_point_line_at = times.last_point_line;
+        let newest_event_at = times.newest;
         let since = last_point_line_at.map_or(Timestamp::MIN, |t| t + SignedDuration::from_micros(1));
         let too_frequent_since = match newest_event_at {
             Some(newest) if newest >= since => store.too_frequent_between(cluster, since, newest)?.len(),
@@ -48,9 +51,9 @@ impl LogObservation {
         };
         Ok(LogObservation {
             last_point_line_at,
-            oldest_event_at: store.oldest_event_at(cluster)?,
+            oldest_event_at: times.oldest,
             newest_event_at,
-            last_start_at: store.last_start_at(cluster)?,
+            last_start_at: times.last_start,
             growth: store.log_growth(cluster)?,
             too_frequent_since,
         })

@@ -17,8 +17,18 @@
 //! the log shows instead of an empty window. A log that is current but quiet
 //! (newest event inside the window) is evaluated at `now`, so alerts resolve
 //! once the window has passed without new evidence.
+//!
+//! **Events dated ahead.** A window never ends after `now`, and an event
+//! dated more than `[alerts.clock_skew] tolerance` ahead of walwatch's clock
+//! when it was read never counts as the newest event: one line dated 2099
+//! (injected into the log, or from a server whose clock was once far ahead)
+//! would otherwise make every window end in 2099, empty, and resolve every
+//! alert. Such events are still in the windows once their time has come (a
+//! server a few minutes ahead loses nothing), and the `clock_skew` rule
+//! reports them.
 
 mod checkpoint_overrun;
+mod clock_skew;
 mod durability_off;
 mod forced_checkpoints;
 mod logging_missing;
@@ -37,10 +47,11 @@ use crate::config::AlertsSection;
 use crate::settings::Settings;
 use crate::store::{Store, StoreError};
 
+pub use clock_skew::ahead_text;
 pub use logging_missing::LogObservation;
 
 /// Every rule id, in the order they are evaluated and listed.
-pub const RULES: [&str; 7] = [
+pub const RULES: [&str; 8] = [
     "forced_checkpoints",
     "too_frequent",
     "slow_sync",
@@ -48,6 +59,7 @@ pub const RULES: [&str; 7] = [
     "checkpoint_logging_missing",
     "durability_off",
     "wal_files_added",
+    "clock_skew",
 ];
 
 /// Something a rule found wrong. (rule, key) identifies the alert it opens
@@ -80,14 +92,15 @@ pub struct Window {
 
 impl Window {
     /// `[now - length, now]`, or `[newest - length, newest]` when the newest
-    /// event is older than that (see the module documentation) or after now.
+    /// event is older than that (see the module documentation). Never later
+    /// than now: an event dated ahead waits for its time (at most the
+    /// clock_skew tolerance, or the daemon's next pass) instead of moving
+    /// the window; the callers pass the newest event not dated ahead.
     pub fn ending(now: Timestamp, newest_event: Option<Timestamp>, length: Duration) -> Window {
         let span = SignedDuration::try_from(length).unwrap_or(SignedDuration::MAX);
         let back = |t: Timestamp| t.checked_sub(span).unwrap_or(Timestamp::MIN);
         let end = match newest_event {
             Some(newest) if newest < back(now) => newest,
-            // A server clock ahead of walwatch's: its newest lines still count.
-            Some(newest) if newest > now => newest,
             _ => now,
         };
         Window { start: back(end), end, length }
@@ -111,7 +124,8 @@ impl Window {
     }
 }
 
-pub(crate) fn human_duration(d: Duration) -> String {
+/// "1h", "5m", "1h 30m".
+pub fn human_duration(d: Duration) -> String {
     SignedDuration::try_from(d).map_or_else(|_| format!("{d:?}"), |s| format!("{s:#}"))
 }
 
@@ -135,8 +149,8 @@ pub fn evaluate(
     suggestion: Option<&Suggestion>,
     now: Timestamp,
 ) -> Result<Vec<Finding>, StoreError> {
-    let newest = store.newest_event_at(cluster)?;
-    let window = |length| Window::ending(now, newest, length);
+    let times = store.log_times(cluster, alerts.clock_skew.tolerance)?;
+    let window = |length| Window::ending(now, times.newest, length);
     let points = |w: &Window| store.points_between(cluster, w.start, w.end);
     let mut findings = Vec::new();
     if alerts.forced_checkpoints.enabled {
@@ -157,7 +171,7 @@ pub fn evaluate(
         findings.extend(checkpoint_overrun::check(&points(&w)?, &w, &alerts.checkpoint_overrun, settings));
     }
     if alerts.checkpoint_logging_missing.enabled {
-        let observation = LogObservation::read(store, cluster)?;
+        let observation = LogObservation::read(store, cluster, &times)?;
         findings.extend(logging_missing::check(&observation, &alerts.checkpoint_logging_missing, settings, now));
     }
     if alerts.durability_off.enabled {
@@ -166,6 +180,12 @@ pub fn evaluate(
     if alerts.wal_files_added.enabled {
         let w = window(alerts.wal_files_added.window);
         findings.extend(wal_files_added::check(&points(&w)?, &w, &alerts.wal_files_added, settings, suggestion));
+    }
+    if alerts.clock_skew.enabled {
+        let rule = &alerts.clock_skew;
+        let w = clock_skew::window(rule, now);
+        let ahead = store.dated_ahead(cluster, rule.tolerance, w.start)?;
+        findings.extend(clock_skew::check(ahead.as_ref(), rule, &w));
     }
     Ok(findings)
 }
@@ -246,10 +266,63 @@ mod tests {
         assert!(!w.contains(at("2026-11-15T08:00:00.000001Z")));
         // No events at all.
         assert_eq!(Window::ending(now, None, hour).end, now);
-        // The server's clock runs ahead of walwatch's.
-        let ahead = at("2026-11-22T12:00:05Z");
-        assert_eq!(Window::ending(now, Some(ahead), hour).end, ahead);
         assert_eq!(w.describe(), "1h");
+    }
+
+    #[test]
+    fn a_window_never_ends_after_now() {
+        let now = at("2026-11-22T12:00:00Z");
+        let hour = Duration::from_secs(3600);
+        // A server clock a little ahead: its newest lines wait for their time.
+        let w = Window::ending(now, Some(at("2026-11-22T12:00:05Z")), hour);
+        assert_eq!((w.start, w.end), (at("2026-11-22T11:00:00Z"), now));
+        // Far ahead (what the store leaves out, and what it would do if it did not).
+        let w = Window::ending(now, Some(at("2099-01-01T00:00:00Z")), hour);
+        assert_eq!((w.start, w.end), (at("2026-11-22T11:00:00Z"), now));
+    }
+
+    /// evaluate() on a real store: last week's log (two forced checkpoints)
+    /// plus one line read 5 minutes (the default tolerance) ahead, or one
+    /// microsecond more. Within the tolerance that line is the log's newest
+    /// event, so the log is current and the window ends now, without last
+    /// week's checkpoints; beyond it, the line is ignored, the window stays
+    /// on last week's log, and clock_skew reports the line.
+    #[test]
+    fn the_tolerance_decides_whether_a_line_dated_ahead_is_the_newest_event() {
+        use crate::store::query::test_store::{start, store, Line};
+        let now = at("2026-11-22T12:00:00Z");
+        let evaluate_with = |ahead_us: i64| {
+            let dir = tempfile::tempdir().unwrap();
+            let lines = vec![
+                start("2026-11-15T07:30:00Z", "wal", None),
+                start("2026-11-15T08:00:00Z", "wal", None),
+                // Read at 11:59:55, dated ahead_us later.
+                Line {
+                    at: at("2026-11-22T11:59:55Z") + SignedDuration::from_micros(ahead_us),
+                    ..start("2026-11-22T00:00:00Z", "time", Some(ahead_us))
+                },
+            ];
+            let s = store(dir.path(), lines);
+            let findings = evaluate(&s, "main", &AlertsSection::default(), &Settings::default(), None, now).unwrap();
+            findings.into_iter().map(|f| (f.rule, f.figures)).collect::<Vec<_>>()
+        };
+        let tolerance = 300_000_000;
+
+        let inside = evaluate_with(tolerance);
+        let rules: Vec<&str> = inside.iter().map(|(r, _)| *r).collect();
+        assert_eq!(rules, Vec::<&str>::new(), "current log, nothing in the last hour: {inside:?}");
+
+        let outside = evaluate_with(tolerance + 1);
+        let rules: Vec<&str> = outside.iter().map(|(r, _)| *r).collect();
+        assert_eq!(rules, ["forced_checkpoints", "clock_skew"], "{outside:?}");
+        let forced = &outside[0].1;
+        assert_eq!(forced["count"], 2);
+        assert_eq!(forced["window"]["end"], "2026-11-15T08:00:00.000+00:00");
+        let skew = &outside[1].1;
+        assert_eq!(skew["count"], 1);
+        assert_eq!(skew["max_ahead_s"], 300.000001);
+        assert_eq!(skew["most_ahead_read_at"], "2026-11-22T11:59:55.000+00:00");
+        assert_eq!(skew["window"]["end"], "2026-11-22T12:00:00.000+00:00");
     }
 
     #[test]
