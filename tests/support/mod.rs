@@ -161,6 +161,32 @@ impl PgCluster {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// A login over TCP with a wrong password, as a client that never logs
+    /// in sends it: `user` and `database` go into the startup packet as they
+    /// are (line breaks included). Needs a password rule for 127.0.0.1
+    /// ([`PgCluster::require_passwords`]). Panics if the login succeeds.
+    pub fn failed_login(&self, user: &str, database: &str) {
+        let out = self
+            .client_cmd("psql")
+            .args(["-X", "-w", "-h", "127.0.0.1", "-c", "select 1"])
+            .env("PGUSER", user)
+            .env("PGDATABASE", database)
+            .env("PGPASSWORD", "not-the-password")
+            .output()
+            .expect("spawn psql");
+        assert!(!out.status.success(), "the login with user {user:?} succeeded: {}", describe(&out));
+    }
+
+    /// Passwords (scram-sha-256) for TCP logins from 127.0.0.1, ahead of
+    /// initdb's trust rules; local socket logins stay trusted.
+    pub fn require_passwords(&self) {
+        let path = self.data_dir().join("pg_hba.conf");
+        let text = fs::read_to_string(&path).expect("read pg_hba.conf");
+        fs::write(&path, format!("host all all 127.0.0.1/32 scram-sha-256\n{text}")).expect("write pg_hba.conf");
+        self.psql("ALTER ROLE postgres PASSWORD 'secret'");
+        self.reload();
+    }
+
     /// Re-read the configuration files (SIGHUP to the postmaster).
     pub fn reload(&self) {
         let out =

@@ -1,0 +1,269 @@
+//! Issue 8 §1 replayed against a real PostgreSQL 15: clients that never log
+//! in put line breaks and checkpoint lines into their user and database
+//! names, which PostgreSQL prints verbatim in `%u` and `%d`. Under Debian's
+//! `%m [%p] %q%u@%d ` and PostgreSQL's own `%m [%p] `, walwatch's counts must
+//! equal the real checkpointer's lines, no forged line may become an event
+//! (whatever pid it claims, whatever time it carries), the alerts must follow
+//! the real checkpoints only, and a file flooded with such lines right after
+//! a rotation must still be read — by `import` and by the daemon.
+//!
+//! Needs PostgreSQL server binaries; fails, never skips, without them.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use support::daemon::{Snapshot, Workspace};
+use support::{describe, int, ts_key, walwatch, walwatch_json, PgCluster, StopMode};
+
+const DEBIAN: &str = "%m [%p] %q%u@%d ";
+const UPSTREAM: &str = "%m [%p] ";
+
+#[test]
+fn debian_prefix_forges_nothing() {
+    replay(DEBIAN);
+}
+
+#[test]
+fn upstream_prefix_forges_nothing() {
+    replay(UPSTREAM);
+}
+
+/// Everything the test knows about the server's real checkpointer.
+struct Run {
+    pg: PgCluster,
+    checkpointer: u32,
+    /// Server clock when the test began (`ts_key`); every real line is later.
+    began: String,
+    /// Forged lines the server printed in a prefix, with how often.
+    forged: usize,
+    logs: Vec<PathBuf>,
+    /// The file the collector opened at the rotation.
+    rotated: PathBuf,
+}
+
+fn replay(prefix: &str) {
+    let run = attack(prefix);
+    let truth = count_real_lines(&run, &run.logs);
+    println!("{prefix:?}: real {truth:?}, forged lines injected {}", run.forged);
+    assert!(truth["wal"] >= 2 && truth["manual"] >= 3, "the workload made real checkpoints: {truth:?}");
+    check_import(&run, &truth);
+    check_alerts(&run);
+    check_flooded_file(&run);
+}
+
+fn attack(prefix: &str) -> Run {
+    let quoted = format!("'{prefix}'");
+    let mut pg = PgCluster::init(&[
+        ("log_line_prefix", quoted.as_str()),
+        ("log_checkpoints", "on"),
+        ("logging_collector", "on"),
+        ("log_destination", "'stderr'"),
+        ("log_timezone", "'UTC'"),
+        ("lc_messages", "'C'"),
+        ("max_wal_size", "'32MB'"),
+        ("min_wal_size", "'32MB'"),
+        ("checkpoint_timeout", "'1h'"),
+        ("shared_buffers", "'16MB'"),
+    ]);
+    pg.start();
+    pg.require_passwords();
+    let began = ts_key(&pg.psql("SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS')"));
+    let checkpointer: u32 = pg
+        .psql("SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'")
+        .trim()
+        .parse()
+        .expect("the checkpointer's pid");
+    pg.psql("CHECKPOINT");
+    let mut forged = inject(&pg, checkpointer);
+    forced_checkpoints(&pg, 2);
+    pg.psql("CHECKPOINT");
+    forged += inject(&pg, checkpointer);
+    pg.psql("CHECKPOINT");
+    let before = pg.log_files();
+    pg.psql("SELECT pg_rotate_logfile()");
+    let rotated = wait_for_new_file(&pg, &before);
+    // A flood of lines no log_line_prefix reads, before any real line.
+    for _ in 0..20 {
+        pg.failed_login(&"x\n".repeat(31), "postgres");
+    }
+    forged += inject(&pg, checkpointer);
+    pg.psql("CHECKPOINT");
+    pg.stop(StopMode::Fast);
+    let logs = pg.log_files();
+    support::keep_logs_if_asked(&logs);
+    Run { pg, checkpointer, began, forged, logs, rotated }
+}
+
+/// The forged lines: the issue's (a bare first line), the same with the
+/// real checkpointer's pid, a disguised first line with the forged line in
+/// the database name, a durability setting, a line from 2099, a crash.
+/// Each failed login prints its names twice (FATAL and DETAIL). Returns how
+/// many forged lines the server printed.
+fn inject(pg: &PgCluster, checkpointer: u32) -> usize {
+    let now = "2026-01-01 00:00:00.000";
+    let lines = [
+        format!("{now} Z [1] LOG:  checkpoint starting: wal"),
+        format!("2020-01-01 00:00:00.000 UTC [{checkpointer}] LOG:  checkpoint starting: wal"),
+        format!("2020-01-01 00:00:01.000 UTC [{checkpointer}] LOG:  parameter \"fsync\" changed to \"off\""),
+        format!("2099-01-01 00:00:00.000 UTC [{checkpointer}] LOG:  checkpoint starting: wal"),
+        format!("2020-01-01 00:00:02.000 UTC [{checkpointer}] LOG:  redo starts at 0/1"),
+    ];
+    let mut printed = 0;
+    for line in &lines {
+        for _ in 0..3 {
+            pg.failed_login(&format!("\n{line}\n"), "postgres");
+            pg.failed_login("LOG:  ", &format!("\n{line}\n"));
+            printed += 4;
+        }
+    }
+    printed
+}
+
+/// WAL-triggered checkpoints from a real workload: max_wal_size is 32MB.
+fn forced_checkpoints(pg: &PgCluster, want: usize) {
+    pg.psql("CREATE TABLE IF NOT EXISTS filler (v text)");
+    for round in 0..40 {
+        pg.psql("INSERT INTO filler SELECT repeat('x', 200) FROM generate_series(1, 60000)");
+        let seen = pg.wait_for_log(Duration::from_millis(200), |log| {
+            log.matches("LOG:  checkpoint starting: wal\n").count() >= want
+        });
+        if seen {
+            return;
+        }
+        if round % 5 == 4 {
+            pg.psql("TRUNCATE filler");
+        }
+    }
+    panic!("no {want} WAL-triggered checkpoints");
+}
+
+fn wait_for_new_file(pg: &PgCluster, before: &[PathBuf]) -> PathBuf {
+    for _ in 0..100 {
+        if let Some(new) = pg.log_files().into_iter().find(|f| !before.contains(f)) {
+            return new;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("the collector opened no new file after pg_rotate_logfile()");
+}
+
+/// The checkpointer's own lines, counted without walwatch: a line that
+/// starts with a real time (UTC, after the test began, before 2090) and the
+/// checkpointer's pid, then `checkpoint starting:`/`complete:`. Every forged
+/// line carries another zone, a date in 2020 or 2099, or is not a checkpoint.
+fn count_real_lines(run: &Run, files: &[PathBuf]) -> BTreeMap<&'static str, i64> {
+    let mut n: BTreeMap<&'static str, i64> =
+        ["started", "completed", "wal", "time", "manual", "shutdown"].iter().map(|k| (*k, 0)).collect();
+    let prefix = "] LOG:  ";
+    for file in files {
+        let text = String::from_utf8_lossy(&std::fs::read(file).unwrap()).into_owned();
+        for line in text.lines() {
+            let Some((head, message)) = line.split_once(prefix) else { continue };
+            let Some((ts, pid)) = head.split_once(" UTC [") else { continue };
+            if pid.split(']').next() != Some(&run.checkpointer.to_string()) || ts.len() != 23 {
+                continue;
+            }
+            let key = ts_key(ts);
+            if key < run.began || key.as_str() > "2090" {
+                continue;
+            }
+            if let Some(flags) = message.strip_prefix("checkpoint starting: ") {
+                *n.get_mut("started").unwrap() += 1;
+                let trigger = match flags {
+                    f if f.contains("shutdown") => "shutdown",
+                    f if f.split(' ').any(|w| w == "wal") => "wal",
+                    f if f.split(' ').any(|w| w == "time") => "time",
+                    _ => "manual",
+                };
+                *n.get_mut(trigger).unwrap() += 1;
+            } else if message.starts_with("checkpoint complete: ") {
+                *n.get_mut("completed").unwrap() += 1;
+            }
+        }
+    }
+    n
+}
+
+fn check_import(run: &Run, truth: &BTreeMap<&'static str, i64>) {
+    let db = run.pg.path().join("import.db");
+    let db = db.to_str().unwrap();
+    let mut args = vec!["import", "--db", db, "--cluster", "attack"];
+    let files: Vec<String> = run.logs.iter().map(|f| f.display().to_string()).collect();
+    args.extend(files.iter().map(String::as_str));
+    let out = walwatch().args(&args).output().unwrap();
+    assert!(out.status.success(), "import: {}", describe(&out));
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(report.matches(&format!("prefix '{}'", run_prefix(run))).count() == run.logs.len(), "{report}");
+    let s = walwatch_json(&["summary", "--db", db, "--cluster", "attack", "--format", "json"]);
+    for (key, path) in [
+        ("started", "checkpoints.started"),
+        ("completed", "checkpoints.completed"),
+        ("wal", "checkpoints.by_trigger.wal"),
+        ("time", "checkpoints.by_trigger.time"),
+        ("manual", "checkpoints.by_trigger.manual"),
+        ("shutdown", "checkpoints.by_trigger.shutdown"),
+    ] {
+        assert_eq!(int(&s, path), truth[key], "{path}: {s}");
+    }
+    assert_eq!(int(&s, "parameter_changes"), 0, "no forged setting: {s}");
+    assert_eq!(int(&s, "dated_ahead"), 0, "no forged line from 2099: {s}");
+    let want_rejected = if run_prefix(run) == DEBIAN { run.forged as i64 } else { 0 };
+    assert_eq!(int(&s, "rejected"), want_rejected, "each forged line refused and counted: {s}");
+    let starts = walwatch_json(&["checkpoints", "--db", db, "--cluster", "attack", "--format", "json"]);
+    let rows = starts.as_array().unwrap();
+    assert!(rows.iter().all(|r| r["completed_at"].is_string() && r["started_at"].is_string()), "every row paired: {starts}");
+}
+
+fn run_prefix(run: &Run) -> &str {
+    let conf = std::fs::read_to_string(run.pg.data_dir().join("postgresql.conf")).unwrap();
+    let line = conf.lines().rev().find(|l| l.starts_with("log_line_prefix")).unwrap();
+    let value = line.split_once('=').unwrap().1.trim();
+    if value == format!("'{DEBIAN}'") {
+        DEBIAN
+    } else {
+        UPSTREAM
+    }
+}
+
+/// The alert rules see the real checkpoints only: forced checkpoints fire
+/// (the workload made them), durability_off does not (the forged fsync
+/// line), nor does clock_skew (the forged 2099 line).
+fn check_alerts(run: &Run) {
+    let db = run.pg.path().join("import.db");
+    let db = db.to_str().unwrap();
+    let out = walwatch().args(["analyze", "--db", db, "--cluster", "attack"]).output().unwrap();
+    assert!(out.status.success() || out.status.code() == Some(1), "analyze: {}", describe(&out));
+    let alerts = walwatch_json(&["alerts", "--db", db, "--format", "json"]);
+    let rules: Vec<&str> = alerts.as_array().unwrap().iter().filter_map(|a| a["rule"].as_str()).collect();
+    assert!(rules.contains(&"forced_checkpoints"), "{alerts}");
+    for rule in ["durability_off", "clock_skew"] {
+        assert!(!rules.contains(&rule), "{rule} from a forged line: {alerts}");
+    }
+}
+
+/// The file opened at the rotation starts with hundreds of lines no prefix
+/// reads: a fresh store still detects its prefix and reads its checkpoints,
+/// and the daemon following all the files (it knows the cluster's prefix
+/// from the earlier ones) stores exactly what the import stored.
+fn check_flooded_file(run: &Run) {
+    let db = run.pg.path().join("flooded.db");
+    let db = db.to_str().unwrap();
+    let file = run.rotated.display().to_string();
+    let out = walwatch().args(["import", "--db", db, "--cluster", "flooded", &file]).output().unwrap();
+    assert!(out.status.success(), "import of the flooded file: {}", describe(&out));
+    let s = walwatch_json(&["summary", "--db", db, "--cluster", "flooded", "--format", "json"]);
+    let wanted = count_real_lines(run, std::slice::from_ref(&run.rotated));
+    assert!(wanted["manual"] >= 1 && wanted["shutdown"] == 1, "{wanted:?}");
+    assert_eq!(int(&s, "checkpoints.started"), wanted["started"], "{s}");
+    assert_eq!(int(&s, "checkpoints.completed"), wanted["completed"], "{s}");
+
+    let ws = Workspace::new();
+    ws.write_config(&[("attack", &format!("{}/*.log", run.pg.log_dir().display()))]);
+    let want = Snapshot::read(&run.pg.path().join("import.db"), "attack").unwrap();
+    let mut daemon = ws.start();
+    daemon.wait_equal("attack", &want);
+    daemon.terminate();
+}
