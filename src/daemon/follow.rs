@@ -19,7 +19,7 @@
 //! a link leading elsewhere is refused, without opening it, and named in
 //! `walwatch status`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs::{File, Metadata};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -67,6 +67,8 @@ struct Tracked {
     pending: bool,
     /// When it was last seen to change.
     changed_at: Instant,
+    /// Why the last read failed: warned about once, not at every poll.
+    problem: Option<String>,
 }
 
 pub struct Follower {
@@ -80,6 +82,9 @@ pub struct Follower {
     closed: HashMap<FileKey, FileState>,
     /// Paths refused (a symlink leading out of its directory): warned about once.
     refused: HashSet<PathBuf>,
+    /// What an unfinished round has yet to read, in order: the next round
+    /// goes on with it instead of listing thousands of files again.
+    queue: VecDeque<(PathBuf, std::io::Result<Metadata>)>,
     first_round: bool,
     /// How long a file must stay unchanged before its held-back last entry is taken.
     settle: Duration,
@@ -113,6 +118,7 @@ impl Follower {
             files: HashMap::new(),
             closed: HashMap::new(),
             refused: HashSet::new(),
+            queue: VecDeque::new(),
             first_round: true,
             settle: Duration::ZERO,
             stored: 0,
@@ -188,18 +194,9 @@ impl Follower {
     /// oldest first until `deadline` passes or a stop is requested (checked
     /// between files, so one round never outlasts a file's read by much).
     pub fn poll_until(&mut self, store: &mut Store, deadline: Option<Instant>) -> Result<Round, StoreError> {
-        let listed: Vec<(PathBuf, std::io::Result<Metadata>)> =
-            self.paths().into_iter().map(|p| (p.clone(), std::fs::metadata(p))).collect();
-        let keys: HashSet<FileKey> =
-            listed.iter().filter_map(|(_, md)| md.as_ref().ok().filter(|m| m.is_file()).map(key_of)).collect();
-        // Renamed out of the globs or deleted: older than anything matched
-        // now, so finish it first, then let go.
-        let gone: Vec<FileKey> = self.files.keys().filter(|k| !keys.contains(k)).copied().collect();
-        for key in gone {
-            self.read(store, key, true)?;
-            self.files.remove(&key);
+        if self.queue.is_empty() {
+            self.list(store)?;
         }
-        self.closed.retain(|k, _| keys.contains(k));
         let roots = self.roots();
         // Our own database, whatever path or link leads to it: never a log.
         let own: HashSet<FileKey> = config::store_files(store.path())
@@ -210,7 +207,7 @@ impl Follower {
         let mut round = Round::default();
         let mut seen = HashSet::new();
         let mut read_any = false;
-        for (path, md) in listed {
+        while let Some((path, md)) = self.queue.pop_front() {
             let md = match md {
                 Ok(md) if md.is_file() => md,
                 Ok(_) => continue,
@@ -230,6 +227,7 @@ impl Follower {
             // At least one file per round: a round whose listing alone takes
             // the whole budget still moves on.
             if self.stopping() || (read_any && deadline.is_some_and(|d| Instant::now() >= d)) {
+                self.queue.push_front((path, Ok(md)));
                 round.unfinished = true;
                 break;
             }
@@ -244,6 +242,24 @@ impl Follower {
         // round is over only once it has seen all of them.
         self.first_round &= round.unfinished;
         Ok(round)
+    }
+
+    /// Lists the matched files for a new round, and finishes the files that
+    /// are no longer matched (renamed out of the globs or deleted: older
+    /// than anything matched now, so read to their end first, then let go).
+    fn list(&mut self, store: &mut Store) -> Result<(), StoreError> {
+        let listed: VecDeque<(PathBuf, std::io::Result<Metadata>)> =
+            self.paths().into_iter().map(|p| (p.clone(), std::fs::metadata(p))).collect();
+        let keys: HashSet<FileKey> =
+            listed.iter().filter_map(|(_, md)| md.as_ref().ok().filter(|m| m.is_file()).map(key_of)).collect();
+        let gone: Vec<FileKey> = self.files.keys().filter(|k| !keys.contains(k)).copied().collect();
+        for key in gone {
+            self.read(store, key, true)?;
+            self.files.remove(&key);
+        }
+        self.closed.retain(|k, _| keys.contains(k));
+        self.queue = listed;
+        Ok(())
     }
 
     fn stopping(&self) -> bool {
@@ -290,6 +306,9 @@ impl Follower {
         }
         self.refused.remove(path);
         match File::open(path) {
+            // Listed a while ago: the name may lead to another file by now
+            // (rotated); that one is read once a new listing finds it.
+            Ok(file) if file.metadata().is_ok_and(|m| key_of(&m) != key) => Ok(false),
             Ok(file) => {
                 store.set_problem(self.cluster_id, &shown, None)?;
                 // A closed file comes back unread: the store's offset for its content says where to go on.
@@ -300,6 +319,7 @@ impl Follower {
                     state_read: None,
                     pending: false,
                     changed_at: Instant::now(),
+                    problem: None,
                 };
                 self.files.insert(key, tracked);
                 Ok(true)
@@ -360,15 +380,33 @@ impl Follower {
                     tracing::info!(cluster = %self.name, path = %shown, events = report.stored, bytes = report.bytes, "Stored new events.");
                 }
                 store.set_problem(self.cluster_id, &shown, None)?;
+                t.problem = None;
                 Ok(report.stored)
             }
             Err(IngestError::Store(e)) => Err(e),
             Err(e) => {
-                tracing::warn!(cluster = %self.name, path = %shown, error = %e, "Cannot read a log file.");
-                store.set_problem(self.cluster_id, &shown, Some(&e.to_string()))?;
+                let problem = problem_of(&e);
+                if t.problem.as_deref() != Some(problem.as_str()) {
+                    tracing::warn!(cluster = %self.name, path = %shown, error = %problem, "Cannot read a log file.");
+                }
+                store.set_problem(self.cluster_id, &shown, Some(&problem))?;
+                t.problem = Some(problem);
                 Ok(0)
             }
         }
+    }
+}
+
+/// A failed read as the log and `status` show it. A file whose prefix
+/// cannot be detected may be no PostgreSQL log at all (a stray or linked
+/// file): its lines are never quoted, only what to do.
+fn problem_of(e: &IngestError) -> String {
+    match e {
+        IngestError::Prefix { .. } => "cannot detect the log_line_prefix: no line at the start of the file looks like \
+                                       a PostgreSQL log line; if it is one, set prefix in its [[cluster]] (the value \
+                                       of `SHOW log_line_prefix;`)"
+            .into(),
+        other => other.to_string(),
     }
 }
 
