@@ -350,3 +350,19 @@ impl ClusterConfig {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_matching_the_store_or_its_companions() {
+        let db = Path::new("/var/lib/walwatch/walwatch.db");
+        assert_eq!(store_file_matched("/var/lib/walwatch/*", db), Some(db.to_path_buf()));
+        assert_eq!(store_file_matched("/var/lib/walwatch/*-wal", db), Some("/var/lib/walwatch/walwatch.db-wal".into()));
+        assert_eq!(store_file_matched("/var/lib/walwatch/walwatch.db*", db), Some(db.to_path_buf()));
+        // As glob::glob: a wildcard does not cross a `/`.
+        assert_eq!(store_file_matched("/var/lib/*", db), None);
+        assert_eq!(store_file_matched("/var/log/postgresql/*.log", db), None);
+    }
+}

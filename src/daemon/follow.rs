@@ -504,10 +504,32 @@ mod tests {
     }
 
     #[test]
+    fn links_are_followed_only_into_the_globs_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (logs, etc) = (tmp.path().join("log"), tmp.path().join("etc"));
+        std::fs::create_dir_all(&logs).unwrap();
+        std::fs::create_dir_all(&etc).unwrap();
+        std::fs::write(logs.join("pg.log"), "x\n").unwrap();
+        std::fs::write(etc.join("shadow"), "x\n").unwrap();
+        std::os::unix::fs::symlink(logs.join("pg.log"), logs.join("current.log")).unwrap();
+        std::os::unix::fs::symlink(etc.join("shadow"), logs.join("evil.log")).unwrap();
+        std::os::unix::fs::symlink("../etc/shadow", logs.join("relative.log")).unwrap();
+        let glob = format!("{}/*.log", logs.display());
+        let roots = vec![leading_dir(&glob).canonicalize().unwrap()];
+        assert!(inside(&logs.join("pg.log"), &roots));
+        assert!(inside(&logs.join("current.log"), &roots));
+        assert!(!inside(&logs.join("evil.log"), &roots));
+        assert!(!inside(&logs.join("relative.log"), &roots));
+        assert!(!inside(&logs.join("missing.log"), &roots), "what cannot be resolved is not inside");
+    }
+
+    #[test]
     fn static_dirs_of_globs() {
         assert_eq!(static_dir("/var/log/postgresql/postgresql-15-main.log*"), Some("/var/log/postgresql".into()));
         assert_eq!(static_dir("/var/lib/pgsql/*/data/log/*.log"), Some("/var/lib/pgsql".into()));
         assert_eq!(static_dir("/srv/log/pg.log"), Some("/srv/log".into()));
         assert_eq!(static_dir("relative/*.log"), None);
+        assert_eq!(leading_dir("relative/*.log"), PathBuf::from("relative"));
+        assert_eq!(leading_dir("*.log"), PathBuf::from("."));
     }
 }

@@ -313,6 +313,18 @@ fn describe_target(config: &Config, channel: Channel) -> String {
     }
 }
 
+/// [`spawn_senders`] under one handle, which ends once they all have.
+pub fn spawn_sender(store_path: PathBuf, config: Config, stop: Arc<AtomicBool>) -> std::io::Result<JoinHandle<()>> {
+    let handles = spawn_senders(store_path, config, stop)?;
+    std::thread::Builder::new().name("walwatch-senders".into()).spawn(move || {
+        for handle in handles {
+            if handle.join().is_err() {
+                tracing::error!("An alert sender thread panicked.");
+            }
+        }
+    })
+}
+
 /// The daemon's sender threads, one per configured channel: each sends
 /// what is due on its channel, then sleeps until the next message is due or
 /// a second passes (the daemon queues new notices through its own
