@@ -31,8 +31,9 @@ const PASS_SPACING: u32 = 4;
 /// postgresql.conf may change without a `parameter changed` line (until the
 /// server reloads, which logs one); re-read it now and then.
 const SETTINGS_EVERY: Duration = Duration::from_secs(300);
-/// How long a stop waits for a thread before leaving it to the process exit.
-const JOIN_WAIT: Duration = Duration::from_millis(1500);
+/// How long a stop waits for a thread before leaving it to the process exit
+/// (the senders and the analysis thread, told together: at most twice this).
+const JOIN_WAIT: Duration = Duration::from_millis(800);
 
 pub struct Alerting {
     new_events: bool,
@@ -110,6 +111,10 @@ impl Alerting {
     /// Stops the analysis (cancelling a running pass) and the senders
     /// (abandoning a send in progress: its message stays queued).
     pub fn stop(&mut self) {
+        // Both told at once: they wind down side by side.
+        if let Some((stop, _)) = &self.senders {
+            stop.store(true, Ordering::Relaxed);
+        }
         if let Some(analyst) = self.analyst.take() {
             analyst.stop();
         }
