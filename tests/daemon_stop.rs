@@ -163,8 +163,9 @@ fn ten_thousand_files_ready_at_once_watchdog_during_catch_up_prompt_stop_bounded
 /// Repeats the store's whole event and checkpoint history `times` times over
 /// (same log times: the timestamps repeat, as in one log file concatenated
 /// with itself). This stands in for importing the 42 MB 2 700-fold log,
-/// which takes minutes in a debug build: the rows are exactly those the
-/// import of each copy stores, with offsets and lines shifted.
+/// which takes minutes in a debug build: each copy is the rows the import
+/// of the fixture stored, with ids, offsets and lines shifted (and marked
+/// not pairable: they are complete already).
 fn repeat_history(db: &Path, times: i64) {
     let conn = rusqlite::Connection::open(db).unwrap();
     let (events, bytes, lines): (i64, i64, i64) = conn
