@@ -37,6 +37,8 @@ pub enum LifecycleError {
     Store(#[from] StoreError),
     #[error("cannot queue a notification in the outbox: {0}")]
     Outbox(rusqlite::Error),
+    #[error("the alert pass was stopped")]
+    Stopped,
 }
 
 /// One alert that changed.
@@ -88,6 +90,24 @@ pub struct Report {
 pub fn evaluate_all(store: &mut Store, config: &Config, now: Timestamp) -> Result<Report, LifecycleError> {
     let clusters = store.clusters()?;
     evaluate_clusters(store, config, &clusters, now)
+}
+
+/// [`evaluate_all`] that gives up between clusters once `stop` is raised
+/// (the daemon's stop; a statement running then is cancelled by the caller).
+pub fn evaluate_all_until(
+    store: &mut Store,
+    config: &Config,
+    now: Timestamp,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<Report, LifecycleError> {
+    let mut reports = Vec::new();
+    for cluster in store.clusters()? {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(LifecycleError::Stopped);
+        }
+        reports.push(evaluate_cluster(store, config, &cluster, now)?);
+    }
+    Ok(Report { evaluated_at: now, clusters: reports })
 }
 
 /// [`evaluate_all`] for the named clusters only.

@@ -149,7 +149,14 @@ const NOT_A_CYCLE: [&str; 2] = ["shutdown", "end-of-recovery"];
 
 /// The usable cycles whose checkpoint started at or after `since`.
 pub fn cycles(history: &SizingHistory, since: Timestamp) -> Vec<Cycle> {
-    let restarted = |from: Timestamp, to: Timestamp| history.restarts.iter().any(|t| *t > from && *t <= to);
+    // A binary search per cycle, not a scan of every restart: a long log with
+    // many restarts made that quadratic (issue 8: a minute per alert pass).
+    let mut restarts = history.restarts.clone();
+    restarts.sort_unstable();
+    let restarted = |from: Timestamp, to: Timestamp| {
+        let first_after = restarts.partition_point(|t| *t <= from);
+        restarts.get(first_after).is_some_and(|t| *t <= to)
+    };
     history
         .points
         .windows(2)

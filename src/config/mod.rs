@@ -171,6 +171,44 @@ pub enum ConfigError {
     /// path (`cluster.format`) when the position lies within a key or value.
     #[error("{}:{line}:{column}: {}{message}", path.display(), key.as_deref().map(|k| format!("{k}: ")).unwrap_or_default())]
     Invalid { path: PathBuf, line: usize, column: usize, key: Option<String>, message: String },
+    /// The store the daemon uses ($STATE_DIRECTORY or --db) lies under a cluster's glob.
+    #[error(
+        "cluster {cluster:?}: logs glob {glob:?} matches walwatch's own store {}: the daemon would read its \
+         database as a log; narrow the glob or move the store",
+        store.display()
+    )]
+    FollowsStore { cluster: String, glob: String, store: PathBuf },
+}
+
+/// The store's files: the database and SQLite's companions beside it.
+pub fn store_files(db: &Path) -> Vec<PathBuf> {
+    let mut files = vec![db.to_path_buf()];
+    for suffix in ["-wal", "-shm", "-journal"] {
+        let mut name = db.as_os_str().to_owned();
+        name.push(suffix);
+        files.push(PathBuf::from(name));
+    }
+    files
+}
+
+/// The store file (database, -wal, -shm or -journal) that `glob` matches,
+/// by name: as `glob::glob` does, a wildcard never matches a `/`.
+pub fn store_file_matched(glob: &str, db: &Path) -> Option<PathBuf> {
+    let pattern = glob::Pattern::new(glob).ok()?;
+    let options = glob::MatchOptions { require_literal_separator: true, ..glob::MatchOptions::new() };
+    store_files(db).into_iter().find(|f| pattern.matches_path_with(f, options))
+}
+
+/// The daemon's check of the store it actually uses (the config's own
+/// `[store] path` is checked when the config is parsed).
+pub fn check_store_not_followed(config: &Config, db: &Path) -> Result<(), ConfigError> {
+    for cluster in &config.clusters {
+        if let Some(glob) = cluster.logs.iter().find(|g| store_file_matched(g, db).is_some()) {
+            let (cluster, glob) = (cluster.name.clone(), glob.clone());
+            return Err(ConfigError::FollowsStore { cluster, glob, store: db.to_path_buf() });
+        }
+    }
+    Ok(())
 }
 
 /// `/etc/walwatch/walwatch.toml`
@@ -310,5 +348,21 @@ impl ClusterConfig {
         }
         out.push_str(&format!(", start at {})", self.start_at.as_str()));
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_matching_the_store_or_its_companions() {
+        let db = Path::new("/var/lib/walwatch/walwatch.db");
+        assert_eq!(store_file_matched("/var/lib/walwatch/*", db), Some(db.to_path_buf()));
+        assert_eq!(store_file_matched("/var/lib/walwatch/*-wal", db), Some("/var/lib/walwatch/walwatch.db-wal".into()));
+        assert_eq!(store_file_matched("/var/lib/walwatch/walwatch.db*", db), Some(db.to_path_buf()));
+        // As glob::glob: a wildcard does not cross a `/`.
+        assert_eq!(store_file_matched("/var/lib/*", db), None);
+        assert_eq!(store_file_matched("/var/log/postgresql/*.log", db), None);
     }
 }

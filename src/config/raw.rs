@@ -87,7 +87,7 @@ impl RawConfig {
         for raw in self.clusters {
             let (span, raw) = (raw.span(), raw.into_inner());
             let name = raw.name.clone();
-            let cluster = raw.validate(span)?;
+            let cluster = raw.validate(span, &store.path)?;
             if !names.insert(cluster.name.clone()) {
                 let message = format!("duplicate cluster name {:?}: events are stored by cluster name", cluster.name);
                 return Err(Problem::at(&name, message));
@@ -132,15 +132,14 @@ impl RawDaemon {
 }
 
 impl RawCluster {
-    fn validate(self, span: Range<usize>) -> Result<ClusterConfig, Problem> {
+    fn validate(self, span: Range<usize>, store: &Path) -> Result<ClusterConfig, Problem> {
         let defaults = ClusterConfig::default();
         let name = self.name.get_ref().trim().to_string();
         if name.is_empty() {
             return Err(Problem::at(&self.name, "a cluster name must not be empty".into()));
         }
         let logs = self.logs.unwrap_or_default();
-        let logs: Vec<String> =
-            logs.iter().map(|glob| Ok(absolute(glob)?.to_string_lossy().into_owned())).collect::<Result<_, _>>()?;
+        let logs: Vec<String> = logs.iter().map(|glob| log_glob(glob, store)).collect::<Result<_, _>>()?;
         let data_directory = self.data_directory.as_ref().map(absolute).transpose()?.map(Path::to_path_buf);
         if logs.is_empty() && data_directory.is_none() {
             let message = format!("cluster {name:?} has neither logs nor data_directory: set at least one");
@@ -157,6 +156,23 @@ impl RawCluster {
             config_file: self.config_file.as_ref().map(absolute).transpose()?.map(Path::to_path_buf),
             settings: self.settings.iter().map(|(k, v)| Ok((k.clone(), setting(k, v)?))).collect::<Result<_, _>>()?,
         })
+    }
+}
+
+/// A `logs` glob: absolute, and not matching the store (the daemon would
+/// read its own database as a log, each read growing what it reads).
+fn log_glob(glob: &Spanned<String>, store: &Path) -> Result<String, Problem> {
+    let text = absolute(glob)?.to_string_lossy().into_owned();
+    match super::store_file_matched(&text, store) {
+        Some(file) => Err(Problem::at(
+            glob,
+            format!(
+                "{text:?} matches walwatch's own store {} ([store] path): the daemon would read its database as a \
+                 log; narrow the glob or move the store",
+                file.display()
+            ),
+        )),
+        None => Ok(text),
     }
 }
 

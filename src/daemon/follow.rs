@@ -5,12 +5,25 @@
 //! Identity and resume positions come from the store (content fingerprints,
 //! offsets committed with the events), so a restart — or a `kill -9` —
 //! continues exactly where the last commit stopped.
+//!
+//! Bounded work: a round ([`Follower::poll_until`]) ends at a deadline or a
+//! stop request, between two files, and the next round resumes the listing
+//! (files read to the end are skipped by their size and ctime). At most
+//! [`MAX_OPEN`] files stay open: beyond that the longest-unchanged file that
+//! was read to its end is closed, remembered by (device, inode, size, ctime),
+//! and reopened by path once it changes — the store's offset for its content
+//! says where to go on, so nothing is lost or read twice.
+//!
+//! Symlinks: a matched path is followed only if it resolves to a file inside
+//! the directory its glob names (the glob's leading part without wildcards);
+//! a link leading elsewhere is refused, without opening it, and named in
+//! `walwatch status`.
 
-use std::collections::{HashMap, HashSet};
-use std::fs::File;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::fs::{File, Metadata};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -26,16 +39,36 @@ use crate::store::{Store, StoreError};
 /// (device, inode): how an open file is told apart from a new one at the same path.
 type FileKey = (u64, u64);
 
+/// (size, ctime in ns): both unchanged means nothing new in a file.
+type FileState = (u64, i64);
+
+/// Files one follower keeps open at most (besides those whose last entry is
+/// held back, which must be re-read once quiet). Enough for any logrotate
+/// scheme; a directory of thousands of logs no longer exhausts descriptors.
+pub const MAX_OPEN: usize = 64;
+
+/// How a round ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Round {
+    /// Some file's last entry is held back (poll again soon to flush it).
+    pub pending: bool,
+    /// The deadline or a stop request ended the round before every file was
+    /// read: poll again at once.
+    pub unfinished: bool,
+}
+
 struct Tracked {
     file: File,
     path: PathBuf,
     /// Size and change time when it was last read: both unchanged means
     /// nothing new (a rewrite to the same size still changes the ctime).
-    state_read: Option<(u64, i64)>,
+    state_read: Option<FileState>,
     /// Its last entry was held back (more lines of it may come).
     pending: bool,
     /// When it was last seen to change.
     changed_at: Instant,
+    /// Why the last read failed: warned about once, not at every poll.
+    problem: Option<String>,
 }
 
 pub struct Follower {
@@ -45,6 +78,13 @@ pub struct Follower {
     opts: Options,
     time: TimeContext,
     files: HashMap<FileKey, Tracked>,
+    /// Files closed to stay under [`MAX_OPEN`], read to the end at this state.
+    closed: HashMap<FileKey, FileState>,
+    /// Paths refused (a symlink leading out of its directory): warned about once.
+    refused: HashSet<PathBuf>,
+    /// What an unfinished round has yet to read, in order: the next round
+    /// goes on with it instead of listing thousands of files again.
+    queue: VecDeque<(PathBuf, std::io::Result<Metadata>)>,
     first_round: bool,
     /// How long a file must stay unchanged before its held-back last entry is taken.
     settle: Duration,
@@ -76,6 +116,9 @@ impl Follower {
             opts,
             time: TimeContext::new(config.timezone.as_deref())?,
             files: HashMap::new(),
+            closed: HashMap::new(),
+            refused: HashSet::new(),
+            queue: VecDeque::new(),
             first_round: true,
             settle: Duration::ZERO,
             stored: 0,
@@ -144,63 +187,147 @@ impl Follower {
     /// Reads whatever is new in every followed file. Returns whether some
     /// file's last entry is held back (poll again soon to flush it).
     pub fn poll(&mut self, store: &mut Store) -> Result<bool, StoreError> {
-        let mut matched = Vec::new();
-        for path in self.paths() {
-            if let Some(key) = self.track(store, &path)? {
-                matched.push(key);
+        Ok(self.poll_until(store, None)?.pending)
+    }
+
+    /// One round: finishes files rotated away, then reads the followed files
+    /// oldest first until `deadline` passes or a stop is requested (checked
+    /// between files, so one round never outlasts a file's read by much).
+    pub fn poll_until(&mut self, store: &mut Store, deadline: Option<Instant>) -> Result<Round, StoreError> {
+        if self.queue.is_empty() {
+            self.list(store)?;
+        }
+        let roots = self.roots();
+        // Our own database, whatever path or link leads to it: never a log.
+        let own: HashSet<FileKey> = config::store_files(store.path())
+            .iter()
+            .filter_map(|f| std::fs::metadata(f).ok())
+            .map(|m| key_of(&m))
+            .collect();
+        let mut round = Round::default();
+        let mut seen = HashSet::new();
+        let mut read_any = false;
+        while let Some((path, md)) = self.queue.pop_front() {
+            let md = match md {
+                Ok(md) if md.is_file() => md,
+                Ok(_) => continue,
+                Err(e) => {
+                    store.set_problem(self.cluster_id, &path.to_string_lossy(), Some(&format!("cannot stat: {e}")))?;
+                    continue;
+                }
+            };
+            let key = key_of(&md);
+            if own.contains(&key) {
+                store.set_problem(self.cluster_id, &path.to_string_lossy(), Some("refused: walwatch's own store"))?;
+                continue;
+            }
+            if !seen.insert(key) || self.closed.get(&key) == Some(&state_of(&md)) {
+                continue; // a second glob's match, or closed and unchanged since
+            }
+            // At least one file per round: a round whose listing alone takes
+            // the whole budget still moves on.
+            if self.stopping() || (read_any && deadline.is_some_and(|d| Instant::now() >= d)) {
+                self.queue.push_front((path, Ok(md)));
+                round.unfinished = true;
+                break;
+            }
+            if self.track(store, &path, key, &roots)? {
+                read_any = true;
+                self.read(store, key, false)?;
+                round.pending |= self.files.get(&key).is_some_and(|t| t.pending);
+                self.close_idle();
             }
         }
-        // Renamed out of the globs or deleted: older than anything matched
-        // now, so finish it first, then let go.
-        let gone: Vec<FileKey> = self.files.keys().filter(|k| !matched.contains(k)).copied().collect();
+        // start_at = "end" applies to the files present at start: the first
+        // round is over only once it has seen all of them.
+        self.first_round &= round.unfinished;
+        Ok(round)
+    }
+
+    /// Lists the matched files for a new round, and finishes the files that
+    /// are no longer matched (renamed out of the globs or deleted: older
+    /// than anything matched now, so read to their end first, then let go).
+    fn list(&mut self, store: &mut Store) -> Result<(), StoreError> {
+        let listed: VecDeque<(PathBuf, std::io::Result<Metadata>)> =
+            self.paths().into_iter().map(|p| (p.clone(), std::fs::metadata(p))).collect();
+        let keys: HashSet<FileKey> =
+            listed.iter().filter_map(|(_, md)| md.as_ref().ok().filter(|m| m.is_file()).map(key_of)).collect();
+        let gone: Vec<FileKey> = self.files.keys().filter(|k| !keys.contains(k)).copied().collect();
         for key in gone {
             self.read(store, key, true)?;
             self.files.remove(&key);
         }
-        let mut pending = false;
-        for key in dedup(matched) {
-            self.read(store, key, false)?;
-            pending |= self.files.get(&key).is_some_and(|t| t.pending);
-        }
-        self.first_round = false;
-        Ok(pending)
+        self.closed.retain(|k, _| keys.contains(k));
+        self.queue = listed;
+        Ok(())
     }
 
-    /// Opens (or finds) the file at `path`; None when it cannot be followed now.
-    fn track(&mut self, store: &mut Store, path: &Path) -> Result<Option<FileKey>, StoreError> {
+    fn stopping(&self) -> bool {
+        self.opts.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed))
+    }
+
+    /// The configured directories, resolved: where a matched file must lie.
+    fn roots(&self) -> Vec<PathBuf> {
+        self.patterns().iter().filter_map(|p| leading_dir(p).canonicalize().ok()).collect()
+    }
+
+    /// Closes the longest-unchanged files read to their end while more than
+    /// [`MAX_OPEN`] are open; a file whose last entry is held back stays open.
+    fn close_idle(&mut self) {
+        while self.files.len() > MAX_OPEN {
+            let idle = self
+                .files
+                .iter()
+                .filter(|(_, t)| !t.pending && t.state_read.is_some())
+                .min_by_key(|(_, t)| t.changed_at)
+                .map(|(k, t)| (*k, t.state_read));
+            let Some((key, Some(state))) = idle else { return };
+            self.files.remove(&key);
+            self.closed.insert(key, state);
+        }
+    }
+
+    /// Opens (or finds) the file `key` at `path`; false when it cannot be followed now.
+    fn track(&mut self, store: &mut Store, path: &Path, key: FileKey, roots: &[PathBuf]) -> Result<bool, StoreError> {
         let shown = path.to_string_lossy();
-        let md = match std::fs::metadata(path) {
-            Ok(md) if md.is_file() => md,
-            Ok(_) => return Ok(None),
-            Err(e) => {
-                store.set_problem(self.cluster_id, &shown, Some(&format!("cannot stat: {e}")))?;
-                return Ok(None);
-            }
-        };
-        let key = (md.dev(), md.ino());
         if let Some(t) = self.files.get_mut(&key) {
             t.path = path.to_path_buf();
-            return Ok(Some(key));
+            return Ok(true);
         }
+        if !inside(path, roots) {
+            // Never opened: nothing of the target can reach a log line or status.
+            let problem = "refused: a symlink to a file outside the configured log directory \
+                           (walwatch follows links only within the directory its glob names)";
+            if self.refused.insert(path.to_path_buf()) {
+                tracing::warn!(cluster = %self.name, path = %shown, "{problem}");
+            }
+            store.set_problem(self.cluster_id, &shown, Some(problem))?;
+            return Ok(false);
+        }
+        self.refused.remove(path);
         match File::open(path) {
+            // Listed a while ago: the name may lead to another file by now
+            // (rotated); that one is read once a new listing finds it.
+            Ok(file) if file.metadata().is_ok_and(|m| key_of(&m) != key) => Ok(false),
             Ok(file) => {
                 store.set_problem(self.cluster_id, &shown, None)?;
-                self.files.insert(
-                    key,
-                    Tracked {
-                        file,
-                        path: path.to_path_buf(),
-                        state_read: None,
-                        pending: false,
-                        changed_at: Instant::now(),
-                    },
-                );
-                Ok(Some(key))
+                // A closed file comes back unread: the store's offset for its content says where to go on.
+                self.closed.remove(&key);
+                let tracked = Tracked {
+                    file,
+                    path: path.to_path_buf(),
+                    state_read: None,
+                    pending: false,
+                    changed_at: Instant::now(),
+                    problem: None,
+                };
+                self.files.insert(key, tracked);
+                Ok(true)
             }
             Err(e) => {
                 let problem = format!("cannot open: {e} (is walwatch in the group that can read PostgreSQL's logs?)");
                 store.set_problem(self.cluster_id, &shown, Some(&problem))?;
-                Ok(None)
+                Ok(false)
             }
         }
     }
@@ -212,7 +339,7 @@ impl Follower {
     fn read(&mut self, store: &mut Store, key: FileKey, finish: bool) -> Result<u64, StoreError> {
         let Some(t) = self.files.get_mut(&key) else { return Ok(0) };
         let md = t.file.metadata().ok();
-        let state = md.as_ref().map(|m| (m.len(), m.ctime() * 1_000_000_000 + m.ctime_nsec())).unwrap_or((0, 0));
+        let state = md.as_ref().map(state_of).unwrap_or((0, 0));
         let unchanged = t.state_read == Some(state);
         if !unchanged {
             t.changed_at = Instant::now();
@@ -253,15 +380,33 @@ impl Follower {
                     tracing::info!(cluster = %self.name, path = %shown, events = report.stored, bytes = report.bytes, "Stored new events.");
                 }
                 store.set_problem(self.cluster_id, &shown, None)?;
+                t.problem = None;
                 Ok(report.stored)
             }
             Err(IngestError::Store(e)) => Err(e),
             Err(e) => {
-                tracing::warn!(cluster = %self.name, path = %shown, error = %e, "Cannot read a log file.");
-                store.set_problem(self.cluster_id, &shown, Some(&e.to_string()))?;
+                let problem = problem_of(&e);
+                if t.problem.as_deref() != Some(problem.as_str()) {
+                    tracing::warn!(cluster = %self.name, path = %shown, error = %problem, "Cannot read a log file.");
+                }
+                store.set_problem(self.cluster_id, &shown, Some(&problem))?;
+                t.problem = Some(problem);
                 Ok(0)
             }
         }
+    }
+}
+
+/// A failed read as the log and `status` show it. A file whose prefix
+/// cannot be detected may be no PostgreSQL log at all (a stray or linked
+/// file): its lines are never quoted, only what to do.
+fn problem_of(e: &IngestError) -> String {
+    match e {
+        IngestError::Prefix { .. } => "cannot detect the log_line_prefix: no line at the start of the file looks like \
+                                       a PostgreSQL log line; if it is one, set prefix in its [[cluster]] (the value \
+                                       of `SHOW log_line_prefix;`)"
+            .into(),
+        other => other.to_string(),
     }
 }
 
@@ -272,10 +417,17 @@ fn rotation_number(path: &Path) -> u32 {
     name.rsplit_once('.').and_then(|(_, n)| n.parse().ok()).unwrap_or(0)
 }
 
-/// Keys in first-seen order without repeats (two globs may match one file).
-fn dedup(keys: Vec<FileKey>) -> Vec<FileKey> {
-    let mut seen = HashSet::new();
-    keys.into_iter().filter(|k| seen.insert(*k)).collect()
+fn key_of(md: &Metadata) -> FileKey {
+    (md.dev(), md.ino())
+}
+
+fn state_of(md: &Metadata) -> FileState {
+    (md.len(), md.ctime() * 1_000_000_000 + md.ctime_nsec())
+}
+
+/// Whether `path` resolves (symlinks and `..` followed) into one of `roots`.
+fn inside(path: &Path, roots: &[PathBuf]) -> bool {
+    path.canonicalize().is_ok_and(|real| roots.iter().any(|r| real.starts_with(r)))
 }
 
 /// Paths matching a glob (an invalid pattern matches nothing; config check reports it).
@@ -283,8 +435,13 @@ fn expand(pattern: &str) -> Vec<PathBuf> {
     glob::glob(pattern).map(|paths| paths.filter_map(Result::ok).collect()).unwrap_or_default()
 }
 
-/// The longest leading directory of a glob that has no wildcard.
+/// The longest leading absolute directory of a glob that has no wildcard.
 fn static_dir(pattern: &str) -> Option<PathBuf> {
+    Some(leading_dir(pattern)).filter(|d| d.is_absolute())
+}
+
+/// The longest leading directory of a glob that has no wildcard ("." for none).
+fn leading_dir(pattern: &str) -> PathBuf {
     let mut dir = PathBuf::new();
     for part in Path::new(pattern).components() {
         let text = part.as_os_str().to_string_lossy();
@@ -297,7 +454,10 @@ fn static_dir(pattern: &str) -> Option<PathBuf> {
     if dir == Path::new(pattern) {
         dir.pop();
     }
-    Some(dir).filter(|d| d.is_absolute())
+    if dir.as_os_str().is_empty() {
+        dir.push(".");
+    }
+    dir
 }
 
 /// Loads the clusters to follow: the configured ones, or the discovered ones.
@@ -344,10 +504,32 @@ mod tests {
     }
 
     #[test]
+    fn links_are_followed_only_into_the_globs_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (logs, etc) = (tmp.path().join("log"), tmp.path().join("etc"));
+        std::fs::create_dir_all(&logs).unwrap();
+        std::fs::create_dir_all(&etc).unwrap();
+        std::fs::write(logs.join("pg.log"), "x\n").unwrap();
+        std::fs::write(etc.join("shadow"), "x\n").unwrap();
+        std::os::unix::fs::symlink(logs.join("pg.log"), logs.join("current.log")).unwrap();
+        std::os::unix::fs::symlink(etc.join("shadow"), logs.join("evil.log")).unwrap();
+        std::os::unix::fs::symlink("../etc/shadow", logs.join("relative.log")).unwrap();
+        let glob = format!("{}/*.log", logs.display());
+        let roots = vec![leading_dir(&glob).canonicalize().unwrap()];
+        assert!(inside(&logs.join("pg.log"), &roots));
+        assert!(inside(&logs.join("current.log"), &roots));
+        assert!(!inside(&logs.join("evil.log"), &roots));
+        assert!(!inside(&logs.join("relative.log"), &roots));
+        assert!(!inside(&logs.join("missing.log"), &roots), "what cannot be resolved is not inside");
+    }
+
+    #[test]
     fn static_dirs_of_globs() {
         assert_eq!(static_dir("/var/log/postgresql/postgresql-15-main.log*"), Some("/var/log/postgresql".into()));
         assert_eq!(static_dir("/var/lib/pgsql/*/data/log/*.log"), Some("/var/lib/pgsql".into()));
         assert_eq!(static_dir("/srv/log/pg.log"), Some("/srv/log".into()));
         assert_eq!(static_dir("relative/*.log"), None);
+        assert_eq!(leading_dir("relative/*.log"), PathBuf::from("relative"));
+        assert_eq!(leading_dir("*.log"), PathBuf::from("."));
     }
 }

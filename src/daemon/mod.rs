@@ -1,11 +1,14 @@
 //! `walwatch run`: the daemon's lifecycle.
 //!
-//! Order matters: load and check the config, open the store, follow every
-//! file once, then tell systemd READY. Then: wake on inotify, a signal or the
-//! poll timer; read what is new (each chunk committed with its offset); send
-//! a heartbeat and a watchdog keep-alive; run the alert rules when new events
-//! arrived (a sender thread delivers what they queue). SIGHUP reloads the
-//! clusters and the transports, SIGTERM commits and exits.
+//! Order matters: load and check the config, open the store, tell systemd
+//! READY (running is ready: catching up on old logs can take minutes). Then:
+//! wake on inotify, a signal or the poll timer; read what is new in rounds
+//! of bounded length (each chunk committed with its offset), going round
+//! again at once while behind; after every round send a heartbeat and a
+//! watchdog keep-alive; run the alert rules on their own thread when new
+//! events arrived (a sender thread per channel delivers what they queue).
+//! SIGHUP reloads the clusters and the transports, SIGTERM commits and exits
+//! without waiting for an alert pass or a network peer.
 
 mod alerting;
 pub mod follow;
@@ -33,6 +36,10 @@ const HEARTBEAT_EVERY: Duration = Duration::from_secs(2);
 /// CPU) under a stream of writes, at a small cost in latency.
 const DEBOUNCE: Duration = Duration::from_millis(50);
 
+/// How long one round of reading may go on before the daemon looks at its
+/// signals and pings the watchdog (a round ends between two files).
+const ROUND: Duration = Duration::from_millis(250);
+
 struct Daemon {
     config_path: Option<PathBuf>,
     config: Config,
@@ -44,6 +51,8 @@ struct Daemon {
     last_heartbeat: Option<Instant>,
     /// Some file's last entry is held back until the file is quiet.
     pending: bool,
+    /// The last round ended before every file was read: go round again at once.
+    behind: bool,
     alerting: Alerting,
 }
 
@@ -53,6 +62,8 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
     let wake = Wakeups::new().context("cannot set up signal handling")?;
     let (config, source) = config::load_or_default(config_path)?;
     let db = store_override.map(Path::to_path_buf).unwrap_or_else(|| store_path(&config));
+    // Reading our own store as a log would feed itself: refuse to start.
+    config::check_store_not_followed(&config, &db)?;
     // One daemon per store, before anything is read or written; held until run() returns.
     let _lock = DaemonLock::acquire(&db)?;
     let mut store = Store::open(&db)?;
@@ -71,10 +82,10 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
         started_at: Timestamp::now(),
         last_heartbeat: None,
         pending: false,
+        behind: true,
         alerting,
     };
     daemon.rewatch();
-    daemon.poll_all();
     notify::ready(&daemon.status_line());
     daemon.main_loop();
     notify::stopping();
@@ -97,8 +108,11 @@ impl Daemon {
         loop {
             // A held-back last entry is flushed once its file stays quiet for a short while.
             let daemon = &self.config.daemon;
-            let timeout =
-                if self.pending { daemon.entry_settle.min(daemon.poll_interval) } else { daemon.poll_interval };
+            let timeout = match (self.behind, self.pending) {
+                (true, _) => Duration::ZERO,
+                (false, true) => daemon.entry_settle.min(daemon.poll_interval),
+                (false, false) => daemon.poll_interval,
+            };
             let wake = match self.wake.rx.recv_timeout(timeout) {
                 Ok(w) => Some(w),
                 Err(RecvTimeoutError::Timeout) => None,
@@ -139,20 +153,33 @@ impl Daemon {
         wakes
     }
 
+    /// One round over every follower, ending after [`ROUND`] (between two
+    /// files) or at a stop request; `behind` says whether it was cut short.
     fn poll_all(&mut self) {
+        let was_behind = self.behind;
+        let deadline = Instant::now() + ROUND;
         self.pending = false;
+        self.behind = false;
         let mut stored = 0;
         for f in &mut self.followers {
-            match f.poll(&mut self.store) {
-                Ok(pending) => self.pending |= pending,
+            match f.poll_until(&mut self.store, Some(deadline)) {
+                Ok(round) => {
+                    self.pending |= round.pending;
+                    self.behind |= round.unfinished;
+                }
                 Err(e) => {
                     tracing::error!(cluster = %f.name, error = %e, "Cannot store events; retrying at the next poll.")
                 }
             }
             stored += f.take_stored();
         }
+        if was_behind != self.behind {
+            let status = if self.behind { "catching up on the logs".to_string() } else { self.status_line() };
+            tracing::info!("{}", if self.behind { "Catching up on the logs." } else { "Caught up on the logs." });
+            notify::status(&status);
+        }
         let clusters = self.followers.iter().map(Follower::config);
-        self.alerting.after_poll(&mut self.store, &self.config, clusters, stored);
+        self.alerting.after_poll(&self.config, clusters, stored, self.behind);
         self.beat();
     }
 
@@ -171,8 +198,10 @@ impl Daemon {
     /// SIGHUP: a new config; clusters added or removed without a restart.
     fn reload(&mut self) {
         notify::reloading();
-        match config::load_or_default(self.config_path.as_deref()) {
-            Ok((config, _)) => {
+        let loaded = config::load_or_default(self.config_path.as_deref())
+            .and_then(|(c, _)| config::check_store_not_followed(&c, self.store.path()).map(|()| c));
+        match loaded {
+            Ok(config) => {
                 let clusters = follow::clusters(&config);
                 // Keep followers whose cluster did not change: they hold open files.
                 let mut kept: Vec<Follower> = Vec::new();
@@ -187,6 +216,7 @@ impl Daemon {
                 self.alerting.reload(self.store.path(), &config);
                 self.config = config;
                 self.rewatch();
+                self.behind = true;
                 tracing::info!(clusters = self.followers.len(), "Reloaded the configuration.");
             }
             Err(e) => tracing::error!(error = %e, "Keeping the old configuration: the new one is invalid."),

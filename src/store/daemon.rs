@@ -74,6 +74,12 @@ impl Store {
         self.conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true).map(drop).map_err(|e| self.sql(e))
     }
 
+    /// Cancels this connection's running statement from another thread
+    /// (SQLITE_INTERRUPT): the daemon's stop does not wait for an alert pass.
+    pub fn interrupt_handle(&self) -> rusqlite::InterruptHandle {
+        self.conn.get_interrupt_handle()
+    }
+
     pub fn last_heartbeat(&self) -> Result<Option<Heartbeat>, StoreError> {
         self.conn
             .query_row("SELECT pid, started_at, heartbeat_at, interval_ms FROM daemon WHERE id = 1", [], |r| {

@@ -63,11 +63,16 @@ impl Store {
     }
 
     fn point_starts(&self, cluster: &str, since: i64, until: i64) -> rusqlite::Result<Vec<PointStart>> {
+        // The lower bound is computed once (a CTE), not per row: a subquery
+        // correlated with the outer row rescans the cluster's checkpoints for
+        // every row, quadratic in a long history (minutes at 80 000 points).
         let mut stmt = self.conn.prepare(
-            "SELECT k.started_at, k.trigger, k.distance_kb, k.wal_files_added
-             FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id
-             WHERE c.name = ?1 AND k.started_at IS NOT NULL AND k.started_at < ?3 AND k.started_at >= COALESCE(
-                 (SELECT max(k2.started_at) FROM checkpoint k2 WHERE k2.cluster_id = c.id AND k2.started_at < ?2), ?2)
+            "WITH cl AS (SELECT id FROM cluster WHERE name = ?1),
+                  lo AS (SELECT COALESCE((SELECT max(k2.started_at) FROM checkpoint k2, cl
+                                          WHERE k2.cluster_id = cl.id AND k2.started_at < ?2), ?2) AS at)
+             SELECT k.started_at, k.trigger, k.distance_kb, k.wal_files_added
+             FROM checkpoint k, cl, lo
+             WHERE k.cluster_id = cl.id AND k.started_at IS NOT NULL AND k.started_at < ?3 AND k.started_at >= lo.at
              ORDER BY k.started_at, k.id",
         )?;
         let rows = stmt.query_map(params![cluster, since, until], |r| {

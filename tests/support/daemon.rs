@@ -509,3 +509,99 @@ pub fn assert_same(got: &Snapshot, want: &Snapshot, what: &str) {
     let d = differences(got, want);
     assert!(d.is_empty(), "{what}: the daemon's store differs from a fresh import:\n{d}");
 }
+
+// ---------------------------------------------------------------- systemd's side
+
+/// What systemd would receive from the daemon: a unix datagram socket bound
+/// by the test, passed as NOTIFY_SOCKET, with every datagram kept and the
+/// moment it arrived.
+pub struct NotifySocket {
+    pub path: PathBuf,
+    received: std::sync::Arc<std::sync::Mutex<Vec<(Instant, String)>>>,
+}
+
+impl NotifySocket {
+    pub fn bind(path: &Path) -> NotifySocket {
+        let socket = std::os::unix::net::UnixDatagram::bind(path).unwrap();
+        let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = received.clone();
+        std::thread::spawn(move || {
+            let mut buf = vec![0u8; 4096];
+            // Ends with the test process; the socket file goes with its TempDir.
+            while let Ok(n) = socket.recv(&mut buf) {
+                let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+                sink.lock().unwrap().push((Instant::now(), text));
+            }
+        });
+        NotifySocket { path: path.to_path_buf(), received }
+    }
+
+    /// Every datagram so far, with its arrival time.
+    pub fn messages(&self) -> Vec<(Instant, String)> {
+        self.received.lock().unwrap().clone()
+    }
+
+    /// Arrival times of the datagrams that carry `line` (e.g. "READY=1").
+    pub fn times_of(&self, line: &str) -> Vec<Instant> {
+        self.messages().into_iter().filter(|(_, m)| m.lines().any(|l| l == line)).map(|(t, _)| t).collect()
+    }
+}
+
+impl Daemon {
+    /// Starts the daemon as systemd would with Type=notify and WatchdogSec:
+    /// NOTIFY_SOCKET and WATCHDOG_USEC set, plus `env` (e.g. RUST_LOG).
+    pub fn start_notified(
+        config: &Path,
+        db: &Path,
+        log: &Path,
+        notify: &NotifySocket,
+        watchdog: Duration,
+        env: &[(&str, &str)],
+    ) -> Daemon {
+        let err = OpenOptions::new().create(true).append(true).open(log).unwrap();
+        let mut cmd = walwatch();
+        cmd.args(["run", "--config", s(config)])
+            .env_remove("JOURNAL_STREAM")
+            .env_remove("WATCHDOG_PID")
+            .env_remove("STATE_DIRECTORY")
+            .env("NOTIFY_SOCKET", &notify.path)
+            .env("WATCHDOG_USEC", watchdog.as_micros().to_string())
+            .env("RUST_LOG", "info");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(err).spawn().unwrap();
+        Daemon { child, db: db.to_path_buf(), log: log.to_path_buf() }
+    }
+
+    /// The daemon's whole log (stderr) so far.
+    pub fn full_log(&self) -> String {
+        fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// How many file descriptors the daemon holds now (/proc/PID/fd).
+    pub fn open_fds(&self) -> usize {
+        fs::read_dir(format!("/proc/{}/fd", self.pid())).map(|d| d.count()).unwrap_or(0)
+    }
+
+    /// SIGTERM, then the time until the process exited and its status
+    /// (None: still running after `limit`; it is then killed by Drop).
+    pub fn terminate_within(&mut self, limit: Duration) -> (Duration, Option<ExitStatus>) {
+        let start = Instant::now();
+        self.signal("TERM");
+        while start.elapsed() <= limit {
+            if let Some(st) = self.exited() {
+                return (start.elapsed(), Some(st));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        (start.elapsed(), None)
+    }
+}
+
+/// Rows of `table` in a store (read-only), e.g. `count(db, "event", "kind = 'checkpoint_start'")`.
+pub fn count(db: &Path, table: &str, condition: &str) -> i64 {
+    let conn = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    conn.busy_timeout(Duration::from_secs(5)).unwrap();
+    conn.query_row(&format!("SELECT count(*) FROM {table} WHERE {condition}"), [], |r| r.get(0)).unwrap()
+}

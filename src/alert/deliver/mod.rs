@@ -19,7 +19,7 @@ use crate::config::Config;
 use crate::store::StoreError;
 
 pub use render::{escape_html, header_text, host_name, message_id, subject};
-pub use send::{flush, next_due, spawn_sender, test_mail, FlushReport, Outcome};
+pub use send::{flush, flush_channel, next_due, spawn_sender, spawn_senders, test_mail, FlushReport, Outcome};
 
 /// Where a queued message goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,12 +1,20 @@
 //! The sender: every due outbox message goes out through its channel; a
 //! failure is recorded with an exponential, capped backoff and the rest go
-//! on. The daemon runs it in a thread ([`spawn_sender`]); `walwatch alerts
+//! on. The daemon runs a thread per channel ([`spawn_senders`]), so a mail
+//! server that never answers does not hold up the webhook; `walwatch alerts
 //! test-mail` runs one [`flush`] ([`test_mail`]).
+//!
+//! A send runs on a thread of its own that the sender waits for, watching
+//! its stop flag: at stop it gives the send up instead of waiting for the
+//! peer's timeout. The message was claimed but not accepted, so it goes back
+//! to the queue, due at once (never marked sent, never lost); if the server
+//! accepted it in the last instant, the next start sends the same message
+//! (same Message-ID) again — at least once, as after a crash.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -50,19 +58,42 @@ impl FlushReport {
 /// transport failure is recorded on the row (attempts, last_error,
 /// next_attempt_at) and reported in the outcome.
 pub fn flush(store: &mut Store, config: &Config, now: Timestamp) -> Result<FlushReport, DeliverError> {
+    flush_channel(store, config, now, None, &AtomicBool::new(false))
+}
+
+/// [`flush`] for one channel (None: all), giving up when `stop` is raised:
+/// a send in progress is abandoned and its message re-queued, due at once.
+pub fn flush_channel(
+    store: &mut Store,
+    config: &Config,
+    now: Timestamp,
+    channel: Option<Channel>,
+    stop: &AtomicBool,
+) -> Result<FlushReport, DeliverError> {
     let due = store.outbox_due(now)?;
     let mut senders = Senders::default();
     // A channel that failed in this flush is not tried again for the other
     // messages: with the server down, each attempt would only wait for its timeout.
     let mut down: HashMap<&'static str, String> = HashMap::new();
     let mut report = FlushReport::default();
-    for row in due {
+    for row in due.into_iter().filter(|r| channel.is_none_or(|c| c == r.channel)) {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
         if !store.outbox_claim(row.id, now, now + lease(config, row.channel))? {
             continue; // another sender took it
         }
         let result = match down.get(row.channel.as_str()) {
             Some(reason) => Err(format!("not tried after a failure in the same round: {reason}")),
-            None => senders.send(config, &row),
+            None => match senders.send(config, &row, stop) {
+                Some(result) => result,
+                None => {
+                    // Claimed, not accepted: back in the queue, due now (attempts counts it).
+                    store.outbox_mark_failed(row.id, ABANDONED, now)?;
+                    tracing::info!(channel = row.channel.as_str(), message_id = %row.message_id, "{ABANDONED}");
+                    break;
+                }
+            },
         };
         let retry_at = match &result {
             Ok(()) => {
@@ -92,32 +123,72 @@ pub fn next_due(store: &Store) -> Result<Option<Timestamp>, DeliverError> {
     Ok(store.outbox_next_due()?)
 }
 
+/// The last_error of a message whose send was given up at stop.
+const ABANDONED: &str = "walwatch stopped before the server answered; queued again";
+
 /// Transports built on first use in a flush; a setup error (unreadable
 /// password file) fails that channel's messages, not the flush.
 #[derive(Default)]
 struct Senders {
-    mail: Option<Result<MailSender, String>>,
-    webhook: Option<Result<WebhookSender, String>>,
+    mail: Option<Result<Arc<MailSender>, String>>,
+    webhook: Option<Result<Arc<WebhookSender>, String>>,
 }
 
 impl Senders {
-    fn send(&mut self, config: &Config, row: &OutboxRow) -> Result<(), String> {
+    /// The transport's answer, or None when `stop` was raised first.
+    fn send(&mut self, config: &Config, row: &OutboxRow, stop: &AtomicBool) -> Option<Result<(), String>> {
+        let payload = row.payload.clone();
         match row.channel {
             Channel::Mail => {
                 let Some(mail) = &config.mail else {
-                    return Err("queued for mail, but [mail] is not configured any more".into());
+                    return Some(Err("queued for mail, but [mail] is not configured any more".into()));
                 };
-                let sender = self.mail.get_or_insert_with(|| MailSender::new(mail).map_err(|e| e.to_string()));
-                sender.as_ref().map_err(Clone::clone)?.send(&row.payload)
+                let sender =
+                    self.mail.get_or_insert_with(|| MailSender::new(mail).map(Arc::new).map_err(|e| e.to_string()));
+                let sender = match sender {
+                    Ok(s) => s.clone(),
+                    Err(e) => return Some(Err(e.clone())),
+                };
+                abandonable(stop, move || sender.send(&payload))
             }
             Channel::Webhook => {
                 let Some(webhook) = &config.webhook else {
-                    return Err("queued for the webhook, but [webhook] is not configured any more".into());
+                    return Some(Err("queued for the webhook, but [webhook] is not configured any more".into()));
                 };
-                let sender = self.webhook.get_or_insert_with(|| WebhookSender::new(webhook).map_err(|e| e.to_string()));
-                let id = row.message_id.strip_prefix("webhook:").unwrap_or(&row.message_id);
-                sender.as_ref().map_err(Clone::clone)?.send(id, &row.payload)
+                let sender = self
+                    .webhook
+                    .get_or_insert_with(|| WebhookSender::new(webhook).map(Arc::new).map_err(|e| e.to_string()));
+                let sender = match sender {
+                    Ok(s) => s.clone(),
+                    Err(e) => return Some(Err(e.clone())),
+                };
+                let id = row.message_id.strip_prefix("webhook:").unwrap_or(&row.message_id).to_string();
+                abandonable(stop, move || sender.send(&id, &payload))
             }
+        }
+    }
+}
+
+/// Runs `send` on a thread of its own and waits for its answer, looking at
+/// `stop` every [`STEP`]: None when the stop came first (the thread is left
+/// to finish or to die with the process; nothing waits for it).
+fn abandonable(
+    stop: &AtomicBool,
+    send: impl FnOnce() -> Result<(), String> + Send + 'static,
+) -> Option<Result<(), String>> {
+    let (tx, rx) = mpsc::channel();
+    let spawned = std::thread::Builder::new().name("walwatch-send".into()).spawn(move || {
+        let _ = tx.send(send());
+    });
+    if let Err(e) = spawned {
+        return Some(Err(format!("cannot start a thread for the send: {e}")));
+    }
+    loop {
+        match rx.recv_timeout(STEP) {
+            Ok(result) => return Some(result),
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Some(Err("the send thread panicked".into())),
+            Err(mpsc::RecvTimeoutError::Timeout) if stop.load(Ordering::Relaxed) => return None,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
     }
 }
@@ -242,17 +313,56 @@ fn describe_target(config: &Config, channel: Channel) -> String {
     }
 }
 
-/// The daemon's sender thread: sends what is due, then sleeps until the next
-/// message is due or a second passes (the daemon queues new notices through
-/// its own connection), in short steps so `stop` is seen within 100 ms.
+/// [`spawn_senders`] under one handle, which ends once they all have.
 pub fn spawn_sender(store_path: PathBuf, config: Config, stop: Arc<AtomicBool>) -> std::io::Result<JoinHandle<()>> {
-    std::thread::Builder::new().name("walwatch-sender".into()).spawn(move || sender_loop(&store_path, &config, &stop))
+    let handles = spawn_senders(store_path, config, stop)?;
+    std::thread::Builder::new().name("walwatch-senders".into()).spawn(move || {
+        for handle in handles {
+            if handle.join().is_err() {
+                tracing::error!("An alert sender thread panicked.");
+            }
+        }
+    })
+}
+
+/// The daemon's sender threads, one per configured channel: each sends
+/// what is due on its channel, then sleeps until the next message is due or
+/// a second passes (the daemon queues new notices through its own
+/// connection), in short steps so `stop` is seen within 100 ms.
+pub fn spawn_senders(
+    store_path: PathBuf,
+    config: Config,
+    stop: Arc<AtomicBool>,
+) -> std::io::Result<Vec<JoinHandle<()>>> {
+    let mut channels = Vec::new();
+    if config.mail.is_some() {
+        channels.push(Channel::Mail);
+    }
+    if config.webhook.is_some() {
+        channels.push(Channel::Webhook);
+    }
+    let config = Arc::new(config);
+    let mut handles = Vec::new();
+    for channel in channels {
+        let (path, config, flag) = (store_path.clone(), config.clone(), stop.clone());
+        let name = format!("walwatch-{}", channel.as_str());
+        let spawned = std::thread::Builder::new().name(name).spawn(move || sender_loop(&path, &config, channel, &flag));
+        match spawned {
+            Ok(handle) => handles.push(handle),
+            Err(e) => {
+                // The ones already running must not outlive a failed start.
+                stop.store(true, Ordering::Relaxed);
+                return Err(e);
+            }
+        }
+    }
+    Ok(handles)
 }
 
 const WAKE_EVERY: Duration = Duration::from_secs(1);
 const STEP: Duration = Duration::from_millis(100);
 
-fn sender_loop(store_path: &std::path::Path, config: &Config, stop: &AtomicBool) {
+fn sender_loop(store_path: &std::path::Path, config: &Config, channel: Channel, stop: &AtomicBool) {
     let mut log = OutageLog::default();
     let mut store = None;
     while !stop.load(Ordering::Relaxed) {
@@ -275,13 +385,18 @@ fn sender_loop(store_path: &std::path::Path, config: &Config, stop: &AtomicBool)
         };
         let now = Timestamp::now();
         let wait = match next_due(s) {
-            Ok(Some(due)) if due <= now => {
-                match flush(s, config, now) {
-                    Ok(report) => log.report(&report),
-                    Err(e) => log.store_error(&e.to_string()),
+            Ok(Some(due)) if due <= now => match flush_channel(s, config, now, Some(channel), stop) {
+                // What is due may be the other channel's: then wait, do not spin.
+                Ok(report) if report.outcomes.is_empty() => WAKE_EVERY,
+                Ok(report) => {
+                    log.report(&report);
+                    Duration::ZERO
                 }
-                Duration::ZERO
-            }
+                Err(e) => {
+                    log.store_error(&e.to_string());
+                    WAKE_EVERY
+                }
+            },
             Ok(Some(due)) => Duration::try_from(due.duration_since(now)).unwrap_or(WAKE_EVERY).min(WAKE_EVERY),
             Ok(None) => WAKE_EVERY,
             Err(e) => {
