@@ -214,7 +214,10 @@ fn check_import(run: &Run, truth: &BTreeMap<&'static str, i64>) {
     assert_eq!(int(&s, "rejected"), want_rejected, "each forged line refused and counted: {s}");
     let starts = walwatch_json(&["checkpoints", "--db", db, "--cluster", "attack", "--format", "json"]);
     let rows = starts.as_array().unwrap();
-    assert!(rows.iter().all(|r| r["completed_at"].is_string() && r["started_at"].is_string()), "every row paired: {starts}");
+    assert!(
+        rows.iter().all(|r| r["completed_at"].is_string() && r["started_at"].is_string()),
+        "every row paired: {starts}"
+    );
 }
 
 fn run_prefix(run: &Run) -> &str {

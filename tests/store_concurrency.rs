@@ -540,8 +540,8 @@ fn identities(conn: &Connection) -> Vec<Identity> {
 /// complete were read in different turns, a lone start row, a row pairing
 /// one reader's start with the other's complete, and a lone complete row;
 /// one checkpoint is rewritten into that shape by SQL. Finally the schema
-/// is taken back to version 5 (the index, the columns and the version
-/// that 0006 adds removed).
+/// is taken back to version 5 (the indexes, the columns and the version
+/// that 0006 and 0007 add removed).
 #[test]
 fn a_store_that_counted_a_log_twice_is_repaired_when_opened() {
     let ws = Workspace::new();
@@ -583,7 +583,8 @@ fn a_store_that_counted_a_log_twice_is_repaired_when_opened() {
     assert_eq!((a.fp_hash, &a.head), (b.fp_hash, &b.head), "two rows, one content");
     split_one_checkpoint_like_the_old_pairing(&conn, a.id, b.id, cuts[0] as i64);
     conn.execute_batch(
-        "DROP INDEX checkpoint_start_event; DROP INDEX checkpoint_complete_event;
+        "DROP INDEX event_ahead; ALTER TABLE event DROP COLUMN ahead_us;
+         DROP INDEX checkpoint_start_event; DROP INDEX checkpoint_complete_event;
          ALTER TABLE source DROP COLUMN head; PRAGMA user_version = 5;",
     )
     .unwrap();

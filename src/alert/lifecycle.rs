@@ -135,7 +135,14 @@ pub fn evaluate_cluster(
     let alerts = &config.alerts;
     // Sizing reads the whole lookback window: only when a rule will carry its advice.
     let suggestion = if alerts.forced_checkpoints.enabled || alerts.wal_files_added.enabled {
-        Some(crate::analyze::sizing::suggest(store, cluster, &settings, &config.advice, now)?)
+        Some(crate::analyze::sizing::suggest(
+            store,
+            cluster,
+            &settings,
+            &config.advice,
+            config.alerts.clock_skew.tolerance,
+            now,
+        )?)
     } else {
         None
     };

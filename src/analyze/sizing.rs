@@ -236,11 +236,15 @@ pub fn suggest(
     cluster: &str,
     settings: &Settings,
     advice: &AdviceSection,
+    skew_tolerance: std::time::Duration,
     now: Timestamp,
 ) -> Result<Suggestion, StoreError> {
     // The same window rule as the alerts: it ends now, or at the newest event
-    // when the whole log is older (an import of last month's logs is still advice).
-    let window = Window::ending(now, store.newest_event_at(cluster)?, advice.lookback);
+    // when the whole log is older (an import of last month's logs is still
+    // advice); a line dated beyond the clock-skew tolerance is never the
+    // newest event (see the clock_skew rule).
+    let newest = store.log_times(cluster, skew_tolerance)?.newest;
+    let window = Window::ending(now, newest, advice.lookback);
     let since = window.start;
     let history = store.sizing_history(cluster, since, window.end + SignedDuration::from_micros(1))?;
     let params = Params::from_settings(settings);

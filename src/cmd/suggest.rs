@@ -27,7 +27,14 @@ pub fn run(args: SuggestArgs) -> Result<ExitCode> {
             }
         }
         let settings = crate::settings::current(&store, name)?;
-        suggestions.push(sizing::suggest(&store, name, &settings, &config.advice, now)?);
+        suggestions.push(sizing::suggest(
+            &store,
+            name,
+            &settings,
+            &config.advice,
+            config.alerts.clock_skew.tolerance,
+            now,
+        )?);
     }
     let mut out = std::io::stdout().lock();
     match (args.format, args.cluster.is_some()) {

@@ -272,8 +272,15 @@ pub struct Prefix {
     /// Fields before `%q` / after `%q` (for [`detect`]'s ranking).
     head_fields: usize,
     tail_fields: usize,
-    /// Set when a client can break the prefix across lines (`%u`, `%d`).
-    spanning: Option<Spanning>,
+    /// Set when a client can break the prefix across lines (`%u`, `%d`);
+    /// built on first use (three more large regexes: detection compiles
+    /// dozens of candidate prefixes that are never read with).
+    spanning: std::sync::Arc<std::sync::OnceLock<Option<Spanning>>>,
+    /// What [`Spanning::build`] needs.
+    pieces: Vec<Piece>,
+    q: Option<usize>,
+    markers_alt: std::sync::Arc<str>,
+    longest_marker: usize,
 }
 
 impl Prefix {
@@ -311,7 +318,6 @@ impl Prefix {
 
         let re = Regex::new(&re).map_err(|source| PrefixError::Regex { spec: spec.to_string(), source })?;
         let longest_marker = levels.keys().map(String::len).max().unwrap_or(0);
-        let spanning = Spanning::build(&pieces, q, &alt, longest_marker);
         let count = |ps: &[Piece]| ps.iter().filter(|p| matches!(p, Piece::Field(..))).count();
         let session_checkable =
             tail_outputs || pieces.iter().any(|p| matches!(p, Piece::Field(f, _) if f.is_session()));
@@ -325,7 +331,11 @@ impl Prefix {
             session_checkable,
             head_fields: count(head),
             tail_fields: count(tail),
-            spanning,
+            spanning: Default::default(),
+            pieces,
+            q,
+            markers_alt: alt.into(),
+            longest_marker,
         })
     }
 
@@ -405,7 +415,9 @@ impl Prefix {
     /// Present when the prefix prints `%u` or `%d`, which a client can fill
     /// with line breaks before it has even logged in (see [`Spanning`]).
     pub fn spanning(&self) -> Option<&Spanning> {
-        self.spanning.as_ref()
+        self.spanning
+            .get_or_init(|| Spanning::build(&self.pieces, self.q, &self.markers_alt, self.longest_marker))
+            .as_ref()
     }
 }
 
@@ -539,14 +551,33 @@ pub fn detect(sample: &[&str], markers: &[(String, LineLevel)]) -> Result<Prefix
     if lines.is_empty() {
         return Err(DetectError::NoLines);
     }
-    let mut prefixes: Vec<Prefix> =
-        CANDIDATES.iter().map(|spec| Prefix::compile(spec, markers)).collect::<Result<_, _>>()?;
+    let mut prefixes = candidates(markers)?;
     if let Some(p) = best_fit(&prefixes, &lines) {
         return Ok(p);
     }
     // Structural inference: the text before the first marker is the prefix.
     prefixes.extend(structural(&lines, markers)?);
     best_fit(&prefixes, &lines).ok_or_else(|| DetectError::NoMatch { first_line: lines[0].chars().take(200).collect() })
+}
+
+/// [`CANDIDATES`] compiled, once per list of markers: detection runs for
+/// every new file, and compiling a prefix with every language's markers
+/// takes milliseconds.
+fn candidates(markers: &[(String, LineLevel)]) -> Result<Vec<Prefix>, PrefixError> {
+    use std::hash::{Hash, Hasher};
+    type Cache = Vec<(u64, Vec<Prefix>)>;
+    static CACHE: std::sync::Mutex<Cache> = std::sync::Mutex::new(Vec::new());
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    markers.hash(&mut hasher);
+    let key = hasher.finish();
+    let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((_, compiled)) = cache.iter().find(|(k, _)| *k == key) {
+        return Ok(compiled.clone());
+    }
+    let compiled: Vec<Prefix> =
+        CANDIDATES.iter().map(|spec| Prefix::compile(spec, markers)).collect::<Result<_, _>>()?;
+    cache.push((key, compiled.clone()));
+    Ok(compiled)
 }
 
 /// The best-scoring prefix that fits (see [`detect`]); earlier ones win ties.

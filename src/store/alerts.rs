@@ -195,38 +195,6 @@ impl Store {
         })
     }
 
-    /// Log time of the newest recognised (not rejected) event of `cluster`.
-    pub fn newest_event_at(&self, cluster: &str) -> Result<Option<Timestamp>, StoreError> {
-        self.event_time_agg(cluster, "MAX", "e.kind <> 'rejected'")
-    }
-
-    /// Log time of the oldest recognised event of `cluster`.
-    pub fn oldest_event_at(&self, cluster: &str) -> Result<Option<Timestamp>, StoreError> {
-        self.event_time_agg(cluster, "MIN", "e.kind <> 'rejected'")
-    }
-
-    /// Log time of the newest checkpoint or restartpoint line (start or complete).
-    pub fn last_point_line_at(&self, cluster: &str) -> Result<Option<Timestamp>, StoreError> {
-        self.event_time_agg(
-            cluster,
-            "MAX",
-            "e.kind IN ('checkpoint_start', 'checkpoint_complete', 'restartpoint_start', 'restartpoint_complete')",
-        )
-    }
-
-    /// Log time of the newest server start (`starting PostgreSQL`, `ready to accept connections`).
-    pub fn last_start_at(&self, cluster: &str) -> Result<Option<Timestamp>, StoreError> {
-        self.event_time_agg(cluster, "MAX", "e.kind IN ('server_start', 'server_ready')")
-    }
-
-    fn event_time_agg(&self, cluster: &str, agg: &str, condition: &str) -> Result<Option<Timestamp>, StoreError> {
-        let sql = format!(
-            "SELECT {agg}(e.at) FROM event e JOIN cluster c ON c.id = e.cluster_id WHERE c.name = ?1 AND {condition}"
-        );
-        let v: Option<i64> = self.conn.query_row(&sql, [cluster], |r| r.get(0)).map_err(|e| self.sql(e))?;
-        Ok(ts(v))
-    }
-
     /// What walwatch has read of `cluster`'s files.
     pub fn log_growth(&self, cluster: &str) -> Result<LogGrowth, StoreError> {
         self.conn
