@@ -609,7 +609,11 @@ fn structural(lines: &[&str], markers: &[(String, LineLevel)]) -> Result<Vec<Pre
             }
         }
     }
-    Ok(specs.iter().filter_map(|spec| Prefix::compile(spec, markers).ok()).collect())
+    // Without a time there are no events to date; and a spec inferred from
+    // such lines (`%q%u@%d ` from `@postgres FATAL:  …`) is the rest of a
+    // prefix that a user name broke across lines, not a prefix.
+    let dated = |spec: &&String| ["%m", "%t", "%n"].iter().any(|e| spec.contains(e));
+    Ok(specs.iter().filter(dated).filter_map(|spec| Prefix::compile(spec, markers).ok()).collect())
 }
 
 /// Recognisers for the structural inference.

@@ -53,6 +53,8 @@ pub enum StoreError {
     Missing { path: PathBuf },
     #[error("cannot migrate the store {path}: {message}")]
     Migrate { path: PathBuf, message: String },
+    #[error("the store {path} was written by an older walwatch and this one cannot upgrade it ({reason}); run a walwatch command that may write it once (restarting the daemon does)")]
+    TooOld { path: PathBuf, reason: String },
     #[error("the store {path} was written by a newer walwatch (schema {found}, this one knows {known})")]
     TooNew { path: PathBuf, found: i64, known: usize },
     #[error("cannot write the store {path}: {detail} (the store, its directory or its file system is read-only for this user; `summary`, `status`, `checkpoints` and `alerts` still read it, `import` and `run` need write access)")]
@@ -141,6 +143,21 @@ impl Store {
             Err(source) => return Err(StoreError::Open { path: path.into(), source }),
         };
         check_not_too_new(&conn, path)?;
+        if schema_version(&conn).map_err(|source| StoreError::Open { path: path.into(), source })?
+            < MIGRATIONS.len() as i64
+        {
+            // Written by an older walwatch (the daemon not restarted yet after
+            // an upgrade): queries need the current schema, so upgrade it
+            // here when we may write it, else say how.
+            drop(conn);
+            return match Store::open(path) {
+                Ok(upgraded) => {
+                    drop(upgraded);
+                    Store::open_read_only(path)
+                }
+                Err(e) => Err(StoreError::TooOld { path: path.into(), reason: e.to_string() }),
+            };
+        }
         Ok(Store { conn, path: path.into() })
     }
 
