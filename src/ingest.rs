@@ -58,6 +58,9 @@ pub struct Options {
     /// Set (by SIGTERM) to stop reading after the current chunk; what was
     /// read is committed and the import ends early without an error.
     pub stop: Option<Arc<AtomicBool>>,
+    /// Called after every chunk: the daemon tells systemd's watchdog it is
+    /// alive while it reads a large file in one go.
+    pub alive: Option<fn()>,
 }
 
 /// What one import of one source did.
@@ -137,7 +140,15 @@ pub fn import_source(
         .map_err(|e| IngestError::Read { path: path.clone(), source: e })?;
     let reader: Box<dyn std::io::Read> = Box::new(ReadAhead::new(reader));
     let stop = opts.stop.as_deref();
-    let end = run(store, &mut row, &spec, reader, (scanner.as_mut(), start, tail, stop), &kit, &mut report)?;
+    let end = run(
+        store,
+        &mut row,
+        &spec,
+        reader,
+        Reading { scanner: scanner.as_mut(), start, tail, stop, alive: opts.alive },
+        &kit,
+        &mut report,
+    )?;
     report.bytes = end.offset - start.offset;
     report.frame = scanner.stats().clone();
     report.unparsed += report.frame.unparsed;
@@ -216,12 +227,22 @@ fn end_of_complete_lines(path: &str) -> Result<(u64, u64), IngestError> {
     }
 }
 
+/// How one read goes: the scanner, where it starts, what to do with the
+/// end of the input, and the daemon's stop flag and keep-alive.
+struct Reading<'a> {
+    scanner: &'a mut dyn Scan,
+    start: Pos,
+    tail: Tail,
+    stop: Option<&'a AtomicBool>,
+    alive: Option<fn()>,
+}
+
 fn run(
     store: &mut Store,
     row: &mut SourceRow,
     spec: &SourceSpec<'_>,
     reader: Box<dyn std::io::Read>,
-    (scanner, start, tail, stop): (&mut dyn Scan, Pos, Tail, Option<&AtomicBool>),
+    Reading { scanner, start, tail, stop, alive }: Reading<'_>,
     kit: &ReaderKit,
     report: &mut Report,
 ) -> Result<Pos, IngestError> {
@@ -236,6 +257,9 @@ fn run(
         }
         if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
             return Err(IngestError::Stopped);
+        }
+        if let Some(alive) = alive {
+            alive();
         }
         Ok::<(), IngestError>(())
     });

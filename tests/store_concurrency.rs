@@ -605,10 +605,6 @@ fn a_store_that_counted_a_log_twice_is_repaired_when_opened() {
     assert_counted_once(&db, &want, checkpoints, "the repaired store");
 }
 
-fn int(v: &Value) -> i64 {
-    v.as_i64().unwrap_or_else(|| panic!("not an integer: {v}"))
-}
-
 /// For the checkpoint whose start line ends the first turn, the rows the
 /// old time-based pairing made when reader A read the start, then reader B
 /// the start, then A the complete, then B the complete: A's start alone

@@ -27,6 +27,7 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
         new_files_from_end: false,
         hold_last_entry: false,
         stop: None,
+        alive: None,
     };
     let mut failed = 0;
     let mut stdout = std::io::stdout().lock();

@@ -108,6 +108,7 @@ impl Follower {
             new_files_from_end: config.start_at == StartAt::End,
             hold_last_entry: true,
             stop,
+            alive: Some(super::notify::watchdog_now_and_then),
         };
         Ok(Follower {
             name: config.name.clone(),

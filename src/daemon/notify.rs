@@ -24,6 +24,17 @@ pub fn watchdog() {
     send(&[NotifyState::Watchdog]);
 }
 
+/// A keep-alive at most once a second: called for every chunk of a large
+/// file read in one go, where a datagram per 2 MiB would be wasted.
+pub fn watchdog_now_and_then() {
+    static LAST: std::sync::Mutex<Option<std::time::Instant>> = std::sync::Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if last.is_none_or(|t| t.elapsed() >= std::time::Duration::from_secs(1)) {
+        *last = Some(std::time::Instant::now());
+        watchdog();
+    }
+}
+
 fn send(states: &[NotifyState<'_>]) {
     if let Err(e) = sd_notify::notify(false, states) {
         tracing::debug!(error = %e, "Cannot notify systemd.");

@@ -30,6 +30,9 @@ pub struct SourceSpec<'a> {
     pub prefix: Option<&'a str>,
 }
 
+/// Two days: checkpoint_timeout's maximum (one day) with room for the sync.
+const LONGEST_CHECKPOINT_US: i64 = 2 * 86_400 * 1_000_000;
+
 pub(crate) fn micros(t: Timestamp) -> i64 {
     t.as_microsecond()
 }
@@ -325,14 +328,17 @@ fn pair_start(
     kind: PointKind,
     flags: &[String],
 ) -> rusqlite::Result<()> {
-    // A complete line stored earlier (files imported out of order) that this start opens.
+    // A complete line stored earlier (files imported out of order) that this
+    // start opens. A checkpoint lasts at most checkpoint_timeout (1 day at
+    // most) and its sync: a complete line dated further ahead (a server
+    // clock once far ahead, a forged line from 2099) opens nothing.
     let orphan: Option<(i64, i64)> = tx
         .query_row(
             "SELECT id, completed_at FROM checkpoint
              WHERE cluster_id = ?1 AND kind = ?2 AND pid IS ?3 AND pairable = 1
-               AND started_at IS NULL AND completed_at >= ?4
+               AND started_at IS NULL AND completed_at >= ?4 AND completed_at <= ?4 + ?5
              ORDER BY completed_at, id LIMIT 1",
-            params![cluster_id, kind.as_str(), pid, at],
+            params![cluster_id, kind.as_str(), pid, at, LONGEST_CHECKPOINT_US],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .optional()?;
