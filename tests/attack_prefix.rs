@@ -237,6 +237,17 @@ fn check_import(run: &Run, truth: &BTreeMap<&'static str, i64>) {
     let f = run.forged;
     let want_rejected = if run_prefix(run) == DEBIAN { f.in_prefix } else { f.in_message };
     assert_eq!(int(&s, "rejected"), want_rejected, "each forged line refused and counted: {s}");
+    // `status` says the attack happened and what would close it.
+    let st = walwatch_json(&["status", "--db", db, "--config", "/dev/null", "--format", "json"]);
+    let cluster = &st["clusters"][0];
+    let refused = format!("{want_rejected} lines refused as forged in the files read in the last 24h");
+    assert!(cluster["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().starts_with(&refused)), "{st}");
+    if run_prefix(run) == DEBIAN {
+        assert_eq!(cluster["prefix"], DEBIAN, "{st}");
+        let advice = cluster["advice"].as_array().unwrap();
+        assert_eq!(advice.len(), 1, "{st}");
+        assert!(advice[0].as_str().unwrap().contains("log_line_prefix = '%m [%p] %b '"), "{st}");
+    }
     let starts = walwatch_json(&["checkpoints", "--db", db, "--cluster", "attack", "--format", "json"]);
     let rows = starts.as_array().unwrap();
     assert!(

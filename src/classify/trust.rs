@@ -21,7 +21,32 @@
 //! With a prefix that shows none of these (e.g. `%m [%p] `), only the
 //! CONTEXT/STATEMENT and severity checks remain; the importer warns once.
 
+use crate::frame::prefix::Prefix;
 use crate::frame::{Record, Severity};
+
+/// What a log's format still lets a client make the server write, and the
+/// setting that closes it; None when nothing (csvlog, jsonlog, or a prefix
+/// that names the writing process and prints no name a client sends).
+pub fn residual_risk(format: &str, prefix: Option<&Prefix>) -> Option<String> {
+    const CLOSED: &str = "log_destination = 'jsonlog' (PostgreSQL 15+) or 'csvlog', or log_line_prefix = '%m [%p] %b ', leaves no such room";
+    let prefix = match (format, prefix) {
+        ("stderr" | "syslog", Some(p)) => p,
+        _ => return None,
+    };
+    if prefix.spanning().is_some() {
+        return Some(format!(
+            "log_line_prefix '{}' prints the user and database names clients send before they log in, line breaks included; walwatch refuses the lines they splice into the log (README: Trusting what the log says), but {CLOSED}",
+            prefix.spec()
+        ));
+    }
+    if !prefix.session_checkable() {
+        return Some(format!(
+            "log_line_prefix '{}' does not tell client sessions from the checkpointer: a client's RAISE LOG is refused only for its CONTEXT line; {CLOSED}",
+            prefix.spec()
+        ));
+    }
+    None
+}
 
 /// Backend types allowed to log each kind of event.
 fn allowed_backends(kind: &str) -> &'static [&'static str] {

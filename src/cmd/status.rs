@@ -9,8 +9,11 @@ use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
 use crate::analyze::rules::{ahead_text, human_duration};
+use crate::classify::catalog::Catalog;
+use crate::classify::trust::residual_risk;
 use crate::cli::{StatusArgs, SummaryFormat};
 use crate::config::ClockSkewRule;
+use crate::frame::prefix::Prefix;
 use crate::output::{self, cell};
 use crate::store::daemon::{ClusterStatus, Heartbeat};
 use crate::store::Store;
@@ -33,10 +36,15 @@ struct DaemonStatus {
 #[derive(Serialize)]
 struct ClusterReport {
     name: String,
+    /// How the newest file is read.
+    format: Option<String>,
+    prefix: Option<String>,
     files: Vec<FileReport>,
     last_event_at: Option<String>,
     last_commit_at: Option<String>,
     warnings: Vec<String>,
+    /// What the log format leaves open to clients, and what closes it.
+    advice: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -57,6 +65,7 @@ pub fn run(args: StatusArgs) -> Result<ExitCode> {
     for c in store.cluster_status(args.cluster.as_deref())? {
         let mut r = report(c);
         dated_ahead(&store, &mut r, &config.alerts.clock_skew, now)?;
+        trust(&store, &mut r, now)?;
         clusters.push(r);
     }
     let status = Status { daemon: daemon(heartbeat.as_ref(), now), clusters };
@@ -88,11 +97,34 @@ fn report(c: ClusterStatus) -> ClusterReport {
     }
     ClusterReport {
         name: c.name,
+        format: None,
+        prefix: None,
         files,
         last_event_at: c.last_event.map(rfc3339),
         last_commit_at: c.last_commit.map(rfc3339),
         warnings,
+        advice: Vec::new(),
     }
+}
+
+/// How the log is read, what that leaves open to a client, and the lines
+/// refused as forged in the files read in the last day (an attack under way
+/// shows here).
+fn trust(store: &Store, r: &mut ClusterReport, now: Timestamp) -> Result<()> {
+    if let Some((format, prefix)) = store.reading(&r.name)? {
+        let compiled = prefix.as_deref().and_then(|p| Prefix::compile(p, Catalog::global().markers()).ok());
+        r.advice.extend(residual_risk(&format, compiled.as_ref()));
+        (r.format, r.prefix) = (Some(format), prefix);
+    }
+    let since = now.checked_sub(SignedDuration::from_hours(24)).unwrap_or(Timestamp::MIN);
+    if let Some(refused) = store.refused_since(&r.name, since)? {
+        let lines = if refused.count == 1 { "1 line".to_string() } else { format!("{} lines", refused.count) };
+        r.warnings.push(format!(
+            "{lines} refused as forged in the files read in the last 24h, the last at {}:{}: {}",
+            refused.path, refused.line, refused.reason
+        ));
+    }
+    Ok(())
 }
 
 /// Events dated more than the clock_skew tolerance ahead of this machine's
@@ -140,6 +172,9 @@ fn table(out: &mut impl Write, s: &Status) -> Result<()> {
         output::table(out, &["file", "offset", "size", "lag"], &rows, &["offset", "size", "lag"])?;
         for w in &c.warnings {
             writeln!(out, "  warning: {w}")?;
+        }
+        for a in &c.advice {
+            writeln!(out, "  advice: {a}")?;
         }
     }
     Ok(())

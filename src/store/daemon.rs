@@ -146,3 +146,51 @@ impl Store {
         Ok(ClusterStatus { name: name.into(), sources, last_event, last_checkpoint_event, last_commit, problems })
     }
 }
+
+/// Lines refused as forged (see `classify::trust`), for `status`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refused {
+    pub count: i64,
+    /// Where the last of them is: file and line.
+    pub path: String,
+    pub line: u64,
+    pub reason: String,
+}
+
+impl Store {
+    /// The format and log_line_prefix of the cluster's most recently read source.
+    pub fn reading(&self, cluster: &str) -> Result<Option<(String, Option<String>)>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT s.format, s.prefix FROM source s JOIN cluster c ON c.id = s.cluster_id
+                 WHERE c.name = ?1 ORDER BY s.last_read DESC, s.id DESC LIMIT 1",
+                [cluster],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Records refused as forged in the files read `since` or later. (Not by
+    /// their log time: a forged line carries the time its author chose.)
+    pub fn refused_since(&self, cluster: &str, since: Timestamp) -> Result<Option<Refused>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT count(*) OVER (), s.path, e.line, json_extract(e.data, '$.reason')
+                 FROM event e JOIN source s ON s.id = e.source_id JOIN cluster c ON c.id = e.cluster_id
+                 WHERE c.name = ?1 AND e.kind = 'rejected' AND s.last_read >= ?2
+                 ORDER BY s.last_read DESC, s.id DESC, e.offset DESC LIMIT 1",
+                params![cluster, micros(since)],
+                |r| {
+                    Ok(Refused {
+                        count: r.get(0)?,
+                        path: r.get(1)?,
+                        line: r.get::<_, i64>(2)? as u64,
+                        reason: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.sql(e))
+    }
+}
