@@ -112,7 +112,7 @@ pub fn import_source(
 ) -> Result<Report, IngestError> {
     let started = Instant::now();
     let path = source.name.clone();
-    let format = opts.format.unwrap_or_else(|| Format::detect(source.head()));
+    let format = opts.format.unwrap_or_else(|| Format::detect_named(&source.name, source.head()));
     let mut report = Report { name: path.clone(), format: format.as_str(), ..Report::default() };
     let known = store.find_source(cluster_id, source.head())?;
     // A known source keeps the prefix detected when it was first read.

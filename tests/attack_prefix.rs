@@ -31,6 +31,44 @@ fn upstream_prefix_forges_nothing() {
     replay(UPSTREAM);
 }
 
+/// csvlog and jsonlog quote the names: the forged lines stay inside a
+/// field. The server writes stderr beside them, which the oracle counts.
+#[test]
+fn csvlog_and_jsonlog_forge_nothing() {
+    let run = attack_with(DEBIAN, "'stderr,csvlog,jsonlog'");
+    let truth = count_real_lines(run.checkpointer, &run.began, &run.logs);
+    assert!(truth["wal"] >= 2 && truth["manual"] >= 3, "the workload made real checkpoints: {truth:?}");
+    for ext in ["csv", "json"] {
+        let files: Vec<String> = run
+            .pg
+            .log_files()
+            .iter()
+            .filter(|f| f.extension().is_some_and(|e| e == ext))
+            .map(|f| f.display().to_string())
+            .collect();
+        assert_eq!(files.len(), 2, "{ext}: {files:?}");
+
+        let db = run.pg.path().join(format!("{ext}.db"));
+        let db = db.to_str().unwrap();
+        let mut args = vec!["import", "--db", db, "--cluster", ext];
+        args.extend(files.iter().map(String::as_str));
+        let out = walwatch().args(&args).output().unwrap();
+        assert!(out.status.success(), "import {ext}: {}", describe(&out));
+        let s = walwatch_json(&["summary", "--db", db, "--cluster", ext, "--format", "json"]);
+        assert_counts(&s, &truth);
+        // The forged lines stay inside quoted or escaped fields, and a
+        // stderr-shaped line is no look-alike of a csv or JSON record.
+        assert_eq!(int(&s, "rejected"), 0, "{ext}: {s}");
+        // The file opened at the rotation starts with a record the flood of
+        // line breaks cuts after two commas: still read as what it is.
+        let report = String::from_utf8_lossy(&out.stdout);
+        let format = if ext == "csv" { "csvlog" } else { "jsonlog" };
+        assert_eq!(report.matches(&format!(", {format})")).count(), 2, "{report}");
+        let st = walwatch_json(&["status", "--db", db, "--config", "/dev/null", "--format", "json"]);
+        assert_eq!(st["clusters"][0]["advice"], serde_json::json!([]), "{ext}: nothing left open: {st}");
+    }
+}
+
 /// Everything the test knows about the server's real checkpointer.
 struct Run {
     pg: PgCluster,
@@ -55,12 +93,16 @@ fn replay(prefix: &str) {
 }
 
 fn attack(prefix: &str) -> Run {
+    attack_with(prefix, "'stderr'")
+}
+
+fn attack_with(prefix: &str, destination: &str) -> Run {
     let quoted = format!("'{prefix}'");
     let mut pg = PgCluster::init(&[
         ("log_line_prefix", quoted.as_str()),
         ("log_checkpoints", "on"),
         ("logging_collector", "on"),
-        ("log_destination", "'stderr'"),
+        ("log_destination", destination),
         ("log_timezone", "'UTC'"),
         ("lc_messages", "'C'"),
         ("max_wal_size", "'32MB'"),
@@ -82,7 +124,7 @@ fn attack(prefix: &str) -> Run {
     pg.psql("CHECKPOINT");
     forged += inject(&pg, checkpointer);
     pg.psql("CHECKPOINT");
-    let before = pg.log_files();
+    let before = stderr_files(&pg);
     pg.psql("SELECT pg_rotate_logfile()");
     let rotated = wait_for_new_file(&pg, &before);
     // A flood of lines no log_line_prefix reads, before any real line.
@@ -92,7 +134,7 @@ fn attack(prefix: &str) -> Run {
     forged += inject(&pg, checkpointer);
     pg.psql("CHECKPOINT");
     pg.stop(StopMode::Fast);
-    let logs = pg.log_files();
+    let logs = stderr_files(&pg);
     support::keep_logs_if_asked(&logs);
     Run { pg, checkpointer, began, forged, logs, rotated }
 }
@@ -147,7 +189,7 @@ fn forced_checkpoints(pg: &PgCluster, enough: impl Fn(&[PathBuf]) -> bool) {
     for round in 0..60 {
         pg.psql("INSERT INTO filler SELECT repeat('x', 200) FROM generate_series(1, 60000)");
         std::thread::sleep(Duration::from_millis(200));
-        if enough(&pg.log_files()) {
+        if enough(&stderr_files(pg)) {
             return;
         }
         if round % 5 == 4 {
@@ -157,9 +199,14 @@ fn forced_checkpoints(pg: &PgCluster, enough: impl Fn(&[PathBuf]) -> bool) {
     panic!("not enough WAL-triggered checkpoints");
 }
 
+/// The collector's stderr files (csvlog and jsonlog write `.csv`, `.json` beside them).
+fn stderr_files(pg: &PgCluster) -> Vec<PathBuf> {
+    pg.log_files().into_iter().filter(|f| f.extension().is_some_and(|e| e == "log")).collect()
+}
+
 fn wait_for_new_file(pg: &PgCluster, before: &[PathBuf]) -> PathBuf {
     for _ in 0..100 {
-        if let Some(new) = pg.log_files().into_iter().find(|f| !before.contains(f)) {
+        if let Some(new) = stderr_files(pg).into_iter().find(|f| !before.contains(f)) {
             return new;
         }
         std::thread::sleep(Duration::from_millis(100));
@@ -219,18 +266,7 @@ fn check_import(run: &Run, truth: &BTreeMap<&'static str, i64>) {
         assert_eq!(report.matches(&format!("prefix '{DEBIAN}'")).count(), run.logs.len(), "{report}");
     }
     let s = walwatch_json(&["summary", "--db", db, "--cluster", "attack", "--format", "json"]);
-    for (key, path) in [
-        ("started", "checkpoints.started"),
-        ("completed", "checkpoints.completed"),
-        ("wal", "checkpoints.by_trigger.wal"),
-        ("time", "checkpoints.by_trigger.time"),
-        ("manual", "checkpoints.by_trigger.manual"),
-        ("shutdown", "checkpoints.by_trigger.shutdown"),
-    ] {
-        assert_eq!(int(&s, path), truth[key], "{path}: {s}");
-    }
-    assert_eq!(int(&s, "parameter_changes"), 0, "no forged setting: {s}");
-    assert_eq!(int(&s, "dated_ahead"), 0, "no forged line from 2099: {s}");
+    assert_counts(&s, truth);
     // Debian's prefix: every copy inside a prefix is refused and counted.
     // PostgreSQL's: the names appear only in messages, where the FATAL's
     // quote is a continuation line walwatch counts as a look-alike.
@@ -254,6 +290,23 @@ fn check_import(run: &Run, truth: &BTreeMap<&'static str, i64>) {
         rows.iter().all(|r| r["completed_at"].is_string() && r["started_at"].is_string()),
         "every row paired: {starts}"
     );
+}
+
+/// walwatch's summary equals the checkpointer's own lines, and no forged
+/// line moved a setting or a time.
+fn assert_counts(s: &serde_json::Value, truth: &BTreeMap<&'static str, i64>) {
+    for (key, path) in [
+        ("started", "checkpoints.started"),
+        ("completed", "checkpoints.completed"),
+        ("wal", "checkpoints.by_trigger.wal"),
+        ("time", "checkpoints.by_trigger.time"),
+        ("manual", "checkpoints.by_trigger.manual"),
+        ("shutdown", "checkpoints.by_trigger.shutdown"),
+    ] {
+        assert_eq!(int(s, path), truth[key], "{path}: {s}");
+    }
+    assert_eq!(int(s, "parameter_changes"), 0, "no forged setting: {s}");
+    assert_eq!(int(s, "dated_ahead"), 0, "no forged line from 2099: {s}");
 }
 
 fn run_prefix(run: &Run) -> &str {

@@ -38,6 +38,18 @@ pub fn looks_like(line: &[u8]) -> bool {
         && memchr::memchr_iter(b',', line).count() >= 12
 }
 
+/// Whether `head` starts with a csvlog record: a date, then — quotes
+/// respected, since a field may hold line breaks — at least 23 columns. The
+/// first physical line is not enough: a user name with line breaks (a
+/// failed login right after a rotation) cuts the first record after two
+/// commas.
+pub fn starts_with_record(head: &[u8]) -> bool {
+    let dated = head.len() >= 19 && head[..4].iter().all(u8::is_ascii_digit) && head[4] == b'-';
+    let mut reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(head);
+    let mut row = csv::ByteRecord::new();
+    dated && matches!(reader.read_byte_record(&mut row), Ok(true)) && row.len() >= MIN_COLUMNS
+}
+
 pub struct CsvScanner<'t> {
     time: &'t TimeContext,
     needles: &'static Needles,

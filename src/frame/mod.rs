@@ -54,12 +54,26 @@ impl Format {
         let first = head.split(|&b| b == b'\n').find(|l| !l.is_empty()).unwrap_or_default();
         if first.first() == Some(&b'{') {
             Format::Jsonlog
-        } else if csvlog::looks_like(first) {
+        } else if csvlog::looks_like(first) || csvlog::starts_with_record(head) {
             Format::Csvlog
         } else if syslog::looks_like(first) {
             Format::Syslog
         } else {
             Format::Stderr
+        }
+    }
+
+    /// [`Format::detect`], with the name as the tie-breaker: PostgreSQL's
+    /// collector names csvlog files `.csv` and jsonlog files `.json`, and a
+    /// first record cut short (a huge one, or a stream ending early) must
+    /// not turn a csvlog file into an stderr one, whose reading would take
+    /// the lines inside quoted fields for log lines.
+    pub fn detect_named(name: &str, head: &[u8]) -> Format {
+        let base = name.trim_end_matches(".gz").trim_end_matches(".zst");
+        match Format::detect(head) {
+            Format::Stderr if base.ends_with(".csv") => Format::Csvlog,
+            Format::Stderr if base.ends_with(".json") => Format::Jsonlog,
+            found => found,
         }
     }
 }
@@ -443,6 +457,13 @@ mod tests {
             Format::Csvlog
         );
         assert_eq!(Format::detect(b"2026-11-22 08:04:20.708 UTC [21752] LOG:  starting\n"), Format::Stderr);
+        // A user name with line breaks cuts the first csv record short.
+        let cut = b"2026-11-24 01:02:22.123 UTC,\"x\nx\n2026-01-01 00:00:00.000 Z [1] LOG:  checkpoint starting: wal\n\",\"postgres\",8001,\"127.0.0.1:5000\",6b02a4a8.6e8d,1,\"authentication\",2026-11-24 01:02:22 UTC,3/1,0,FATAL,28P01,\"password authentication failed\",,,,,,,,,\"\",\"client backend\",,0\n";
+        assert_eq!(Format::detect(cut), Format::Csvlog);
+        assert_eq!(Format::detect(&cut[..60]), Format::Stderr, "too short to tell");
+        assert_eq!(Format::detect_named("/l/postgresql-2026-11-24_010222.csv", &cut[..60]), Format::Csvlog);
+        assert_eq!(Format::detect_named("/l/postgresql-2026-11-24_010222.json.gz", b"2026 x\n"), Format::Jsonlog);
+        assert_eq!(Format::detect_named("/l/postgresql.log", &cut[..60]), Format::Stderr);
         assert_eq!(
             Format::detect(b"Nov 22 08:04:20 db1 postgres[21752]: [3-1] LOG:  starting PostgreSQL 15\n"),
             Format::Syslog
