@@ -400,6 +400,12 @@ impl Prefix {
         Some(m)
     }
 
+    /// Whether `line` starts with this prefix and a marker ([`Prefix::parse`]
+    /// would find it), without extracting the fields: cheaper.
+    pub fn fits(&self, line: &str) -> bool {
+        self.re.is_match(line)
+    }
+
     /// The `log_line_prefix` this was compiled from.
     pub fn spec(&self) -> &str {
         &self.spec

@@ -62,7 +62,7 @@ fn earlier_prefix_runs_on(prefix: &Prefix, spanning: &Spanning, a: &Around<'_>) 
         }
         at = before;
         let line = lines::text(a.text, before);
-        if !spanning.starts_like(line) || prefix.parse(&lines::lossy(line)).is_some() {
+        if !spanning.starts_like(line) || prefix.fits(&lines::lossy(line)) {
             continue;
         }
         let reach = (before + spanning.span()).min(a.text.len());
@@ -144,11 +144,16 @@ pub fn opens_a_spliced_prefix(prefix: &Prefix, text: &[u8], at: usize) -> bool {
 /// line fit into the raw fields' 126 bytes, and a real line must never be
 /// refused for what follows it.)
 fn later_markers<'a>(prefix: &Prefix, spanning: &'a Spanning, line: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
-    let own = match prefix.parse(&lines::lossy(line)) {
-        Some(_) => spanning.marker_after(line),
-        None => None,
+    let markers: Vec<std::ops::Range<usize>> = spanning.markers_in(line).collect();
+    // A log line of its own with a single marker (every line of a normal
+    // log): that marker is its own, and there is nothing after it.
+    let own = match markers.len() {
+        0 => None,
+        _ if !prefix.fits(&lines::lossy(line)) => None,
+        1 => return Vec::new().into_iter(),
+        _ => spanning.marker_after(line),
     };
-    spanning.markers_in(line).filter(move |m| own.is_none_or(|own| m.start > own)).map(|m| m.end)
+    markers.into_iter().filter(|m| own.is_none_or(|own| m.start > own)).map(|m| m.end).collect::<Vec<_>>().into_iter()
 }
 
 /// The nearest line, from the one at `from` back (within a prefix's span of
