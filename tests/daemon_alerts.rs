@@ -35,20 +35,10 @@ logs = [{logs:?}]
 checkpoint_timeout = "30s"
 max_wal_size = "32MB"
 
-[mail]
-transport = "smtp"
-from = "walwatch <walwatch@db1.example.com>"
-to = ["dba@example.com"]
-retry_initial = "1s"
-retry_max = "2s"
-
-[mail.smtp]
-host = "127.0.0.1"
-port = {port}
-security = "none"
-"#,
+{mail}"#,
         db = ws.db().display().to_string(),
         logs = logs.display().to_string(),
+        mail = support::smtp::mail_config(port),
     )
 }
 

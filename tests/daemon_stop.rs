@@ -311,21 +311,7 @@ fn read_request(conn: &mut TcpStream) -> Option<String> {
 }
 
 fn delivery(smtp_port: u16, webhook_port: Option<u16>) -> String {
-    let mut text = format!(
-        r#"[mail]
-transport = "smtp"
-from = "walwatch <walwatch@db1.example.com>"
-to = ["dba@example.com"]
-retry_initial = "1s"
-retry_max = "2s"
-
-[mail.smtp]
-host = "127.0.0.1"
-port = {smtp_port}
-security = "none"
-timeout = "300s"
-"#
-    );
+    let mut text = format!("{}timeout = \"300s\"\n", support::smtp::mail_config(smtp_port));
     if let Some(port) = webhook_port {
         text += &format!("\n[webhook]\nurl = \"http://127.0.0.1:{port}/hook\"\n");
     }

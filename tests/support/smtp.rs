@@ -110,6 +110,27 @@ pub struct SmtpSink {
 }
 
 /// A port nothing listens on right now.
+/// The `[mail]` section of a config that mails to the test SMTP server on
+/// 127.0.0.1:`port` (retries after 1 s, at most 2 s apart); `[mail.smtp]`
+/// is last, so a test may append keys to it.
+#[allow(dead_code)] // not every test that compiles this module mails
+pub fn mail_config(port: u16) -> String {
+    format!(
+        r#"[mail]
+transport = "smtp"
+from = "walwatch <walwatch@db1.example.com>"
+to = ["dba@example.com"]
+retry_initial = "1s"
+retry_max = "2s"
+
+[mail.smtp]
+host = "127.0.0.1"
+port = {port}
+security = "none"
+"#
+    )
+}
+
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
