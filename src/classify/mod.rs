@@ -4,6 +4,9 @@
 pub mod catalog;
 pub mod trust;
 
+#[cfg(test)]
+mod tests;
+
 use crate::event::EventBody;
 use crate::frame::{Record, Severity};
 use catalog::{Catalog, Classification};
