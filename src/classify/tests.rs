@@ -79,3 +79,35 @@ fn a_too_frequent_warning_counts_only_its_own_max_wal_size_hint() {
     assert_eq!((report.rejected, report.events.get("too_frequent")), (0, Some(&6)), "{report:?}");
     assert_eq!(stored_hints(&db), [(1, true), (4, false), (6, false), (9, false), (12, false), (15, true)]);
 }
+
+/// (line, nth, looked_like) of the look-alikes stored from inside other entries.
+fn embedded_rejections(db: &Path) -> Vec<(i64, i64, String)> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT line, nth, json_extract(data, '$.looked_like') FROM event
+             WHERE kind = 'rejected' AND nth > 0 ORDER BY line, nth",
+        )
+        .unwrap();
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap();
+    rows.collect::<Result<_, _>>().unwrap()
+}
+
+#[test]
+fn whole_log_lines_inside_a_logged_statement_are_counted_as_forged() {
+    // Fixture 15-stderr-default-forged, line 43: a client's logged statement
+    // whose TAB continuation lines are copies of checkpointer lines (the
+    // HINT line among them is no event). Its STATEMENT lines quote RAISE
+    // LOG texts, which are messages, not whole log lines: not counted here.
+    let log = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/15-stderr-default-forged/log/postgresql-2026-11-22_080808.log");
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let mut store = Store::open(&db).unwrap();
+    let cluster = store.cluster_id("c").unwrap();
+    let opts = Options { prefix: Some(PREFIX.into()), ..Options::default() };
+    let time = TimeContext::new(Some("UTC")).unwrap();
+    ingest::import(&mut store, cluster, log.to_str().unwrap(), &opts, &time).unwrap();
+    let want = [(43, 1, "checkpoint_start"), (43, 2, "checkpoint_complete"), (43, 3, "too_frequent")];
+    assert_eq!(embedded_rejections(&db), want.map(|(l, n, k)| (l, n, k.to_string())));
+}

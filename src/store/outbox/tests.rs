@@ -120,3 +120,68 @@ fn a_failed_send_leaves_the_alert_firing_and_only_an_accepted_one_notifies() {
     assert_eq!((row.attempts, row.sent_at), (2, Some(t(10))));
     assert_eq!(std::fs::read_dir(&mails).unwrap().count(), 1);
 }
+
+#[test]
+fn a_claim_holds_a_message_until_its_lease_ends_and_a_sent_one_is_never_claimed() {
+    let mut s = setup();
+    let alert = firing_alert(&s.db);
+    let config = smtp_config(closed_port());
+    queue(&mut s.store, &notice(alert, NoticeKind::Firing), &config, t(0));
+    let id = s.store.outbox_all().unwrap()[0].id;
+
+    assert!(!s.store.outbox_claim(id, t(-1), t(60)).unwrap(), "not due yet");
+    assert!(s.store.outbox_claim(id, t(0), t(60)).unwrap());
+    assert!(!s.store.outbox_claim(id, t(1), t(61)).unwrap(), "claimed by the first sender");
+    assert_eq!(s.store.outbox_due(t(59)).unwrap(), []);
+    // The first sender died: its lease ends and another may take it.
+    assert!(s.store.outbox_claim(id, t(60), t(120)).unwrap());
+    s.store.outbox_mark_sent(id, t(61)).unwrap();
+    assert!(!s.store.outbox_claim(id, t(200), t(260)).unwrap(), "sent");
+    assert_eq!(alert_state(&s.db, alert), ("notified".to_string(), Some(t(61).as_microsecond())));
+}
+
+#[test]
+fn the_next_due_time_follows_the_unsent_messages() {
+    let mut s = setup();
+    let alert = firing_alert(&s.db);
+    let config = smtp_config(closed_port());
+    assert_eq!(s.store.outbox_next_due().unwrap(), None);
+    queue(&mut s.store, &notice(alert, NoticeKind::Firing), &config, t(5));
+    queue(&mut s.store, &notice(alert, NoticeKind::Resolved), &config, t(3));
+    assert_eq!(s.store.outbox_next_due().unwrap(), Some(t(3)));
+    let [firing, resolved] = [0, 1].map(|i| s.store.outbox_all().unwrap()[i].id);
+    s.store.outbox_mark_failed(resolved, "refused", t(30)).unwrap();
+    assert_eq!(s.store.outbox_next_due().unwrap(), Some(t(5)));
+    s.store.outbox_mark_sent(firing, t(6)).unwrap();
+    assert_eq!(s.store.outbox_next_due().unwrap(), Some(t(30)));
+    s.store.outbox_mark_sent(resolved, t(30)).unwrap();
+    assert_eq!(s.store.outbox_next_due().unwrap(), None);
+}
+
+#[test]
+fn only_a_firing_notice_moves_its_alert_to_notified() {
+    let mut s = setup();
+    let alert = firing_alert(&s.db);
+    let config = smtp_config(closed_port());
+    queue(&mut s.store, &notice(alert, NoticeKind::Resolved), &config, t(0));
+    let id = s.store.outbox_all().unwrap()[0].id;
+    s.store.outbox_mark_sent(id, t(1)).unwrap();
+    assert_eq!(alert_state(&s.db, alert), ("firing".to_string(), None));
+    let row = &s.store.outbox_all().unwrap()[0];
+    assert_eq!((row.attempts, row.sent_at), (1, Some(t(1))));
+}
+
+#[test]
+fn deleting_an_unsent_message_keeps_the_sent_ones() {
+    let mut s = setup();
+    let alert = firing_alert(&s.db);
+    let config = smtp_config(closed_port());
+    let sent = queue(&mut s.store, &notice(alert, NoticeKind::Firing), &config, t(0));
+    let unsent = queue(&mut s.store, &notice(alert, NoticeKind::Resolved), &config, t(0));
+    let sent_id = s.store.outbox_all().unwrap()[0].id;
+    s.store.outbox_mark_sent(sent_id, t(1)).unwrap();
+    s.store.outbox_delete_unsent(&sent[0].message_id).unwrap();
+    s.store.outbox_delete_unsent(&unsent[0].message_id).unwrap();
+    let left: Vec<String> = s.store.outbox_all().unwrap().into_iter().map(|r| r.message_id).collect();
+    assert_eq!(left, [sent[0].message_id.clone()]);
+}
