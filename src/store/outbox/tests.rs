@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 
-use crate::alert::deliver::{self, NewMessage};
+use crate::alert::deliver::{self, Channel, NewMessage};
 use crate::alert::{Notice, NoticeKind, Severity};
 use crate::config::{self, Config};
 use crate::store::Store;
@@ -107,6 +107,7 @@ fn a_failed_send_leaves_the_alert_firing_and_only_an_accepted_one_notifies() {
     assert_eq!((report.sent(), report.failed()), (0, 1), "{report:?}");
     assert_eq!(alert_state(&s.db, alert), ("firing".to_string(), None), "claimed and refused is not notified");
     let row = &s.store.outbox_all().unwrap()[0];
+    assert_eq!((row.alert_id, row.notice.as_str(), row.channel), (Some(alert), "firing", Channel::Mail));
     assert_eq!((row.attempts, row.sent_at, row.next_attempt_at), (1, None, t(10)));
     assert!(row.last_error.as_deref().is_some_and(|e| !e.is_empty()), "{row:?}");
 
