@@ -35,15 +35,22 @@ fn the_longest_prefix_postgresql_prints_fits_in_the_span() {
     assert!(text.len() <= spanning.span(), "{} bytes, span {}", text.len(), spanning.span());
 }
 
-/// `%10p` pads the pid on the left, `%-10u` the user name on the right.
+/// `%10p` pads the pid on the left, `%-10p` on the right.
 #[test]
 fn padded_fields_read_across_lines_with_their_padding() {
-    let p = prefix("%m [%10p] %-10u@%d ");
-    let spanning = p.spanning().unwrap();
-    let text = "2026-11-23 23:22:01.825 UTC [      7440] a\nb       @postgres FATAL:  ";
-    assert!(spanning.starts_like(text.as_bytes()));
-    assert!(spanning.is_exactly(text.as_bytes()), "{text}");
-    assert!(!spanning.is_exactly(b"2026-11-23 23:22:01.825 UTC [      7440] a\nb       @postgres FATAL: "));
+    for (spec, pid) in [("%m [%10p] %u@%d ", "      7440"), ("%m [%-10p] %u@%d ", "7440      ")] {
+        let p = prefix(spec);
+        let spanning = p.spanning().unwrap();
+        let text = format!("2026-11-23 23:22:01.825 UTC [{pid}] a\nb@postgres FATAL:  ");
+        assert!(spanning.starts_like(text.as_bytes()), "{spec}");
+        assert!(spanning.is_exactly(text.as_bytes()), "{spec}: {text}");
+        assert!(!spanning.is_exactly(text.trim_end().as_bytes()), "{spec}");
+    }
+    // Without padding, a padded pid is no pid.
+    let spanning = prefix("%m [%p] %u@%d ").spanning().unwrap().clone();
+    for pid in ["      7440", "7440      "] {
+        assert!(!spanning.is_exactly(format!("2026-11-23 23:22:01.825 UTC [{pid}] a\nb@postgres FATAL:  ").as_bytes()));
+    }
 }
 
 /// Records of `log` under `spec`, and whether each became an event.
