@@ -550,6 +550,9 @@ pub fn default_cluster(path: &str) -> String {
 }
 
 #[cfg(test)]
+mod batch_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -222,6 +222,10 @@ fn an_outage_is_retried_with_backoff_and_every_notice_arrives_exactly_once() {
         assert_eq!((row.attempts, row.next_attempt_at), (2, t1 + SignedDuration::from_secs(20)), "doubled");
     }
     assert_eq!(deliver::next_due(&s.store).unwrap(), Some(t1 + SignedDuration::from_secs(20)));
+    // Claimed twice, accepted never: no alert is notified yet.
+    for (alert_id, _) in &ids {
+        assert_eq!(alert_state(&s.db, *alert_id), ("firing".to_string(), None));
+    }
 
     // Server up: flush until the queue is empty.
     let sink = SmtpSink::start(&s.sink_dir, port, SinkOptions::default());

@@ -4,8 +4,11 @@
 pub mod catalog;
 pub mod trust;
 
+#[cfg(test)]
+mod tests;
+
 use crate::event::EventBody;
-use crate::frame::{Record, Severity};
+use crate::frame::Record;
 use catalog::{Catalog, Classification};
 
 /// What a record turned out to be.
@@ -71,9 +74,4 @@ pub fn embedded_lookalikes(
             _ => None,
         })
         .collect()
-}
-
-/// Whether a record's severity allows it to be an event at all.
-pub fn is_log_level(record: &Record) -> bool {
-    record.severity == Severity::Log
 }

@@ -133,4 +133,62 @@ mod tests {
         r.origin.backend_type = Some("checkpointer".into());
         assert!(verdict(&r, "parameter_changed").is_err());
     }
+
+    /// Which backend types `verdict` accepts for each kind, among all
+    /// PostgreSQL 15's background types and a client backend.
+    #[test]
+    fn each_kind_is_trusted_only_from_the_processes_that_log_it() {
+        const TYPES: [&str; 6] =
+            ["checkpointer", "startup", "standalone backend", "postmaster", "client backend", "walwriter"];
+        let trusted = |kind: &str| -> Vec<&str> {
+            let trusted_from = |backend: &str| {
+                let origin = Origin { backend_type: Some(backend.into()), ..Origin::default() };
+                verdict(&record(origin), kind).is_ok()
+            };
+            TYPES.into_iter().filter(|b| trusted_from(b)).collect()
+        };
+        let points = ["checkpointer", "startup", "standalone backend"];
+        for kind in ["checkpoint_start", "checkpoint_complete", "restartpoint_start", "restartpoint_complete"] {
+            assert_eq!(trusted(kind), points, "{kind}");
+        }
+        for kind in ["too_frequent", "recovery_restart_point"] {
+            assert_eq!(trusted(kind), ["checkpointer"], "{kind}");
+        }
+        for kind in ["redo_start", "redo_done"] {
+            assert_eq!(trusted(kind), ["startup"], "{kind}");
+        }
+        for kind in ["parameter_changed", "server_start", "server_ready", "config_reload"] {
+            assert_eq!(trusted(kind), ["postmaster"], "{kind}");
+        }
+    }
+
+    fn prefix(spec: &str) -> Prefix {
+        Prefix::compile(spec, crate::classify::catalog::Catalog::global().markers()).unwrap()
+    }
+
+    #[test]
+    fn residual_risk_names_the_room_each_format_leaves_and_the_setting_that_closes_it() {
+        let debian = prefix("%m [%p] %q%u@%d ");
+        let bare = prefix("%m [%p] ");
+        let closed = prefix("%m [%p] %b ");
+        let spliced = residual_risk("stderr", Some(&debian)).unwrap();
+        assert!(
+            spliced.starts_with("log_line_prefix '%m [%p] %q%u@%d ' prints the user and database names clients send before they log in, line breaks included; walwatch refuses the lines they splice"),
+            "{spliced}"
+        );
+        let unchecked = residual_risk("syslog", Some(&bare)).unwrap();
+        assert!(
+            unchecked.starts_with("log_line_prefix '%m [%p] ' does not tell client sessions from the checkpointer: a client's RAISE LOG is refused only for its CONTEXT line; "),
+            "{unchecked}"
+        );
+        for text in [&spliced, &unchecked] {
+            assert!(text.ends_with("log_line_prefix = '%m [%p] %b ', leaves no such room"), "{text}");
+        }
+        assert_eq!(residual_risk("stderr", Some(&closed)), None);
+        assert_eq!(residual_risk("syslog", Some(&closed)), None);
+        // Structured formats carry every field apart: no prefix, no room.
+        assert_eq!(residual_risk("csvlog", None), None);
+        assert_eq!(residual_risk("jsonlog", Some(&debian)), None);
+        assert_eq!(residual_risk("stderr", None), None);
+    }
 }

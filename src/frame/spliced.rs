@@ -173,4 +173,6 @@ fn nearest_start(spanning: &Spanning, text: &[u8], from: usize, end: usize) -> O
 }
 
 #[cfg(test)]
+mod checks;
+#[cfg(test)]
 mod tests;

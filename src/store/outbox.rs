@@ -8,6 +8,9 @@ use rusqlite::{params, OptionalExtension};
 use super::{Store, StoreError};
 use crate::alert::deliver::{Channel, NewMessage};
 
+#[cfg(test)]
+mod tests;
+
 /// Queues `messages` inside the caller's transaction (the one that changes
 /// the alert), so an alert change and its notification commit together.
 /// A message whose Message-ID is already queued is not queued again.

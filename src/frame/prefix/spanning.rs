@@ -181,3 +181,6 @@ fn max_bytes(pieces: &[Piece]) -> usize {
         })
         .sum()
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,154 @@
+//! Batching over a log larger than one batch: the real import of a
+//! generated PostgreSQL 15 log (copies of the lines of fixture
+//! 15-stderr-default-noise, each copy an hour later) into a real SQLite
+//! store. No fixture reaches [`Batch::MAX_EVENTS`], so without this the
+//! mid-import commits never run in a test.
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+
+use jiff::civil::DateTime;
+use jiff::SignedDuration;
+
+use super::{import, Batch, Options};
+use crate::frame::time::TimeContext;
+use crate::frame::CHUNK_BYTES;
+use crate::store::Store;
+
+const FIXTURE: &str = "tests/fixtures/15-stderr-default-noise/log/postgresql-2026-11-22_080841.log";
+const PREFIX: &str = "%m [%p] %q%u@%d ";
+const CHECKPOINTER: &str = " [25162] ";
+/// `%m` as PostgreSQL prints it: "2026-11-22 08:08:44.053 UTC ".
+const TIME_LEN: usize = 23;
+/// Copies of the template: four read chunks, a full batch after the second
+/// and the rest (fewer than MAX_EVENTS events) at the end.
+const COPIES: usize = 420;
+
+/// One stored event as the test compares it.
+#[derive(Debug, Clone, PartialEq)]
+struct Stored {
+    kind: String,
+    at_us: i64,
+    offset: i64,
+    line: i64,
+}
+
+/// The fixture's checkpointer lines (checkpoints, too-frequent warnings
+/// and their HINTs), with every 190th client `duration:` line as noise
+/// between them: about 300 bytes of log per event, so a 2 MiB read chunk
+/// holds fewer than MAX_EVENTS events and a batch fills over several chunks.
+fn template() -> Vec<String> {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE)).unwrap();
+    let mut durations = 0;
+    let mut keep = |l: &&str| {
+        if l.contains(CHECKPOINTER) {
+            return ["checkpoint starting", "checkpoint complete", "occurring too frequently", "HINT:  "]
+                .iter()
+                .any(|m| l.contains(m));
+        }
+        let noise = l.contains(" LOG:  duration: ") && !l.to_lowercase().contains("checkpoint");
+        durations += usize::from(noise);
+        noise && durations % 190 == 1
+    };
+    text.lines().filter(|l| keep(l)).map(String::from).collect()
+}
+
+/// The kind walwatch must store for a template line, if it is an event.
+fn kind_of(line: &str) -> Option<&'static str> {
+    if !line.contains(CHECKPOINTER) || line.contains("HINT:  ") {
+        return None;
+    }
+    Some(if line.contains("checkpoint starting") {
+        "checkpoint_start"
+    } else if line.contains("checkpoint complete") {
+        "checkpoint_complete"
+    } else {
+        "too_frequent"
+    })
+}
+
+/// Writes `copies` copies of the template, copy k shifted by k hours;
+/// returns the events the file holds, in file order.
+fn generate(path: &Path, copies: usize) -> Vec<Stored> {
+    let template = template();
+    let (mut log, mut want) = (String::new(), Vec::new());
+    for k in 0..copies {
+        for (i, line) in template.iter().enumerate() {
+            let time: DateTime = line[..TIME_LEN].parse().unwrap();
+            let shifted = time + SignedDuration::from_hours(k as i64);
+            let line = format!("{}{}", shifted.strftime("%Y-%m-%d %H:%M:%S%.3f"), &line[TIME_LEN..]);
+            if let Some(kind) = kind_of(&line) {
+                let at = shifted.to_zoned(jiff::tz::TimeZone::UTC).unwrap().timestamp();
+                let line_no = (k * template.len() + i + 1) as i64;
+                want.push(Stored {
+                    kind: kind.into(),
+                    at_us: at.as_microsecond(),
+                    offset: log.len() as i64,
+                    line: line_no,
+                });
+            }
+            log.push_str(&line);
+            log.push('\n');
+        }
+    }
+    std::fs::write(path, log).unwrap();
+    want
+}
+
+fn stored(db: &Path) -> Vec<Stored> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = conn.prepare("SELECT kind, at, offset, line FROM event ORDER BY offset, nth").unwrap();
+    let rows = stmt
+        .query_map([], |r| Ok(Stored { kind: r.get(0)?, at_us: r.get(1)?, offset: r.get(2)?, line: r.get(3)? }))
+        .unwrap();
+    rows.collect::<Result<_, _>>().unwrap()
+}
+
+thread_local! {
+    /// The store being imported into, and the event count another
+    /// connection sees after each chunk (the import calls `alive` on the
+    /// test's own thread, after the chunk's commit if there was one).
+    static WATCH: RefCell<(Option<PathBuf>, Vec<i64>)> = const { RefCell::new((None, Vec::new())) };
+}
+
+fn count_committed() {
+    WATCH.with_borrow_mut(|(db, seen)| {
+        let conn = rusqlite::Connection::open(db.as_ref().unwrap()).unwrap();
+        seen.push(conn.query_row("SELECT count(*) FROM event", [], |r| r.get(0)).unwrap());
+    });
+}
+
+#[test]
+fn a_log_over_the_batch_limit_is_stored_whole_in_full_batches() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, file) = (dir.path().join("w.db"), dir.path().join("postgresql.log"));
+    let want = generate(&file, COPIES);
+    let size = std::fs::metadata(&file).unwrap().len();
+    assert!(want.len() > 2 * Batch::MAX_EVENTS, "{} events", want.len());
+    assert!(size / want.len() as u64 > (CHUNK_BYTES / Batch::MAX_EVENTS) as u64, "a chunk must not fill a batch");
+
+    WATCH.set((Some(db.clone()), Vec::new()));
+    let mut store = Store::open(&db).unwrap();
+    let cluster = store.cluster_id("c").unwrap();
+    let opts = Options { prefix: Some(PREFIX.into()), alive: Some(count_committed), ..Options::default() };
+    let time = TimeContext::new(Some("UTC")).unwrap();
+    let report = import(&mut store, cluster, file.to_str().unwrap(), &opts, &time).unwrap();
+
+    assert_eq!((report.stored, report.rejected, report.bytes), (want.len() as u64, 0, size));
+    let got = stored(&db);
+    let first_difference = got.iter().zip(&want).position(|(g, w)| g != w);
+    assert_eq!((got.len(), first_difference), (want.len(), None));
+    assert_eq!(got, want);
+
+    // What another reader saw after each chunk: nothing until a batch was
+    // full, then that whole batch (more than one chunk's worth), and
+    // nothing more until the end: the third chunk alone does not fill one.
+    let (_, seen) = WATCH.take();
+    let mut mid_import: Vec<i64> = seen.clone();
+    mid_import.dedup();
+    let steps: Vec<i64> = mid_import.windows(2).map(|w| w[1] - w[0]).collect();
+    assert_eq!((seen.first(), steps.len()), (Some(&0), 1), "{seen:?}");
+    assert!(seen.len() >= 3, "a chunk after the full batch: {seen:?}");
+    assert!(steps.iter().all(|&s| s >= Batch::MAX_EVENTS as i64), "{seen:?}");
+    assert!(*mid_import.last().unwrap() < want.len() as i64, "the last part is committed after the read: {seen:?}");
+}
