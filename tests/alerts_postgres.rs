@@ -316,6 +316,18 @@ fn run(cmd: &mut Command, what: &str) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
+/// A system tool by name: from PATH, else /usr/sbin or /sbin (root's
+/// tools, which a PATH without the sbin directories misses).
+fn tool(name: &str) -> Command {
+    let in_sbin = ["/usr/sbin", "/sbin"].iter().map(|d| Path::new(d).join(name)).find(|p| p.is_file());
+    let in_path = std::env::var_os("PATH")
+        .and_then(|path| std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file()));
+    let path = in_path.or(in_sbin).unwrap_or_else(|| {
+        panic!("{name} not found in PATH, /usr/sbin or /sbin: install it (Debian: losetup and mount are in `mount`, mkfs.ext4 in `e2fsprogs`; .ci/run installs them)")
+    });
+    Command::new(path)
+}
+
 fn is_root() -> bool {
     run(Command::new("id").arg("-u"), "id -u") == "0"
 }
@@ -419,20 +431,18 @@ impl SlowDevice {
         fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
         let image = dir.path().join("disk.img");
         fs::File::create(&image).unwrap().set_len(size_mib << 20).unwrap();
-        let device = run(Command::new("losetup").args(["--find", "--show"]).arg(&image), "losetup --find --show");
+        let device = run(tool("losetup").args(["--find", "--show"]).arg(&image), "losetup --find --show");
         let mut slow =
             SlowDevice { dir, device: PathBuf::from(device), majmin: String::new(), mounted: false, throttle: None };
         let name = slow.device.file_name().unwrap().to_string_lossy().into_owned();
         slow.majmin = fs::read_to_string(format!("/sys/class/block/{name}/dev")).unwrap().trim().to_string();
         run(
-            Command::new("mkfs.ext4")
-                .args(["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"])
-                .arg(&slow.device),
+            tool("mkfs.ext4").args(["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"]).arg(&slow.device),
             "mkfs.ext4",
         );
         let mnt = slow.dir.path().join("mnt");
         fs::create_dir(&mnt).unwrap();
-        run(Command::new("mount").arg(&slow.device).arg(&mnt), "mount");
+        run(tool("mount").arg(&slow.device).arg(&mnt), "mount");
         slow.mounted = true;
         slow.throttle = Some(Throttle::create());
         slow
@@ -458,7 +468,7 @@ impl Drop for SlowDevice {
         if self.mounted {
             let mnt = self.dir.path().join("mnt");
             let ok = (0..50).any(|_| {
-                let done = Command::new("umount").arg(&mnt).status().is_ok_and(|s| s.success());
+                let done = tool("umount").arg(&mnt).status().is_ok_and(|s| s.success());
                 if !done {
                     std::thread::sleep(Duration::from_millis(100));
                 }
@@ -466,10 +476,10 @@ impl Drop for SlowDevice {
             });
             if !ok {
                 eprintln!("warning: could not unmount {}; detaching lazily", mnt.display());
-                let _ = Command::new("umount").arg("-l").arg(&mnt).status();
+                let _ = tool("umount").arg("-l").arg(&mnt).status();
             }
         }
-        let _ = Command::new("losetup").arg("-d").arg(&self.device).status();
+        let _ = tool("losetup").arg("-d").arg(&self.device).status();
     }
 }
 
