@@ -9,7 +9,9 @@
 //!   for a walwatch that knows the data directory; ALTER SYSTEM + reload back
 //!   to on resolves them; ALTER SYSTEM + reload to off fires them again, seen
 //!   in postgresql.auto.conf by that walwatch and, for a walwatch that reads
-//!   only the log, in the `parameter "…" changed to "off"` lines.
+//!   only the log, in the `parameter "…" changed to "off"` lines (that one
+//!   cannot see what the server started with: the log does not print it,
+//!   and the test pins that too); on again, every alert resolves.
 //!
 //! * `slow_sync`: the data directory sits on a device made slow here, and a
 //!   CHECKPOINT's sync phase really takes seconds (the log's `sync=` says
@@ -27,9 +29,15 @@
 //!   device"). Their cgroup v2 hierarchy has no `io` controller either (it is
 //!   bound to the v1 `blkio` hierarchy), so the v1 interface of the same
 //!   throttle is what runs there; a machine with the `io` controller on
-//!   cgroup v2 gets `io.max`. The throttle holds the writes PostgreSQL's
-//!   processes issue themselves (the checkpointer's sync_file_range and
-//!   fsync), which is all a checkpoint's sync phase waits for.
+//!   cgroup v2 gets `io.max` (that branch is written but has not run here).
+//!   The throttle holds the writes PostgreSQL's processes issue themselves:
+//!   the checkpointer's sync_file_range (checkpoint_flush_after) and fsync.
+//!   Under v1 the kernel's own writeback threads are not throttled, so a
+//!   page they flushed first would escape; here the table is written and
+//!   checkpointed within a second or two, long before their 30 s expiry,
+//!   and the test checks the log's `sync=` against what the throttle allows
+//!   for the table's size (1 MiB/s, ~7 MB: about 7 s; the same checkpoint
+//!   unthrottled syncs in well under a second).
 //!
 //! Needs root (losetup, mount, cgroups; the server runs as `postgres`), the
 //! PostgreSQL server binaries, losetup and mkfs.ext4: `.ci/run` provides
