@@ -201,14 +201,41 @@ fn load_reads_files_and_a_missing_explicit_file_is_an_error() {
     assert!(err.starts_with(&format!("{}:2:13: daemon.log_level: ", path.display())), "{err}");
 }
 
+/// The default file is looked up at a path the test owns, so the result does
+/// not depend on whether this machine has an /etc/walwatch/walwatch.toml.
 #[test]
 fn a_missing_default_file_means_the_defaults() {
     assert_eq!(config::default_path(), Path::new("/etc/walwatch/walwatch.toml"));
-    if !config::default_path().exists() {
-        let (config, source) = config::load_or_default(None).unwrap();
-        assert_eq!(config, Config::default());
-        assert_eq!(source, Source::Defaults(config::default_path()));
-    }
+    let dir = tempfile::tempdir().unwrap();
+    let default = dir.path().join("walwatch.toml");
+
+    // Absent: the built-in defaults, and the report names where it looked.
+    let (config, source) = config::load_or_default_at(None, &default).unwrap();
+    assert_eq!(config, Config::default());
+    assert_eq!(source, Source::Defaults(default.clone()));
+
+    // Present: it is read.
+    fs::write(&default, "[daemon]\ncommit_interval = \"250ms\"\n").unwrap();
+    let (config, source) = config::load_or_default_at(None, &default).unwrap();
+    assert_eq!(config.daemon.commit_interval, Duration::from_millis(250));
+    assert_eq!(source, Source::File(default.clone()));
+
+    // An explicit --config wins over the default file.
+    let explicit = dir.path().join("explicit.toml");
+    fs::write(&explicit, "").unwrap();
+    let (config, source) = config::load_or_default_at(Some(&explicit), &default).unwrap();
+    assert_eq!((config, source), (Config::default(), Source::File(explicit)));
+
+    // Present but invalid: an error naming it, never a silent fall-back to the defaults.
+    fs::write(&default, "[daemon]\nlog_level = 3\n").unwrap();
+    let err = config::load_or_default_at(None, &default).unwrap_err().to_string();
+    assert!(err.starts_with(&format!("{}:2:13: daemon.log_level: ", default.display())), "{err}");
+
+    // Unreadable (a directory in its place): an error too.
+    fs::remove_file(&default).unwrap();
+    fs::create_dir(&default).unwrap();
+    let err = config::load_or_default_at(None, &default).unwrap_err();
+    assert!(matches!(err, ConfigError::Read { .. }), "{err:?}");
 }
 
 #[test]

@@ -239,13 +239,18 @@ pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
 /// `--config PATH` (must exist) or the default path, which may be absent:
 /// then the built-in defaults apply, so a fresh install runs with discovery.
 pub fn load_or_default(path: Option<&Path>) -> Result<(Config, Source), ConfigError> {
+    load_or_default_at(path, &default_path())
+}
+
+/// [`load_or_default`] with `default` in place of [`default_path`], so tests
+/// do not depend on what the machine has in /etc/walwatch.
+pub fn load_or_default_at(path: Option<&Path>, default: &Path) -> Result<(Config, Source), ConfigError> {
     if let Some(path) = path {
         return Ok((load(path)?, Source::File(path.to_path_buf())));
     }
-    let path = default_path();
-    match load(&path) {
-        Ok(config) => Ok((config, Source::File(path))),
-        Err(ConfigError::NotFound { .. }) => Ok((Config::default(), Source::Defaults(path))),
+    match load(default) {
+        Ok(config) => Ok((config, Source::File(default.to_path_buf()))),
+        Err(ConfigError::NotFound { .. }) => Ok((Config::default(), Source::Defaults(default.to_path_buf()))),
         Err(e) => Err(e),
     }
 }

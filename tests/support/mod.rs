@@ -47,6 +47,9 @@ impl StopMode {
 /// (`log_directory`), `<tmp>/pg_ctl.log` (stderr before the collector runs).
 pub struct PgCluster {
     dir: TempDir,
+    /// PGDATA: `<tmp>/data`, or a directory the caller provides
+    /// ([`PgCluster::init_with_data_dir`], e.g. on a filesystem of its own).
+    data: PathBuf,
     bindir: PathBuf,
     port: u16,
     /// `Some("postgres")` when we are root: the server refuses to run as root.
@@ -62,13 +65,29 @@ impl PgCluster {
     /// would appear in postgresql.conf, e.g. `("log_line_prefix", "'%m '")`)
     /// after our own defaults, so the caller's settings win. Not started.
     pub fn init(settings: &[(&str, &str)]) -> PgCluster {
+        PgCluster::init_inner(settings, None)
+    }
+
+    /// [`PgCluster::init`] with PGDATA at `data`, an empty directory (created
+    /// if missing, given to the server user); the socket and log directories
+    /// stay in the cluster's own temporary directory. The caller keeps `data`
+    /// (e.g. a mounted filesystem) alive until this cluster is dropped.
+    pub fn init_with_data_dir(settings: &[(&str, &str)], data: &Path) -> PgCluster {
+        PgCluster::init_inner(settings, Some(data.to_path_buf()))
+    }
+
+    fn init_inner(settings: &[(&str, &str)], data: Option<PathBuf>) -> PgCluster {
         let bindir = find_bindir();
         let run_as = server_user();
         let dir = make_tempdir(run_as.as_deref());
         let port = free_port();
-        let pg = PgCluster { dir, bindir, port, run_as, running: false };
+        let data = data.unwrap_or_else(|| dir.path().join("data"));
+        let pg = PgCluster { dir, data, bindir, port, run_as, running: false };
         for sub in ["sock", "log"] {
             pg.mkdir_owned(&pg.path().join(sub));
+        }
+        if pg.data != pg.path().join("data") {
+            pg.mkdir_owned(&pg.data);
         }
         pg.initdb();
         pg.write_conf(settings);
@@ -81,7 +100,7 @@ impl PgCluster {
     }
 
     pub fn data_dir(&self) -> PathBuf {
-        self.path().join("data")
+        self.data.clone()
     }
 
     pub fn socket_dir(&self) -> PathBuf {
@@ -111,10 +130,28 @@ impl PgCluster {
 
     /// Start and wait until the server accepts connections.
     pub fn start(&mut self) {
+        let cmd = self.pg_cmd("pg_ctl");
+        self.start_with(cmd);
+    }
+
+    /// [`PgCluster::start`] with the server in the cgroup whose `cgroup.procs`
+    /// file is `procs` (v1 or v2): pg_ctl joins it before it runs, so the
+    /// postmaster and every process it forks are in it. Needs root.
+    pub fn start_in_cgroup(&mut self, procs: &Path) {
+        let pg_ctl = self.pg_cmd("pg_ctl");
+        let mut cmd = Command::new("sh");
+        // $0 is the procs file, "$@" the command pg_cmd built (setpriv … pg_ctl).
+        cmd.args(["-c", "echo $$ > \"$0\" && exec \"$@\""]).arg(procs);
+        cmd.arg(pg_ctl.get_program()).args(pg_ctl.get_args());
+        cmd.current_dir(self.path()).env("HOME", self.path()).stdin(Stdio::null());
+        cmd.env("LC_ALL", "C").env_remove("PGDATA");
+        self.start_with(cmd);
+    }
+
+    fn start_with(&mut self, mut pg_ctl: Command) {
         let log = self.path().join("pg_ctl.log");
         let data = self.data_dir();
-        let out = self
-            .pg_cmd("pg_ctl")
+        let out = pg_ctl
             .args(["start", "-w", "-t", "60", "-D"])
             .arg(&data)
             .arg("-l")
