@@ -419,3 +419,36 @@ fn complete_line_numbers_equal_the_stored_checkpoint_fields() {
         println!("{name}: {checked} complete lines, every number equal");
     });
 }
+
+/// The number reader itself, on lines as PostgreSQL 18 (SLRU, LSNs), German
+/// (decimal commas next to a period) and Japanese (units glued on) print them.
+#[test]
+fn numbers_are_read_in_print_order_in_every_language() {
+    use Num::{Dec as D, Lsn as L};
+    let pg18 = "checkpoint complete: wrote 22 buffers (0.5%), wrote 0 SLRU buffers; 1 WAL file(s) added, 1 removed, 0 recycled; write=0.289 s, sync=0.073 s, total=0.446 s; sync files=2, longest=0.072 s, average=0.037 s; distance=22440 kB, estimate=22440 kB; lsn=0/6E39E18, redo lsn=0/591E360";
+    let want = vec![
+        D(22.0),
+        D(0.5),
+        D(0.0),
+        D(1.0),
+        D(1.0),
+        D(0.0),
+        D(0.289),
+        D(0.073),
+        D(0.446),
+        D(2.0),
+        D(0.072),
+        D(0.037),
+        D(22440.0),
+        D(22440.0),
+        L("0/6E39E18".into()),
+        L("0/591E360".into()),
+    ];
+    assert_eq!(numbers(pg18), want);
+    let de = "Checkpoint komplett: 33 Puffer geschrieben (0.8%); 0 WAL-Datei(en) hinzugefügt, 1 entfernt, 0 wiederverwendet; Schreiben=0,212 s, Sync=0,134 s, gesamt=0,391 s; sync. Dateien=30, längste=0,074 s, Durchschnitt=0.005 s; Entfernung=11722 kB, Schätzung=11722 kB";
+    let want = [33.0, 0.8, 0.0, 1.0, 0.0, 0.212, 0.134, 0.391, 30.0, 0.074, 0.005, 11722.0, 11722.0];
+    assert_eq!(numbers(de), want.map(D));
+    let ja = "チェックポイント完了: 155個のバッファを出力 (3.8%); 0個のWALファイルを追加、1個を削除、0個を再利用; 書き出し=0.237秒, 同期=0.159秒, 全体=0.510秒; 同期したファイル=30, 最長=0.092秒, 平均=0.006秒; 距離=12284 kB, 予測=12284 kB";
+    let want = [155.0, 3.8, 0.0, 1.0, 0.0, 0.237, 0.159, 0.51, 30.0, 0.092, 0.006, 12284.0, 12284.0];
+    assert_eq!(numbers(ja), want.map(D));
+}
