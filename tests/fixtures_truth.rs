@@ -19,7 +19,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use support::truth::{Layout, Truth};
+use support::truth::{numbers, Layout, Num, Truth, COMPLETE_FIELDS};
 use support::{fixture_dirs as fixtures, fixture_logs as log_files};
 
 fn walwatch(args: &[&str]) -> String {
@@ -317,25 +317,6 @@ fn walwatch_summary_equals_the_independent_counter_on_every_fixture() {
     });
 }
 
-/// A number in a complete line, as printed: an LSN or a decimal (German
-/// messages print some with a comma).
-#[derive(Debug, PartialEq)]
-enum Num {
-    Lsn(String),
-    Dec(f64),
-}
-
-/// Every number of a message, in order, whatever its language.
-fn numbers(message: &str) -> Vec<Num> {
-    let re = regex::Regex::new(r"\b[0-9A-F]+/[0-9A-F]+\b|[0-9]+(?:[.,][0-9]+)?").unwrap();
-    re.find_iter(message)
-        .map(|m| match m.as_str() {
-            s if s.contains('/') => Num::Lsn(s.to_string()),
-            s => Num::Dec(s.replace(',', ".").parse().unwrap()),
-        })
-        .collect()
-}
-
 /// The numbers of every complete line of every fixture, in every language,
 /// equal the checkpoint row walwatch stored for it, field by field in the
 /// order the line prints them: buffers, percent, (SLRU buffers, 18+), WAL
@@ -343,25 +324,7 @@ fn numbers(message: &str) -> Vec<Num> {
 /// average, distance, estimate, (LSN and redo LSN, 17+).
 #[test]
 fn complete_line_numbers_equal_the_stored_checkpoint_fields() {
-    const FIELDS: [&str; 17] = [
-        "buffers_written",
-        "buffers_pct",
-        "slru_buffers_written",
-        "wal_files_added",
-        "wal_files_removed",
-        "wal_files_recycled",
-        "write_s",
-        "sync_s",
-        "total_s",
-        "sync_files",
-        "sync_longest_s",
-        "sync_average_s",
-        "distance_kb",
-        "estimate_kb",
-        "lsn",
-        "redo_lsn",
-        "kind",
-    ];
+    let fields: Vec<&str> = COMPLETE_FIELDS.iter().copied().chain(["kind"]).collect();
     each_fixture(|name, dir, t| {
         let tmp = tempfile::tempdir().unwrap();
         let db = import(dir, tmp.path(), t["log_timezone"].as_str());
@@ -369,14 +332,14 @@ fn complete_line_numbers_equal_the_stored_checkpoint_fields() {
         let sql = format!(
             "SELECT s.path, e.line, {} FROM checkpoint c JOIN event e ON e.id = c.complete_event_id \
              JOIN source s ON s.id = e.source_id",
-            FIELDS.map(|f| format!("c.{f}")).join(", ")
+            fields.iter().map(|f| format!("c.{f}")).collect::<Vec<_>>().join(", ")
         );
         let mut stmt = conn.prepare(&sql).unwrap();
         let rows: Vec<((String, u64), Vec<rusqlite::types::Value>)> = stmt
             .query_map([], |r| {
                 let path: String = r.get(0)?;
                 let file = Path::new(&path).file_name().unwrap().to_str().unwrap().to_string();
-                let vals = (0..FIELDS.len()).map(|i| r.get(i + 2)).collect::<Result<Vec<_>, _>>()?;
+                let vals = (0..fields.len()).map(|i| r.get(i + 2)).collect::<Result<Vec<_>, _>>()?;
                 Ok(((file, r.get::<_, i64>(1)? as u64), vals))
             })
             .unwrap()

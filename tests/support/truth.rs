@@ -194,10 +194,69 @@ pub struct Start {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Complete {
     pub kind: &'static str,
+    /// As [`Start::ts_key`].
+    pub ts_key: String,
     pub file: String,
     /// 1-based line where the record starts.
     pub line: usize,
     pub message: String,
+}
+
+/// A number in a complete line, as printed: an LSN or a decimal (German
+/// messages print some with a comma).
+#[derive(Debug, PartialEq)]
+pub enum Num {
+    Lsn(String),
+    Dec(f64),
+}
+
+/// Every number of a message, in order, whatever its language: for a
+/// complete line, buffers, percent, (SLRU buffers, 18+), WAL files
+/// added/removed/recycled, write/sync/total, sync files, longest, average,
+/// distance, estimate, (LSN and redo LSN, 17+).
+pub fn numbers(message: &str) -> Vec<Num> {
+    let re = Regex::new(r"\b[0-9A-F]+/[0-9A-F]+\b|[0-9]+(?:[.,][0-9]+)?").unwrap();
+    re.find_iter(message)
+        .map(|m| match m.as_str() {
+            s if s.contains('/') => Num::Lsn(s.to_string()),
+            s => Num::Dec(s.replace(',', ".").parse().unwrap()),
+        })
+        .collect()
+}
+
+/// The checkpoint fields walwatch stores (`checkpoints --format json` keys,
+/// `checkpoint` table columns) in the order a complete line prints them.
+pub const COMPLETE_FIELDS: [&str; 16] = [
+    "buffers_written",
+    "buffers_pct",
+    "slru_buffers_written",
+    "wal_files_added",
+    "wal_files_removed",
+    "wal_files_recycled",
+    "write_s",
+    "sync_s",
+    "total_s",
+    "sync_files",
+    "sync_longest_s",
+    "sync_average_s",
+    "distance_kb",
+    "estimate_kb",
+    "lsn",
+    "redo_lsn",
+];
+
+/// A `checkpoints --format json` object's fields as [`Num`]s, in print order
+/// (nulls, for fields this version does not log, left out).
+pub fn stored_numbers(cp: &Value) -> Vec<Num> {
+    COMPLETE_FIELDS
+        .iter()
+        .filter_map(|f| match &cp[*f] {
+            Value::Null => None,
+            Value::String(s) => Some(Num::Lsn(s.clone())),
+            Value::Number(n) => Some(Num::Dec(n.as_f64().unwrap())),
+            other => panic!("{f} is {other} in {cp}"),
+        })
+        .collect()
 }
 
 const TRIGGERS: [&str; 5] = ["shutdown", "end-of-recovery", "wal", "time", "manual"];
@@ -530,6 +589,7 @@ impl Truth {
                 }
                 self.complete_list.push(Complete {
                     kind: looks,
+                    ts_key: key_or_raw(&r.ts),
                     file: file.into(),
                     line: r.line,
                     message: r.msg.clone(),
