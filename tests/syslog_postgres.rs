@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use support::syslog::Rsyslog;
-use support::truth::{numbers, stored_numbers, Layout, Truth};
+use support::truth::{assert_complete_numbers, Layout, Truth};
 use support::{describe, ts_key, walwatch, PgCluster, StopMode};
 
 /// Long enough for "too frequently" warnings on top of pgbench -i's
@@ -140,20 +140,7 @@ fn check_against_truth(summary: &Value, cps: &[Value], t: &Truth) {
     let mut logged: Vec<String> = t.start_list.iter().map(|s| s.ts_key.clone()).collect();
     logged.sort();
     assert_eq!(started, logged, "checkpoint start times: walwatch (left) vs the syslog file (right)");
-    let completed: Vec<&Value> = cps.iter().filter(|cp| cp["completed_at"].is_string()).collect();
-    assert_eq!(completed.len(), t.complete_list.len(), "completed checkpoints vs complete lines");
-    for c in &t.complete_list {
-        let same_time: Vec<&&Value> =
-            completed.iter().filter(|cp| ts_key(cp["completed_at"].as_str().unwrap()) == c.ts_key).collect();
-        assert_eq!(same_time.len(), 1, "rows completed at {} (line {}): {same_time:?}", c.ts_key, c.line);
-        assert_eq!(
-            stored_numbers(same_time[0]),
-            numbers(&c.message),
-            "numbers of syslog line {}: {}",
-            c.line,
-            c.message
-        );
-    }
+    assert_complete_numbers(cps, t, "syslog import");
     println!("syslog import = counter: {} complete lines, every number equal", t.complete_list.len());
 }
 

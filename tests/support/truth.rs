@@ -259,6 +259,27 @@ pub fn stored_numbers(cp: &Value) -> Vec<Num> {
         .collect()
 }
 
+/// Each complete line of the log equals, number for number, the one
+/// `checkpoints --format json` row completed at that line's time (UTC logs).
+pub fn assert_complete_numbers(cps: &[Value], t: &Truth, who: &str) {
+    let completed: Vec<&Value> = cps.iter().filter(|cp| cp["completed_at"].is_string()).collect();
+    assert_eq!(completed.len(), t.complete_list.len(), "[{who}] completed rows vs complete lines");
+    for c in &t.complete_list {
+        let same_time: Vec<&&Value> =
+            completed.iter().filter(|cp| ts_key(cp["completed_at"].as_str().unwrap()) == c.ts_key).collect();
+        assert_eq!(
+            same_time.len(),
+            1,
+            "[{who}] rows completed at {} ({} line {}): {same_time:?}",
+            c.ts_key,
+            c.file,
+            c.line
+        );
+        let (got, want) = (stored_numbers(same_time[0]), numbers(&c.message));
+        assert_eq!(got, want, "[{who}] stored (left) vs printed numbers of {} line {}: {}", c.file, c.line, c.message);
+    }
+}
+
 const TRIGGERS: [&str; 5] = ["shutdown", "end-of-recovery", "wal", "time", "manual"];
 
 #[derive(Debug, Default)]
