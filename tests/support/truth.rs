@@ -430,7 +430,9 @@ fn stderr_records(text: &str, prefix: &PrefixRe, heads: &Heads, syslog: bool) ->
     records
 }
 
-/// csvlog columns (PostgreSQL 13+; 9.6-12 lack the last ones).
+/// csvlog columns (PostgreSQL 13+; 9.6-12 lack the last ones). A client
+/// wrote it when user, database, host or application is set, or its
+/// backend_type says so.
 fn csv_rec(fields: &csv::StringRecord, line: usize) -> Rec {
     let f = |i: usize| fields.get(i).unwrap_or("").to_string();
     let opt = |i: usize| Some(f(i)).filter(|s| !s.is_empty());
@@ -438,7 +440,7 @@ fn csv_rec(fields: &csv::StringRecord, line: usize) -> Rec {
         line,
         ts: f(0),
         pid: f(3),
-        client: !f(1).is_empty() || !f(2).is_empty() || !f(4).is_empty() || f(23) == "client backend",
+        client: [1, 2, 4, 22].iter().any(|&i| !f(i).is_empty()) || f(23) == "client backend",
         level: f(11),
         msg: f(13),
         hint: opt(15),
