@@ -12,8 +12,9 @@ use std::fs;
 use std::time::Duration;
 
 use serde_json::Value;
-use support::daemon::Workspace;
+use support::daemon::{assert_matches_truth, Workspace};
 use support::smtp::{free_port, SinkOptions, SmtpSink};
+use support::truth::Layout;
 use support::walwatch_json;
 
 const FIXTURE: &str = "15-stderr-default-std";
@@ -52,9 +53,12 @@ fn alerts(ws: &Workspace) -> Vec<Value> {
 fn daemon_fires_rules_and_mails_each_alert_once_through_an_outage_and_a_restart() {
     let ws = Workspace::new();
     let src = fs::read_dir(format!("{}/tests/fixtures/{FIXTURE}/log", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let mut logs = Vec::new();
     for entry in src {
         let path = entry.unwrap().path();
-        fs::copy(&path, ws.dir("log").join(path.file_name().unwrap())).unwrap();
+        let copy = ws.dir("log").join(path.file_name().unwrap());
+        fs::copy(&path, &copy).unwrap();
+        logs.push(copy);
     }
     let port = free_port();
     fs::write(ws.config_path(), config(&ws, port)).unwrap();
@@ -99,4 +103,8 @@ fn daemon_fires_rules_and_mails_each_alert_once_through_an_outage_and_a_restart(
     assert_eq!(sink.messages().len(), mails.len(), "a restart sends nothing again");
     assert_eq!(alerts(&ws).len(), fired.len(), "no alert fired twice");
     again.terminate();
+
+    // What the rules saw is the log, counted without walwatch (tests/support/truth.rs).
+    let t = assert_matches_truth(&ws.db(), "demo", &logs, &Layout::default_stderr(), "alerting daemon");
+    assert_eq!((t.wal, t.too_frequent), (23, 24), "the fixture's truth.json counts: {}", t.brief());
 }

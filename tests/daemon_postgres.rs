@@ -25,7 +25,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use support::truth::Truth;
+use support::truth::{assert_complete_numbers, Truth};
 use support::{describe, int, keep_logs_if_asked, ts_key, walwatch, walwatch_json, PgCluster, StopMode};
 
 /// How long pgbench runs while the daemons follow.
@@ -329,6 +329,8 @@ fn check_against_truth(summary: &Value, cps: &[Value], t: &Truth, who: &str) {
     for (i, cp) in cps.iter().enumerate() {
         assert!(cp["completed_at"].is_string(), "[{who}] checkpoints[{i}] never completed: {cp}");
     }
+    // Every number of every complete line, read from the raw line.
+    assert_complete_numbers(cps, t, who);
 }
 
 fn total_size(files: &[PathBuf]) -> u64 {

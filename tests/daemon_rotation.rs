@@ -10,7 +10,10 @@
 //! show that something does NOT happen), and then requires the store to be
 //! exactly what a fresh `walwatch import` of the same content gives: the
 //! same summary, the same checkpoint rows, the same stored events. Nothing
-//! lost, nothing stored twice.
+//! lost, nothing stored twice. Two scenarios (the collector switching files,
+//! the kill -9 loop) also compare the store with the independent counter of
+//! tests/support/truth.rs over the raw files, so that a bug shared by the
+//! daemon and import cannot pass.
 
 mod support;
 
@@ -22,9 +25,11 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use support::truth::Layout;
+
 use support::daemon::{
-    append, assert_same, concat, entry_boundary, fixture, lines, replace, status, status_files, Daemon, Rng, Snapshot,
-    Workspace,
+    append, assert_matches_truth, assert_same, concat, entry_boundary, fixture, lines, replace, status, status_files,
+    Daemon, Rng, Snapshot, Workspace,
 };
 
 /// 116 lines: 28 checkpoints, 24 too-frequent warnings, 1 parameter change.
@@ -183,6 +188,9 @@ fn logging_collector_switching_files_loses_and_doubles_nothing() {
     let want = ws.reference("c", &refs);
     d.finish("c", &want);
     assert_eq!(status_files(&ws.db(), "c").unwrap().len(), 4);
+    let t = assert_matches_truth(&ws.db(), "c", &files, &Layout::default_stderr(), "collector switching files");
+    // The whole fixture, cut in four: its truth.json counts.
+    assert_eq!((t.starts, t.completes, t.too_frequent, t.parameter_changes), (28, 28, 24, 1), "{}", t.brief());
 }
 
 /// `log_truncate_on_rotation` with `postgresql-%a.log`: a week later the
@@ -555,6 +563,9 @@ fn kill_9_loop_loses_and_doubles_nothing() {
         &want.without_event_data(),
         "after the crash loop",
     );
+    let t = assert_matches_truth(&ws.db(), "c", &[log], &Layout::default_stderr(), "after the crash loop");
+    // The whole noise fixture: its truth.json counts.
+    assert_eq!((t.starts, t.completes, t.too_frequent, t.parameter_changes), (19, 19, 18, 1), "{}", t.brief());
 }
 
 /// A too-frequent warning's HINT line written after the warning itself (a

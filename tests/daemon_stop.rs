@@ -18,9 +18,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use support::daemon::{
-    count, differences, fixture, lines, status, walwatch, Daemon, NotifySocket, Rng, Snapshot, Workspace,
+    assert_matches_truth, count, differences, fixture, lines, status, walwatch, Daemon, NotifySocket, Rng, Snapshot,
+    Workspace,
 };
 use support::smtp::{free_port, SinkOptions, SmtpSink};
+use support::truth::{Layout, ENGLISH};
 
 /// SIGTERM must end the daemon within this, whatever it is doing.
 const STOP: Duration = Duration::from_secs(2);
@@ -156,6 +158,11 @@ fn ten_thousand_files_ready_at_once_watchdog_during_catch_up_prompt_stop_bounded
     assert_eq!(got.events.len(), 2 * FILES, "events after the restart");
     let d = differences(&got, &want);
     assert!(d.is_empty(), "the store after a stop mid-catch-up and a restart differs from an import:\n{d}");
+    // And not only equal to walwatch's own import: to the raw files, counted
+    // by tests/support/truth.rs. Each file is one `wal` start and its complete.
+    let layout = Layout { prefix: PREFIX.into(), syslog: false, heads: &ENGLISH };
+    let t = assert_matches_truth(&ws.db(), "demo", &files, &layout, "after the restart");
+    assert_eq!((t.starts, t.completes, t.wal), (FILES as i64, FILES as i64, FILES as i64), "{}", t.brief());
 }
 
 // ---------------------------------------------------------------- a pathological history

@@ -1,8 +1,11 @@
 //! Real syslog: a real PostgreSQL server logs through libc's syslog(3) to a
 //! real rsyslogd (and, at the same time, to stderr files via the logging
-//! collector). walwatch must read the same events from the syslog file as
-//! from the stderr files: both carry the same `log_line_prefix`, so every
-//! timestamp and count must agree exactly.
+//! collector). The oracle is not walwatch: the dumb counter of
+//! tests/support/truth.rs reads the raw syslog file (and, separately, the raw
+//! stderr files, which must give the same counts), and walwatch's import of
+//! the syslog file must match it exactly: every summary count, every
+//! checkpoint start time, and every number of every complete line. (The
+//! stderr import is still compared too, as a second opinion.)
 //!
 //! Hand-written syslog fixtures only show what their author thought the
 //! daemon writes; this test checks the framer against what rsyslogd really
@@ -23,7 +26,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 use support::syslog::Rsyslog;
-use support::{describe, walwatch, PgCluster, StopMode};
+use support::truth::{assert_complete_numbers, Layout, Truth};
+use support::{describe, ts_key, walwatch, PgCluster, StopMode};
 
 /// Long enough for "too frequently" warnings on top of pgbench -i's
 /// checkpoints, short enough to keep the test under a minute.
@@ -40,7 +44,7 @@ const SETTINGS: &[(&str, &str)] = &[
     ("syslog_ident", "'postgres'"),
     ("syslog_sequence_numbers", "on"),
     ("syslog_split_messages", "on"),
-    ("log_line_prefix", "'%m [%p] %q%u@%d '"),
+    ("log_line_prefix", PREFIX_SETTING),
     ("lc_messages", "'C'"),
     ("log_timezone", "'UTC'"),
     ("log_checkpoints", "on"),
@@ -49,6 +53,9 @@ const SETTINGS: &[(&str, &str)] = &[
     ("checkpoint_timeout", "'30s'"),
     ("shared_buffers", "'32MB'"),
 ];
+
+const PREFIX: &str = "%m [%p] %q%u@%d ";
+const PREFIX_SETTING: &str = "'%m [%p] %q%u@%d '";
 
 /// The postmaster's last message: once rsyslogd has written it, the file
 /// holds everything (each process sends its own lines, in order).
@@ -90,12 +97,51 @@ fn walwatch_reads_real_rsyslog_output_like_stderr() {
     assert_eq!(sum_c, sum_a, "summary: --format auto (left) differs from --format syslog (right)");
     assert_eq!(cps_c, cps_a, "checkpoints: --format auto (left) differs from --format syslog (right)");
 
+    // The independent truth, from the raw syslog file; the raw stderr files
+    // must give the same counts and start times.
+    let truth = Truth::read(std::slice::from_ref(&syslog_file), &Layout::syslog(PREFIX));
+    let truth_stderr = Truth::from_files(&stderr_files);
+    println!(
+        "independent truth from syslog: {}\nindependent truth from stderr: {}",
+        truth.brief(),
+        truth_stderr.brief()
+    );
+    assert_eq!(truth.brief(), truth_stderr.brief(), "the counter over syslog (left) and over stderr (right)");
+    let starts = |t: &Truth| t.start_list.iter().map(|s| (s.ts_key.clone(), s.flags.clone())).collect::<Vec<_>>();
+    assert_eq!(starts(&truth), starts(&truth_stderr), "start lines: syslog (left) vs stderr (right)");
+    check_against_truth(&sum_a, &cps_a, &truth);
+    let conn = rusqlite::Connection::open(&a).expect("open syslog store");
+    let hints: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM event WHERE kind = 'too_frequent' AND json_extract(data, '$.hint') = 1",
+            [],
+            |r| r.get(0),
+        )
+        .expect("count hints");
+    assert_eq!(hints, truth.hints, "too-frequent warnings stored with their HINT vs HINTs in the syslog file");
+
     // Equal could mean equally empty: the workload's events must be there.
     let n = |path: &str| int(&sum_a, path);
     assert!(n("checkpoints.by_trigger.wal") >= 3, "fewer than 3 WAL checkpoints: {sum_a}");
     assert!(n("too_frequent") >= 1, "no too_frequent warning: {sum_a}");
     assert_eq!(n("parameter_changes"), 1, "parameter changes: {sum_a}");
     assert_eq!(n("checkpoints.by_trigger.shutdown"), 1, "shutdown checkpoints: {sum_a}");
+}
+
+/// walwatch's syslog import against the counter: summary counts, one row per
+/// start at the logged time, and the numbers of each complete line in the
+/// row completed at that line's time.
+fn check_against_truth(summary: &Value, cps: &[Value], t: &Truth) {
+    for (path, want) in t.expected_summary() {
+        assert_eq!(int(summary, path), want, "summary {path} vs the counter over the syslog file: {summary}");
+    }
+    let mut started: Vec<String> = cps.iter().filter_map(|cp| cp["started_at"].as_str().map(ts_key)).collect();
+    started.sort();
+    let mut logged: Vec<String> = t.start_list.iter().map(|s| s.ts_key.clone()).collect();
+    logged.sort();
+    assert_eq!(started, logged, "checkpoint start times: walwatch (left) vs the syslog file (right)");
+    assert_complete_numbers(cps, t, "syslog import");
+    println!("syslog import = counter: {} complete lines, every number equal", t.complete_list.len());
 }
 
 /// Checkpoints (WAL-triggered, too frequent, manual), a reload that changes a

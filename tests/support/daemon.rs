@@ -605,3 +605,44 @@ pub fn count(db: &Path, table: &str, condition: &str) -> i64 {
     conn.busy_timeout(Duration::from_secs(5)).unwrap();
     conn.query_row(&format!("SELECT count(*) FROM {table} WHERE {condition}"), [], |r| r.get(0)).unwrap()
 }
+
+/// The oracle that is not walwatch: the daemon's store for `cluster` says
+/// what the dumb counter (tests/support/truth.rs) finds in the raw files —
+/// every summary count, rejected included, and one checkpoint row per logged
+/// start at the logged time (UTC logs). Returns the counter.
+pub fn assert_matches_truth(
+    db: &Path,
+    cluster: &str,
+    files: &[PathBuf],
+    layout: &super::truth::Layout,
+    what: &str,
+) -> super::truth::Truth {
+    let t = super::truth::Truth::read(files, layout);
+    let json = |cmd: &str| -> Value {
+        let out = walwatch()
+            .args([cmd, "--db", db.to_str().unwrap(), "--cluster", cluster, "--format", "json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "walwatch {cmd}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let summary = json("summary");
+    for (path, want) in t.expected_summary() {
+        let got = path.split('.').fold(&summary, |v, k| &v[k]);
+        assert_eq!(got.as_i64(), Some(want), "[{what}] summary {path} vs the counter ({}): {summary}", t.brief());
+    }
+    let cps = json("checkpoints");
+    let mut started: Vec<String> = cps
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|cp| cp["kind"] == "checkpoint")
+        .filter_map(|cp| cp["started_at"].as_str().map(super::ts_key))
+        .collect();
+    started.sort();
+    let mut logged: Vec<String> = t.start_list.iter().map(|s| s.ts_key.clone()).collect();
+    logged.sort();
+    assert_eq!(started, logged, "[{what}] checkpoint start times: store (left) vs the raw log (right)");
+    eprintln!("[{what}] store = independent counter: {}", t.brief());
+    t
+}
