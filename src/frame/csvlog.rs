@@ -57,6 +57,66 @@ pub struct CsvScanner<'t> {
     stats: FrameStats,
     /// The record being skipped (see `Scan::skip`).
     skipped: Skipped,
+    fields: Fields,
+}
+
+/// The fields of one record, split by csv-core with buffers kept from record
+/// to record: a `csv::Reader` per record built its tables and an 8 KiB buffer
+/// each time, which was most of a csvlog import's time.
+struct Fields {
+    reader: csv_core::Reader,
+    /// The record's fields, unquoted, one after another.
+    out: Vec<u8>,
+    /// Where each field ends in `out`.
+    ends: Vec<usize>,
+    len: usize,
+}
+
+impl Default for Fields {
+    /// PostgreSQL's dialect is csv-core's default one (comma, double quote,
+    /// doubled quotes inside, any line terminator).
+    fn default() -> Self {
+        // Not `csv_core::Reader::default()`: that reader has no tables and
+        // splits nothing.
+        let reader = csv_core::ReaderBuilder::new().build();
+        Fields { reader, out: Vec::new(), ends: Vec::new(), len: 0 }
+    }
+}
+
+impl Fields {
+    /// Splits `record` (one whole record, its newline included or not);
+    /// false when it holds none.
+    fn read(&mut self, record: &[u8]) -> bool {
+        self.reader.reset();
+        // Unquoting only shrinks a record, and it has at most one field per
+        // byte plus one: one call always has room for all of it.
+        if self.out.len() < record.len() {
+            self.out.resize(record.len(), 0);
+        }
+        if self.ends.len() <= record.len() {
+            self.ends.resize(record.len() + 1, 0);
+        }
+        let (mut result, _, _, mut len) = self.reader.read_record(record, &mut self.out, &mut self.ends);
+        if result == csv_core::ReadRecordResult::InputEmpty {
+            // No newline: the end of the input ends the record.
+            let (end, _, _, more) = self.reader.read_record(&[], &mut self.out, &mut self.ends[len..]);
+            (result, len) = (end, len + more);
+        }
+        self.len = if result == csv_core::ReadRecordResult::Record { len } else { 0 };
+        self.len > 0
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn get(&self, i: usize) -> Option<&[u8]> {
+        if i >= self.len {
+            return None;
+        }
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        Some(&self.out[start..self.ends[i]])
+    }
 }
 
 /// A record read in pieces so far.
@@ -100,16 +160,16 @@ impl<'t> CsvScanner<'t> {
             catalog: Catalog::global(),
             stats: FrameStats::default(),
             skipped: Skipped::default(),
+            fields: Fields::default(),
         }
     }
 
     fn parse(&mut self, bytes: &[u8], pos: Pos) -> Option<Record> {
-        let mut reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(bytes);
-        let mut row = csv::ByteRecord::new();
-        if !matches!(reader.read_byte_record(&mut row), Ok(true)) || row.len() < MIN_COLUMNS {
+        if !self.fields.read(bytes) || self.fields.len() < MIN_COLUMNS {
             self.stats.unparsed += 1;
             return None;
         }
+        let row = &self.fields;
         let get = |i: usize| row.get(i).map(|f| lines::lossy(f).into_owned()).filter(|s| !s.is_empty());
         let severity_word = get(SEVERITY).unwrap_or_default();
         let Some(severity) = self.catalog.severity(&severity_word) else {
@@ -210,6 +270,28 @@ mod tests {
 
     fn record_end(buf: &[u8]) -> Option<usize> {
         Quotes::default().end_in(buf)
+    }
+
+    fn fields_of(fields: &mut Fields, record: &[u8]) -> Vec<String> {
+        assert!(fields.read(record), "{record:?} holds no record");
+        (0..fields.len()).map(|i| String::from_utf8(fields.get(i).unwrap().to_vec()).unwrap()).collect()
+    }
+
+    #[test]
+    fn fields_are_split_as_postgresql_quotes_them_with_buffers_reused() {
+        let mut fields = Fields::default();
+        let long = b"2026-11-22 08:15:38.417 UTC,\"u\",,1,\"a \"\"quoted\"\", comma\nand line\",,,\n";
+        assert_eq!(
+            fields_of(&mut fields, long),
+            ["2026-11-22 08:15:38.417 UTC", "u", "", "1", "a \"quoted\", comma\nand line", "", "", ""]
+        );
+        // A shorter record after a longer one: nothing of the first is left.
+        assert_eq!(fields_of(&mut fields, b"x,\"\"\n"), ["x", ""]);
+        // The end of a finished stream ends its last record.
+        assert_eq!(fields_of(&mut fields, b"a,b"), ["a", "b"]);
+        assert_eq!(fields.get(2), None);
+        assert!(!fields.read(b""), "nothing is no record");
+        assert_eq!((fields.len(), fields.get(0)), (0, None));
     }
 
     #[test]
