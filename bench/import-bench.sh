@@ -298,7 +298,6 @@ for mb in sizes:
             f"| {cpu:.2f} s | {med(rss) / 1024:.1f} MB, {max(rss) / 1024:.1f} MB |"
         )
 print()
-print()
 print("Wall time ÷ wall time is walwatch's throughput ÷ the other's on the same file; CPU time (user + sys, from")
 print("/usr/bin/time, children included) is less disturbed by a loaded machine's scheduling delays.")
 print()
