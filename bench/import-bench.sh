@@ -30,6 +30,7 @@
 #   BENCH_DIR=/tmp/walwatch-bench   where everything is written (not the repo)
 #   TARGET_MB=1024  SMALL_MB=100  SEED_MB=150  SEED_MAX_SECONDS=600
 #   RUNS=5  PGBADGER_RUNS=3  SKIP_BIG=1 leaves out the big file's runs
+#   OUT_DIR=/dev/shm  where the tools' output goes (tmpfs: see run_one)
 #   WALWATCH=$CARGO_TARGET_DIR/release/walwatch (target/ by default; built
 #     with cargo build --release unless WALWATCH is set)
 #   FORCE=1 regenerates the logs even if they exist
@@ -179,14 +180,18 @@ now() { date +%s.%N; }
 # to $RUNS_TSV. Output goes to a regular file, never /dev/null: GNU grep stops
 # at the first match when its output is /dev/null, timing nothing, and run as
 # root pgbadger replaces /dev/null with a regular file (it writes its report
-# through a rename).
+# through a rename). That file is on tmpfs ($OUT_DIR): `cat` writes 1 GB to
+# it, and dirty pages of a disk file would make the next run's fsyncs (the
+# walwatch store's) wait for their writeback (measured: 0.4 s -> 1.3 s).
+OUT_DIR=${OUT_DIR:-$([ -d /dev/shm ] && echo /dev/shm || echo "$BENCH_DIR")}
+CMD_OUT="$OUT_DIR/walwatch-bench-output.$$"
 ROUND=0
 run_one() {
     local label=$1 file=$2 t0 t1 mb user sys rss
     shift 2
-    mb=$(awk -v b="$(stat -c %s "$file")" 'BEGIN {printf "%.1f", b / 1048576}')
+    mb=$(awk -v b="$(stat -L -c %s "$file")" 'BEGIN {printf "%.1f", b / 1048576}')
     t0=$(now)
-    /usr/bin/time -f '%U %S %M' -o "$BENCH_DIR/time.txt" "$@" >"$BENCH_DIR/cmd-output.txt" ||
+    /usr/bin/time -f '%U %S %M' -o "$BENCH_DIR/time.txt" "$@" >"$CMD_OUT" ||
         [ "$1" = grep ] || die "$label failed (exit $?)"
     t1=$(now)
     read -r user sys rss <"$BENCH_DIR/time.txt"
@@ -245,6 +250,7 @@ measure() {
             run_one "cat (to a file)" "$LOG_FILE" cat "$LOG_FILE"
         fi
     done
+    rm -f "$CMD_OUT"
     echo "load average $(loadavg) at the end, $(($(date +%s) - t_start)) s of measuring." >>"$BENCH_DIR/context.txt"
     report | tee "$BENCH_DIR/report.md"
 }
