@@ -13,6 +13,12 @@
 #     per line; a watcher process polls the store read-only every 10 ms for
 #     the number of checkpoint_start events. latency = first seen - written.
 #     Target: p99 <= 1 s.
+# (a') the same latency for the real pattern: a lone `checkpoint starting`
+#     line followed by silence (the complete line comes minutes later on a
+#     real server; here after $SILENCE_SECONDS, default 1.5 s), alternating
+#     in one daemon with cycles where start and complete are written
+#     together; p50/p99 of each and the per-cycle ratio lone / pair.
+#     $SILENCE_CYCLES cycles (80; 16 with QUICK=1), 2 s each.
 # (b) CPU of an idle daemon following 7 already-read files, from
 #     /proc/<pid>/stat utime+stime over $IDLE_SECONDS (default 60).
 #     Target: <= 0.5 % of a core.
@@ -37,7 +43,11 @@
 #   QUICK=0  1: IDLE_SECONDS=15, LATENCY_SECONDS=12, BURST_MB=100
 #   IDLE_SECONDS, LATENCY_SECONDS (per rate; 60 in a full run)
 #   BURST_MB  only the first BURST_MB of BIG_LOG (whole lines) is used
-#   WALWATCH=<repo>/target/release/walwatch (cargo build --release unless set)
+#   ONLY=latency (a and a') | silence (a') | catchup: run only those
+#   WALWATCH=$CARGO_TARGET_DIR/release/walwatch (target/ by default; cargo
+#     build --release unless set)
+#
+# The table on stdout is what BENCHMARKS.md shows (pasted as printed).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -53,7 +63,7 @@ command -v python3 >/dev/null || die "python3 is needed"
 if [ -z "${WALWATCH:-}" ]; then
     say "cargo build --release"
     (cd "$REPO" && cargo build --release --quiet)
-    WALWATCH="$REPO/target/release/walwatch"
+    WALWATCH="${CARGO_TARGET_DIR:-$REPO/target}/release/walwatch"
 fi
 [ -x "$WALWATCH" ] || die "walwatch binary not found at $WALWATCH"
 export WALWATCH

@@ -11,6 +11,13 @@ latency  A writer appends real-format stderr log lines (prefix
          the logging collector. A watcher *process* polls the store read-only
          every 10 ms for the number of checkpoint_start events and notes when
          the count reaches k; latency_k = seen_k - written_k (same wall clock).
+silence  The real pattern of a checkpoint: a lone `checkpoint starting` line,
+         then nothing (the `checkpoint complete` line comes minutes later).
+         One daemon, cycles alternating between (lone) the start line alone,
+         $SILENCE_SECONDS of silence, then the complete line, and (pair) the
+         start and complete lines written back to back, then the same
+         silence. The watcher as above; latency = first seen - written, per
+         kind, so the two are compared on the same daemon and minute.
 idle     The daemon follows a few already-read files; CPU is utime+stime from
          /proc/<pid>/stat over $IDLE_SECONDS.
 burst    The followed file (on $BURST_DIR, tmpfs by default) holds the first
@@ -48,6 +55,8 @@ QUICK = os.environ.get("QUICK", "0") == "1"
 CATCHUP_ROUNDS = int(os.environ.get("CATCHUP_ROUNDS", "3"))
 IDLE_SECONDS = float(os.environ.get("IDLE_SECONDS", "15" if QUICK else "60"))
 LATENCY_SECONDS = float(os.environ.get("LATENCY_SECONDS", "12" if QUICK else "60"))
+SILENCE_CYCLES = int(os.environ.get("SILENCE_CYCLES", "16" if QUICK else "80"))
+SILENCE_SECONDS = float(os.environ.get("SILENCE_SECONDS", "1.5"))
 # rate (lines/s) -> a checkpoint every N lines (so ~0.5..10 checkpoints/s)
 RATES = [(1, 2), (100, 20), (10000, 1000)]
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -289,6 +298,73 @@ def latency(rate, every):
     return res
 
 
+# ------------------------------------------------------------------ silence
+
+
+def silence():
+    name = "silence"
+    d = fresh(name)
+    path = os.path.join(d, "log", "postgresql.log")
+    lines = Lines()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    os.write(fd, "".join(lines.noise(time.time()) for _ in range(50)).encode())
+    daemon = Daemon(name, os.path.join(d, "log", "*.log"))
+    daemon.wait(daemon.caught_up([path]), 20, "catch-up on the first lines")
+    parent, child = mp.Pipe()
+    deadline = time.time() + SILENCE_CYCLES * (SILENCE_SECONDS + 0.5) + 30
+    w = mp.Process(target=watcher, args=(daemon.db, SILENCE_CYCLES, deadline, child))
+    w.start()
+    time.sleep(0.5)
+    cpu0, t0 = daemon.cpu_seconds(), time.time()
+    written, kinds = [], []
+    for i in range(SILENCE_CYCLES):
+        lone = i % 2 == 0
+        start, done = lines.checkpoint(time.time())
+        written.append(time.time())
+        kinds.append("lone" if lone else "pair")
+        os.write(fd, start.encode())
+        if not lone:
+            os.write(fd, done.encode())
+        time.sleep(SILENCE_SECONDS)
+        if lone:
+            os.write(fd, done.encode())
+        time.sleep(0.5)
+    wall = time.time() - t0
+    seen = parent.recv()
+    w.join()
+    cpu = (daemon.cpu_seconds() - cpu0) / wall * 100
+    os.close(fd)
+    rc, _ = daemon.stop()
+    res = {"cpu": cpu, "rc": rc, "written": len(written), "samples": len(seen)}
+    for kind in ("lone", "pair"):
+        lat = [s - t for s, t, k in zip(seen, written, kinds) if k == kind]
+        n = kinds.count(kind)
+        res[kind] = {
+            "samples": len(lat),
+            "written": n,
+            "p50": pct(lat, 50) if lat else float("nan"),
+            "p99": pct(lat, 99) if lat else float("nan"),
+            "max": max(lat) if lat else float("nan"),
+            # a start seen only after its complete line was written
+            "late": sum(1 for x in lat if x >= SILENCE_SECONDS),
+        }
+    # paired: each lone cycle with the pair cycle right after it
+    ratios = [
+        (seen[i] - written[i]) / (seen[i + 1] - written[i + 1])
+        for i in range(0, min(len(seen), len(written)) - 1, 2)
+        if kinds[i] == "lone" and seen[i + 1] > written[i + 1]
+    ]
+    res["ratio_p50"] = pct(ratios, 50) if ratios else float("nan")
+    for kind in ("lone", "pair"):
+        r = res[kind]
+        say(
+            f"silence, {kind}: {r['samples']}/{r['written']} starts, p50 {r['p50'] * 1000:.0f} ms, "
+            f"p99 {r['p99'] * 1000:.0f} ms, max {r['max'] * 1000:.0f} ms, {r['late']} seen after the complete line"
+        )
+    say(f"silence: lone ÷ pair (per cycle pair, median) {res['ratio_p50']:.2f}; daemon CPU {cpu:.2f} %, exit {rc}")
+    return res
+
+
 # ------------------------------------------------------------------ idle
 
 
@@ -449,6 +525,19 @@ def burst():
 # ------------------------------------------------------------------ report
 
 
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def cpu_model():
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return "?"
+
+
 def ok(cond):
     return "yes" if cond else "**NO**"
 
@@ -474,14 +563,19 @@ def main():
     os.makedirs(BENCH_DIR, exist_ok=True)
     if os.environ.get("ONLY") == "catchup":
         return catchup_only()
-    lat = [latency(r, e) for r, e in RATES]
-    idl = idle()
-    bur = burst()
+    started, load0, t_start = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), loadavg(), time.time()
+    only = os.environ.get("ONLY", "")
+    lat = [latency(r, e) for r, e in RATES] if only in ("", "latency") else []
+    sil = silence() if only in ("", "latency", "silence") else None
+    idl = idle() if only == "" else None
+    bur = burst() if only == "" else None
 
     print()
     print(
-        f"walwatch run, release build, poll_interval 1 s, inotify; {os.cpu_count()} CPUs; "
-        f"{'QUICK run' if QUICK else 'full run'} ({time.strftime('%Y-%m-%d')})"
+        f"walwatch run, release build, poll_interval 1 s, entry_settle 100 ms, inotify; "
+        f"{'QUICK run' if QUICK else 'full run'}{' (ONLY=' + only + ')' if only else ''}; started {started}, "
+        f"load average {load0} (1/5/15 min) at the start, {loadavg()} at the end; "
+        f"{time.time() - t_start:.0f} s; {os.cpu_count()} CPUs ({cpu_model()})"
     )
     print()
     print("| measure | condition | result | target | met |")
@@ -492,6 +586,27 @@ def main():
             f"| p50 {r['p50'] * 1000:.0f} ms, p99 {r['p99'] * 1000:.0f} ms (max {r['max'] * 1000:.0f} ms; daemon CPU {r['cpu']:.1f} %) "
             f"| p99 ≤ 1 s | {ok(r['p99'] <= 1.0 and r['samples'] == r['written'])} |"
         )
+    if sil:
+        for kind, what in (
+            ("lone", f"a lone `checkpoint starting` line, then {SILENCE_SECONDS:g} s of silence before its complete line"),
+            ("pair", f"start and complete lines written together, then {SILENCE_SECONDS + 0.5:g} s of silence"),
+        ):
+            r = sil[kind]
+            late = f"; {r['late']} seen only after the complete line" if r["late"] else ""
+            print(
+                f"| append-to-commit latency of the start | {what} ({r['samples']} of {r['written']} cycles, "
+                f"alternating lone/pair in one daemon) | p50 {r['p50'] * 1000:.0f} ms, p99 {r['p99'] * 1000:.0f} ms "
+                f"(max {r['max'] * 1000:.0f} ms{late}) | p99 ≤ 1 s | {ok(r['p99'] <= 1.0 and r['samples'] == r['written'])} |"
+            )
+        print(
+            f"| lone ÷ pair | each lone cycle ÷ the pair cycle after it, median | **{sil['ratio_p50']:.2f}** "
+            f"(p50 {sil['lone']['p50'] * 1000:.0f} vs {sil['pair']['p50'] * 1000:.0f} ms; daemon CPU {sil['cpu']:.2f} %) | | |"
+        )
+    if idl is None:
+        print()
+        rcs = [r["rc"] for r in lat] + ([sil["rc"]] if sil else [])
+        print(f"daemon exit codes after SIGTERM: {rcs}")
+        return 0
     print(
         f"| idle CPU | {idl['seconds']:.0f} s, 7 followed files, nothing written | {idl['pct']:.3f} % of a core "
         f"({idl['cpu_s']:.2f} s CPU; RSS {idl['rss_kb'] / 1024:.1f} MB) | ≤ 0.5 % | {ok(idl['pct'] <= 0.5)} |"
@@ -519,7 +634,7 @@ def main():
         f"| {ok(c['ratio'] >= 0.8)} |"
     )
     print()
-    rcs = [r["rc"] for r in lat] + [idl["rc"], bur["rc"], bur["cold_rc"]]
+    rcs = [r["rc"] for r in lat] + [sil["rc"], idl["rc"], bur["rc"], bur["cold_rc"]]
     print(f"daemon exit codes after SIGTERM: {rcs}; burst and catch-up stores equal the import: {bur['same']}")
     return 0
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Import throughput benchmark for walwatch on a >= 1 GB *real* PostgreSQL log.
+# Import throughput benchmark for walwatch on *real* PostgreSQL logs.
 #
 #   bench/import-bench.sh [all|generate|measure]      (default: all)
 #
@@ -8,21 +8,32 @@
 #   max_wal_size=1GB and checkpoint_timeout=60s (a few checkpoint lines per
 #   minute among ~100k statement lines: sparse, as in production), run
 #   pgbench until the real log reaches $SEED_MB, then replicate that log to
-#   >= $TARGET_MB. Each copy's timestamps get a different year, so the copies
-#   are distinct records in chronological order, not byte-identical repeats.
-# measure: on that one file, median of $RUNS runs (page cache warmed first):
-#   walwatch import (fresh db each run; wall time, MB/s, peak RSS),
-#   `grep -c checkpoint`, `cat > /dev/null`, and pgbadger (if installed) on
-#   the first $PGBADGER_SLICE_MB MB, extrapolated per MB. Prints ratios and a
-#   markdown table for BENCHMARKS.md.
+#   two files: >= $TARGET_MB (the big one) and >= $SMALL_MB (the one pgbadger
+#   can read in a few minutes). Each copy's timestamps get a different year,
+#   so the copies are distinct records in chronological order, not
+#   byte-identical repeats.
+# measure: $RUNS rounds, page cache warmed first; each round runs, in turn,
+#   on the small file: walwatch import (fresh db), `grep -c checkpoint`,
+#     pgbadger -j 1 and pgbadger -j $(nproc) (in the first $PGBADGER_RUNS
+#     rounds only: ~0.65 MB/s per core),
+#   on the big file: walwatch import, `grep -c checkpoint`, cat.
+#   Every run is timed (wall clock) and measured by /usr/bin/time (CPU, peak
+#   RSS). Ratios are taken within a round and the median over rounds is
+#   quoted, so that they hold while the shared machine's speed drifts.
+#   `report` prints the tables again from the last runs.tsv (also after an
+#   interrupted measure).
+#   Prints the markdown tables for BENCHMARKS.md on stdout (also kept in
+#   $BENCH_DIR/report.md, every run in $BENCH_DIR/runs.tsv); progress on
+#   stderr.
 #
 # Environment (defaults):
 #   BENCH_DIR=/tmp/walwatch-bench   where everything is written (not the repo)
-#   TARGET_MB=1024  SEED_MB=150  SEED_MAX_SECONDS=600  RUNS=3
-#   PGBADGER_SLICE_MB=100
-#   WALWATCH=<repo>/target/release/walwatch (built with cargo build --release
-#     unless WALWATCH is set)   SKIP_WALWATCH=1 skips build and walwatch runs
-#   FORCE=1 regenerates the log even if it exists
+#   TARGET_MB=1024  SMALL_MB=100  SEED_MB=150  SEED_MAX_SECONDS=600
+#   RUNS=5  PGBADGER_RUNS=3  SKIP_BIG=1 leaves out the big file's runs
+#   OUT_DIR=/dev/shm  where the tools' output goes (tmpfs: see run_one)
+#   WALWATCH=$CARGO_TARGET_DIR/release/walwatch (target/ by default; built
+#     with cargo build --release unless WALWATCH is set)
+#   FORCE=1 regenerates the logs even if they exist
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -30,10 +41,12 @@ BENCH_DIR=${BENCH_DIR:-/tmp/walwatch-bench}
 TARGET_MB=${TARGET_MB:-1024}
 SEED_MB=${SEED_MB:-150}
 SEED_MAX_SECONDS=${SEED_MAX_SECONDS:-600}
-RUNS=${RUNS:-3}
-PGBADGER_SLICE_MB=${PGBADGER_SLICE_MB:-100}
-SKIP_WALWATCH=${SKIP_WALWATCH:-0}
+SMALL_MB=${SMALL_MB:-100}
+RUNS=${RUNS:-5}
+PGBADGER_RUNS=${PGBADGER_RUNS:-3}
+SKIP_BIG=${SKIP_BIG:-0}
 LOG_FILE="$BENCH_DIR/bench-${TARGET_MB}MB.log"
+SMALL_FILE="$BENCH_DIR/bench-${SMALL_MB}MB.log"
 PREFIX='%m [%p] %q%u@%d '
 
 say() { echo "== $*" >&2; }
@@ -130,129 +143,197 @@ make_seed() {
 # Copy k of n gets year Y - 4(n - k) on every prefixed line, so the file
 # stays chronological and no record repeats; steps of 4 years keep Feb 29
 # valid. TAB continuation lines are untouched.
+# replicate MB FILE
 replicate() {
-    local seed="$BENCH_DIR/seed.log" seed_bytes target_bytes copies year k
+    local seed="$BENCH_DIR/seed.log" seed_bytes target_bytes copies year k out=$2
     seed_bytes=$(stat -c %s "$seed")
-    target_bytes=$((TARGET_MB * 1024 * 1024))
+    target_bytes=$(($1 * 1024 * 1024))
     copies=$(((target_bytes + seed_bytes - 1) / seed_bytes))
     year=$(head -c 4 "$seed")
-    say "replicate: $copies copies of the seed -> $LOG_FILE"
-    : >"$LOG_FILE.tmp"
+    say "replicate: $copies copies of the seed -> $out"
+    : >"$out.tmp"
     for ((k = 1; k <= copies; k++)); do
-        sed -E "s/^${year}-/$((year - 4 * (copies - k)))-/" "$seed" >>"$LOG_FILE.tmp"
+        sed -E "s/^${year}-/$((year - 4 * (copies - k)))-/" "$seed" >>"$out.tmp"
     done
-    mv "$LOG_FILE.tmp" "$LOG_FILE"
+    mv "$out.tmp" "$out"
 }
 
 generate() {
     mkdir -p "$BENCH_DIR"
     chmod 755 "$BENCH_DIR"
-    if [ -s "$LOG_FILE" ] && [ "${FORCE:-0}" != 1 ]; then
-        say "reusing $LOG_FILE (FORCE=1 to regenerate)"
+    if [ -s "$LOG_FILE" ] && [ -s "$SMALL_FILE" ] && [ "${FORCE:-0}" != 1 ]; then
+        say "reusing $LOG_FILE and $SMALL_FILE (FORCE=1 to regenerate)"
         return
     fi
     if [ ! -s "$BENCH_DIR/seed.log" ] || [ "${FORCE:-0}" = 1 ]; then make_seed; fi
-    replicate
+    replicate "$TARGET_MB" "$LOG_FILE"
+    replicate "$SMALL_MB" "$SMALL_FILE"
 }
 
 # ---------------------------------------------------------------- measuring
 
 now() { date +%s.%N; }
-# median of the numbers given as arguments
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 
-# time_cmd LABEL CMD...: run RUNS times, print the median wall seconds.
-time_cmd() {
-    local label=$1 t0 t1 times=() i
-    shift
-    for ((i = 1; i <= RUNS; i++)); do
-        t0=$(now)
-        # Not >/dev/null: GNU grep stops at the first match when its output
-        # is /dev/null (only the exit status could matter), timing nothing.
-        "$@" >"$BENCH_DIR/cmd-output.txt"
-        t1=$(now)
-        times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}')")
-    done
-    say "$label: ${times[*]} s"
-    median "${times[@]}"
+# run_one LABEL FILE CMD...: one timed run of CMD (a program, not a shell
+# function: /usr/bin/time runs it); appends
+# "label<TAB>round<TAB>file MB<TAB>wall s<TAB>user s<TAB>sys s<TAB>peak RSS kB"
+# to $RUNS_TSV. Output goes to a regular file, never /dev/null: GNU grep stops
+# at the first match when its output is /dev/null, timing nothing, and run as
+# root pgbadger replaces /dev/null with a regular file (it writes its report
+# through a rename). That file is on tmpfs ($OUT_DIR): `cat` writes 1 GB to
+# it, and dirty pages of a disk file would make the next run's fsyncs (the
+# walwatch store's) wait for their writeback (measured: 0.4 s -> 1.3 s).
+OUT_DIR=${OUT_DIR:-$([ -d /dev/shm ] && echo /dev/shm || echo "$BENCH_DIR")}
+CMD_OUT="$OUT_DIR/walwatch-bench-output.$$"
+ROUND=0
+run_one() {
+    local label=$1 file=$2 t0 t1 mb user sys rss
+    shift 2
+    mb=$(awk -v b="$(stat -L -c %s "$file")" 'BEGIN {printf "%.1f", b / 1048576}')
+    t0=$(now)
+    /usr/bin/time -f '%U %S %M' -o "$BENCH_DIR/time.txt" "$@" >"$CMD_OUT" ||
+        [ "$1" = grep ] || die "$label failed (exit $?)"
+    t1=$(now)
+    read -r user sys rss <"$BENCH_DIR/time.txt"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$ROUND" "$mb" \
+        "$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}')" "$user" "$sys" "$rss" >>"$RUNS_TSV"
+    say "round $ROUND: $label on $mb MB: $(tail -1 "$RUNS_TSV" | cut -f4) s wall, RSS $rss kB"
 }
 
-grep_count() { grep -c checkpoint "$1" || true; }
-cat_null() { cat "$1"; }
-
+# a fresh store each run, removed outside the timing
 ww_import() {
     rm -f "$BENCH_DIR"/bench.db*
-    /usr/bin/time -v -o "$BENCH_DIR/time-v.txt" "$WALWATCH" import \
-        --db "$BENCH_DIR/bench.db" --cluster bench "$LOG_FILE" >/dev/null
-    awk -F': ' '/Maximum resident set size/ {print $2}' "$BENCH_DIR/time-v.txt" >>"$BENCH_DIR/rss.txt"
+    run_one "walwatch import" "$1" "$WALWATCH" import --db "$BENCH_DIR/bench.db" --cluster bench "$1"
 }
-
-# Never `-o /dev/null`: run as root, pgbadger replaced /dev/null with a
-# regular file (it writes the report through a rename). Use a real file.
-pgbadger_slice() {
+grep_count() { run_one "grep -c checkpoint" "$1" grep -c checkpoint "$1"; }
+pgbadger_report() {
     rm -f "$BENCH_DIR/pgbadger-report.txt"
-    pgbadger -f stderr --prefix "$PREFIX" -j 1 -q -x text -o "$BENCH_DIR/pgbadger-report.txt" "$1"
+    run_one "pgbadger -j $1" "$2" pgbadger -f stderr --prefix "$PREFIX" -j "$1" -q -x text \
+        -o "$BENCH_DIR/pgbadger-report.txt" "$2"
 }
 
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+RUNS_TSV="$BENCH_DIR/runs.tsv"
+
+# Rounds: every command once per round, in the same order, so that each
+# ratio is taken within one round (the machine's speed drifts between
+# rounds) and the median of the per-round ratios is quoted.
 measure() {
     [ -s "$LOG_FILE" ] || die "$LOG_FILE missing: run '$0 generate' first"
+    [ -s "$SMALL_FILE" ] || die "$SMALL_FILE missing: run '$0 generate' first"
     command -v /usr/bin/time >/dev/null || die "/usr/bin/time missing: apt-get install time"
-    local mb ww_s="" grep_s cat_s rss_kb="" pgb_s="" slice_mb slice rss
-    mb=$(awk -v b="$(stat -c %s "$LOG_FILE")" 'BEGIN {printf "%.1f", b / 1048576}')
-    say "file: $LOG_FILE ($mb MB); warming the page cache"
-    cat "$LOG_FILE" >/dev/null
-    if [ "$SKIP_WALWATCH" != 1 ]; then
-        rm -f "$BENCH_DIR/rss.txt"
-        ww_s=$(time_cmd "walwatch import" ww_import)
-        mapfile -t rss <"$BENCH_DIR/rss.txt"
-        rss_kb=$(median "${rss[@]}")
+    local have_pgb=0 r
+    if command -v pgbadger >/dev/null; then have_pgb=1; else
+        say "pgbadger not installed (apt-get install pgbadger): its rows are left out"
     fi
-    grep_s=$(time_cmd "grep -c checkpoint" grep_count "$LOG_FILE")
-    cat_s=$(time_cmd "cat > /dev/null" cat_null "$LOG_FILE")
-    if command -v pgbadger >/dev/null; then
-        slice="$BENCH_DIR/slice-${PGBADGER_SLICE_MB}MB.log"
-        # whole lines only: drop the partial last line head -c leaves
-        head -c "${PGBADGER_SLICE_MB}M" "$LOG_FILE" | sed '$d' >"$slice"
-        slice_mb=$(awk -v b="$(stat -c %s "$slice")" 'BEGIN {printf "%.1f", b / 1048576}')
-        pgb_s=$(time_cmd "pgbadger ($slice_mb MB slice)" pgbadger_slice "$slice")
-    else
-        say "pgbadger not installed (apt-get install pgbadger): skipped"
-    fi
-    report "$mb" "$ww_s" "$grep_s" "$cat_s" "$rss_kb" "$pgb_s" "${slice_mb:-}"
+    : >"$RUNS_TSV"
+    local t_start
+    t_start=$(date +%s)
+    {
+        echo "started $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(loadavg) (1/5/15 min) at the start;"
+        echo "$(nproc) CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo));"
+        echo "walwatch $("$WALWATCH" --version 2>/dev/null | awk '{print $2}') release build; $(pgbadger --version 2>/dev/null || echo 'no pgbadger'); $(grep --version | head -1);"
+    } >"$BENCH_DIR/context.txt"
+    say "warming the page cache"
+    cat "$SMALL_FILE" "$LOG_FILE" >/dev/null
+    for ((r = 1; r <= RUNS; r++)); do
+        ROUND=$r
+        ww_import "$SMALL_FILE"
+        grep_count "$SMALL_FILE"
+        if [ "$have_pgb" = 1 ] && [ "$r" -le "$PGBADGER_RUNS" ]; then
+            pgbadger_report 1 "$SMALL_FILE"
+            pgbadger_report "$(nproc)" "$SMALL_FILE"
+        fi
+        if [ "$SKIP_BIG" != 1 ]; then
+            ww_import "$LOG_FILE"
+            grep_count "$LOG_FILE"
+            run_one "cat (to a file)" "$LOG_FILE" cat "$LOG_FILE"
+        fi
+    done
+    rm -f "$CMD_OUT"
+    echo "load average $(loadavg) at the end, $(($(date +%s) - t_start)) s of measuring." >>"$BENCH_DIR/context.txt"
+    report | tee "$BENCH_DIR/report.md"
 }
 
+# Markdown for BENCHMARKS.md, from $RUNS_TSV (all figures are medians over
+# rounds; ratios are medians of the per-round ratios).
 report() {
-    local mb=$1 ww_s=$2 grep_s=$3 cat_s=$4 rss_kb=$5 pgb_s=$6 slice_mb=$7
-    local ww_mbs="" grep_mbs cat_mbs pgb_mbs=""
-    grep_mbs=$(div "$mb" "$grep_s")
-    cat_mbs=$(div "$mb" "$cat_s")
-    [ -n "$ww_s" ] && ww_mbs=$(div "$mb" "$ww_s")
-    [ -n "$pgb_s" ] && pgb_mbs=$(div "$slice_mb" "$pgb_s")
-    echo
-    echo "file: $mb MB, median of $RUNS runs, page cache warm, $(nproc) CPUs"
-    if [ -n "$ww_s" ]; then
-        echo "walwatch import: ${ww_s} s = ${ww_mbs} MB/s, peak RSS $(div "$rss_kb" 1024) MB"
-        echo "walwatch/grep throughput ratio: $(div "$ww_mbs" "$grep_mbs")"
-        echo "walwatch/cat  throughput ratio: $(div "$ww_mbs" "$cat_mbs")"
-        [ -n "$pgb_mbs" ] && echo "walwatch/pgbadger throughput ratio: $(div "$ww_mbs" "$pgb_mbs")"
-    fi
-    echo
-    echo "| tool | input | median wall time | throughput | peak RSS |"
-    echo "| --- | --- | --- | --- | --- |"
-    [ -n "$ww_s" ] && echo "| \`walwatch import\` (fresh db) | $mb MB | ${ww_s} s | ${ww_mbs} MB/s | $(div "$rss_kb" 1024) MB |"
-    echo "| \`grep -c checkpoint\` | $mb MB | ${grep_s} s | ${grep_mbs} MB/s | |"
-    echo "| \`cat > /dev/null\` | $mb MB | ${cat_s} s | ${cat_mbs} MB/s | |"
-    [ -n "$pgb_s" ] && echo "| pgbadger $(pgbadger --version | awk '{print $3}') (\`-j 1\`, text report) | $slice_mb MB slice | ${pgb_s} s | ${pgb_mbs} MB/s | |"
-    return 0
+    python3 - "$RUNS_TSV" "$BENCH_DIR/context.txt" "$RUNS" "$PGBADGER_RUNS" <<'PYEOF'
+import statistics as st
+import sys
+from collections import defaultdict
+
+tsv, ctx, runs, pgb_runs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+rows = defaultdict(dict)  # (label, mb) -> round -> (wall, cpu, rss_kb)
+sizes = []
+for line in open(tsv):
+    label, rnd, mb, wall, user, sys_, rss = line.rstrip("\n").split("\t")
+    rows[(label, mb)][int(rnd)] = (float(wall), float(user) + float(sys_), int(rss))
+    if mb not in sizes:
+        sizes.append(mb)
+sizes.sort(key=float)
+med = st.median
+
+
+def fig(label, mb, i):
+    return [v[i] for v in rows[(label, mb)].values()]
+
+
+def ratio(a, b, mb, i=0):
+    """Per-round b/a (i = 0 wall, 1 CPU) for the rounds both ran in: median, min, max."""
+    ra, rb = rows.get((a, mb), {}), rows.get((b, mb), {})
+    r = [rb[k][i] / ra[k][i] for k in ra if k in rb and ra[k][i] > 0]
+    return (med(r), min(r), max(r), len(r)) if r else None
+
+
+def show(r, fmt, x=""):
+    return f"**{r[0]:{fmt}}{x}** ({r[1]:{fmt}}–{r[2]:{fmt}}{x}, {r[3]} rounds)"
+
+
+print(" ".join(l.strip() for l in open(ctx)))
+print()
+print(f"{runs} rounds planned, pgbadger in the first {pgb_runs}; files replicated from one real PostgreSQL 15 log.")
+print()
+print("| tool | input | runs | median wall time | throughput | median CPU (user+sys) | peak RSS (median, max) |")
+print("| --- | --- | --- | --- | --- | --- | --- |")
+for mb in sizes:
+    for label in [l for (l, m) in rows if m == mb]:
+        wall, cpu, rss = med(fig(label, mb, 0)), med(fig(label, mb, 1)), fig(label, mb, 2)
+        print(
+            f"| `{label}` | {mb} MB | {len(rows[(label, mb)])} | {wall:.3f} s | {float(mb) / wall:.1f} MB/s "
+            f"| {cpu:.2f} s | {med(rss) / 1024:.1f} MB, {max(rss) / 1024:.1f} MB |"
+        )
+print()
+print("Wall time ÷ wall time is walwatch's throughput ÷ the other's on the same file; CPU time (user + sys, from")
+print("/usr/bin/time, children included) is less disturbed by a loaded machine's scheduling delays.")
+print()
+print("| ratio (median of per-round ratios; min–max) | input | measured | target |")
+print("| --- | --- | --- | --- |")
+for mb in sizes:
+    for i, what in ((0, "wall time"), (1, "CPU time")):
+        r = ratio("grep -c checkpoint", "walwatch import", mb, i)
+        if r:
+            print(f"| walwatch {what} ÷ grep {what} | {mb} MB | {show(r, '.2f')} | ≤ 2 |")
+    for label in sorted(l for (l, m) in rows if m == mb and l.startswith("pgbadger")):
+        for i, what in ((0, "wall time"), (1, "CPU time")):
+            r = ratio("walwatch import", label, mb, i)
+            if r:
+                print(f"| `{label}` {what} ÷ walwatch {what} | {mb} MB | {show(r, '.0f', '×')} | ≥ 100× |")
+ww = [(mb, fig("walwatch import", mb, 2)) for mb in sizes if ("walwatch import", mb) in rows]
+if ww:
+    rss = "; ".join(f"{med(v) / 1024:.1f} MB at {mb} MB (max {max(v) / 1024:.1f})" for mb, v in ww)
+    growth = ""
+    if len(ww) > 1:
+        growth = f"; largest ÷ smallest file: {med(ww[-1][1]) / med(ww[0][1]):.2f} for {float(ww[-1][0]) / float(ww[0][0]):.1f}× the bytes"
+    print(f"| walwatch peak RSS by file size | {', '.join(mb + ' MB' for mb, _ in ww)} | **{rss}**{growth} | ≤ 50 MB at every size |")
+PYEOF
 }
 
 build() {
-    [ "$SKIP_WALWATCH" = 1 ] && return
     if [ -z "${WALWATCH:-}" ]; then
         say "cargo build --release"
         (cd "$REPO" && cargo build --release --quiet)
-        WALWATCH="$REPO/target/release/walwatch"
+        WALWATCH="${CARGO_TARGET_DIR:-$REPO/target}/release/walwatch"
     fi
     [ -x "$WALWATCH" ] || die "walwatch binary not found at $WALWATCH"
 }
@@ -261,5 +342,7 @@ case "${1:-all}" in
 generate) generate ;;
 measure) build; measure ;;
 all) build; generate; measure ;;
-*) die "usage: $0 [all|generate|measure]" ;;
+# the tables again from the last measure's runs (also of an interrupted one)
+report) report ;;
+*) die "usage: $0 [all|generate|measure|report]" ;;
 esac
