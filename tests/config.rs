@@ -62,7 +62,7 @@ path = "/srv/walwatch.db"
 
 [daemon]
 poll_interval = "500ms"
-commit_interval = "2m"
+entry_settle = "2m"
 log_level = "debug"
 
 [[cluster]]
@@ -80,7 +80,8 @@ data_directory = "/var/lib/pgsql/16/data"
     let config = config::parse(text, Path::new("t.toml")).unwrap();
     assert_eq!(config.store.path, Path::new("/srv/walwatch.db"));
     assert_eq!(config.daemon.poll_interval, Duration::from_millis(500));
-    assert_eq!(config.daemon.commit_interval, Duration::from_secs(120));
+    assert_eq!(config.daemon.entry_settle, Duration::from_secs(120));
+    assert_eq!(config.daemon.retired, Vec::<String>::new());
     assert_eq!(config.daemon.log_level.as_deref(), Some("debug"));
     let main = &config.clusters[0];
     assert_eq!(main.logs.len(), 2);
@@ -145,7 +146,7 @@ fn invalid_values_point_at_the_value() {
     );
     let message = error(&format!("{cluster}timezone = \"Mars/Olympus\"\n"));
     assert!(message.starts_with("t.toml:4:12: cluster.timezone: unknown time zone \"Mars/Olympus\""), "{message}");
-    assert_error("[daemon]\ncommit_interval = \"1\"\n", "t.toml:2:19: daemon.commit_interval: invalid duration \"1\"");
+    assert_error("[daemon]\nentry_settle = \"1\"\n", "t.toml:2:16: daemon.entry_settle: invalid duration \"1\"");
     assert_error(
         "[daemon]\npoll_interval = \"0s\"\n",
         "t.toml:2:17: daemon.poll_interval: duration \"0s\" must be positive",
@@ -186,9 +187,9 @@ fn syntax_errors_have_a_position() {
 fn load_reads_files_and_a_missing_explicit_file_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("walwatch.toml");
-    fs::write(&path, "[daemon]\ncommit_interval = \"250ms\"\n").unwrap();
+    fs::write(&path, "[daemon]\nentry_settle = \"250ms\"\n").unwrap();
     let (config, source) = config::load_or_default(Some(&path)).unwrap();
-    assert_eq!(config.daemon.commit_interval, Duration::from_millis(250));
+    assert_eq!(config.daemon.entry_settle, Duration::from_millis(250));
     assert_eq!(source, Source::File(path.clone()));
 
     let missing = dir.path().join("nope.toml");
@@ -215,9 +216,9 @@ fn a_missing_default_file_means_the_defaults() {
     assert_eq!(source, Source::Defaults(default.clone()));
 
     // Present: it is read.
-    fs::write(&default, "[daemon]\ncommit_interval = \"250ms\"\n").unwrap();
+    fs::write(&default, "[daemon]\nentry_settle = \"250ms\"\n").unwrap();
     let (config, source) = config::load_or_default_at(None, &default).unwrap();
-    assert_eq!(config.daemon.commit_interval, Duration::from_millis(250));
+    assert_eq!(config.daemon.entry_settle, Duration::from_millis(250));
     assert_eq!(source, Source::File(default.clone()));
 
     // An explicit --config wins over the default file.
@@ -252,7 +253,10 @@ fn check_describes_the_clusters() {
         report.contains("  main: logs /var/log/a* (format auto, prefix \"auto\", start at beginning)\n"),
         "{report}"
     );
-    assert!(report.contains("store /var/lib/walwatch/walwatch.db; poll every 1s, commit within 1s"), "{report}");
+    assert!(
+        report.contains("store /var/lib/walwatch/walwatch.db; poll every 1s, log level from RUST_LOG (default info)\n"),
+        "{report}"
+    );
     assert!(
         report.ends_with("alert rules: 8 of 8 enabled; delivery: none: alerts are kept in the store\n"),
         "{report}"
@@ -343,4 +347,77 @@ fn check_without_clusters_reports_discovery() {
         report.contains("is valid: no [[cluster]], so clusters are discovered\ndiscovery found 3 clusters:"),
         "{report}"
     );
+}
+
+#[test]
+fn a_retired_key_is_accepted_and_reported() {
+    let text = "[daemon]\ncommit_interval = \"1s\"\n";
+    let config = config::parse(text, Path::new("t.toml")).unwrap();
+    assert_eq!(config.daemon.retired.len(), 1, "{:?}", config.daemon.retired);
+    assert!(
+        config.daemon.retired[0].starts_with("[daemon] commit_interval is no longer used"),
+        "{:?}",
+        config.daemon.retired
+    );
+    // Everything else is the defaults: the key changes nothing.
+    assert_eq!(
+        Config { daemon: config::DaemonSection { retired: vec![], ..config.daemon.clone() }, ..config },
+        Config::default()
+    );
+
+    let root = fake_root();
+    let path = root.path().join("w.toml");
+    fs::write(&path, text).unwrap();
+    let report = config::check_with_root(Some(&path), root.path()).unwrap();
+    assert!(report.contains("\nnote: [daemon] commit_interval is no longer used"), "{report}");
+}
+
+/// What the daemon prints on stderr from start to a SIGTERM, run with
+/// `config` (a follower of an empty log directory) and `flags`.
+fn daemon_stderr(config: &str, flags: &[&str]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    fs::create_dir(&logs).unwrap();
+    let db = dir.path().join("w.db");
+    let path = dir.path().join("w.toml");
+    let cluster = format!("[[cluster]]\nname = \"a\"\nlogs = [\"{}/*.log\"]\n", logs.display());
+    fs::write(&path, format!("{config}\n{cluster}")).unwrap();
+    let err = fs::File::create(dir.path().join("stderr")).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_walwatch"))
+        .args(flags)
+        .args(["run", "--config"])
+        .arg(&path)
+        .arg("--db")
+        .arg(&db)
+        .env_remove("RUST_LOG")
+        .env_remove("JOURNAL_STREAM")
+        .stderr(err)
+        .spawn()
+        .unwrap();
+    // The daemon lock exists once start-up is past the config and the store.
+    let lock = dir.path().join("w.db.lock");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !lock.exists() {
+        assert!(std::time::Instant::now() < deadline, "the daemon never took its lock");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let term = std::process::Command::new("kill").arg(child.id().to_string()).status().unwrap();
+    assert!(term.success());
+    assert!(child.wait().unwrap().success(), "SIGTERM is a clean stop");
+    fs::read_to_string(dir.path().join("stderr")).unwrap()
+}
+
+#[test]
+fn the_daemon_logs_at_the_configured_level_unless_flags_say_otherwise() {
+    let info = daemon_stderr("", &[]);
+    assert!(info.contains("Starting.") && info.contains("Stopped."), "default is info: {info}");
+
+    let warn = daemon_stderr("[daemon]\nlog_level = \"warn\"\ncommit_interval = \"1s\"", &[]);
+    assert!(!warn.contains("Starting.") && !warn.contains("Stopped."), "log_level = warn: {warn}");
+    assert!(warn.contains("[daemon] commit_interval is no longer used"), "the retired key is a warning: {warn}");
+
+    let verbose = daemon_stderr("[daemon]\nlog_level = \"error\"", &["-v"]);
+    assert!(verbose.contains("Starting."), "-v wins over log_level: {verbose}");
+    let quiet = daemon_stderr("[daemon]\nlog_level = \"debug\"\ncommit_interval = \"1s\"", &["-q"]);
+    assert!(!quiet.contains("Starting.") && !quiet.contains("no longer used"), "-q wins over log_level: {quiet}");
 }

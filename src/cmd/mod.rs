@@ -38,8 +38,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     }
 }
 
-/// tracing: human-readable to stderr, structured to journald under systemd;
-/// -v/-q and RUST_LOG respected.
+/// tracing: human-readable to stderr, structured to journald under systemd.
+/// One-shot commands: RUST_LOG, else -v/-q (warnings by default). The
+/// daemon: -v/-q, else the config's `[daemon] log_level`, else RUST_LOG,
+/// else info.
 pub fn init_logging(cli: &Cli) {
     use tracing_subscriber::EnvFilter;
     let level = match (cli.quiet, cli.verbose) {
@@ -48,12 +50,14 @@ pub fn init_logging(cli: &Cli) {
         (false, 1) => "info",
         (false, _) => "debug",
     };
-    let default = match &cli.command {
-        // The daemon reports what it does; one-shot commands only what goes wrong.
-        Command::Run(_) if cli.verbose == 0 && !cli.quiet => "info",
-        _ => level,
+    let from_env = || EnvFilter::try_from_default_env().ok();
+    let filter = match &cli.command {
+        Command::Run(args) if cli.verbose == 0 && !cli.quiet => {
+            configured_log_level(args).map(EnvFilter::new).or_else(from_env).unwrap_or_else(|| EnvFilter::new("info"))
+        }
+        Command::Run(_) => EnvFilter::new(level),
+        _ => from_env().unwrap_or_else(|| EnvFilter::new(level)),
     };
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     // Under systemd (JOURNAL_STREAM set), structured records go to the journal.
     if std::env::var_os("JOURNAL_STREAM").is_some() {
         if let Ok(journald) = tracing_journald::layer() {
@@ -67,6 +71,13 @@ pub fn init_logging(cli: &Cli) {
     let ansi = std::io::stderr().is_terminal();
     let fmt = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi);
     let _ = fmt.with_target(false).try_init();
+}
+
+/// The daemon's `[daemon] log_level`, when its config sets one. A config
+/// that does not load is the daemon's to report, once logging is up.
+fn configured_log_level(args: &crate::cli::RunArgs) -> Option<String> {
+    let (config, _) = crate::config::load_or_default(args.config.as_deref()).ok()?;
+    config.daemon.log_level
 }
 
 /// Whether an error is only a closed stdout (`walwatch … | head`).

@@ -146,14 +146,7 @@ fn is_version(s: &str) -> bool {
 
 /// A literal path inside a glob: `*`, `?`, `[` and `]` match themselves.
 fn glob_escape(path: &Path) -> String {
-    let mut out = String::new();
-    for c in path.to_string_lossy().chars() {
-        match c {
-            '*' | '?' | '[' | ']' => out.extend(['[', c, ']']),
-            _ => out.push(c),
-        }
-    }
-    out
+    glob::Pattern::escape(&path.to_string_lossy())
 }
 
 impl fmt::Display for Discovery {

@@ -72,22 +72,24 @@ impl Default for StoreSection {
 pub struct DaemonSection {
     /// How often files are polled when change notification is unavailable.
     pub poll_interval: Duration,
-    /// The longest a newly read line waits before it is committed.
-    pub commit_interval: Duration,
     /// How long a file must stay unchanged before its last entry is taken as
     /// complete (its HINT/DETAIL/continuation lines may follow in a later write).
     pub entry_settle: Duration,
     /// One of [`LOG_LEVELS`]; None: `RUST_LOG`, else info.
     pub log_level: Option<String>,
+    /// Keys of an older walwatch that are accepted but no longer do
+    /// anything, each with what to do about it: `config check` and the
+    /// daemon say so instead of refusing a config that ran before.
+    pub retired: Vec<String>,
 }
 
 impl Default for DaemonSection {
     fn default() -> Self {
         DaemonSection {
             poll_interval: Duration::from_secs(1),
-            commit_interval: Duration::from_secs(1),
             entry_settle: Duration::from_millis(100),
             log_level: None,
+            retired: Vec::new(),
         }
     }
 }
@@ -285,12 +287,14 @@ fn describe(config: &Config, source: &Source, root: &Path) -> String {
     }
     let daemon = &config.daemon;
     out.push_str(&format!(
-        "store {}; poll every {}, commit within {}, log level {}\n",
+        "store {}; poll every {}, log level {}\n",
         config.store.path.display(),
         duration::format_duration(daemon.poll_interval),
-        duration::format_duration(daemon.commit_interval),
         daemon.log_level.as_deref().unwrap_or("from RUST_LOG (default info)"),
     ));
+    for note in &daemon.retired {
+        out.push_str(&format!("note: {note}\n"));
+    }
     out.push_str(&alerting_line(config));
     out
 }

@@ -57,7 +57,8 @@ struct RawStore {
 #[serde(deny_unknown_fields)]
 struct RawDaemon {
     poll_interval: Option<Spanned<String>>,
-    commit_interval: Option<Spanned<String>>,
+    /// Retired: walwatch 0.1 documented it but never used it.
+    commit_interval: Option<toml::Value>,
     entry_settle: Option<Spanned<String>>,
     log_level: Option<Spanned<String>>,
 }
@@ -118,8 +119,12 @@ impl RawDaemon {
         if let Some(text) = &self.poll_interval {
             daemon.poll_interval = interval(text)?;
         }
-        if let Some(text) = &self.commit_interval {
-            daemon.commit_interval = interval(text)?;
+        if self.commit_interval.is_some() {
+            daemon.retired.push(
+                "[daemon] commit_interval is no longer used: the daemon commits what it reads at the end of each read; \
+                 remove it"
+                    .into(),
+            );
         }
         if let Some(text) = &self.entry_settle {
             daemon.entry_settle = interval(text)?;

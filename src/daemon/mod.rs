@@ -69,6 +69,9 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
     let mut store = Store::open(&db)?;
     store.skip_checkpoint_on_close()?;
     tracing::info!(config = ?source, store = %db.display(), "Starting.");
+    for note in &config.daemon.retired {
+        tracing::warn!("{note}");
+    }
     let clusters = follow::clusters(&config);
     let followers = follow::followers(&mut store, &clusters, &wake.stop, config.daemon.entry_settle);
     let alerting = Alerting::start(&db, &config);

@@ -273,12 +273,15 @@ pub fn escape_html(text: &str) -> String {
     out
 }
 
-/// The machine's name for Message-IDs and the signature, reduced to what a
-/// Message-ID's right-hand side may hold.
+/// The machine's name for Message-IDs and the signature — the one lettre
+/// greets SMTP servers with — reduced to what a Message-ID's right-hand side
+/// may hold.
 pub fn host_name() -> String {
-    let raw = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
-        .unwrap_or_default();
+    use lettre::transport::smtp::extension::ClientId;
+    let raw = match ClientId::default() {
+        ClientId::Domain(name) => name,
+        _ => String::new(),
+    };
     let clean: String = raw.trim().chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-')).collect();
     if clean.is_empty() {
         "localhost".into()
@@ -291,6 +294,15 @@ pub fn host_name() -> String {
 mod tests {
     use super::*;
     use crate::alert::Severity;
+
+    #[test]
+    fn the_host_name_is_the_kernels() {
+        let kernel = std::fs::read_to_string("/proc/sys/kernel/hostname").expect("Linux");
+        let allowed = |c: &char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-');
+        let expected: String = kernel.trim().chars().filter(allowed).collect();
+        assert!(!expected.is_empty(), "kernel host name {kernel:?}");
+        assert_eq!(host_name(), expected);
+    }
 
     fn notice() -> Notice {
         Notice {
