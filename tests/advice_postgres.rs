@@ -5,7 +5,11 @@
 //! 30 s: checkpoints are WAL-triggered every few seconds and the server warns
 //! "checkpoints are occurring too frequently". walwatch imports that log and
 //! `walwatch suggest` (reading the server's own postgresql.conf and
-//! postgresql.auto.conf through `data_directory`) gives S.
+//! postgresql.auto.conf through `data_directory`) gives S. S must stay at or
+//! below an independent upper bound: the WAL phase 1 wrote per
+//! checkpoint_timeout by the server's own LSNs, × headroom, × a slack for the
+//! model's p95 over that mean, through PostgreSQL's trigger rule and the
+//! README's rounding (`upper_bound`); a suggestion twice too big fails.
 //!
 //! Phase 2: `ALTER SYSTEM SET max_wal_size = S` and the same workload for the
 //! same time. There must be no WAL-triggered checkpoint and no "too
