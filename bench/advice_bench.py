@@ -508,14 +508,14 @@ def fmt_run(x):
     return f"{x['pgbench'].get('tps', 0):.0f}, {x['wal_mb_s']:.2f}, {x['forced']} / {x['timed']} / {x['too_frequent']}"
 
 
-def report(results, started, ended):
+def report(results, started, ended, duration=DURATION, load=None):
     for r in results:  # results.json keys are strings
         r["runs"] = {int(k): v for k, v in r["runs"].items()}
     print()
     print(
         f"advice closed loop, {started}–{ended} UTC: PostgreSQL ({BINDIR}), pgbench -s {SCALE} -c {CLIENTS} -j {CLIENTS}, "
-        f"{DURATION} s per run, checkpoint_timeout {TIMEOUT_S}s; bisection to {STEP_MB} MB; "
-        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end; S from {SUGGEST_FROM}"
+        f"{duration} s per run, checkpoint_timeout {TIMEOUT_S}s; bisection to {STEP_MB} MB; "
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0] if load is None else load:.1f} at the end; S from {SUGGEST_FROM}"
     )
     print()
     print(
@@ -565,7 +565,7 @@ def main():
     if REPORT_ONLY:
         with open(path) as f:
             saved = json.load(f)
-        report(saved["results"], saved["started"], saved["ended"])
+        report(saved["results"], saved["started"], saved["ended"], saved.get("duration", DURATION), saved.get("load"))
         return 0
     if RUN_AS:
         subprocess.run(["chown", f"{RUN_AS}:", BENCH_DIR], check=True)
@@ -577,7 +577,7 @@ def main():
             results.append(one_rate(rate, repeat))
             ended = time.strftime("%H:%M", time.gmtime())
             with open(path, "w") as f:
-                json.dump({"started": started, "ended": ended, "results": results}, f, indent=1, default=str)
+                json.dump({"started": started, "ended": ended, "duration": DURATION, "load": os.getloadavg()[0], "results": results}, f, indent=1, default=str)
     report(results, started, ended)
     return 0
 
