@@ -11,10 +11,15 @@ phase 1  max_wal_size = 32MB (min_wal_size 32MB, checkpoint_timeout 30s,
          store and `walwatch suggest --cluster C --format json` gives S.
 verify   the same workload with max_wal_size = S: forced (wal-triggered)
          checkpoints must be zero.
-search   the smallest power of two (64MB, 128MB, ...) giving zero forced
-         checkpoints over the same workload and duration, by binary search
-         below the smallest power of two >= S (sizes are assumed monotonic:
-         if S is enough, any larger size is).
+bisect   the smallest sufficient max_wal_size to 32 MB (not the next power of
+         two): a size is sufficient when a run of the same workload and
+         duration at it has no WAL-triggered checkpoint and no "checkpoints
+         are occurring too frequently" warning. Bisection between 32MB
+         (phase 1: insufficient) and S (verified; when S is not sufficient,
+         doubled until a size is), assuming monotonic sizes (a size above a
+         sufficient one is sufficient). Reported: S ÷ smallest.
+repeats  the whole loop (fresh cluster, phase 1, S, bisection) $REPEATS times
+         per rate, repeat-major (every rate gets repeat 1 before repeat 2).
 
 Every run starts the same way: ALTER SYSTEM SET max_wal_size, reload (the
 `parameter "max_wal_size" changed` line must be logged), VACUUM, CHECKPOINT
@@ -34,8 +39,12 @@ Without $SUGGEST_FROM=walwatch (the default once `walwatch suggest` works),
 $SUGGEST_FROM=formula computes S from the phase-1 log with the model's own
 formula (src/analyze/sizing.rs) instead; the report says which was used.
 
-Prints a markdown table on stdout, progress on stderr, and writes every run's
-figures to $BENCH_DIR/results.json.
+Prints the markdown tables for BENCHMARKS.md on stdout (REPORT_ONLY=1
+prints them again from $BENCH_DIR/results.json, e.g. for a run cut short:
+finished repeats are saved as they end), progress on stderr. The per-run
+table also carries tests/advice_postgres.rs's independent bound (phase 1's
+LSN mean rate per checkpoint_timeout × 1.25 through PostgreSQL's trigger
+rule, and × 2 for the p95 over the mean) and the p95 ÷ mean it allows for.
 """
 
 import glob
@@ -57,6 +66,11 @@ CLIENTS = int(os.environ.get("CLIENTS", "4"))
 DURATION = int(os.environ.get("DURATION", "170"))
 SUGGEST_FROM = os.environ.get("SUGGEST_FROM", "walwatch")
 ONLY_PHASE1 = os.environ.get("ONLY_PHASE1", "0") == "1"
+REPEATS = int(os.environ.get("REPEATS", "2"))
+# REPORT_ONLY=1: print the tables from $BENCH_DIR/results.json (a run cut short keeps its finished repeats).
+REPORT_ONLY = os.environ.get("REPORT_ONLY", "0") == "1"
+STEP_MB = 32
+MAX_MB = 4096
 TIMEOUT_S = 30
 CCT = 0.9
 SEGMENT_MB = 16
@@ -402,16 +416,51 @@ def walwatch_suggest(cl, logfile, name):
 # ------------------------------------------------------------------ per rate
 
 
-def powers(limit_mb):
-    p, out = 64, []
-    while p < limit_mb:
-        out.append(p)
-        p *= 2
-    return out + [p]
+def sufficient(r):
+    """A size is sufficient when its run had no WAL-triggered checkpoint and no "too frequently" warning."""
+    return r["forced"] == 0 and r["too_frequent"] == 0
 
 
-def one_rate(rate):
-    name = f"rate{rate}"
+def lsn_bound(p1, slack=2.0, headroom=1.25):
+    """tests/advice_postgres.rs's independent upper bound, from phase 1's LSNs:
+    (WAL per checkpoint_timeout at the phase's mean rate) x headroom x slack
+    through PostgreSQL's trigger rule, rounded like the model. Returns (need at
+    slack 1, bound)."""
+    w = p1["wal_mb_s"] * TIMEOUT_S
+
+    def size_for(wal):
+        seg = 2
+        while (math.floor(seg / (1 + CCT)) - 1) * SEGMENT_MB < wal:
+            seg += 1
+        mb = seg * SEGMENT_MB
+        step = 64 if mb <= 1024 else 256 if mb <= 4096 else 1024
+        return int(math.ceil(mb / step) * step)
+
+    return size_for(w * headroom), size_for(w * headroom * slack)
+
+
+def bisect(cl, rate, name, runs, lo_mb, hi_mb):
+    """The smallest sufficient multiple of STEP_MB in (lo_mb, hi_mb], lo_mb known
+    insufficient and hi_mb known sufficient; sizes are assumed monotonic (a
+    size above a sufficient one is sufficient). Returns the trail."""
+    lo, hi = lo_mb // STEP_MB, -(-hi_mb // STEP_MB)
+    trail = []
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        mb = mid * STEP_MB
+        if mb not in runs:
+            runs[mb] = run(cl, mb, rate, f"{name} bisect")
+        ok = sufficient(runs[mb])
+        trail.append((mb, runs[mb]["forced"], runs[mb]["too_frequent"], ok))
+        if ok:
+            hi = mid
+        else:
+            lo = mid
+    return hi * STEP_MB, trail
+
+
+def one_rate(rate, repeat):
+    name = f"rate{rate}-r{repeat}"
     say(f"{name}: initdb, pgbench -i -s {SCALE}")
     cl = Cluster(name)
     cl.start()
@@ -419,7 +468,7 @@ def one_rate(rate):
         cl.pgbench(["-i", "-s", str(SCALE), "-q"])
         p1 = run(cl, START_MB, rate, f"{name} phase 1")
         formula = formula_mb(p1["p95_rate_kb_s"]) if p1["p95_rate_kb_s"] else None
-        res = {"rate": rate, "phase1": p1, "formula_mb": formula, "runs": {}}
+        res = {"rate": rate, "repeat": repeat, "phase1": p1, "formula_mb": formula, "runs": {START_MB: p1}}
         if SUGGEST_FROM == "walwatch":
             s, cps = walwatch_suggest(cl, p1["logfile"], name)
             res["suggest"] = s
@@ -431,30 +480,20 @@ def one_rate(rate):
             say(f"{name}: S from the model's formula: {S}MB")
         res["S"] = S
         res["S_from"] = SUGGEST_FROM
-        if S is None or ONLY_PHASE1:
+        if S is None or ONLY_PHASE1 or sufficient(p1):
             return res
-        res["runs"][S] = run(cl, S, rate, f"{name} verify S")
-        cands = powers(S)
-        known = {p: res["runs"][p]["forced"] == 0 for p in cands if p in res["runs"]}
-        # S sufficient => every power of two >= S sufficient (monotonic); search below.
-        if cands[-1] >= S and res["runs"][S]["forced"] == 0:
-            known.setdefault(cands[-1], True)
-        lo, hi = 0, len(cands) - 1
-        if not known.get(cands[hi], False):
-            res["runs"][cands[hi]] = run(cl, cands[hi], rate, f"{name} search")
-            known[cands[hi]] = res["runs"][cands[hi]]["forced"] == 0
-        while lo < hi:
-            mid = (lo + hi) // 2
-            p = cands[mid]
-            if p not in known:
-                res["runs"][p] = run(cl, p, rate, f"{name} search")
-                known[p] = res["runs"][p]["forced"] == 0
-            if known[p]:
-                hi = mid
-            else:
-                lo = mid + 1
-        res["known"] = known
-        res["smallest_pow2_mb"] = cands[lo] if known.get(cands[lo]) else None
+        runs = res["runs"]
+        runs[S] = run(cl, S, rate, f"{name} verify S")
+        # S not sufficient: double until a size is (the bisection then runs between).
+        lo, hi = START_MB, S
+        while not sufficient(runs[hi]) and hi < MAX_MB:
+            lo, hi = hi, min(MAX_MB, hi * 2)
+            if hi not in runs:
+                runs[hi] = run(cl, hi, rate, f"{name} above S")
+        if not sufficient(runs[hi]):
+            return res
+        res["smallest_mb"], res["trail"] = bisect(cl, rate, name, runs, lo, hi)
+        say(f"{name}: S {S}MB, smallest sufficient {res['smallest_mb']}MB, S / smallest {S / res['smallest_mb']:.2f}")
         return res
     finally:
         cl.stop()
@@ -463,53 +502,83 @@ def one_rate(rate):
 # ------------------------------------------------------------------ report
 
 
-def report(results):
+def fmt_run(x):
+    if not x:
+        return "-"
+    return f"{x['pgbench'].get('tps', 0):.0f}, {x['wal_mb_s']:.2f}, {x['forced']} / {x['timed']} / {x['too_frequent']}"
+
+
+def report(results, started, ended, duration=DURATION, load=None):
+    for r in results:  # results.json keys are strings
+        r["runs"] = {int(k): v for k, v in r["runs"].items()}
     print()
     print(
-        f"advice closed loop, PostgreSQL ({BINDIR}), pgbench -s {SCALE} -c {CLIENTS} -j {CLIENTS}, {DURATION} s per run, "
-        f"checkpoint_timeout {TIMEOUT_S}s; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end; "
-        f"S from {SUGGEST_FROM} ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})"
+        f"advice closed loop, {started}–{ended} UTC: PostgreSQL ({BINDIR}), pgbench -s {SCALE} -c {CLIENTS} -j {CLIENTS}, "
+        f"{duration} s per run, checkpoint_timeout {TIMEOUT_S}s; bisection to {STEP_MB} MB; "
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0] if load is None else load:.1f} at the end; S from {SUGGEST_FROM}"
     )
     print()
-    print("| rate (tps) | phase 1 @ 32MB: tps, WAL MB/s, forced / timed / too frequent, p95 cycle rate | S | run @ S: tps, WAL MB/s, forced / timed / too frequent | smallest power of two with 0 forced | S ÷ smallest | pg_walsizer: first interval (max) |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print(
+        "| rate (tps) | repeat | phase 1 @ 32MB: tps, WAL MB/s, forced / timed / too frequent; p95 cycle rate (÷ mean) "
+        "| S | run @ S: tps, WAL MB/s, forced / timed / too frequent | bisection: size → forced / too frequent "
+        "| smallest sufficient | **S ÷ smallest** | LSN need ×1.25 / test bound ×2 |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in results:
         p1 = r["phase1"]
-        atS = r["runs"].get(r["S"])
-        sm = r.get("smallest_pow2_mb")
-        ws = p1["walsizer"]
-        fmt = lambda x: (
-            f"{x['pgbench'].get('tps', 0):.0f}, {x['wal_mb_s']:.2f}, {x['forced']} / {x['timed']} / {x['too_frequent']}"
-            if x
-            else "-"
-        )
+        atS = r["runs"].get(r["S"]) if r.get("S") != START_MB else None
+        sm = r.get("smallest_mb")
+        mean_kb_s = p1["wal_mb_s"] * 1024
+        p95 = p1["p95_rate_kb_s"] or 0
+        trail = ", ".join(f"{mb}MB → {f} / {t}" for mb, f, t, _ in r.get("trail", [])) or "-"
+        need, bound = lsn_bound(p1)
+        ratio = f"**{r['S'] / sm:.2f}**" if sm and r.get("S") else "-"
         print(
-            f"| {r['rate']} | {fmt(p1)}, {p1['p95_rate_kb_s'] or 0:.0f} kB/s | {r['S']}MB | {fmt(atS)} | "
-            f"{sm}MB | **{(r['S'] / sm) if sm else float('nan'):.2f}** | "
-            f"{ws['first_mb']}MB ({ws['first_requested']} requested); max {ws['max_mb']}MB ({ws['max_requested']}) |"
+            f"| {r['rate']} | {r['repeat']} | {fmt_run(p1)}; {p95:.0f} kB/s ({p95 / mean_kb_s:.2f}) | {r.get('S')}MB | "
+            f"{fmt_run(atS)} | {trail} | {f'{sm}MB' if sm else '-'} | {ratio} | {need}MB / {bound}MB |"
         )
     print()
-    print("All runs (max_wal_size -> forced checkpoints, WAL MB/s, achieved tps, schedule lag avg/max ms):")
+    print("| rate (tps) | S per repeat | smallest sufficient per repeat | S ÷ smallest per repeat | pg_walsizer's first step on phase 1 |")
+    print("| --- | --- | --- | --- | --- |")
+    for rate in dict.fromkeys(r["rate"] for r in results):
+        rs = [r for r in results if r["rate"] == rate]
+        ratios = [f"{r['S'] / r['smallest_mb']:.2f}" if r.get("smallest_mb") and r.get("S") else "-" for r in rs]
+        ws = [f"{r['phase1']['walsizer']['first_mb']}MB ({r['phase1']['walsizer']['first_requested']} requested)" for r in rs]
+        sizes = ", ".join(f"{r.get('S')}MB" for r in rs)
+        smallest = ", ".join(f"{r['smallest_mb']}MB" if r.get("smallest_mb") else "-" for r in rs)
+        print(f"| {rate} | {sizes} | {smallest} | **{', '.join(ratios)}** | {', '.join(ws)} |")
+    print()
+    print("All runs (max_wal_size → forced / timed checkpoints, too frequent, WAL MB/s, achieved tps, schedule lag avg/max ms):")
+    print()
     for r in results:
-        for mb in sorted(r["runs"]):
-            x = r["runs"][mb]
-            pb = x["pgbench"]
-            print(
-                f"- rate {r['rate']}: {mb}MB -> forced {x['forced']}, timed {x['timed']}, {x['wal_mb_s']:.2f} MB/s, "
-                f"tps {pb.get('tps', 0):.1f}, lag {pb.get('lag_avg_ms', 0):.1f}/{pb.get('lag_max_ms', 0):.0f}"
-            )
+        runs = "; ".join(
+            f"{mb}MB → {x['forced']} / {x['timed']}, {x['too_frequent']}, {x['wal_mb_s']:.2f}, "
+            f"{x['pgbench'].get('tps', 0):.1f}, {x['pgbench'].get('lag_avg_ms', 0):.1f}/{x['pgbench'].get('lag_max_ms', 0):.0f}"
+            for mb, x in sorted(r["runs"].items(), key=lambda kv: int(kv[0]))
+        )
+        print(f"- {r['rate']} tps, repeat {r['repeat']}: {runs}")
 
 
 def main():
     os.makedirs(BENCH_DIR, exist_ok=True)
+    path = os.path.join(BENCH_DIR, "results.json")
+    if REPORT_ONLY:
+        with open(path) as f:
+            saved = json.load(f)
+        report(saved["results"], saved["started"], saved["ended"], saved.get("duration", DURATION), saved.get("load"))
+        return 0
     if RUN_AS:
         subprocess.run(["chown", f"{RUN_AS}:", BENCH_DIR], check=True)
+    started = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
     results = []
-    for rate in RATES:
-        results.append(one_rate(rate))
-        with open(os.path.join(BENCH_DIR, "results.json"), "w") as f:
-            json.dump(results, f, indent=1, default=str)
-    report(results)
+    # Repeat-major: when time runs short, every rate has its first repeat.
+    for repeat in range(1, REPEATS + 1):
+        for rate in RATES:
+            results.append(one_rate(rate, repeat))
+            ended = time.strftime("%H:%M", time.gmtime())
+            with open(path, "w") as f:
+                json.dump({"started": started, "ended": ended, "duration": DURATION, "load": os.getloadavg()[0], "results": results}, f, indent=1, default=str)
+    report(results, started, ended)
     return 0
 
 
