@@ -64,8 +64,13 @@ const SETTINGS: &[(&str, &str)] = &[
     ("log_line_prefix", "'%m [%p] %q%u@%d '"),
     ("log_timezone", "'UTC'"),
     ("lc_messages", "'C'"),
-    // Autovacuum writes WAL too; its runs in the log (with their WAL usage)
-    // explain a burst in the cycle rates printed below.
+    // Autovacuum writes WAL too, in bursts: the first autovacuum of
+    // pgbench_accounts after `pgbench -i` once fell inside phase 1 and put
+    // the p95 of the cycle rates at ~2x their mean, right at the upper
+    // bound's slack. The loop under test is the workload's WAL against the
+    // suggestion, so the workload is kept steady; the log still shows any
+    // autovacuum run (anti-wraparound ones ignore the switch).
+    ("autovacuum", "off"),
     ("log_autovacuum_min_duration", "0"),
 ];
 
