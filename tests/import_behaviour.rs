@@ -194,3 +194,40 @@ fn an_unknown_prefix_fails_loudly_showing_the_first_line() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("<<odd>> something happened") && err.contains("--prefix"), "{err}");
 }
+
+/// A log cut between a checkpoint's start and its complete, the newer part
+/// (with the complete and, later, the server's shutdown) read first — an
+/// import of files in the wrong order, or a daemon that reads a
+/// copytruncate'd live file before the tail of its copy — pairs exactly as
+/// the log read in order: the later shutdown does not separate a complete
+/// from its start before it.
+#[test]
+fn the_newer_part_read_first_pairs_like_the_log_in_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = std::fs::read(fixture("15-stderr-default-std")).unwrap();
+    let text = String::from_utf8(log.clone()).unwrap();
+    assert!(text.contains("database system is shut down"), "the run ends with a shutdown");
+    // Cut right after the third "checkpoint starting" line.
+    let mut cut = 0;
+    for _ in 0..3 {
+        cut += text[cut..].find("LOG:  checkpoint starting:").unwrap() + 1;
+    }
+    cut += text[cut..].find('\n').unwrap() + 1;
+    let (older, newer) = (tmp.path().join("postgresql.log.1"), tmp.path().join("postgresql.log"));
+    std::fs::write(&older, &log[..cut]).unwrap();
+    std::fs::write(&newer, &log[cut..]).unwrap();
+
+    let in_order = tmp.path().join("in-order.db");
+    import(&in_order, &older);
+    import(&in_order, &newer);
+    let reversed = tmp.path().join("reversed.db");
+    import(&reversed, &newer);
+    import(&reversed, &older);
+
+    let want = checkpoints(&in_order);
+    let rows = want.as_array().unwrap();
+    let whole = rows.iter().filter(|r| !r["started_at"].is_null() && !r["completed_at"].is_null()).count();
+    assert_eq!(whole, rows.len(), "read in order, every checkpoint of the run is whole");
+    assert_eq!(checkpoints(&reversed), want);
+    assert_eq!(summary(&reversed), summary(&in_order));
+}

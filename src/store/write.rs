@@ -301,7 +301,7 @@ fn apply(tx: &Transaction<'_>, source: &SourceRow, event_id: i64, event: &Event)
     let cluster_id = source.cluster_id;
     let at = micros(event.at);
     match &event.body {
-        EventBody::PointStart { kind, flags } => pair_start(tx, cluster_id, event_id, event.pid, at, *kind, flags),
+        EventBody::PointStart { kind, flags } => pair_start(tx, source, event_id, event, *kind, flags),
         EventBody::PointComplete { kind, stats } => {
             let id = start_to_complete(tx, source, event, *kind)?;
             complete(tx, id, event_id, at, stats)
@@ -321,34 +321,51 @@ fn apply(tx: &Transaction<'_>, source: &SourceRow, event_id: i64, event: &Event)
 
 fn pair_start(
     tx: &Transaction<'_>,
-    cluster_id: i64,
+    source: &SourceRow,
     event_id: i64,
-    pid: Option<u32>,
-    at: i64,
+    event: &Event,
     kind: PointKind,
     flags: &[String],
 ) -> rusqlite::Result<()> {
-    // A complete line stored earlier (files imported out of order) that this
-    // start opens. A checkpoint lasts at most checkpoint_timeout (1 day at
-    // most) and its sync: a complete line dated further ahead (a server
-    // clock once far ahead, a forged line from 2099) opens nothing.
+    let (cluster_id, pid, at) = (source.cluster_id, event.pid, micros(event.at));
+    // A complete line stored earlier (files read out of order: an import of
+    // the newer file first, or a daemon that read a copytruncate'd live file
+    // before the copy's tail) that this start opens. A checkpoint lasts at
+    // most checkpoint_timeout (1 day at most) and its sync: a complete line
+    // dated further ahead (a server clock once far ahead, a forged line from
+    // 2099) opens nothing. `pairable` is not asked: on a row without a start
+    // it only says that a server restart was stored *after* the complete,
+    // which does not separate it from a start before it; a restart between
+    // the two does (`restart_between`). A complete earlier in this start's
+    // own file is an earlier checkpoint's, whatever its time says (the next
+    // checkpoint often starts the same millisecond).
     let orphan: Option<(i64, i64)> = tx
         .query_row(
-            "SELECT id, completed_at FROM checkpoint
-             WHERE cluster_id = ?1 AND kind = ?2 AND pid IS ?3 AND pairable = 1
-               AND started_at IS NULL AND completed_at >= ?4 AND completed_at <= ?4 + ?5
-             ORDER BY completed_at, id LIMIT 1",
-            params![cluster_id, kind.as_str(), pid, at, LONGEST_CHECKPOINT_US],
+            "SELECT c.id, c.completed_at FROM checkpoint c JOIN event e ON e.id = c.complete_event_id
+             WHERE c.cluster_id = ?1 AND c.kind = ?2 AND c.pid IS ?3 AND c.start_event_id IS NULL
+               AND c.completed_at >= ?4 AND c.completed_at <= ?4 + ?5
+               AND NOT (e.source_id = ?6 AND e.offset < ?7)
+             ORDER BY c.completed_at, c.id LIMIT 1",
+            params![cluster_id, kind.as_str(), pid, at, LONGEST_CHECKPOINT_US, source.id, event.offset as i64],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .optional()?;
+    let orphan = match orphan {
+        Some((_, completed_at)) if restart_between(tx, cluster_id, at, completed_at)? => None,
+        other => other,
+    };
     let flags_text = flags.join(" ");
     let trigger = trigger_of(flags);
     if let Some((id, completed_at)) = orphan {
+        // Another start of the process between the two would be the one
+        // the complete closes. Strictly before the complete: a start dated
+        // the same millisecond is the next checkpoint (PostgreSQL logs
+        // "starting" right after the previous "complete", as forced
+        // checkpoints do), never one that completes at that instant.
         let between: i64 = tx
             .prepare_cached(
                 "SELECT count(*) FROM checkpoint WHERE cluster_id = ?1 AND kind = ?2 AND pid IS ?3
-               AND started_at > ?4 AND started_at <= ?5",
+               AND started_at > ?4 AND started_at < ?5",
             )?
             .query_row(params![cluster_id, kind.as_str(), pid, at, completed_at], |r| r.get(0))?;
         if between == 0 {
@@ -367,6 +384,16 @@ fn pair_start(
     )?
     .execute(params![cluster_id, kind.as_str(), pid, event_id, at, flags_text, trigger])?;
     Ok(())
+}
+
+/// Whether the cluster's server started, crashed or shut down strictly
+/// between `from` and `to`: no checkpoint spans that.
+fn restart_between(tx: &Transaction<'_>, cluster_id: i64, from: i64, to: i64) -> rusqlite::Result<bool> {
+    tx.prepare_cached(
+        "SELECT EXISTS(SELECT 1 FROM event WHERE cluster_id = ?1
+           AND kind IN ('server_start', 'crash_reinit', 'server_shutdown') AND at > ?2 AND at < ?3)",
+    )?
+    .query_row(params![cluster_id, from, to], |r| r.get(0))
 }
 
 /// The row a complete line fills: the start of the same process that
@@ -394,6 +421,7 @@ fn start_to_complete(
         .query_row(params![source.id, event.offset as i64, start_kind, event.pid], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?;
     let latest = match in_file {
+        Some((id, false)) if completed_from_another_file(tx, id, source.id)? => Some((give_back_start(tx, id)?, true)),
         Some(found) => Some(found),
         None => tx
             .prepare_cached(
@@ -415,6 +443,36 @@ fn start_to_complete(
         event.pid
     ])?;
     Ok(tx.last_insert_rowid())
+}
+
+/// Whether row `id` was completed by a line of another file than `source`:
+/// its start was taken, when it was stored, for the start of a complete
+/// read earlier from a newer file (see `pair_start`).
+fn completed_from_another_file(tx: &Transaction<'_>, id: i64, source: i64) -> rusqlite::Result<bool> {
+    tx.prepare_cached(
+        "SELECT EXISTS(SELECT 1 FROM checkpoint c JOIN event e ON e.id = c.complete_event_id
+           WHERE c.id = ?1 AND e.source_id != ?2)",
+    )?
+    .query_row(params![id, source], |r| r.get(0))
+}
+
+/// Row `id`'s start has its own complete later in its own file, so the
+/// complete from another file it was given was not its own: the start moves
+/// to a new row (returned, for that complete) and row `id` is again a
+/// complete waiting for its start, which an earlier start may still claim.
+fn give_back_start(tx: &Transaction<'_>, id: i64) -> rusqlite::Result<i64> {
+    tx.prepare_cached(
+        "INSERT INTO checkpoint(cluster_id, kind, pid, start_event_id, started_at, flags, trigger)
+         SELECT cluster_id, kind, pid, start_event_id, started_at, flags, trigger FROM checkpoint WHERE id = ?1",
+    )?
+    .execute(params![id])?;
+    let moved = tx.last_insert_rowid();
+    tx.prepare_cached(
+        "UPDATE checkpoint SET start_event_id = NULL, started_at = NULL, flags = NULL, trigger = NULL, pairable = 1
+         WHERE id = ?1",
+    )?
+    .execute(params![id])?;
+    Ok(moved)
 }
 
 /// Fills row `id` with a complete line's figures.
