@@ -233,6 +233,10 @@ mod tests {
         obs.last_point_line_at = Some(at("2026-11-22T11:45:01Z"));
         obs.newest_event_at = obs.last_point_line_at;
         assert_eq!(check(&obs, &rule, &s(16), now), None);
+        // Exactly 900 s ago is not more than 900 s.
+        obs.last_point_line_at = Some(at("2026-11-22T11:45:00Z"));
+        obs.newest_event_at = obs.last_point_line_at;
+        assert_eq!(check(&obs, &rule, &s(16), now), None);
         // The log stopped growing (server down, or nothing to log): quiet.
         obs.last_point_line_at = Some(at("2026-11-22T11:00:00Z"));
         obs.newest_event_at = obs.last_point_line_at;
@@ -308,6 +312,21 @@ mod tests {
         assert_eq!((f.severity, f.figures["basis"].as_str()), (Severity::Warning, Some("log")));
         assert_eq!(f.figures["silent_s"], 135.065);
         assert_eq!(f.figures["too_frequent_since"], 12);
+        assert_eq!(
+            f.details[1],
+            "PostgreSQL warned 12 times that checkpoints occur too frequently in that time, so checkpoints do happen: they are not logged."
+        );
+        // Without the warnings the same silence may be an idle server.
+        let idle = LogObservation { too_frequent_since: 0, ..obs };
+        let f = check(
+            &idle,
+            &LoggingMissingRule::default(),
+            &settings(15, &[("checkpoint_timeout", "30s")]),
+            at("2026-11-22T08:12:00Z"),
+        )
+        .unwrap();
+        assert_eq!(f.severity, Severity::Info);
+        assert!(f.details[1].starts_with("An idle server also skips timed checkpoints"), "{:?}", f.details);
 
         // The complete log: its last line is a checkpoint line's, nothing after it.
         let dir = tempfile::tempdir().unwrap();
