@@ -643,6 +643,26 @@ mod tests {
     }
 
     #[test]
+    fn a_start_imported_after_its_complete_claims_it() {
+        // A file holding only the start on line 1554 (08:09:02.433), and the
+        // file after it from that start's complete line on (line 1577,
+        // 08:09:02.688) up to the server's last checkpoint, imported first.
+        let lines = fixture(NOISE);
+        let first = &lines[1553..1554];
+        let second = &lines[1576..7680];
+        assert!(first[0].contains("checkpoint starting: wal") && second[0].contains("checkpoint complete"));
+        let (_dir, in_order) = import(&[first, second]);
+        let want = pairs(&in_order);
+        assert_eq!(
+            want[0],
+            (Some("08:09:02.433".into()), Some("08:09:02.688".into()), Some("wal".into()), Some(21874))
+        );
+        assert_eq!(want, pairs_in_text(&[first, second].concat()));
+        let (_dir, reversed) = import(&[second, first]);
+        assert_eq!(pairs(&reversed), want);
+    }
+
+    #[test]
     fn a_complete_after_a_restart_never_closes_a_start_from_before_it() {
         // The crash fixture's last start (no complete: immediate shutdown),
         // the next run's first line, and that run's first complete line,
