@@ -663,6 +663,33 @@ mod tests {
     }
 
     #[test]
+    fn a_waiting_complete_is_claimed_within_two_days_of_the_start() {
+        // The start on line 2168 (08:09:09.205) and its complete 27 s later
+        // (line 4312), the complete's file imported first; then the same
+        // complete dated 25 h later (checkpoint_timeout = 1d and a slow
+        // sync), and 49 h later (a clock once far ahead): never its complete.
+        let lines = fixture(NOISE);
+        let (start, complete) = (&lines[2167], &lines[4311]);
+        assert!(start.contains("08:09:09.205") && start.contains("checkpoint starting: wal"));
+        assert!(complete.contains("08:09:36.059") && complete.contains("checkpoint complete"));
+        let dated = |day: &str| complete.replace("2026-11-22 08:09:36.059", day);
+        let paired =
+            |c: &str| (Some("08:09:09.205".to_string()), Some(c.to_string()), Some("wal".to_string()), Some(20083));
+        let (_dir, store) = import(&[&[complete.clone()], &[start.clone()]]);
+        assert_eq!(pairs(&store), [paired("08:09:36.059")]);
+        let (_dir, store) = import(&[&[dated("2026-11-23 09:09:36.059")], &[start.clone()]]);
+        assert_eq!(pairs(&store), [paired("09:09:36.059")]);
+        let (_dir, store) = import(&[&[dated("2026-11-24 09:09:36.059")], &[start.clone()]]);
+        assert_eq!(
+            pairs(&store),
+            [
+                (Some("08:09:09.205".into()), None, Some("wal".into()), None),
+                (None, Some("09:09:36.059".into()), None, Some(20083)),
+            ]
+        );
+    }
+
+    #[test]
     fn a_complete_after_a_restart_never_closes_a_start_from_before_it() {
         // The crash fixture's last start (no complete: immediate shutdown),
         // the next run's first line, and that run's first complete line,
