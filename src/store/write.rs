@@ -669,17 +669,17 @@ mod tests {
         // complete dated 25 h later (checkpoint_timeout = 1d and a slow
         // sync), and 49 h later (a clock once far ahead): never its complete.
         let lines = fixture(NOISE);
-        let (start, complete) = (&lines[2167], &lines[4311]);
-        assert!(start.contains("08:09:09.205") && start.contains("checkpoint starting: wal"));
-        assert!(complete.contains("08:09:36.059") && complete.contains("checkpoint complete"));
-        let dated = |day: &str| complete.replace("2026-11-22 08:09:36.059", day);
+        let (start, complete) = (&lines[2167..2168], &lines[4311..4312]);
+        assert!(start[0].contains("08:09:09.205") && start[0].contains("checkpoint starting: wal"));
+        assert!(complete[0].contains("08:09:36.059") && complete[0].contains("checkpoint complete"));
+        let dated = |day: &str| complete[0].replace("2026-11-22 08:09:36.059", day);
         let paired =
             |c: &str| (Some("08:09:09.205".to_string()), Some(c.to_string()), Some("wal".to_string()), Some(20083));
-        let (_dir, store) = import(&[&[complete.clone()], &[start.clone()]]);
+        let (_dir, store) = import(&[complete, start]);
         assert_eq!(pairs(&store), [paired("08:09:36.059")]);
-        let (_dir, store) = import(&[&[dated("2026-11-23 09:09:36.059")], &[start.clone()]]);
+        let (_dir, store) = import(&[&[dated("2026-11-23 09:09:36.059")], start]);
         assert_eq!(pairs(&store), [paired("09:09:36.059")]);
-        let (_dir, store) = import(&[&[dated("2026-11-24 09:09:36.059")], &[start.clone()]]);
+        let (_dir, store) = import(&[&[dated("2026-11-24 09:09:36.059")], start]);
         assert_eq!(
             pairs(&store),
             [
