@@ -311,3 +311,6 @@ fn change_of(a: &AlertRow) -> Change {
         summary: a.summary.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests;

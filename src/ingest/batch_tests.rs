@@ -135,6 +135,7 @@ fn a_log_over_the_batch_limit_is_stored_whole_in_full_batches() {
     let report = import(&mut store, cluster, file.to_str().unwrap(), &opts, &time).unwrap();
 
     assert_eq!((report.stored, report.rejected, report.bytes), (want.len() as u64, 0, size));
+    assert_eq!((report.name.as_str(), report.format), (file.to_str().unwrap(), "stderr"));
     let got = stored(&db);
     let first_difference = got.iter().zip(&want).position(|(g, w)| g != w);
     assert_eq!((got.len(), first_difference), (want.len(), None));

@@ -630,4 +630,151 @@ mod tests {
         store.rewind_source(&mut row).unwrap();
         assert_eq!(read_to(&store), (2000, 25));
     }
+
+    // --- Pairing (issue 9 §1, see mutants.md): real PostgreSQL 15 lines. ---
+
+    const NOISE: &str = "tests/fixtures/15-stderr-default-noise/log/postgresql-2026-11-22_080841.log";
+    const CRASH: &str = "tests/fixtures/15-stderr-default-crashimm/log/postgresql-2026-11-22_081334.log";
+    const AFTER_CRASH: &str = "tests/fixtures/15-stderr-default-crashimm/log/postgresql-2026-11-22_081730.log";
+
+    fn fixture(path: &str) -> Vec<String> {
+        let text = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
+        text.lines().map(|l| format!("{l}\n")).collect()
+    }
+
+    /// Imports `files` (each a list of lines) in the order given into a new store.
+    fn import(files: &[&[String]]) -> (tempfile::TempDir, Store) {
+        use crate::frame::time::TimeContext;
+        use crate::ingest::{self, Options};
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("w.db")).unwrap();
+        let cluster = store.cluster_id("c").unwrap();
+        let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        for (i, lines) in files.iter().enumerate() {
+            let file = dir.path().join(format!("postgresql-{i}.log"));
+            std::fs::write(&file, lines.concat()).unwrap();
+            ingest::import(&mut store, cluster, file.to_str().unwrap(), &opts, &time).unwrap();
+        }
+        (dir, store)
+    }
+
+    /// (started, completed, trigger, distance) of every checkpoint row, times as logged.
+    type Pair = (Option<String>, Option<String>, Option<String>, Option<i64>);
+
+    fn pairs(store: &Store) -> Vec<Pair> {
+        let fmt = |t: Option<Timestamp>| t.map(|t| t.strftime("%H:%M:%S%.3f").to_string());
+        let rows = store.checkpoints(&crate::store::query::Filter::default()).unwrap();
+        rows.iter().map(|r| (fmt(r.started_at), fmt(r.completed_at), r.trigger.clone(), r.distance_kb)).collect()
+    }
+
+    /// The pairs read straight from the log text: each complete line closes
+    /// the start line before it (the fixture has one checkpointer).
+    fn pairs_in_text(lines: &[String]) -> Vec<Pair> {
+        let time = |l: &str| Some(l[11..23].to_string());
+        let mut out: Vec<Pair> = Vec::new();
+        for l in lines {
+            if let Some(flags) = l.split("LOG:  checkpoint starting: ").nth(1) {
+                // The cause among the flags; a CHECKPOINT command logs none ("immediate force wait").
+                let cause = ["wal", "time", "shutdown", "end-of-recovery"]
+                    .into_iter()
+                    .find(|c| flags.split_whitespace().any(|f| f == *c))
+                    .unwrap_or("manual");
+                out.push((time(l), None, Some(cause.to_string()), None));
+            } else if let Some(stats) = l.split("LOG:  checkpoint complete: ").nth(1) {
+                let distance = stats.split("distance=").nth(1).unwrap().split(" kB").next().unwrap().parse().unwrap();
+                let last = out.last_mut().unwrap();
+                assert_eq!(last.1, None, "two completes in a row: {l}");
+                (last.1, last.3) = (time(l), Some(distance));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_start_is_paired_with_its_complete_in_log_order() {
+        let lines = fixture(NOISE);
+        let want = pairs_in_text(&lines);
+        assert_eq!(want.len(), 19);
+        let (_dir, store) = import(&[&lines]);
+        assert_eq!(pairs(&store), want);
+    }
+
+    #[test]
+    fn a_start_imported_after_its_complete_claims_it() {
+        // A file holding only the start on line 1554 (08:09:02.433), and the
+        // file after it from that start's complete line on (line 1577,
+        // 08:09:02.688) up to the server's last checkpoint, imported first.
+        let lines = fixture(NOISE);
+        let first = &lines[1553..1554];
+        let second = &lines[1576..7680];
+        assert!(first[0].contains("checkpoint starting: wal") && second[0].contains("checkpoint complete"));
+        let (_dir, in_order) = import(&[first, second]);
+        let want = pairs(&in_order);
+        assert_eq!(
+            want[0],
+            (Some("08:09:02.433".into()), Some("08:09:02.688".into()), Some("wal".into()), Some(21874))
+        );
+        assert_eq!(want, pairs_in_text(&[first, second].concat()));
+        let (_dir, reversed) = import(&[second, first]);
+        assert_eq!(pairs(&reversed), want);
+    }
+
+    #[test]
+    fn a_waiting_complete_is_claimed_within_two_days_of_the_start() {
+        // The start on line 2168 (08:09:09.205) and its complete 27 s later
+        // (line 4312), the complete's file imported first; then the same
+        // complete dated 25 h later (checkpoint_timeout = 1d and a slow
+        // sync), and 49 h later (a clock once far ahead): never its complete.
+        let lines = fixture(NOISE);
+        let (start, complete) = (&lines[2167..2168], &lines[4311..4312]);
+        assert!(start[0].contains("08:09:09.205") && start[0].contains("checkpoint starting: wal"));
+        assert!(complete[0].contains("08:09:36.059") && complete[0].contains("checkpoint complete"));
+        let dated = |day: &str| complete[0].replace("2026-11-22 08:09:36.059", day);
+        let paired =
+            |c: &str| (Some("08:09:09.205".to_string()), Some(c.to_string()), Some("wal".to_string()), Some(20083));
+        let (_dir, store) = import(&[complete, start]);
+        assert_eq!(pairs(&store), [paired("08:09:36.059")]);
+        let (_dir, store) = import(&[&[dated("2026-11-23 09:09:36.059")], start]);
+        assert_eq!(pairs(&store), [paired("09:09:36.059")]);
+        let (_dir, store) = import(&[&[dated("2026-11-24 09:09:36.059")], start]);
+        assert_eq!(
+            pairs(&store),
+            [
+                (Some("08:09:09.205".into()), None, Some("wal".into()), None),
+                (None, Some("09:09:36.059".into()), None, Some(20083)),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_complete_after_a_restart_never_closes_a_start_from_before_it() {
+        // The crash fixture's last start (no complete: immediate shutdown),
+        // the next run's first line, and that run's first complete line,
+        // written by a checkpointer that got the old one's pid back (as in
+        // a container, where pids repeat from one start to the next).
+        let before = fixture(CRASH);
+        let after = fixture(AFTER_CRASH);
+        let start = before.iter().rev().find(|l| l.contains("checkpoint starting: wal")).unwrap().clone();
+        let complete = after.iter().find(|l| l.contains("checkpoint complete")).unwrap().replace("[29349]", "[28026]");
+        assert!(start.contains("[28026]") && after[0].contains("starting PostgreSQL"));
+        let want = [
+            (Some("08:17:23.524".into()), None, Some("wal".into()), None),
+            (None, Some("08:17:30.982".into()), None, Some(55_239)),
+        ];
+        let (_dir, store) = import(&[&[start, after[0].clone(), complete]]);
+        assert_eq!(pairs(&store), want);
+    }
+
+    #[test]
+    fn files_imported_newest_first_pair_as_in_log_order() {
+        // Two runs (a crash between them), each file ending with a server
+        // shutdown or crash that closes its run.
+        let (before, after) = (fixture(CRASH), fixture(AFTER_CRASH));
+        let (_dir, in_order) = import(&[&before, &after]);
+        let want = pairs(&in_order);
+        assert_eq!(want.len(), pairs_in_text(&before).len() + pairs_in_text(&after).len());
+        let (_dir, reversed) = import(&[&after, &before]);
+        assert_eq!(pairs(&reversed), want);
+    }
 }

@@ -187,9 +187,17 @@ mod tests {
 
     #[test]
     fn counts_restartpoints_separately_too() {
-        let mut points = rows(2, 0, 0);
+        let mut points = rows(3, 0, 1);
         points[1].kind = "restartpoint".into();
+        // A manual restartpoint is not a forced one.
+        points[3].kind = "restartpoint".into();
         let f = check(&points, &window(), &ForcedCheckpointsRule::default(), None).unwrap();
-        assert_eq!((f.figures["count"].as_u64(), f.figures["restartpoints"].as_u64()), (Some(2), Some(1)));
+        assert_eq!((f.figures["count"].as_u64(), f.figures["restartpoints"].as_u64()), (Some(3), Some(1)));
+        let standby = "1 of them are restartpoints on a standby: its own max_wal_size applies.";
+        assert!(f.details.iter().any(|d| d == standby), "{:?}", f.details);
+        // None among them: no word of standbys.
+        let f = check(&rows(3, 0, 1), &window(), &ForcedCheckpointsRule::default(), None).unwrap();
+        assert_eq!(f.figures["restartpoints"].as_u64(), Some(0));
+        assert!(!f.details.iter().any(|d| d.contains("restartpoints on a standby")), "{:?}", f.details);
     }
 }

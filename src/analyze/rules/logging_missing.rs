@@ -233,6 +233,10 @@ mod tests {
         obs.last_point_line_at = Some(at("2026-11-22T11:45:01Z"));
         obs.newest_event_at = obs.last_point_line_at;
         assert_eq!(check(&obs, &rule, &s(16), now), None);
+        // Exactly 900 s ago is not more than 900 s.
+        obs.last_point_line_at = Some(at("2026-11-22T11:45:00Z"));
+        obs.newest_event_at = obs.last_point_line_at;
+        assert_eq!(check(&obs, &rule, &s(16), now), None);
         // The log stopped growing (server down, or nothing to log): quiet.
         obs.last_point_line_at = Some(at("2026-11-22T11:00:00Z"));
         obs.newest_event_at = obs.last_point_line_at;
@@ -254,5 +258,85 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(check(&obs, &rule, &settings(15, &[]), at("2026-11-22T12:00:00Z")), None);
+    }
+
+    /// A real PostgreSQL 15 log (fixture 15-stderr-default-noise) as if
+    /// log_checkpoints had been turned off after its line 153 (the complete
+    /// line at 08:08:45.882): the checkpoint lines after it are left out,
+    /// the too-frequent warnings stay, as PostgreSQL writes them regardless.
+    #[test]
+    fn the_observation_is_read_from_a_real_store() {
+        use crate::frame::time::TimeContext;
+        use crate::ingest::{self, Options};
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/15-stderr-default-noise/log/postgresql-2026-11-22_080841.log");
+        let text = std::fs::read_to_string(path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[152].contains("checkpoint complete") && lines[153].contains("too frequently"));
+        let is_point = |l: &&str| l.contains("LOG:  checkpoint starting") || l.contains("LOG:  checkpoint complete");
+        let kept: Vec<&str> =
+            lines[..153].iter().chain(lines[153..].iter().filter(|l| !is_point(l))).copied().collect();
+        // The warnings after the last checkpoint line's millisecond (the one
+        // logged in the same millisecond cannot be told apart by time).
+        let later_warnings =
+            kept.iter().filter(|l| l.contains("too frequently") && l[11..23] > *"08:08:45.882").count();
+        assert_eq!(later_warnings, 12);
+
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("postgresql.log");
+        std::fs::write(&file, kept.join("\n") + "\n").unwrap();
+        let mut store = Store::open(&dir.path().join("w.db")).unwrap();
+        let cluster = store.cluster_id("c").unwrap();
+        let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        ingest::import(&mut store, cluster, file.to_str().unwrap(), &opts, &time).unwrap();
+
+        let times = store.log_times("c", std::time::Duration::from_secs(300)).unwrap();
+        let obs = LogObservation::read(&store, "c", &times).unwrap();
+        assert_eq!(obs.last_point_line_at, Some(at("2026-11-22T08:08:45.882Z")));
+        assert_eq!(obs.oldest_event_at, Some(at("2026-11-22T08:08:41.756Z")));
+        assert_eq!(obs.newest_event_at, Some(at("2026-11-22T08:11:00.947Z")));
+        assert_eq!(obs.last_start_at, Some(at("2026-11-22T08:08:41.767Z")));
+        assert_eq!(obs.too_frequent_since, later_warnings);
+        assert_eq!(obs.growth.bytes_read, (kept.join("\n").len() + 1) as i64);
+        assert!(obs.growth.first_read.is_some() && obs.growth.first_read <= obs.growth.last_read);
+
+        // 135 s without a checkpoint line against 3 x 30 s, and warnings that prove checkpoints happen.
+        let f = check(
+            &obs,
+            &LoggingMissingRule::default(),
+            &settings(15, &[("checkpoint_timeout", "30s")]),
+            at("2026-11-22T08:12:00Z"),
+        )
+        .unwrap();
+        assert_eq!((f.severity, f.figures["basis"].as_str()), (Severity::Warning, Some("log")));
+        assert_eq!(f.figures["silent_s"], 135.065);
+        assert_eq!(f.figures["too_frequent_since"], 12);
+        assert_eq!(
+            f.details[1],
+            "PostgreSQL warned 12 times that checkpoints occur too frequently in that time, so checkpoints do happen: they are not logged."
+        );
+        // Without the warnings the same silence may be an idle server.
+        let idle = LogObservation { too_frequent_since: 0, ..obs };
+        let f = check(
+            &idle,
+            &LoggingMissingRule::default(),
+            &settings(15, &[("checkpoint_timeout", "30s")]),
+            at("2026-11-22T08:12:00Z"),
+        )
+        .unwrap();
+        assert_eq!(f.severity, Severity::Info);
+        assert!(f.details[1].starts_with("An idle server also skips timed checkpoints"), "{:?}", f.details);
+
+        // The complete log: its last line is a checkpoint line's, nothing after it.
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("postgresql.log");
+        std::fs::write(&file, &text).unwrap();
+        let mut store = Store::open(&dir.path().join("w.db")).unwrap();
+        let cluster = store.cluster_id("c").unwrap();
+        ingest::import(&mut store, cluster, file.to_str().unwrap(), &opts, &time).unwrap();
+        let times = store.log_times("c", std::time::Duration::from_secs(300)).unwrap();
+        let obs = LogObservation::read(&store, "c", &times).unwrap();
+        assert_eq!((obs.last_point_line_at, obs.too_frequent_since), (Some(at("2026-11-22T08:11:00.934Z")), 0));
     }
 }

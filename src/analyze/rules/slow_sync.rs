@@ -114,6 +114,7 @@ mod tests {
         let rule = SlowSyncRule::default(); // 5 s, 2 s
         let s = settings(15, &[("checkpoint_flush_after", "256kB"), ("backend_flush_after", "0")]);
         assert_eq!(check(&[with(5.0, 2.0)], &window(), &rule, &s), None, "at the thresholds");
+        assert_eq!(check(&[with(1.0, 1.0)], &window(), &rule, &s), None, "under both");
         let f = check(&[with(5.001, 0.1)], &window(), &rule, &s).unwrap();
         assert_eq!((f.rule, f.key.as_str(), f.severity), ("slow_sync", "", Severity::Warning));
         assert_eq!(f.figures["count"], 1);

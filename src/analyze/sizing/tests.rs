@@ -197,3 +197,172 @@ fn files_added_on_most_cycles_suggest_min_wal_size() {
         "max 1024 is already above 768"
     );
 }
+
+// --- Mutation tests (issue 9 §1, see mutants.md) ---
+
+fn with(version: Option<u32>, values: &[(&str, &str)]) -> Settings {
+    let mut s = Settings::defaults(version);
+    for (name, value) in values {
+        s.values.insert(
+            name.to_string(),
+            crate::settings::Value { value: value.to_string(), source: crate::settings::Source::Config },
+        );
+    }
+    s
+}
+
+#[test]
+fn params_read_the_settings_and_fall_back_to_a_16_mb_segment() {
+    let s = with(
+        Some(15),
+        &[
+            ("max_wal_size", "2GB"),
+            ("min_wal_size", "256MB"),
+            ("checkpoint_timeout", "15min"),
+            ("checkpoint_completion_target", "0.5"),
+            ("wal_segment_size", "64MB"),
+            ("wal_keep_size", "512MB"),
+        ],
+    );
+    let p = Params::from_settings(&s);
+    assert_eq!(
+        p,
+        Params {
+            max_wal_size_mb: 2048.0,
+            min_wal_size_mb: 256.0,
+            timeout_s: 900.0,
+            completion_target: 0.5,
+            segment_mb: 64.0,
+            wal_keep_mb: 512.0,
+            version: Some(15),
+        }
+    );
+    // A segment size of zero would divide by zero: PostgreSQL's 16 MB instead.
+    let zero = with(Some(15), &[("wal_segment_size", "0")]);
+    assert_eq!(zero.mb("wal_segment_size"), Some(0.0));
+    assert_eq!(Params::from_settings(&zero).segment_mb, 16.0);
+    // Nothing known at all: PostgreSQL 14+'s defaults.
+    let none = Params::from_settings(&Settings::default());
+    assert_eq!(
+        (none.max_wal_size_mb, none.min_wal_size_mb, none.timeout_s, none.completion_target),
+        (1024.0, 80.0, 300.0, 0.9)
+    );
+    assert_eq!((none.segment_mb, none.wal_keep_mb, none.version), (16.0, 0.0, None));
+}
+
+#[test]
+fn the_two_cycle_divisor_ends_with_postgresql_10() {
+    assert_eq!(pg(9, 1024.0, 0.5).divisor(), 2.5);
+    assert_eq!(pg(10, 1024.0, 0.5).divisor(), 2.5);
+    assert_eq!(pg(11, 1024.0, 0.5).divisor(), 1.5);
+    let unknown = Params { version: None, ..pg(15, 1024.0, 0.5) };
+    assert_eq!(unknown.divisor(), 1.5);
+}
+
+/// `steady` with WAL files added on the first `adding` of the `n` cycles.
+fn adding_on(n: i64, adding: usize) -> SizingHistory {
+    let mut history = steady(1000, n, 300, "time");
+    for (i, p) in history.points.iter_mut().enumerate() {
+        // Point 0 starts the first cycle; cycle k ends at point k.
+        p.wal_files_added = Some(if (1..=adding).contains(&i) { 2 } else { 0 });
+    }
+    history
+}
+
+#[test]
+fn min_wal_size_is_advised_only_when_files_were_added_on_most_cycles() {
+    let p = pg(15, 1024.0, 0.9);
+    let min = |h: &SizingHistory, p: &Params| {
+        from_history("main", Settings::default(), h, t0(), p, &advice()).suggested.min_wal_size_mb
+    };
+    // Large cycles (292.97 MB each), but no file ever added: nothing to advise.
+    assert_eq!(min(&adding_on(10, 0), &p), None);
+    // Half of the cycles is not most of them; 6 of 10 is.
+    assert_eq!(min(&adding_on(10, 5), &p), None);
+    assert_eq!(min(&adding_on(10, 6), &p), Some(576));
+    assert_eq!(min(&adding_on(10, 10), &p), Some(576));
+    // No cycle with a known count: nothing to advise.
+    let mut unknown = adding_on(10, 10);
+    for point in &mut unknown.points {
+        point.wal_files_added = None;
+    }
+    assert_eq!(min(&unknown, &p), None);
+    // Already 576 MB: nothing to raise; one MB less, and it is raised.
+    assert_eq!(min(&adding_on(10, 10), &Params { min_wal_size_mb: 576.0, ..p }), None);
+    assert_eq!(min(&adding_on(10, 10), &Params { min_wal_size_mb: 575.0, ..p }), Some(576));
+}
+
+#[test]
+fn replay_speed_needs_both_bytes_and_time() {
+    let p = pg(15, 32.0, 0.9);
+    let replay = |replays: Vec<Replay>| {
+        let history = SizingHistory { replays, ..steady(1000, 30, 20, "wal") };
+        from_history("main", Settings::default(), &history, t0(), &p, &advice()).cost
+    };
+    let none = replay(vec![]);
+    assert_eq!((none.replay_mb_s, none.crash_recovery_s), (None, None));
+    // A recovery that replayed nothing, and one logged with an elapsed time of 0.00 s.
+    assert_eq!(replay(vec![Replay { bytes: 0, seconds: 2.0 }]).replay_mb_s, None);
+    assert_eq!(replay(vec![Replay { bytes: 8 * 1_048_576, seconds: 0.0 }]).replay_mb_s, None);
+    // Several recoveries: total bytes over total time.
+    let two =
+        replay(vec![Replay { bytes: 96 * 1_048_576, seconds: 1.0 }, Replay { bytes: 32 * 1_048_576, seconds: 3.0 }]);
+    assert_eq!((two.replay_mb_s, two.crash_recovery_s), (Some(32.0), Some(17.4)));
+}
+
+#[test]
+fn pg_wal_cost_adds_wal_keep_size() {
+    let history = steady(1000, 30, 20, "wal");
+    let p = Params { wal_keep_mb: 100.4, ..pg(15, 32.0, 0.9) };
+    let s = from_history("main", Settings::default(), &history, t0(), &p, &advice());
+    assert_eq!(s.suggested.max_wal_size_mb, Some(768));
+    assert_eq!(s.cost.pg_wal_mb, Some(768 + 101));
+    let text = s.explanation.join("\n");
+    assert!(text.contains("Cost: pg_wal may hold about 869MB (max_wal_size + wal_keep_size 100.4 MB)"), "{text}");
+}
+
+#[test]
+fn confidence_is_high_from_four_times_the_minimum_samples_over_a_day() {
+    let p = pg(15, 32.0, 0.9);
+    let confidence = |n: i64, period: i64| {
+        let history = steady(1000, n, period, "time");
+        from_history("main", Settings::default(), &history, t0(), &p, &advice()).confidence
+    };
+    // 20 cycles (4 x min_samples 5) whose ends span 19 periods: 24 h or more.
+    assert_eq!(confidence(20, 4548), "high");
+    assert_eq!(confidence(20, 4547), "medium", "19 x 4547 s is just under 24 h");
+    assert_eq!(confidence(19, 10_000), "medium", "19 cycles over two days are still too few");
+    assert_eq!(confidence(5, 86_400), "medium");
+    assert_eq!(confidence(4, 86_400), "low");
+}
+
+/// Lines of a real PostgreSQL 15 log (fixture 15-stderr-default-noise).
+const NOISE: &str = "tests/fixtures/15-stderr-default-noise/log/postgresql-2026-11-22_080841.log";
+
+#[test]
+fn suggest_counts_the_cycle_that_ends_exactly_at_the_window_end() {
+    use crate::frame::time::TimeContext;
+    use crate::ingest::{self, Options};
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let mut store = Store::open(&db).unwrap();
+    let cluster = store.cluster_id("c").unwrap();
+    let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(NOISE);
+    let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
+    let time = TimeContext::new(Some("UTC")).unwrap();
+    ingest::import(&mut store, cluster, log.to_str().unwrap(), &opts, &time).unwrap();
+
+    let settings = with(Some(15), &[("max_wal_size", "32MB"), ("checkpoint_timeout", "30s")]);
+    let samples = |now: &str| {
+        let now: Timestamp = now.parse().unwrap();
+        let s = suggest(&store, "c", &settings, &advice(), std::time::Duration::from_secs(60), now).unwrap();
+        s.basis.samples
+    };
+    // The cycles of a second or more end at the starts 08:08:56.071, 08:09:01.841,
+    // 08:09:07.818, 08:09:39.062, 08:10:36.239 and 08:10:55.858 (the manual
+    // checkpoint); the shutdown checkpoint's does not count.
+    assert_eq!(samples("2026-11-22T08:10:55.858Z"), 6, "the window includes its end");
+    assert_eq!(samples("2026-11-22T08:10:55.857Z"), 5);
+    assert_eq!(samples("2026-11-22T08:12:00Z"), 6);
+}

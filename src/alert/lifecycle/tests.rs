@@ -6,13 +6,13 @@
 use std::path::Path;
 use std::time::Duration;
 
+use crate::alert::lifecycle::{apply, Changes};
+use crate::alert::{NoticeKind, Severity};
+use crate::analyze::rules::Finding;
+use crate::config::Config;
+use crate::store::Store;
 use jiff::{SignedDuration, Timestamp};
 use serde_json::json;
-use walwatch::alert::lifecycle::{apply, Changes};
-use walwatch::alert::{NoticeKind, Severity};
-use walwatch::analyze::rules::Finding;
-use walwatch::config::Config;
-use walwatch::store::Store;
 
 fn at(s: &str) -> Timestamp {
     s.parse().unwrap()
@@ -41,11 +41,11 @@ fn kinds(c: &Changes) -> Vec<(NoticeKind, Option<i64>, u32)> {
     c.notices.iter().map(|n| (n.kind, n.alert_id, n.sequence)).collect()
 }
 
-fn ids(list: &[walwatch::alert::lifecycle::Change]) -> Vec<i64> {
+fn ids(list: &[crate::alert::lifecycle::Change]) -> Vec<i64> {
     list.iter().map(|c| c.alert_id).collect()
 }
 
-fn row(path: &Path, id: i64) -> walwatch::store::alerts::AlertRow {
+fn row(path: &Path, id: i64) -> crate::store::alerts::AlertRow {
     Store::open_read_only(path).unwrap().alert(id).unwrap().unwrap()
 }
 
@@ -134,7 +134,7 @@ fn silence_holds_notices_until_it_ends() {
     store.silence("slow_sync", Some("main"), until, now).unwrap();
     assert_eq!(
         store.silence("slow_sync", Some("nope"), until, now).unwrap(),
-        walwatch::store::alerts::SilenceOutcome::UnknownCluster
+        crate::store::alerts::SilenceOutcome::UnknownCluster
     );
     drop(store);
 
@@ -227,7 +227,7 @@ fn notices_are_queued_in_the_outbox_with_the_alert_change() {
         "[mail]\ntransport = \"file\"\nfrom = \"w@example.org\"\nto = [\"dba@example.org\"]\n[mail.file]\ndirectory = {:?}\n[alerts]\nreminder_interval = \"1h\"\n",
         dir.path()
     );
-    let config = walwatch::config::parse(&text, Path::new("w.toml")).unwrap();
+    let config = crate::config::parse(&text, Path::new("w.toml")).unwrap();
     let tf = || finding("too_frequent", "", "tf");
     run(&db, &config, vec![tf()], "2026-11-22T12:00:00Z");
     run(&db, &config, vec![tf()], "2026-11-22T12:30:00Z");
@@ -244,4 +244,151 @@ fn notices_are_queued_in_the_outbox_with_the_alert_change() {
     let ids: std::collections::BTreeSet<String> =
         store.outbox_all().unwrap().into_iter().map(|m| m.message_id).collect();
     assert_eq!(ids.len(), 3);
+}
+
+// --- Mutation tests (issue 9 §1, see mutants.md) ---
+
+#[test]
+fn changes_name_their_cluster_and_stored_alerts_keep_their_severity() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let config = Config::default();
+    let c = run(
+        &db,
+        &config,
+        vec![finding("forced_checkpoints", "", "f"), finding("durability_off", "fsync", "off")],
+        "2026-11-22T12:00:00Z",
+    );
+    assert_eq!(c.cluster, "main");
+    assert_eq!((row(&db, 1).severity, row(&db, 2).severity), (Severity::Warning, Severity::Critical));
+    let mut info = finding("durability_off", "synchronous_commit", "sc");
+    info.severity = Severity::Info;
+    run(&db, &config, vec![info], "2026-11-22T12:01:00Z");
+    assert_eq!(row(&db, 3).severity, Severity::Info);
+    // The resolved notices are built from the stored alerts.
+    let c = run(&db, &config, vec![], "2026-11-22T12:02:00Z");
+    assert_eq!(c.cluster, "main");
+    let resolved: Vec<(Option<i64>, Severity, &str)> =
+        c.notices.iter().map(|n| (n.alert_id, n.severity, n.summary.as_str())).collect();
+    assert_eq!(resolved, [(Some(3), Severity::Info, "sc")]);
+}
+
+#[test]
+fn keys_of_one_rule_are_separate_alerts() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let config = Config::default();
+    let fsync = || finding("durability_off", "fsync", "fsync is off");
+    let fpw = || finding("durability_off", "full_page_writes", "full_page_writes is off");
+    let c = run(&db, &config, vec![fsync()], "2026-11-22T12:00:00Z");
+    assert_eq!(ids(&c.fired), [1]);
+    let c = run(&db, &config, vec![fsync(), fpw()], "2026-11-22T12:01:00Z");
+    assert_eq!((ids(&c.still_open), ids(&c.fired)), (vec![1], vec![2]));
+    assert_eq!((row(&db, 1).summary.as_str(), row(&db, 2).key.as_str()), ("fsync is off", "full_page_writes"));
+    let c = run(&db, &config, vec![fpw()], "2026-11-22T12:02:00Z");
+    assert_eq!((ids(&c.still_open), ids(&c.resolved)), (vec![2], vec![1]));
+    // A finding of another rule with the same (empty) key is another alert too.
+    let c = run(
+        &db,
+        &config,
+        vec![fpw(), finding("slow_sync", "", "s"), finding("too_frequent", "", "t")],
+        "2026-11-22T12:03:00Z",
+    );
+    assert_eq!((ids(&c.still_open), ids(&c.fired)), (vec![2], vec![3, 4]));
+}
+
+#[test]
+fn a_resolved_notice_only_follows_a_firing_notice_and_never_in_a_silence() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let config = Config::default();
+    let tf = || finding("too_frequent", "", "tf");
+    let mut store = Store::open(&db).unwrap();
+    store.silence("too_frequent", None, at("2026-11-22T13:00:00Z"), at("2026-11-22T12:00:00Z")).unwrap();
+    drop(store);
+    // Fired in the silence, resolved after it without being seen again: its
+    // firing notice never went out, so no resolved notice either.
+    let c = run(&db, &config, vec![tf()], "2026-11-22T12:10:00Z");
+    assert_eq!((ids(&c.silenced), c.notices.len()), (vec![1], 0));
+    let c = run(&db, &config, vec![], "2026-11-22T13:30:00Z");
+    assert_eq!((ids(&c.resolved), c.notices.len()), (vec![1], 0));
+    assert_eq!(row(&db, 1).state, "resolved");
+
+    // Fired and notified, then silenced: resolving it in the silence is quiet.
+    let c = run(&db, &config, vec![tf()], "2026-11-22T14:00:00Z");
+    assert_eq!(kinds(&c), [(NoticeKind::Firing, Some(2), 0)]);
+    let mut store = Store::open(&db).unwrap();
+    store.mark_alert_notified(2, at("2026-11-22T14:00:01Z")).unwrap();
+    store.silence("too_frequent", Some("main"), at("2026-11-22T16:00:00Z"), at("2026-11-22T14:30:00Z")).unwrap();
+    drop(store);
+    let c = run(&db, &config, vec![], "2026-11-22T15:00:00Z");
+    assert_eq!((ids(&c.resolved), c.notices.len()), (vec![2], 0));
+}
+
+/// A store holding a real PostgreSQL 15 log (fixture 15-stderr-default-noise:
+/// max_wal_size = 32MB, forced checkpoints and too-frequent warnings).
+fn noise_store(db: &Path) {
+    use crate::frame::time::TimeContext;
+    use crate::ingest::{self, Options};
+    let log = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/15-stderr-default-noise/log/postgresql-2026-11-22_080841.log");
+    let mut store = Store::open(db).unwrap();
+    let cluster = store.cluster_id("main").unwrap();
+    let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
+    let time = TimeContext::new(Some("UTC")).unwrap();
+    ingest::import(&mut store, cluster, log.to_str().unwrap(), &opts, &time).unwrap();
+}
+
+#[test]
+fn evaluate_all_reads_a_real_log_and_fires_with_the_sizing_advice() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    noise_store(&db);
+    let now = at("2026-11-22T08:12:00Z");
+    let summary = |r: &super::Report| -> Vec<(String, String, serde_json::Value, serde_json::Value)> {
+        r.clusters
+            .iter()
+            .flat_map(|c| {
+                c.findings.iter().map(move |f| {
+                    (
+                        c.cluster.clone(),
+                        f.rule.to_string(),
+                        f.figures["count"].clone(),
+                        f.figures["suggested_max_wal_size_mb"].clone(),
+                    )
+                })
+            })
+            .collect()
+    };
+    // 15 `checkpoint starting: wal` and 18 too-frequent warnings in the hour
+    // up to 08:12; the sizing model asks for 4GB.
+    let want = vec![
+        ("main".to_string(), "forced_checkpoints".to_string(), json!(15), json!(4096)),
+        ("main".to_string(), "too_frequent".to_string(), json!(18), serde_json::Value::Null),
+    ];
+    let mut store = Store::open(&db).unwrap();
+    let config = Config::default();
+    let report = super::evaluate_all(&mut store, &config, now).unwrap();
+    assert_eq!(report.evaluated_at, now);
+    assert_eq!(summary(&report), want);
+    assert_eq!(ids(&report.clusters[0].changes.fired), [1, 2]);
+    assert_eq!(
+        report.clusters[0].findings[0].suggestion.as_ref().map(|s| s.sql.as_str()),
+        Some("ALTER SYSTEM SET max_wal_size = '4GB';\nSELECT pg_reload_conf();")
+    );
+
+    // The advice is read whenever forced_checkpoints carries it, even with wal_files_added off.
+    let mut only_forced = Config::default();
+    only_forced.alerts.wal_files_added.enabled = false;
+    let report = super::evaluate_clusters(&mut store, &only_forced, &["main".to_string()], now).unwrap();
+    assert_eq!(summary(&report), want);
+    assert_eq!(ids(&report.clusters[0].changes.still_open), [1, 2]);
+    assert!(super::evaluate_clusters(&mut store, &config, &[], now).unwrap().clusters.is_empty());
+
+    // The daemon's pass stops between clusters once asked to.
+    let stop = std::sync::atomic::AtomicBool::new(true);
+    assert!(matches!(super::evaluate_all_until(&mut store, &config, now, &stop), Err(super::LifecycleError::Stopped)));
+    stop.store(false, std::sync::atomic::Ordering::Relaxed);
+    let report = super::evaluate_all_until(&mut store, &config, now, &stop).unwrap();
+    assert_eq!((report.evaluated_at, summary(&report)), (now, want));
 }
