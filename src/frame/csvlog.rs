@@ -292,6 +292,10 @@ mod tests {
         assert_eq!(fields.get(2), None);
         assert!(!fields.read(b""), "nothing is no record");
         assert_eq!((fields.len(), fields.get(0)), (0, None));
+        // The most fields a record can hold, one per byte plus one, with
+        // buffers sized for the first time.
+        assert_eq!(fields_of(&mut Fields::default(), b","), ["", ""]);
+        assert_eq!(fields_of(&mut Fields::default(), b",,\n"), ["", "", ""]);
     }
 
     #[test]
@@ -315,7 +319,7 @@ mod tests {
         }
     }
 
-    use crate::frame::testing::{check_growing_file, frame_all};
+    use crate::frame::testing::{boundaries, check_growing_file, frame_all};
     use crate::frame::{Severity, Tail};
     use proptest::prelude::*;
 
@@ -468,9 +472,118 @@ mod tests {
         }
     }
 
+    /// A checkpointer record as PostgreSQL 12 writes it: 23 columns, no
+    /// backend_type, leader_pid or query_id.
+    fn pg12_record(message: &str) -> String {
+        let m = quote(message);
+        format!("2026-11-22 08:15:38.417 UTC,,,28304,,6b02a4a8.6e90,2,,2026-11-22 08:15:36 UTC,,0,LOG,00000,{m},,,,,,,,,\"\"\n")
+    }
+
+    #[test]
+    fn a_postgresql_12_record_of_23_columns_is_framed_and_22_are_not() {
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        let record = pg12_record("checkpoint starting: wal");
+        let mut scanner = CsvScanner::new(&time);
+        let (records, _) = frame_all(&mut scanner, record.as_bytes(), 1 << 20, Tail::Take, Pos::START);
+        assert_eq!(records.len(), 1);
+        let r = &records[0];
+        assert_eq!((r.offset, r.line, r.severity), (0, 1, Severity::Log));
+        assert_eq!(r.message, "checkpoint starting: wal");
+        assert_eq!((r.origin.pid, r.origin.backend_type.as_deref(), r.origin.session), (Some(28304), None, false));
+        assert_eq!(r.time, Some(time.parse("2026-11-22 08:15:38.417 UTC").unwrap()));
+        assert_eq!(
+            (scanner.stats().entries, scanner.stats().lines, scanner.stats().candidates, scanner.stats().unparsed),
+            (1, 1, 1, 0)
+        );
+        // The same record without its application_name: 22 columns, a
+        // LOG in the severity column, but not a record any version writes.
+        let short = record.replace(",\"\"\n", "\n");
+        let mut scanner = CsvScanner::new(&time);
+        let (records, end) = frame_all(&mut scanner, short.as_bytes(), 1 << 20, Tail::Take, Pos::START);
+        assert!(records.is_empty());
+        assert_eq!(end, Pos { offset: short.len() as u64, line: 2 });
+        assert_eq!(
+            (scanner.stats().entries, scanner.stats().lines, scanner.stats().candidates, scanner.stats().unparsed),
+            (1, 1, 1, 1)
+        );
+    }
+
+    /// A candidate record (a needle in it) whose severity is no word
+    /// PostgreSQL writes is counted unparsed, once, and not framed; the
+    /// records around it are.
+    #[test]
+    fn an_unknown_severity_is_unparsed_and_counted() {
+        let bad = event_record("checkpoint starting: wal").replace(",LOG,", ",NOTALEVEL,");
+        let log = [event_record(EVENTS[0]), bad, event_record(EVENTS[1])];
+        let at = boundaries(&log);
+        let (records, end, stats) = frame(log.concat().as_bytes(), 1 << 20);
+        let got: Vec<(u64, u64, Severity, &str)> =
+            records.iter().map(|r| (r.offset, r.line, r.severity, r.message.as_str())).collect();
+        assert_eq!(got, [(at[0].offset, 1, Severity::Log, EVENTS[0]), (at[2].offset, 3, Severity::Log, EVENTS[1])]);
+        assert_eq!(end, at[3]);
+        assert_eq!((stats.entries, stats.lines, stats.candidates, stats.unparsed, stats.oversized), (3, 3, 3, 1, 0));
+    }
+
+    /// A finished stream whose last record has no newline: the record is
+    /// framed, and its line counted, whether it fits the buffer or is skipped.
+    #[test]
+    fn a_finished_streams_last_record_without_newline_is_taken() {
+        let event = event_record(EVENTS[0]);
+        let last = event_record(EVENTS[1]);
+        let data = format!("{event}{}", last.trim_end_matches('\n'));
+        let (records, end, stats) = frame(data.as_bytes(), 1 << 20);
+        let got: Vec<(u64, u64, &str)> = records.iter().map(|r| (r.offset, r.line, r.message.as_str())).collect();
+        assert_eq!(got, [(0, 1, EVENTS[0]), (event.len() as u64, 2, EVENTS[1])]);
+        assert_eq!(end, Pos { offset: data.len() as u64, line: 2 });
+        assert_eq!((stats.entries, stats.lines, stats.candidates, stats.oversized), (2, 2, 2, 0));
+        // A statement longer than the buffer, with a line break inside its
+        // quotes, ends the stream without a newline: skipped, two lines.
+        let statement = error_record(&format!("SELECT 1/0 /*\n{}*/", "y".repeat(1000)));
+        let data = format!("{event}{}", statement.trim_end_matches('\n'));
+        let (records, end, stats) = frame(data.as_bytes(), 512);
+        let got: Vec<&str> = records.iter().map(|r| r.message.as_str()).collect();
+        assert_eq!(got, [EVENTS[0]]);
+        assert_eq!(end, Pos { offset: data.len() as u64, line: 3 });
+        assert_eq!((stats.entries, stats.lines, stats.oversized), (2, 3, 1));
+    }
+
     #[test]
     fn recognises_csvlog_lines() {
         assert!(looks_like(b"2026-11-22 08:15:36.065 UTC,,,28301,,6b02a4a8.6e8d,1,,2026-11-22 08:15:36 UTC,,0,LOG,00000,\"x\",,,,,,,,,\"\",\"postmaster\""));
         assert!(!looks_like(b"2026-11-22 08:04:20.708 UTC [21752] LOG:  starting"));
+        // A stderr line with commas in its message: too few for a record.
+        assert!(!looks_like(b"2026-11-22 08:04:20.708 UTC,x [21752] LOG:  a, b, c, d, e, f, g, h, i, j"));
+        // Enough commas, but the first one comes before a whole timestamp.
+        assert!(!looks_like(
+            b"2026-11,22 08:15:36.065 UTC,,,28301,,6b02a4a8.6e8d,1,,2026-11-22 08:15:36 UTC,,0,LOG,00000,\"x\""
+        ));
+        // Enough commas after a time that is not a date.
+        assert!(!looks_like(
+            b"Nov 22 08:15:36.065 UTC xx,,,28301,,6b02a4a8.6e8d,1,,2026-11-22 08:15:36 UTC,,0,LOG,00000,\"x\""
+        ));
+        assert!(!looks_like(
+            b"20261122 08:15:36.065 UTC,,,28301,,6b02a4a8.6e8d,1,,2026-11-22 08:15:36 UTC,,0,LOG,00000,\"x\""
+        ));
+        // The fewest commas a csvlog line can have before its message (12).
+        assert!(looks_like(b"2026-11-22 08:15:36.065 UTC,,,28301,,6b02a4a8.6e8d,1,,2026-11-22 08:15:36 UTC,,0,LOG,"));
+        assert!(!looks_like(b"2026-11-22 08:15:36.065 UTC,,,28301,,6b02a4a8.6e8d,1,,2026-11-22 08:15:36 UTC,,0LOG,"));
+    }
+
+    /// A head starts with a record when its first record, quotes respected,
+    /// is dated and has the 23 columns of PostgreSQL 12 or more.
+    #[test]
+    fn a_head_starts_with_a_record_of_23_dated_columns() {
+        // A failed login's user name with line breaks: two commas on the
+        // first physical line, 26 columns in the record.
+        let login = b"2026-11-24 01:02:22.123 UTC,\"x\nx\n2026-01-01 00:00:00.000 Z [1] LOG:  checkpoint starting: wal\n\",\"postgres\",8001,\"127.0.0.1:5000\",6b02a4a8.6e8d,1,\"authentication\",2026-11-24 01:02:22 UTC,3/1,0,FATAL,28P01,\"password authentication failed\",,,,,,,,,\"\",\"client backend\",,0\n";
+        assert!(starts_with_record(login));
+        let pg12 = pg12_record("checkpoint starting: wal");
+        assert!(starts_with_record(pg12.as_bytes()), "23 columns");
+        assert!(!starts_with_record(pg12.replace(",\"\"\n", "\n").as_bytes()), "22 columns");
+        assert!(!starts_with_record(pg12.replacen("2026-11-22", "Nov 22 xx ", 1).as_bytes()), "not dated");
+        assert!(!starts_with_record(pg12.replacen("2026-", "2026/", 1).as_bytes()), "not a date");
+        assert!(!starts_with_record(pg12.replacen("2026", "x026", 1).as_bytes()), "not a year");
+        assert!(!starts_with_record(b"2026-11-22 08:15"), "too short to tell");
+        assert!(!starts_with_record(b""));
     }
 }

@@ -190,6 +190,60 @@ mod tests {
         }
     }
 
+    /// A record comes from a session when it names a user, a database, a
+    /// client host or an application (each alone is enough; an empty value
+    /// is none); lines that are not JSON or hold no severity PostgreSQL
+    /// writes are counted unparsed; a line with several needles is framed
+    /// once; a finished stream's last line needs no newline.
+    #[test]
+    fn sessions_unparsed_lines_and_the_last_line_are_framed_exactly() {
+        let with = |fields: serde_json::Value| {
+            let mut v = json!({"timestamp": "2026-11-22 08:15:41.002 UTC", "pid": 28500, "session_id": "6b02a4a8.6f54",
+                "line_num": 1, "session_start": "2026-11-22 08:15:41 UTC", "txid": 0, "error_severity": "LOG",
+                "message": "checkpoint starting: wal", "backend_type": "client backend", "query_id": 0});
+            v.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
+            format!("{v}\n")
+        };
+        let too_frequent = "{\"timestamp\":\"2026-11-22 08:08:11.535 UTC\",\"pid\":24696,\"session_id\":\"6b02a2e8.6078\",\"line_num\":1,\"session_start\":\"2026-11-22 08:08:08 UTC\",\"txid\":0,\"error_severity\":\"LOG\",\"message\":\"checkpoints are occurring too frequently (3 seconds apart)\",\"hint\":\"Consider increasing the configuration parameter \\\"max_wal_size\\\".\",\"backend_type\":\"checkpointer\",\"query_id\":0}\n";
+        let log = [
+            too_frequent.to_string(),
+            with(json!({"user": "postgres"})),
+            with(json!({"dbname": "postgres"})),
+            with(json!({"remote_host": "[local]"})),
+            with(json!({"application_name": "psql"})),
+            with(json!({"user": "", "dbname": "", "remote_host": "", "application_name": ""})),
+            // A line torn short (no closing brace), then an unknown severity
+            // and none at all.
+            with(json!({})).replace("}\n", "\n"),
+            with(json!({"error_severity": "NOTALEVEL"})),
+            with(json!({"error_severity": null})),
+            event_line("checkpoint starting: time").trim_end().to_string(),
+        ];
+        let at = boundaries(&log);
+        let (records, end, stats) = frame(log.concat().as_bytes(), 1 << 20);
+        let got: Vec<(u64, u64, &str, bool)> =
+            records.iter().map(|r| (r.offset, r.line, r.message.as_str(), r.origin.session)).collect();
+        let wal = "checkpoint starting: wal";
+        assert_eq!(
+            got,
+            [
+                (at[0].offset, 1, "checkpoints are occurring too frequently (3 seconds apart)", false),
+                (at[1].offset, 2, wal, true),
+                (at[2].offset, 3, wal, true),
+                (at[3].offset, 4, wal, true),
+                (at[4].offset, 5, wal, true),
+                (at[5].offset, 6, wal, false),
+                (at[9].offset, 10, "checkpoint starting: time", false),
+            ]
+        );
+        assert_eq!(
+            records[0].hint.as_deref(),
+            Some("Consider increasing the configuration parameter \"max_wal_size\".")
+        );
+        assert_eq!(end, at[10]);
+        assert_eq!((stats.entries, stats.lines, stats.candidates, stats.unparsed, stats.oversized), (10, 10, 10, 3, 0));
+    }
+
     /// A file read while PostgreSQL is writing it, stopped at any byte
     /// (inside a long statement line included) and read on: the rest of a
     /// line is never read as a line of its own.

@@ -224,4 +224,62 @@ mod tests {
         assert!(looks_like(b"Nov  2 08:04:20 db1 postgres[21752]: [3-1] LOG:  starting PostgreSQL 15"));
         assert!(header(b"not syslog").is_none());
     }
+
+    use crate::classify::catalog::Catalog;
+    use crate::frame::prefix::Prefix;
+    use crate::frame::testing::frame_all;
+    use crate::frame::time::TimeContext;
+    use crate::frame::Tail;
+
+    /// rsyslog's file of a server with `log_line_prefix = '%m [%p] '`: a
+    /// message's chunks interleaved with another process's, a HINT and a
+    /// line cut at the chunk size as further chunks, a TAB continuation as
+    /// `#011`, and a message whose `%p` is not its sender's.
+    const LOG: &[&str] = &[
+        "Nov 22 08:04:23 db1 postgres[21760]: [5-1] 2026-11-22 08:04:23.386 UTC [21760] LOG:  checkpoints are occurring too frequently (3 seconds apart)\n",
+        "Nov 22 08:04:23 db1 postgres[21770]: [2-1] 2026-11-22 08:04:23.390 UTC [21770] LOG:  statement: SELECT 1\n",
+        "Nov 22 08:04:23 db1 postgres[21760]: [5-2] 2026-11-22 08:04:23.386 UTC [21760] HINT:  Consider increasing the configuration parameter \"max_wal_size\".\n",
+        "Nov 22 08:04:23 db1 postgres[21760]: [6-1] 2026-11-22 08:04:23.497 UTC [21760] LOG:  checkpoint complete: wrote 25 buffers (0.6%); 0 WAL file(s) added, 1 removed, 0 recycled; write=0.192 s, sync=0.082 s, total=0.344 s; sync files=26, longest=0.078 s, average=0.004 s; distan\n",
+        "Nov 22 08:04:23 db1 postgres[21760]: [6-2] ce=11499 kB, estimate=11499 kB\n",
+        "Nov 22 08:04:25 db1 postgres[30000]: [3-1] 2026-11-22 08:04:25.000 UTC [21760] LOG:  checkpoint starting: wal\n",
+        "Nov 22 08:04:26 db1 postgres[21770]: [3-1] 2026-11-22 08:04:26.000 UTC [21770] LOG:  statement: SELECT 'a\n",
+        "Nov 22 08:04:26 db1 postgres[21770]: [3-2] #011b'\n",
+    ];
+
+    #[test]
+    fn chunks_are_gathered_by_sender_and_sequence_number() {
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        let prefix = Prefix::compile("%m [%p] ", Catalog::global().markers()).unwrap();
+        let data = LOG.concat();
+        let offset = |i: usize| LOG[..i].concat().len() as u64;
+        for (tail, end) in
+            [(Tail::Take, Pos { offset: data.len() as u64, line: 9 }), (Tail::Hold, Pos { offset: offset(6), line: 7 })]
+        {
+            let mut scanner = SyslogScanner::new(StderrScanner::new(prefix.clone(), &time));
+            let (records, reached) = frame_all(&mut scanner, data.as_bytes(), 1 << 20, tail, Pos::START);
+            assert_eq!(reached, end, "{tail:?}");
+            let got: Vec<_> = records
+                .iter()
+                .map(|r| (r.offset, r.line, r.message.as_str(), r.hint.as_deref(), r.origin.pid, r.origin.doubt))
+                .collect();
+            let hint = "Consider increasing the configuration parameter \"max_wal_size\".";
+            let complete = "checkpoint complete: wrote 25 buffers (0.6%); 0 WAL file(s) added, 1 removed, 0 recycled; write=0.192 s, sync=0.082 s, total=0.344 s; sync files=26, longest=0.078 s, average=0.004 s; distance=11499 kB, estimate=11499 kB";
+            assert_eq!(
+                got,
+                [
+                    (0, 1, "checkpoints are occurring too frequently (3 seconds apart)", Some(hint), Some(21760), None),
+                    (offset(3), 4, complete, None, Some(21760), None),
+                    (offset(5), 6, "checkpoint starting: wal", None, Some(21760), Some(FOREIGN_PID)),
+                ],
+                "{tail:?}"
+            );
+            let stats = scanner.stats();
+            let (lines, entries) = if tail == Tail::Take { (8, 7) } else { (6, 6) };
+            assert_eq!(
+                (stats.lines, stats.entries, stats.candidates, stats.unparsed),
+                (lines, entries, 3, 0),
+                "{tail:?}"
+            );
+        }
+    }
 }
