@@ -173,20 +173,6 @@ fn changed(what: &str, keys: &[&str]) -> Vec<(String, String, String)> {
 // The server side
 // ---------------------------------------------------------------------------
 
-/// The last line of `path` that sets `name` (1-based).
-fn line_of(path: &Path, name: &str) -> usize {
-    let text = fs::read_to_string(path).unwrap();
-    let found = text.lines().enumerate().filter(|(_, l)| {
-        let l = l.trim_start();
-        l.strip_prefix(name).is_some_and(|rest| rest.starts_with([' ', '=', '\t']))
-    });
-    found.last().map(|(i, _)| i + 1).unwrap_or_else(|| panic!("{name} not set in {}", path.display()))
-}
-
-fn show(pg: &PgCluster, name: &str) -> String {
-    pg.psql(&format!("SHOW {name};")).trim().to_string()
-}
-
 /// The whole server log so far.
 fn log_text(pg: &PgCluster) -> String {
     pg.log_files().iter().map(|f| fs::read_to_string(f).unwrap()).collect()
@@ -204,7 +190,7 @@ fn alter_all(pg: &PgCluster, value: &str) -> Vec<String> {
     let seen = pg.wait_for_log(Duration::from_secs(20), |t| lines.iter().all(|l| t[before..].contains(l.as_str())));
     assert!(seen, "the reload did not log {lines:?}:\n{}", &log_text(pg)[before..]);
     for (name, _) in DURABILITY {
-        assert_eq!(show(pg, name), value, "SHOW {name} after the reload");
+        assert_eq!(pg.show(name), value, "SHOW {name} after the reload");
     }
     let text = log_text(pg);
     lines
@@ -228,7 +214,7 @@ fn durability_off_fires_from_the_conf_files_and_the_log_and_resolves() {
     let mut pg = PgCluster::init(&settings);
     pg.start();
     for (name, _) in DURABILITY {
-        assert_eq!(show(&pg, name), "off", "the server runs with {name} off");
+        assert_eq!(pg.show(name), "off", "the server runs with {name} off");
     }
     let conf = pg.data_dir().join("postgresql.conf");
     let auto = pg.data_dir().join("postgresql.auto.conf");
@@ -244,7 +230,7 @@ fn durability_off_fires_from_the_conf_files_and_the_log_and_resolves() {
     let fired = with_conf.alerts(false);
     assert_eq!(fired.iter().map(brief).collect::<Vec<_>>(), all_durability("firing"), "{fired:#?}");
     for (alert, (name, _)) in fired.iter().zip(DURABILITY) {
-        let line = line_of(&conf, name);
+        let line = support::conf_line_of(&conf, name);
         let source = json!({"kind": "conf_file", "path": conf.display().to_string(), "line": line});
         assert_eq!(alert["figures"], json!({"setting": name, "value": "off", "source": source}), "{alert}");
         assert_eq!(alert["details"][0], format!("{name} = off (from {}:{line}).", conf.display()));
@@ -282,7 +268,7 @@ fn durability_off_fires_from_the_conf_files_and_the_log_and_resolves() {
     assert_eq!(refired.iter().map(brief).collect::<Vec<_>>(), all_durability("firing"), "{refired:#?}");
     for (alert, (name, _)) in refired.iter().zip(DURABILITY) {
         assert!(alert["id"].as_i64() > resolved.iter().filter_map(|a| a["id"].as_i64()).max(), "a new alert");
-        let line = line_of(&auto, name);
+        let line = support::conf_line_of(&auto, name);
         let source = json!({"kind": "conf_file", "path": auto.display().to_string(), "line": line});
         assert_eq!(alert["figures"], json!({"setting": name, "value": "off", "source": source}), "{alert}");
     }

@@ -56,20 +56,6 @@ fn write_conf_d(pg: &PgCluster) -> Files {
     Files { conf: data.join("postgresql.conf"), wal, io, auto: data.join("postgresql.auto.conf") }
 }
 
-/// The last line of `path` that sets `name` (1-based), as the test wrote it.
-fn line_of(path: &Path, name: &str) -> usize {
-    let text = fs::read_to_string(path).unwrap();
-    let found = text.lines().enumerate().filter(|(_, l)| {
-        let l = l.trim_start();
-        l.strip_prefix(name).is_some_and(|rest| rest.starts_with([' ', '=', '\t']))
-    });
-    found.last().map(|(i, _)| i + 1).unwrap_or_else(|| panic!("{name} not set in {}", path.display()))
-}
-
-fn show(pg: &PgCluster, name: &str) -> String {
-    pg.psql(&format!("SHOW {name};")).trim().to_string()
-}
-
 fn import(pg: &PgCluster, db: &Path) {
     let out = walwatch()
         .args(["import", "--db", db.to_str().unwrap(), "--cluster", CLUSTER])
@@ -134,7 +120,7 @@ fn assert_matches_show(pg: &PgCluster, report: &Value) {
     assert_eq!(current.len(), KNOWN.len(), "{report}");
     for name in KNOWN {
         let ours = current[name]["value"].as_str().unwrap_or_else(|| panic!("{name} in {report}"));
-        let server = show(pg, name);
+        let server = pg.show(name);
         let parse = |text: &str| units::parse(name, text, Some(15)).unwrap_or_else(|e| panic!("{name} {text:?}: {e}"));
         assert_eq!(parse(ours), parse(&server), "{name}: walwatch says {ours:?}, SHOW says {server:?}");
     }
@@ -161,8 +147,8 @@ fn settings_match_show_with_their_sources() {
     pg.psql("ALTER SYSTEM SET backend_flush_after = '64kB';");
     pg.stop(StopMode::Fast);
     pg.start();
-    assert_eq!(show(&pg, "backend_flush_after"), "64kB");
-    assert_eq!(show(&pg, "min_wal_size"), "192MB", "the hidden and .txt files are not read");
+    assert_eq!(pg.show("backend_flush_after"), "64kB");
+    assert_eq!(pg.show("min_wal_size"), "192MB", "the hidden and .txt files are not read");
 
     let work = tempfile::Builder::new().prefix("walwatch-settings-").tempdir().unwrap();
     let config = format!(
@@ -179,14 +165,14 @@ fn settings_match_show_with_their_sources() {
     assert_matches_show(&pg, &first);
     let expected = [
         ("wal_segment_size", serde_json::json!({"kind": "config"})),
-        ("max_wal_size", conf_source(&files.conf, line_of(&files.conf, "max_wal_size"))),
-        ("checkpoint_timeout", conf_source(&files.conf, line_of(&files.conf, "checkpoint_timeout"))),
+        ("max_wal_size", conf_source(&files.conf, support::conf_line_of(&files.conf, "max_wal_size"))),
+        ("checkpoint_timeout", conf_source(&files.conf, support::conf_line_of(&files.conf, "checkpoint_timeout"))),
         ("min_wal_size", conf_source(&files.wal, 1)),
         ("checkpoint_completion_target", conf_source(&files.wal, 2)),
         ("commit_delay", conf_source(&files.io, 2)),
         ("checkpoint_flush_after", conf_source(&files.io, 3)),
         ("synchronous_commit", conf_source(&files.io, 4)),
-        ("backend_flush_after", conf_source(&files.auto, line_of(&files.auto, "backend_flush_after"))),
+        ("backend_flush_after", conf_source(&files.auto, support::conf_line_of(&files.auto, "backend_flush_after"))),
         ("checkpoint_warning", default_15()),
         ("fsync", default_15()),
         ("full_page_writes", default_15()),
@@ -230,7 +216,7 @@ fn settings_match_show_with_their_sources() {
     // 3. Read again: the files are newer than the log line and say the same, from auto.conf.
     let (third, _) = settings_with_access(work.path());
     assert_matches_show(&pg, &third);
-    let auto_line = line_of(&files.auto, "max_wal_size");
+    let auto_line = support::conf_line_of(&files.auto, "max_wal_size");
     assert_eq!(source(&third, "max_wal_size"), conf_source(&files.auto, auto_line));
     let timeline = third["timeline"].as_array().unwrap();
     assert_eq!(timeline.len(), 11, "{third}");

@@ -183,6 +183,11 @@ impl PgCluster {
     /// Run SQL through psql (fed on stdin, so a multi-statement script is sent
     /// statement by statement, e.g. a `SET` takes effect for the next line).
     /// Returns stdout in unaligned, tuples-only form; panics on any error.
+    /// `SHOW name`, trimmed.
+    pub fn show(&self, name: &str) -> String {
+        self.psql(&format!("SHOW {name};")).trim().to_string()
+    }
+
     pub fn psql(&self, sql: &str) -> String {
         let mut cmd = self.client_cmd("psql");
         cmd.args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", "postgres", "-f", "-"]);
@@ -498,4 +503,15 @@ pub fn fixture_logs(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = fs::read_dir(dir.join("log")).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();
     files
+}
+
+/// The last line of the PostgreSQL configuration file `path` that sets
+/// `name` (1-based), as the test wrote it.
+pub fn conf_line_of(path: &Path, name: &str) -> usize {
+    let text = fs::read_to_string(path).unwrap();
+    let found = text.lines().enumerate().filter(|(_, l)| {
+        let l = l.trim_start();
+        l.strip_prefix(name).is_some_and(|rest| rest.starts_with([' ', '=', '\t']))
+    });
+    found.last().map(|(i, _)| i + 1).unwrap_or_else(|| panic!("{name} not set in {}", path.display()))
 }
