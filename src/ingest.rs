@@ -10,7 +10,6 @@ use std::time::Instant;
 use thiserror::Error;
 
 use crate::classify::{self, catalog::Catalog, Outcome};
-use crate::event::{Event, EventBody};
 use crate::frame::csvlog::CsvScanner;
 use crate::frame::jsonlog::JsonScanner;
 use crate::frame::prefix::{self, Prefix};
@@ -18,6 +17,7 @@ use crate::frame::stderr::StderrScanner;
 use crate::frame::syslog::{self, SyslogScanner};
 use crate::frame::time::TimeContext;
 use crate::frame::{self, Format, FrameStats, Pos, Record, Scan, Tail};
+use crate::model::event::{Event, EventBody};
 use crate::source::readahead::ReadAhead;
 use crate::source::{Compression, Source, SourceError};
 use crate::store::{SourceRow, SourceSpec, Store, StoreError};

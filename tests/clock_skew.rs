@@ -27,8 +27,10 @@ use serde_json::Value;
 use support::daemon::{append, replace, Workspace};
 use support::smtp::{free_port, SinkOptions, SmtpSink};
 use support::{walwatch, walwatch_json};
-use walwatch::alert::lifecycle::{evaluate_all, Change, Report};
+use walwatch::alert::lifecycle::Change;
+use walwatch::analyze::rules::RuleSet;
 use walwatch::config::Config;
+use walwatch::evaluate::{self, Report};
 use walwatch::store::Store;
 use walwatch::timefmt::rfc3339;
 
@@ -76,7 +78,7 @@ fn import(db: &Path, log: &Path) {
 /// The rules and the alert lifecycle at `now`, on a fresh connection.
 fn evaluate(db: &Path, now: Timestamp) -> Report {
     let mut store = Store::open(db).unwrap();
-    evaluate_all(&mut store, &Config::default(), now).unwrap()
+    evaluate::all(&mut store, &Config::default(), &RuleSet::default(), now).unwrap()
 }
 
 fn rules(changes: &[Change]) -> Vec<&str> {

@@ -245,7 +245,7 @@ fn check_describes_the_clusters() {
     let path = dir.path().join("w.toml");
     let text = "[[cluster]]\nname = \"main\"\nlogs = [\"/var/log/a*\"]\n\n[[cluster]]\nname = \"pgdg\"\ndata_directory = \"/d\"\nlogs = [\"/d/log/*.csv\"]\n";
     fs::write(&path, text).unwrap();
-    let report = config::check(Some(&path)).unwrap();
+    let report = walwatch::cmd::config::check(Some(&path), Path::new("/")).unwrap();
     let head =
         format!("config {} is valid: 2 clusters (main: 1 glob, pgdg: 1 glob + data directory)\n", path.display());
     assert!(report.starts_with(&head), "{report}");
@@ -267,7 +267,7 @@ fn check_describes_the_clusters() {
                     [mail.file]\ndirectory = \"/tmp/x\"\n[webhook]\nurl = \"https://hooks.example.com/T0KEN?x=1\"\n\
                     [alerts.slow_sync]\nenabled = false\n";
     fs::write(&path, format!("{text}{delivery}")).unwrap();
-    let report = config::check(Some(&path)).unwrap();
+    let report = walwatch::cmd::config::check(Some(&path), Path::new("/")).unwrap();
     assert!(
         report.ends_with(
             "alert rules: 7 of 8 enabled; delivery: mail to 2 recipients via .eml files in /tmp/x, \
@@ -277,7 +277,10 @@ fn check_describes_the_clusters() {
     );
 
     fs::write(&path, "[store\n").unwrap();
-    assert!(config::check(Some(&path)).unwrap_err().to_string().starts_with(&format!("{}:1:", path.display())));
+    assert!(walwatch::cmd::config::check(Some(&path), Path::new("/"))
+        .unwrap_err()
+        .to_string()
+        .starts_with(&format!("{}:1:", path.display())));
 }
 
 /// A fake root with Debian logs (current and rotated) and PGDG data
@@ -342,7 +345,7 @@ fn check_without_clusters_reports_discovery() {
     let root = fake_root();
     let path = root.path().join("w.toml");
     fs::write(&path, "").unwrap();
-    let report = config::check_with_root(Some(&path), root.path()).unwrap();
+    let report = walwatch::cmd::config::check(Some(&path), root.path()).unwrap();
     assert!(
         report.contains("is valid: no [[cluster]], so clusters are discovered\ndiscovery found 3 clusters:"),
         "{report}"
@@ -368,7 +371,7 @@ fn a_retired_key_is_accepted_and_reported() {
     let root = fake_root();
     let path = root.path().join("w.toml");
     fs::write(&path, text).unwrap();
-    let report = config::check_with_root(Some(&path), root.path()).unwrap();
+    let report = walwatch::cmd::config::check(Some(&path), root.path()).unwrap();
     assert!(report.contains("\nnote: [daemon] commit_interval is no longer used"), "{report}");
 }
 

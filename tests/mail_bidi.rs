@@ -26,8 +26,9 @@ use serde_json::Value;
 use support::smtp::{free_port, Received, SinkOptions, SmtpSink};
 use support::walwatch;
 use walwatch::alert::deliver;
-use walwatch::alert::{Notice, NoticeKind, Severity, SuggestionText};
+use walwatch::alert::Notice;
 use walwatch::config::{self, Config};
+use walwatch::model::alert::{NoticeKind, Severity, SuggestionText};
 use walwatch::store::Store;
 
 /// The four characters, between letters so that a dropped one would show too.

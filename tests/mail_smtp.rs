@@ -15,8 +15,9 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use support::smtp::{free_port, make_ca, SinkOptions, SinkTls, SmtpSink};
 use walwatch::alert::deliver::{self, DeliverError};
-use walwatch::alert::{Notice, NoticeKind, Severity, SuggestionText};
+use walwatch::alert::Notice;
 use walwatch::config::{self, Config};
+use walwatch::model::alert::{NoticeKind, Severity, SuggestionText};
 use walwatch::store::Store;
 
 const WAIT: Duration = Duration::from_secs(10);

@@ -18,8 +18,9 @@ use jiff::{SignedDuration, Timestamp};
 use serde_json::Value;
 use support::smtp::{free_port, SinkOptions, SmtpSink};
 use walwatch::alert::deliver;
-use walwatch::alert::{Notice, NoticeKind, Severity, SuggestionText};
+use walwatch::alert::Notice;
 use walwatch::config::{self, Config};
+use walwatch::model::alert::{NoticeKind, Severity, SuggestionText};
 use walwatch::store::Store;
 
 fn now() -> Timestamp {

@@ -23,23 +23,13 @@ use std::collections::HashSet;
 
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
-use thiserror::Error;
 
-use crate::alert::{Notice, NoticeKind, Severity};
-use crate::analyze::rules::{self, Finding};
+use crate::alert::Notice;
+use crate::analyze::rules::Finding;
 use crate::config::Config;
+use crate::model::alert::{NoticeKind, Severity};
 use crate::store::alerts::{AlertContent, AlertRow, AlertTx};
 use crate::store::{Store, StoreError};
-
-#[derive(Debug, Error)]
-pub enum LifecycleError {
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error("cannot queue a notification in the outbox: {0}")]
-    Outbox(rusqlite::Error),
-    #[error("the alert pass was stopped")]
-    Stopped,
-}
 
 /// One alert that changed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -68,89 +58,6 @@ pub struct Changes {
     pub notices: Vec<Notice>,
 }
 
-/// One cluster's evaluation: what the rules found and what changed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ClusterReport {
-    pub cluster: String,
-    pub findings: Vec<Finding>,
-    pub changes: Changes,
-}
-
-/// Every cluster's evaluation.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Report {
-    #[serde(serialize_with = "crate::timefmt::serialize")]
-    pub evaluated_at: Timestamp,
-    pub clusters: Vec<ClusterReport>,
-}
-
-/// Runs every enabled rule for every cluster in the store and applies the
-/// findings. The daemon calls this periodically and after commits that
-/// stored checkpoint events; `walwatch analyze` once.
-pub fn evaluate_all(store: &mut Store, config: &Config, now: Timestamp) -> Result<Report, LifecycleError> {
-    let clusters = store.clusters()?;
-    evaluate_clusters(store, config, &clusters, now)
-}
-
-/// [`evaluate_all`] that gives up between clusters once `stop` is raised
-/// (the daemon's stop; a statement running then is cancelled by the caller).
-pub fn evaluate_all_until(
-    store: &mut Store,
-    config: &Config,
-    now: Timestamp,
-    stop: &std::sync::atomic::AtomicBool,
-) -> Result<Report, LifecycleError> {
-    let mut reports = Vec::new();
-    for cluster in store.clusters()? {
-        if stop.load(std::sync::atomic::Ordering::Relaxed) {
-            return Err(LifecycleError::Stopped);
-        }
-        reports.push(evaluate_cluster(store, config, &cluster, now)?);
-    }
-    Ok(Report { evaluated_at: now, clusters: reports })
-}
-
-/// [`evaluate_all`] for the named clusters only.
-pub fn evaluate_clusters(
-    store: &mut Store,
-    config: &Config,
-    clusters: &[String],
-    now: Timestamp,
-) -> Result<Report, LifecycleError> {
-    let mut reports = Vec::with_capacity(clusters.len());
-    for cluster in clusters {
-        reports.push(evaluate_cluster(store, config, cluster, now)?);
-    }
-    Ok(Report { evaluated_at: now, clusters: reports })
-}
-
-/// The rules for one cluster, with its settings and max_wal_size suggestion, then [`apply`].
-pub fn evaluate_cluster(
-    store: &mut Store,
-    config: &Config,
-    cluster: &str,
-    now: Timestamp,
-) -> Result<ClusterReport, LifecycleError> {
-    let settings = crate::settings::current(store, cluster)?;
-    let alerts = &config.alerts;
-    // Sizing reads the whole lookback window: only when a rule will carry its advice.
-    let suggestion = if alerts.forced_checkpoints.enabled || alerts.wal_files_added.enabled {
-        Some(crate::analyze::sizing::suggest(
-            store,
-            cluster,
-            &settings,
-            &config.advice,
-            config.alerts.clock_skew.tolerance,
-            now,
-        )?)
-    } else {
-        None
-    };
-    let findings = rules::evaluate(store, cluster, alerts, &settings, suggestion.as_ref(), now)?;
-    let changes = apply(store, config, cluster, findings.clone(), now)?;
-    Ok(ClusterReport { cluster: cluster.to_string(), findings, changes })
-}
-
 /// Applies one evaluation's findings for `cluster` (see the module documentation).
 pub fn apply(
     store: &mut Store,
@@ -158,7 +65,7 @@ pub fn apply(
     cluster: &str,
     findings: Vec<Finding>,
     now: Timestamp,
-) -> Result<Changes, LifecycleError> {
+) -> Result<Changes, StoreError> {
     let tx = store.alert_tx(cluster)?;
     let open = tx.open_alerts()?;
     let mut changes = Changes { cluster: cluster.to_string(), ..Changes::default() };
@@ -191,7 +98,7 @@ fn open_alert(
     finding: &Finding,
     now: Timestamp,
     changes: &mut Changes,
-) -> Result<(), LifecycleError> {
+) -> Result<(), StoreError> {
     let silenced = tx.silenced_until(finding.rule, now)?.is_some();
     let id = tx.insert(&content(finding), now, !silenced)?;
     let change = change(id, finding);
@@ -211,7 +118,7 @@ fn keep_alert(
     finding: &Finding,
     now: Timestamp,
     changes: &mut Changes,
-) -> Result<(), LifecycleError> {
+) -> Result<(), StoreError> {
     tx.refresh(alert.id, &content(finding), now)?;
     let change = change(alert.id, finding);
     if tx.silenced_until(finding.rule, now)?.is_some() {
@@ -243,12 +150,12 @@ fn reminder_due(alert: &AlertRow, config: &Config, now: Timestamp) -> Option<u32
 
 /// Records `notice` and, when a transport is configured, renders and queues
 /// it in the same transaction as the alert change.
-fn queue(tx: &AlertTx<'_>, config: &Config, notice: Notice, changes: &mut Changes) -> Result<(), LifecycleError> {
+fn queue(tx: &AlertTx<'_>, config: &Config, notice: Notice, changes: &mut Changes) -> Result<(), StoreError> {
     // render() returns nothing without a transport; skipping it then also
     // keeps the store usable before any delivery is configured.
     if config.mail.is_some() || config.webhook.is_some() {
         let messages = crate::alert::deliver::render(&notice, config);
-        crate::store::outbox::insert(tx.transaction(), &messages).map_err(LifecycleError::Outbox)?;
+        tx.queue(&messages)?;
     }
     changes.notices.push(notice);
     Ok(())
@@ -313,4 +220,4 @@ fn change_of(a: &AlertRow) -> Change {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

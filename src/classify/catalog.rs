@@ -20,8 +20,8 @@ use std::sync::OnceLock;
 use aho_corasick::{AhoCorasick, MatchKind};
 use regex::Regex;
 
-use crate::event::{CompleteStats, EventBody, PointKind, ShutdownMode};
 use crate::frame::record::{LineLevel, Severity};
+use crate::model::event::{CompleteStats, EventBody, PointKind, ShutdownMode};
 use data::{build_levels, load_translations, FamilyFile};
 use template::{build_pattern, parse_format, substitute, unparsed_prefix};
 

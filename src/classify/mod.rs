@@ -7,8 +7,8 @@ pub mod trust;
 #[cfg(test)]
 mod tests;
 
-use crate::event::EventBody;
 use crate::frame::Record;
+use crate::model::event::EventBody;
 use catalog::{Catalog, Classification};
 
 /// What a record turned out to be.

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Result};
 use jiff::{SignedDuration, Timestamp};
 
-use crate::analyze::rules::RULES;
+use crate::analyze::rules;
 use crate::cli::{AlertsArgs, AlertsCommand, AlertsListArgs, ConfigDbArgs, OutputFormat};
 use crate::output::{self, cell};
 use crate::store::alerts::{AlertRow, SilenceOutcome};
@@ -19,7 +19,7 @@ pub fn run(args: AlertsArgs) -> Result<ExitCode> {
     match args.command {
         None => list(args.list),
         Some(AlertsCommand::Ack { common, id }) => {
-            let (_, path) = super::config_and_db(&common)?;
+            let path = super::config_and_db(&common)?.db;
             let mut store = Store::open_existing(&path)?;
             match store.ack_alert(id, Timestamp::now())? {
                 None => bail!("no alert with id {id} (see `walwatch alerts --all`)"),
@@ -29,12 +29,12 @@ pub fn run(args: AlertsArgs) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(AlertsCommand::Silence { common, rule, cluster, duration }) => {
-            if !RULES.contains(&rule.as_str()) {
-                bail!("unknown rule {rule:?}: the rules are {}", RULES.join(", "));
+            if !rules::ids().any(|id| id == rule) {
+                bail!("unknown rule {rule:?}: the rules are {}", rules::ids().collect::<Vec<_>>().join(", "));
             }
             let length = crate::config::parse_duration(&duration).map_err(|e| anyhow::anyhow!("--for: {e}"))?;
             let length = SignedDuration::try_from(length)?;
-            let (_, path) = super::config_and_db(&common)?;
+            let path = super::config_and_db(&common)?.db;
             let mut store = Store::open_existing(&path)?;
             let now = Timestamp::now();
             let until = now.checked_add(length)?;
@@ -57,14 +57,14 @@ pub fn run(args: AlertsArgs) -> Result<ExitCode> {
 
 /// Queues a test notice and sends it at once; the outcome per channel on stdout.
 fn test_mail(common: &ConfigDbArgs) -> Result<ExitCode> {
-    let (config, path) = super::config_and_db(common)?;
+    let super::Loaded { config, db: path, .. } = super::config_and_db(common)?;
     let mut store = Store::open(&path)?;
     println!("{}", crate::alert::deliver::test_mail(&mut store, &config, Timestamp::now())?);
     Ok(ExitCode::SUCCESS)
 }
 
 fn list(args: AlertsListArgs) -> Result<ExitCode> {
-    let (_, path) = super::config_and_db(&args.common)?;
+    let path = super::config_and_db(&args.common)?.db;
     let store = Store::open_read_only(&path)?;
     super::clusters(&store, args.cluster.as_deref())?;
     let rows = store.alerts(args.cluster.as_deref(), args.all)?;

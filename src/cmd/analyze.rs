@@ -7,14 +7,15 @@ use std::process::ExitCode;
 use anyhow::Result;
 use jiff::Timestamp;
 
-use crate::alert::lifecycle::{self, Change, Report};
+use crate::alert::lifecycle::Change;
 use crate::cli::{AnalyzeArgs, SummaryFormat};
 use crate::config::Config;
+use crate::evaluate::{self, Report};
 use crate::output;
 use crate::store::Store;
 
 pub fn run(args: AnalyzeArgs) -> Result<ExitCode> {
-    let (config, path) = super::config_and_db(&args.common)?;
+    let super::Loaded { config, rules, db: path } = super::config_and_db(&args.common)?;
     let mut store = Store::open_existing(&path)?;
     let now = Timestamp::now();
     let clusters = super::clusters(&store, args.cluster.as_deref())?;
@@ -22,7 +23,7 @@ pub fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     for cluster in config.clusters.iter().filter(|c| clusters.contains(&c.name)) {
         crate::settings::refresh(&mut store, cluster, now)?;
     }
-    let report = lifecycle::evaluate_clusters(&mut store, &config, &clusters, now)?;
+    let report = evaluate::clusters(&mut store, &config, &rules, &clusters, now)?;
     if !args.no_send {
         // Messages are queued at their render time, just after `now`.
         send(&mut store, &config, Timestamp::now())?;

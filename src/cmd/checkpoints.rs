@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Result};
 
 use crate::cli::{CheckpointsArgs, OutputFormat};
-use crate::event::TRIGGERS;
+use crate::model::event::TRIGGERS;
 use crate::output::{self, cell};
 use crate::store::query::CheckpointRow;
 use crate::store::Store;

@@ -3,7 +3,7 @@
 mod alerts;
 mod analyze;
 mod checkpoints;
-mod config;
+pub mod config;
 mod import;
 mod run;
 mod settings;
@@ -16,6 +16,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
+use crate::analyze::rules::RuleSet;
 use crate::cli::{Cli, Command, ConfigDbArgs, DbArg, WindowArgs};
 use crate::config::Config;
 use crate::store::query::Filter;
@@ -89,17 +90,25 @@ fn db_path(arg: &DbArg) -> PathBuf {
     arg.db.clone().unwrap_or_else(crate::store::default_path)
 }
 
-/// The configuration (built-in defaults when the default file is absent) and
-/// the store it names: `--db` wins, then the config file's `[store] path`,
-/// then the per-user default.
-fn config_and_db(args: &ConfigDbArgs) -> Result<(Config, PathBuf)> {
+/// A command's configuration, its alert rules and its store.
+struct Loaded {
+    config: Config,
+    rules: RuleSet,
+    db: PathBuf,
+}
+
+/// The configuration (built-in defaults when the default file is absent),
+/// its rules' `[alerts.<id>]` tables read, and the store it names: `--db`
+/// wins, then the config file's `[store] path`, then the per-user default.
+fn config_and_db(args: &ConfigDbArgs) -> Result<Loaded> {
     let (config, source) = crate::config::load_or_default(args.config.as_deref())?;
+    let rules = RuleSet::configure(&config.alerts)?;
     let db = match (&args.db.db, source) {
         (Some(db), _) => db.clone(),
         (None, crate::config::Source::File(_)) => config.store.path.clone(),
         (None, crate::config::Source::Defaults(_)) => crate::store::default_path(),
     };
-    Ok((config, db))
+    Ok(Loaded { config, rules, db })
 }
 
 /// The clusters a command covers: `--cluster`, else every cluster in the store.

@@ -32,7 +32,7 @@ struct ClusterSettings {
 }
 
 pub fn run(args: SettingsArgs) -> Result<ExitCode> {
-    let (config, db) = super::config_and_db(&args.common)?;
+    let super::Loaded { config, db, .. } = super::config_and_db(&args.common)?;
     let configured: Vec<&config::ClusterConfig> =
         config.clusters.iter().filter(|c| args.cluster.as_ref().is_none_or(|only| &c.name == only)).collect();
     let store = if configured.is_empty() { Store::open_read_only(&db)? } else { refreshed(&db, &configured)? };

@@ -8,11 +8,11 @@ use anyhow::Result;
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
+use crate::analyze::rules::ClockSkew;
 use crate::analyze::rules::{ahead_text, human_duration};
 use crate::classify::catalog::Catalog;
 use crate::classify::trust::residual_risk;
 use crate::cli::{StatusArgs, SummaryFormat};
-use crate::config::ClockSkewRule;
 use crate::frame::prefix::Prefix;
 use crate::output::{self, cell};
 use crate::store::daemon::{ClusterStatus, Heartbeat};
@@ -57,14 +57,14 @@ struct FileReport {
 }
 
 pub fn run(args: StatusArgs) -> Result<ExitCode> {
-    let (config, db) = super::config_and_db(&args.common)?;
+    let super::Loaded { rules, db, .. } = super::config_and_db(&args.common)?;
     let store = Store::open_read_only(&db)?;
     let heartbeat = store.last_heartbeat()?;
     let now = Timestamp::now();
     let mut clusters = Vec::new();
     for c in store.cluster_status(args.cluster.as_deref())? {
         let mut r = report(c);
-        dated_ahead(&store, &mut r, &config.alerts.clock_skew, now)?;
+        dated_ahead(&store, &mut r, rules.get::<ClockSkew>(), now)?;
         trust(&store, &mut r, now)?;
         clusters.push(r);
     }
@@ -131,7 +131,7 @@ fn trust(store: &Store, r: &mut ClusterReport, now: Timestamp) -> Result<()> {
 /// clock when read: never the "last event" (one line dated 2099 would hide
 /// when the log really stopped), and a warning while any was read within
 /// the rule's window.
-fn dated_ahead(store: &Store, r: &mut ClusterReport, rule: &ClockSkewRule, now: Timestamp) -> Result<()> {
+fn dated_ahead(store: &Store, r: &mut ClusterReport, rule: &ClockSkew, now: Timestamp) -> Result<()> {
     r.last_event_at = store.log_times(&r.name, rule.tolerance)?.newest.map(rfc3339);
     let since = now.checked_sub(SignedDuration::try_from(rule.window)?).unwrap_or(Timestamp::MIN);
     if let Some(a) = store.dated_ahead(&r.name, rule.tolerance, since)? {

@@ -13,7 +13,7 @@ use crate::output;
 use crate::store::Store;
 
 pub fn run(args: SuggestArgs) -> Result<ExitCode> {
-    let (config, db) = super::config_and_db(&args.common)?;
+    let super::Loaded { config, rules, db } = super::config_and_db(&args.common)?;
     let mut store = Store::open_existing(&db)?;
     let now = Timestamp::now();
     let clusters = super::clusters(&store, args.cluster.as_deref())?;
@@ -27,14 +27,7 @@ pub fn run(args: SuggestArgs) -> Result<ExitCode> {
             }
         }
         let settings = crate::settings::current(&store, name)?;
-        suggestions.push(sizing::suggest(
-            &store,
-            name,
-            &settings,
-            &config.advice,
-            config.alerts.clock_skew.tolerance,
-            now,
-        )?);
+        suggestions.push(sizing::suggest(&store, name, &settings, &config.advice, rules.clock_skew_tolerance(), now)?);
     }
     let mut out = std::io::stdout().lock();
     match (args.format, args.cluster.is_some()) {

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::cli::{SummaryArgs, SummaryFormat};
-use crate::event::TRIGGERS;
+use crate::model::event::TRIGGERS;
 use crate::output;
 use crate::store::query::{PointCounts, Summary};
 use crate::store::Store;
@@ -18,9 +18,9 @@ use crate::timefmt::rfc3339;
 
 pub fn run(args: SummaryArgs) -> Result<ExitCode> {
     let filter = super::filter(&args.window, None)?;
-    let (config, db) = super::config_and_db(&args.common)?;
+    let super::Loaded { rules, db, .. } = super::config_and_db(&args.common)?;
     let store = Store::open_read_only(&db)?;
-    let summary = store.summary(&filter, config.alerts.clock_skew.tolerance)?;
+    let summary = store.summary(&filter, rules.clock_skew_tolerance())?;
     let mut out = std::io::stdout().lock();
     match args.format {
         SummaryFormat::Json => output::json(&mut out, &summary)?,

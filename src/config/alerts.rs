@@ -1,476 +1,208 @@
-//! `[alerts]`: which rules run, their thresholds, and reminders. One
-//! sub-table per rule id (`[alerts.forced_checkpoints]`, …), each with
-//! `enabled` and its thresholds; the defaults are argued for in
-//! config/walwatch.toml.
+//! `[alerts]`: reminders, and one sub-table per rule id
+//! (`[alerts.forced_checkpoints]`, …).
+//!
+//! This module knows no rule. It keeps the rule tables as written, with
+//! the file's text, and each rule (crate::analyze::rules) reads its own
+//! table with [`RuleTables::read`] into the config type it owns: the error
+//! of a bad value then still points at its file:line:column.
 
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
+use serde::de::{DeserializeOwned, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 use toml::Spanned;
 
 use super::raw::{interval, Problem};
+use super::ConfigError;
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct AlertsSection {
     /// Re-notify an open, unacknowledged alert this often; None: never.
     pub reminder_interval: Option<Duration>,
-    pub forced_checkpoints: ForcedCheckpointsRule,
-    pub too_frequent: TooFrequentRule,
-    pub slow_sync: SlowSyncRule,
-    pub checkpoint_overrun: CheckpointOverrunRule,
-    pub checkpoint_logging_missing: LoggingMissingRule,
-    pub durability_off: DurabilityOffRule,
-    pub wal_files_added: WalFilesAddedRule,
-    pub clock_skew: ClockSkewRule,
+    /// `[alerts.<id>]`, for the rules to read.
+    pub rules: RuleTables,
 }
 
-impl AlertsSection {
-    /// Whether the rule with this id runs; unknown ids do not.
-    pub fn enabled(&self, rule: &str) -> bool {
-        match rule {
-            "forced_checkpoints" => self.forced_checkpoints.enabled,
-            "too_frequent" => self.too_frequent.enabled,
-            "slow_sync" => self.slow_sync.enabled,
-            "checkpoint_overrun" => self.checkpoint_overrun.enabled,
-            "checkpoint_logging_missing" => self.checkpoint_logging_missing.enabled,
-            "durability_off" => self.durability_off.enabled,
-            "wal_files_added" => self.wal_files_added.enabled,
-            "clock_skew" => self.clock_skew.enabled,
-            _ => false,
+/// The `[alerts.<id>]` tables of a file, unread.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RuleTables {
+    /// The whole file, so that a rule's table is read with its spans.
+    text: Arc<str>,
+    path: PathBuf,
+    /// Every `<id>` written, with the span of its key, in file order.
+    ids: Vec<(String, Range<usize>)>,
+}
+
+impl RuleTables {
+    /// Without tables the file is not kept: configs equal in every value compare equal.
+    fn new(text: &str, path: &Path, ids: Vec<(String, Range<usize>)>) -> RuleTables {
+        if ids.is_empty() {
+            return RuleTables::default();
+        }
+        RuleTables { text: text.into(), path: path.to_path_buf(), ids }
+    }
+
+    /// The rule ids that have a table, in file order.
+    pub fn ids(&self) -> impl Iterator<Item = &str> {
+        self.ids.iter().map(|(id, _)| id.as_str())
+    }
+
+    /// `[alerts.<id>]` read as `T` (whose `Deserialize` checks the values);
+    /// None when the file has no such table.
+    pub fn read<T: DeserializeOwned>(&self, id: &str) -> Result<Option<T>, ConfigError> {
+        if !self.ids.iter().any(|(i, _)| i == id) {
+            return Ok(None);
+        }
+        let seed = Descend { path: &["alerts", id], value: PhantomData::<T> };
+        seed.deserialize(toml::Deserializer::new(&self.text))
+            .map_err(|e| super::invalid(&self.text, &self.path, Problem::from_toml(&e)))
+    }
+
+    /// The error for `[alerts.<id>]` when no rule has that id.
+    pub fn unknown(&self, id: &str, known: &[&str]) -> ConfigError {
+        let span = self.ids.iter().find(|(i, _)| i == id).map_or(0..0, |(_, span)| span.clone());
+        let expected: Vec<String> =
+            std::iter::once("reminder_interval").chain(known.iter().copied()).map(|k| format!("`{k}`")).collect();
+        let message = format!("unknown field `{id}`, expected one of {}", expected.join(", "));
+        super::invalid(&self.text, &self.path, Problem { span, message })
+    }
+}
+
+/// Deserializes the value at `path` (keys of nested tables) of a document
+/// and skips the rest, so the value keeps the document's spans.
+struct Descend<'a, T> {
+    path: &'a [&'a str],
+    value: PhantomData<T>,
+}
+
+impl<'de, T: Deserialize<'de>> DeserializeSeed<'de> for Descend<'_, T> {
+    type Value = Option<T>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<T>, D::Error> {
+        if self.path.is_empty() {
+            T::deserialize(deserializer).map(Some)
+        } else {
+            deserializer.deserialize_map(self)
         }
     }
 }
 
-/// `[alerts.forced_checkpoints]`: WAL-triggered checkpoints in a window.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ForcedCheckpointsRule {
-    pub enabled: bool,
-    pub window: Duration,
-    /// At least this many WAL-triggered checkpoints in the window …
-    pub min_count: u32,
-    /// … making at least this share of the WAL- and time-triggered ones.
-    pub min_share: f64,
-}
+impl<'de, T: Deserialize<'de>> Visitor<'de> for Descend<'_, T> {
+    type Value = Option<T>;
 
-impl Default for ForcedCheckpointsRule {
-    fn default() -> Self {
-        ForcedCheckpointsRule { enabled: true, window: Duration::from_secs(3600), min_count: 2, min_share: 0.1 }
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "a table with the key {:?}", self.path[0])
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<T>, A::Error> {
+        let mut found = None;
+        while let Some(key) = map.next_key::<String>()? {
+            if key == self.path[0] {
+                found = map.next_value_seed(Descend { path: &self.path[1..], value: PhantomData::<T> })?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(found)
     }
 }
 
-/// `[alerts.too_frequent]`: any "checkpoints are occurring too frequently" in a window.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TooFrequentRule {
-    pub enabled: bool,
-    pub window: Duration,
-}
-
-impl Default for TooFrequentRule {
-    fn default() -> Self {
-        TooFrequentRule { enabled: true, window: Duration::from_secs(3600) }
-    }
-}
-
-/// `[alerts.slow_sync]`: a checkpoint's sync phase or single-file fsync too long.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SlowSyncRule {
-    pub enabled: bool,
-    pub window: Duration,
-    /// The sync phase (`sync=`) over this many seconds.
-    pub sync_s: f64,
-    /// The longest single-file fsync (`longest=`) over this many seconds.
-    pub longest_file_s: f64,
-}
-
-impl Default for SlowSyncRule {
-    fn default() -> Self {
-        SlowSyncRule { enabled: true, window: Duration::from_secs(3600), sync_s: 5.0, longest_file_s: 2.0 }
-    }
-}
-
-/// `[alerts.checkpoint_overrun]`: a timed checkpoint longer than its schedule.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CheckpointOverrunRule {
-    pub enabled: bool,
-    pub window: Duration,
-    /// Fires when total > checkpoint_timeout × checkpoint_completion_target × slack.
-    pub slack: f64,
-}
-
-impl Default for CheckpointOverrunRule {
-    fn default() -> Self {
-        CheckpointOverrunRule { enabled: true, window: Duration::from_secs(3600), slack: 1.1 }
-    }
-}
-
-/// `[alerts.checkpoint_logging_missing]`: the log grows, no checkpoint line.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LoggingMissingRule {
-    pub enabled: bool,
-    /// No checkpoint line for factor × checkpoint_timeout.
-    pub factor: f64,
-}
-
-impl Default for LoggingMissingRule {
-    fn default() -> Self {
-        LoggingMissingRule { enabled: true, factor: 3.0 }
-    }
-}
-
-/// `[alerts.durability_off]`: fsync / full_page_writes off (critical), synchronous_commit off (info).
-#[derive(Debug, Clone, PartialEq)]
-pub struct DurabilityOffRule {
-    pub enabled: bool,
-    /// Also report synchronous_commit = off (an informational alert).
-    pub synchronous_commit: bool,
-}
-
-impl Default for DurabilityOffRule {
-    fn default() -> Self {
-        DurabilityOffRule { enabled: true, synchronous_commit: true }
-    }
-}
-
-/// `[alerts.wal_files_added]`: new WAL files created on most checkpoint cycles.
-#[derive(Debug, Clone, PartialEq)]
-pub struct WalFilesAddedRule {
-    pub enabled: bool,
-    pub window: Duration,
-    /// The share of cycles that added WAL files …
-    pub min_share: f64,
-    /// … over at least this many cycles.
-    pub min_cycles: u32,
-}
-
-impl Default for WalFilesAddedRule {
-    fn default() -> Self {
-        WalFilesAddedRule { enabled: true, window: Duration::from_secs(86_400), min_share: 0.5, min_cycles: 6 }
-    }
-}
-
-/// `[alerts.clock_skew]`: events dated more than `tolerance` ahead of
-/// walwatch's clock when it read them. Their times never end a rule's window
-/// nor count as a log's newest event, whether this alert is enabled or not.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ClockSkewRule {
-    pub enabled: bool,
-    /// How far ahead an event may be dated before it is flagged.
-    pub tolerance: Duration,
-    /// The alert covers the events read this long ago or later.
-    pub window: Duration,
-}
-
-impl ClockSkewRule {
-    /// Above this a wrong log_timezone (whole hours) could pass unflagged.
-    const MAX_TOLERANCE: Duration = Duration::from_secs(3600);
-}
-
-impl Default for ClockSkewRule {
-    fn default() -> Self {
-        ClockSkewRule { enabled: true, tolerance: Duration::from_secs(300), window: Duration::from_secs(86_400) }
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+/// `[alerts]` as written: `reminder_interval`, and the rule tables' keys.
 pub(super) struct RawAlerts {
     reminder_interval: Option<Spanned<String>>,
-    forced_checkpoints: Option<RawForced>,
-    too_frequent: Option<RawTooFrequent>,
-    slow_sync: Option<RawSlowSync>,
-    checkpoint_overrun: Option<RawOverrun>,
-    checkpoint_logging_missing: Option<RawLoggingMissing>,
-    durability_off: Option<RawDurability>,
-    wal_files_added: Option<RawWalFilesAdded>,
-    clock_skew: Option<RawClockSkew>,
+    rule_ids: Vec<(String, Range<usize>)>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawForced {
-    enabled: Option<bool>,
-    window: Option<Spanned<String>>,
-    min_count: Option<Spanned<i64>>,
-    min_share: Option<Spanned<f64>>,
+impl<'de> Deserialize<'de> for RawAlerts {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(RawAlertsVisitor)
+    }
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawTooFrequent {
-    enabled: Option<bool>,
-    window: Option<Spanned<String>>,
-}
+struct RawAlertsVisitor;
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawSlowSync {
-    enabled: Option<bool>,
-    window: Option<Spanned<String>>,
-    sync_s: Option<Spanned<f64>>,
-    longest_file_s: Option<Spanned<f64>>,
-}
+impl<'de> Visitor<'de> for RawAlertsVisitor {
+    type Value = RawAlerts;
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawOverrun {
-    enabled: Option<bool>,
-    window: Option<Spanned<String>>,
-    slack: Option<Spanned<f64>>,
-}
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the [alerts] table")
+    }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawLoggingMissing {
-    enabled: Option<bool>,
-    factor: Option<Spanned<f64>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawDurability {
-    enabled: Option<bool>,
-    synchronous_commit: Option<bool>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawWalFilesAdded {
-    enabled: Option<bool>,
-    window: Option<Spanned<String>>,
-    min_share: Option<Spanned<f64>>,
-    min_cycles: Option<Spanned<i64>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawClockSkew {
-    enabled: Option<bool>,
-    tolerance: Option<Spanned<String>>,
-    window: Option<Spanned<String>>,
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawAlerts, A::Error> {
+        let mut raw = RawAlerts { reminder_interval: None, rule_ids: Vec::new() };
+        while let Some(key) = map.next_key::<Spanned<String>>()? {
+            if key.get_ref() == "reminder_interval" {
+                raw.reminder_interval = Some(map.next_value()?);
+            } else {
+                map.next_value::<IgnoredAny>()?;
+                raw.rule_ids.push((key.get_ref().clone(), key.span()));
+            }
+        }
+        Ok(raw)
+    }
 }
 
 impl RawAlerts {
-    pub fn validate(self) -> Result<AlertsSection, Problem> {
-        let mut a = AlertsSection::default();
-        if let Some(text) = &self.reminder_interval {
-            a.reminder_interval = if text.get_ref() == "off" { None } else { Some(interval(text)?) };
-        }
-        if let Some(r) = self.forced_checkpoints {
-            let d = &mut a.forced_checkpoints;
-            set(&mut d.enabled, r.enabled);
-            window(&mut d.window, &r.window)?;
-            if let Some(n) = &r.min_count {
-                d.min_count = at_least_one(n)?;
-            }
-            if let Some(s) = &r.min_share {
-                d.min_share = share(s)?;
-            }
-        }
-        if let Some(r) = self.too_frequent {
-            set(&mut a.too_frequent.enabled, r.enabled);
-            window(&mut a.too_frequent.window, &r.window)?;
-        }
-        if let Some(r) = self.slow_sync {
-            let d = &mut a.slow_sync;
-            set(&mut d.enabled, r.enabled);
-            window(&mut d.window, &r.window)?;
-            if let Some(s) = &r.sync_s {
-                d.sync_s = positive(s, "sync_s is a number of seconds above 0, e.g. 5.0")?;
-            }
-            if let Some(s) = &r.longest_file_s {
-                d.longest_file_s = positive(s, "longest_file_s is a number of seconds above 0, e.g. 2.0")?;
-            }
-        }
-        if let Some(r) = self.checkpoint_overrun {
-            let d = &mut a.checkpoint_overrun;
-            set(&mut d.enabled, r.enabled);
-            window(&mut d.window, &r.window)?;
-            if let Some(s) = &r.slack {
-                d.slack = within(s, |v| (1.0..=10.0).contains(&v), "slack is a factor from 1 to 10, e.g. 1.1")?;
-            }
-        }
-        if let Some(r) = self.checkpoint_logging_missing {
-            let d = &mut a.checkpoint_logging_missing;
-            set(&mut d.enabled, r.enabled);
-            if let Some(f) = &r.factor {
-                d.factor = within(f, |v| (1.0..=100.0).contains(&v), "factor is from 1 to 100, e.g. 3.0")?;
-            }
-        }
-        if let Some(r) = self.durability_off {
-            set(&mut a.durability_off.enabled, r.enabled);
-            set(&mut a.durability_off.synchronous_commit, r.synchronous_commit);
-        }
-        if let Some(r) = self.wal_files_added {
-            let d = &mut a.wal_files_added;
-            set(&mut d.enabled, r.enabled);
-            window(&mut d.window, &r.window)?;
-            if let Some(s) = &r.min_share {
-                d.min_share = share(s)?;
-            }
-            if let Some(n) = &r.min_cycles {
-                d.min_cycles = at_least_one(n)?;
-            }
-        }
-        if let Some(r) = self.clock_skew {
-            a.clock_skew = r.validate()?;
+    /// The section, its rule tables kept with the file's `text` for the rules to read.
+    pub fn validate(self, text: &str, path: &Path) -> Result<AlertsSection, Problem> {
+        let mut a = AlertsSection { rules: RuleTables::new(text, path, self.rule_ids), ..AlertsSection::default() };
+        if let Some(value) = &self.reminder_interval {
+            a.reminder_interval = if value.get_ref() == "off" { None } else { Some(interval(value)?) };
         }
         Ok(a)
     }
 }
 
-impl RawClockSkew {
-    fn validate(self) -> Result<ClockSkewRule, Problem> {
-        let mut d = ClockSkewRule::default();
-        set(&mut d.enabled, self.enabled);
-        window(&mut d.window, &self.window)?;
-        if let Some(text) = &self.tolerance {
-            d.tolerance = interval(text)?;
-            if d.tolerance > ClockSkewRule::MAX_TOLERANCE {
-                let message = "tolerance is at most \"1h\" (a wrong log_timezone is off by whole hours), e.g. \"5m\"";
-                return Err(Problem::at(text, format!("{message}, not {:?}", text.get_ref())));
-            }
+/// Serde helpers for the values of rule tables, with the messages the rest
+/// of the file uses; an error points at the value.
+pub mod value {
+    use std::time::Duration;
+
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::config::duration;
+
+    /// A duration written "1h", "30m", "7d".
+    pub mod interval {
+        use super::*;
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+            let text = String::deserialize(d)?;
+            duration::parse_duration(&text).map_err(D::Error::custom)
         }
-        Ok(d)
-    }
-}
 
-fn set<T>(slot: &mut T, value: Option<T>) {
-    if let Some(v) = value {
-        *slot = v;
-    }
-}
-
-fn window(slot: &mut Duration, text: &Option<Spanned<String>>) -> Result<(), Problem> {
-    if let Some(text) = text {
-        *slot = interval(text)?;
-    }
-    Ok(())
-}
-
-fn at_least_one(n: &Spanned<i64>) -> Result<u32, Problem> {
-    let v = *n.get_ref();
-    u32::try_from(v).ok().filter(|v| *v >= 1).ok_or_else(|| Problem::at(n, format!("must be at least 1, not {v}")))
-}
-
-fn share(value: &Spanned<f64>) -> Result<f64, Problem> {
-    within(value, |v| v > 0.0 && v <= 1.0, "a share is above 0 and at most 1, e.g. 0.5")
-}
-
-fn positive(value: &Spanned<f64>, message: &str) -> Result<f64, Problem> {
-    within(value, |v| v > 0.0, message)
-}
-
-fn within(value: &Spanned<f64>, ok: impl Fn(f64) -> bool, message: &str) -> Result<f64, Problem> {
-    let v = *value.get_ref();
-    if v.is_finite() && ok(v) {
-        Ok(v)
-    } else {
-        Err(Problem::at(value, format!("{message}, not {v}")))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::path::Path;
-
-    use crate::config::{parse, ConfigError};
-
-    use super::*;
-
-    fn alerts(text: &str) -> Result<AlertsSection, ConfigError> {
-        parse(text, Path::new("w.toml")).map(|c| c.alerts)
+        pub fn serialize<S: Serializer>(value: &Duration, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_str(&duration::format_duration(*value))
+        }
     }
 
-    fn error(text: &str) -> String {
-        alerts(text).unwrap_err().to_string()
+    /// An integer of at least 1.
+    pub fn at_least_one<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+        let v = i64::deserialize(d)?;
+        u32::try_from(v)
+            .ok()
+            .filter(|v| *v >= 1)
+            .ok_or_else(|| D::Error::custom(format!("must be at least 1, not {v}")))
     }
 
-    #[test]
-    fn defaults_when_absent_or_empty() {
-        assert_eq!(alerts("").unwrap(), AlertsSection::default());
-        assert_eq!(alerts("[alerts]\n").unwrap(), AlertsSection::default());
-        let d = AlertsSection::default();
-        assert_eq!(d.reminder_interval, None);
-        assert!(d.enabled("forced_checkpoints") && d.enabled("wal_files_added"));
-        assert!(!d.enabled("no_such_rule"));
+    /// A share: above 0, at most 1.
+    pub fn share<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        within(d, |v| v > 0.0 && v <= 1.0, "a share is above 0 and at most 1, e.g. 0.5")
     }
 
-    #[test]
-    fn reads_every_key() {
-        let a = alerts(
-            "[alerts]\nreminder_interval = \"4h\"\n\
-             [alerts.forced_checkpoints]\nenabled = false\nwindow = \"30m\"\nmin_count = 3\nmin_share = 0.25\n\
-             [alerts.too_frequent]\nwindow = \"2h\"\n\
-             [alerts.slow_sync]\nsync_s = 1.5\nlongest_file_s = 0.5\nwindow = \"10m\"\n\
-             [alerts.checkpoint_overrun]\nslack = 1.0\n\
-             [alerts.checkpoint_logging_missing]\nfactor = 4.0\n\
-             [alerts.durability_off]\nsynchronous_commit = false\n\
-             [alerts.wal_files_added]\nmin_share = 0.75\nmin_cycles = 10\nwindow = \"7d\"\n\
-             [alerts.clock_skew]\nenabled = false\ntolerance = \"30s\"\nwindow = \"2h\"\n",
-        )
-        .unwrap();
-        assert_eq!(a.reminder_interval, Some(Duration::from_secs(4 * 3600)));
-        assert_eq!(
-            a.forced_checkpoints,
-            ForcedCheckpointsRule { enabled: false, window: Duration::from_secs(1800), min_count: 3, min_share: 0.25 }
-        );
-        assert!(!a.enabled("forced_checkpoints"));
-        assert_eq!(a.too_frequent.window, Duration::from_secs(7200));
-        assert_eq!(
-            a.slow_sync,
-            SlowSyncRule { enabled: true, window: Duration::from_secs(600), sync_s: 1.5, longest_file_s: 0.5 }
-        );
-        assert_eq!(a.checkpoint_overrun.slack, 1.0);
-        assert_eq!(a.checkpoint_logging_missing.factor, 4.0);
-        assert!(!a.durability_off.synchronous_commit);
-        assert_eq!(
-            a.wal_files_added,
-            WalFilesAddedRule {
-                enabled: true,
-                window: Duration::from_secs(7 * 86_400),
-                min_share: 0.75,
-                min_cycles: 10
-            }
-        );
-        assert_eq!(
-            a.clock_skew,
-            ClockSkewRule { enabled: false, tolerance: Duration::from_secs(30), window: Duration::from_secs(7200) }
-        );
-        assert!(!a.enabled("clock_skew"));
-        assert_eq!(alerts("[alerts]\nreminder_interval = \"off\"\n").unwrap().reminder_interval, None);
-    }
-
-    #[test]
-    fn errors_point_at_the_value() {
-        assert_eq!(
-            error("[alerts]\n[alerts.forced_checkpoints]\nmin_share = 1.5\n"),
-            "w.toml:3:13: alerts.forced_checkpoints.min_share: a share is above 0 and at most 1, e.g. 0.5, not 1.5"
-        );
-        // Without the [alerts] header the position is still exact (config/position.rs names no key then).
-        assert!(error("[alerts.forced_checkpoints]\nmin_share = 1.5\n").starts_with("w.toml:2:13: "));
-        assert_eq!(
-            error("[alerts]\n[alerts.wal_files_added]\nmin_cycles = 0\n"),
-            "w.toml:3:14: alerts.wal_files_added.min_cycles: must be at least 1, not 0"
-        );
-        let e = error("[alerts]\nreminder_interval = \"soon\"\n");
-        assert!(e.starts_with("w.toml:2:21: alerts.reminder_interval: invalid duration \"soon\""), "{e}");
-        let e = error("[alerts.slow_sync]\nsync = 5.0\n");
-        assert!(e.starts_with("w.toml:2:1: ") && e.contains("unknown field `sync`"), "{e}");
-        let e = error("[alerts.no_such_rule]\nenabled = true\n");
-        assert!(e.contains("unknown field `no_such_rule`"), "{e}");
-        let e = error("[alerts.checkpoint_overrun]\nslack = 0.5\n");
-        assert!(e.ends_with("slack is a factor from 1 to 10, e.g. 1.1, not 0.5"), "{e}");
-        assert_eq!(
-            error("[alerts]\n[alerts.clock_skew]\ntolerance = \"2h\"\n"),
-            "w.toml:3:13: alerts.clock_skew.tolerance: tolerance is at most \"1h\" (a wrong log_timezone is off by whole hours), e.g. \"5m\", not \"2h\""
-        );
-        assert_eq!(
-            alerts("[alerts.clock_skew]\ntolerance = \"1h\"\n").unwrap().clock_skew.tolerance,
-            Duration::from_secs(3600)
-        );
-        let e = error("[alerts]\n[alerts.clock_skew]\ntolerance = \"0s\"\n");
-        assert!(e.contains("alerts.clock_skew.tolerance: duration \"0s\" must be positive"), "{e}");
-        let e = error("[alerts]\n[alerts.slow_sync]\nsync_s = -1.0\n");
-        assert!(e.contains("alerts.slow_sync.sync_s: sync_s is a number of seconds above 0"), "{e}");
+    /// A finite number for which `ok` holds, else `message` and the value.
+    pub fn within<'de, D: Deserializer<'de>>(d: D, ok: impl Fn(f64) -> bool, message: &str) -> Result<f64, D::Error> {
+        let v = f64::deserialize(d)?;
+        if v.is_finite() && ok(v) {
+            Ok(v)
+        } else {
+            Err(D::Error::custom(format!("{message}, not {v}")))
+        }
     }
 }

@@ -15,10 +15,7 @@ mod position;
 mod raw;
 
 pub use advice::AdviceSection;
-pub use alerts::{
-    AlertsSection, CheckpointOverrunRule, ClockSkewRule, DurabilityOffRule, ForcedCheckpointsRule, LoggingMissingRule,
-    SlowSyncRule, TooFrequentRule, WalFilesAddedRule,
-};
+pub use alerts::{value, AlertsSection, RuleTables};
 pub use mail::{MailSection, MailTransport, PasswordSource, Retry, SmtpSecurity, SmtpSettings, WebhookSection};
 
 use std::collections::BTreeMap;
@@ -229,13 +226,15 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
 
 /// Parses and validates `text`; `path` only names the file in errors.
 pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
-    let invalid = |problem: raw::Problem| {
-        let (line, column) = position::line_column(text, problem.span.start);
-        let key = position::key_path(text, problem.span.start);
-        ConfigError::Invalid { path: path.to_path_buf(), line, column, key, message: problem.message }
-    };
-    let raw: raw::RawConfig = toml::from_str(text).map_err(|e| invalid(raw::Problem::from_toml(&e)))?;
-    raw.validate().map_err(invalid)
+    let raw: raw::RawConfig = toml::from_str(text).map_err(|e| invalid(text, path, raw::Problem::from_toml(&e)))?;
+    raw.validate(text, path).map_err(|problem| invalid(text, path, problem))
+}
+
+/// `problem` as the error a user reads: file:line:column and the key.
+fn invalid(text: &str, path: &Path, problem: raw::Problem) -> ConfigError {
+    let (line, column) = position::line_column(text, problem.span.start);
+    let key = position::key_path(text, problem.span.start);
+    ConfigError::Invalid { path: path.to_path_buf(), line, column, key, message: problem.message }
 }
 
 /// `--config PATH` (must exist) or the default path, which may be absent:
@@ -257,20 +256,9 @@ pub fn load_or_default_at(path: Option<&Path>, default: &Path) -> Result<(Config
     }
 }
 
-/// `walwatch config check [--config PATH]`: validates and describes the
-/// configuration, including what discovery finds when no cluster is given.
-pub fn check(path: Option<&Path>) -> Result<String, ConfigError> {
-    check_with_root(path, Path::new("/"))
-}
-
-/// [`check`] with discovery under `root` instead of `/` (for tests).
-pub fn check_with_root(path: Option<&Path>, root: &Path) -> Result<String, ConfigError> {
-    let (config, source) = load_or_default(path)?;
-    Ok(describe(&config, &source, root))
-}
-
-/// The human report of `config check`.
-fn describe(config: &Config, source: &Source, root: &Path) -> String {
+/// The human report of `config check`, but for the alert rules, which
+/// this module does not know (`walwatch config check` adds them).
+pub fn describe(config: &Config, source: &Source, root: &Path) -> String {
     let mut out = match source {
         Source::File(p) => format!("config {} is valid", p.display()),
         Source::Defaults(p) => format!("no config file at {}: using the defaults", p.display()),
@@ -295,30 +283,7 @@ fn describe(config: &Config, source: &Source, root: &Path) -> String {
     for note in &daemon.retired {
         out.push_str(&format!("note: {note}\n"));
     }
-    out.push_str(&alerting_line(config));
     out
-}
-
-/// Which rules run and where their notices go.
-fn alerting_line(config: &Config) -> String {
-    let rules = crate::analyze::rules::RULES;
-    let enabled: Vec<&str> = rules.iter().copied().filter(|r| config.alerts.enabled(r)).collect();
-    let mut sinks = Vec::new();
-    if let Some(mail) = &config.mail {
-        let how = match &mail.transport {
-            MailTransport::Smtp(smtp) => format!("smtp {}:{}", smtp.host, smtp.port),
-            MailTransport::Sendmail { command } => format!("sendmail {}", command.display()),
-            MailTransport::File { directory } => format!(".eml files in {}", directory.display()),
-        };
-        sinks.push(format!("mail to {} via {how}", plural(mail.to.len(), "recipient")));
-    }
-    if let Some(webhook) = &config.webhook {
-        // Only the origin: a webhook URL often carries its token in the path or query.
-        let origin = webhook.url.splitn(4, '/').take(3).collect::<Vec<_>>().join("/");
-        sinks.push(format!("webhook {origin}/…"));
-    }
-    let delivery = if sinks.is_empty() { "none: alerts are kept in the store".to_string() } else { sinks.join(", ") };
-    format!("alert rules: {} of {} enabled; delivery: {delivery}\n", enabled.len(), rules.len())
 }
 
 /// "main: 1 glob" / "15: data directory"
@@ -333,7 +298,7 @@ fn short_description(cluster: &ClusterConfig) -> String {
     format!("{}: {}", cluster.name, parts.join(" + "))
 }
 
-fn plural(n: usize, what: &str) -> String {
+pub(crate) fn plural(n: usize, what: &str) -> String {
     if n == 1 {
         format!("1 {what}")
     } else {

@@ -80,7 +80,8 @@ struct RawCluster {
 }
 
 impl RawConfig {
-    pub fn validate(self) -> Result<Config, Problem> {
+    /// `text` and `path` are the file's, kept for the rules' tables.
+    pub fn validate(self, text: &str, path: &Path) -> Result<Config, Problem> {
         let store = self.store.map(RawStore::validate).transpose()?.unwrap_or_default();
         let daemon = self.daemon.map(RawDaemon::validate).transpose()?.unwrap_or_default();
         let mut names = HashSet::new();
@@ -96,7 +97,7 @@ impl RawConfig {
             clusters.push(cluster);
         }
         let advice = self.advice.map(RawAdvice::validate).transpose()?.unwrap_or_default();
-        let alerts = self.alerts.map(RawAlerts::validate).transpose()?.unwrap_or_default();
+        let alerts = self.alerts.map(|a| a.validate(text, path)).transpose()?.unwrap_or_default();
         let mail = self.mail.map(RawMail::validate).transpose()?;
         let webhook = self.webhook.map(RawWebhook::validate).transpose()?;
         Ok(Config { store, daemon, clusters, advice, alerts, mail, webhook })

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 
+use crate::analyze::rules::RuleSet;
 use crate::config::{ClusterConfig, Config};
 use crate::store::Store;
 
@@ -81,6 +82,7 @@ impl Alerting {
     pub fn after_poll<'a>(
         &mut self,
         config: &Config,
+        rules: &RuleSet,
         clusters: impl Iterator<Item = &'a ClusterConfig>,
         stored: u64,
         behind: bool,
@@ -98,7 +100,11 @@ impl Alerting {
             return;
         }
         let settings = since(self.last_settings) >= SETTINGS_EVERY;
-        let job = Job { config: config.clone(), settings_of: settings.then(|| clusters.cloned().collect()) };
+        let job = Job {
+            config: config.clone(),
+            rules: rules.clone(),
+            settings_of: settings.then(|| clusters.cloned().collect()),
+        };
         if analyst.run(job) {
             if settings {
                 self.last_settings = Some(Instant::now());
@@ -134,6 +140,7 @@ impl Alerting {
 /// One alert pass: settings first when due (`settings_of`), then the rules.
 struct Job {
     config: Config,
+    rules: RuleSet,
     settings_of: Option<Vec<ClusterConfig>>,
 }
 
@@ -201,7 +208,7 @@ fn pass(store: &mut Store, job: &Job, stop: &AtomicBool) {
         refresh_settings(store, clusters, stop);
     }
     let started = Instant::now();
-    match crate::alert::lifecycle::evaluate_all_until(store, &job.config, Timestamp::now(), stop) {
+    match crate::evaluate::all_until(store, &job.config, &job.rules, Timestamp::now(), stop) {
         Ok(report) => {
             let fired: usize = report.clusters.iter().map(|c| c.changes.fired.len()).sum();
             let ms = started.elapsed().as_millis() as u64;

@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use jiff::Timestamp;
 
+use crate::analyze::rules::RuleSet;
 use crate::config::{self, Config};
 use crate::store::lock::DaemonLock;
 use crate::store::Store;
@@ -43,6 +44,7 @@ const ROUND: Duration = Duration::from_millis(250);
 struct Daemon {
     config_path: Option<PathBuf>,
     config: Config,
+    rules: RuleSet,
     store: Store,
     followers: Vec<Follower>,
     wake: Wakeups,
@@ -61,6 +63,7 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
     // Signal handlers first: a SIGHUP or SIGTERM during start-up must not kill us.
     let wake = Wakeups::new().context("cannot set up signal handling")?;
     let (config, source) = config::load_or_default(config_path)?;
+    let rules = RuleSet::configure(&config.alerts)?;
     let db = store_override.map(Path::to_path_buf).unwrap_or_else(|| store_path(&config));
     // Reading our own store as a log would feed itself: refuse to start.
     config::check_store_not_followed(&config, &db)?;
@@ -78,6 +81,7 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
     let mut daemon = Daemon {
         config_path: config_path.map(Path::to_path_buf),
         config,
+        rules,
         store,
         followers,
         wake,
@@ -182,7 +186,7 @@ impl Daemon {
             notify::status(&status);
         }
         let clusters = self.followers.iter().map(Follower::config);
-        self.alerting.after_poll(&self.config, clusters, stored, self.behind);
+        self.alerting.after_poll(&self.config, &self.rules, clusters, stored, self.behind);
         self.beat();
     }
 
@@ -201,10 +205,8 @@ impl Daemon {
     /// SIGHUP: a new config; clusters added or removed without a restart.
     fn reload(&mut self) {
         notify::reloading();
-        let loaded = config::load_or_default(self.config_path.as_deref())
-            .and_then(|(c, _)| config::check_store_not_followed(&c, self.store.path()).map(|()| c));
-        match loaded {
-            Ok(config) => {
+        match self.load() {
+            Ok((config, rules)) => {
                 let clusters = follow::clusters(&config);
                 // Keep followers whose cluster did not change: they hold open files.
                 let mut kept: Vec<Follower> = Vec::new();
@@ -218,6 +220,7 @@ impl Daemon {
                 self.followers = kept;
                 self.alerting.reload(self.store.path(), &config);
                 self.config = config;
+                self.rules = rules;
                 self.rewatch();
                 self.behind = true;
                 tracing::info!(clusters = self.followers.len(), "Reloaded the configuration.");
@@ -225,6 +228,15 @@ impl Daemon {
             Err(e) => tracing::error!(error = %e, "Keeping the old configuration: the new one is invalid."),
         }
         notify::ready(&self.status_line());
+    }
+
+    /// The config at the path the daemon started with, its rules read, and
+    /// checked against the store.
+    fn load(&self) -> anyhow::Result<(Config, RuleSet)> {
+        let (config, _) = config::load_or_default(self.config_path.as_deref())?;
+        let rules = RuleSet::configure(&config.alerts)?;
+        config::check_store_not_followed(&config, self.store.path())?;
+        Ok((config, rules))
     }
 
     fn rewatch(&mut self) {

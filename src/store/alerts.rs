@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use super::query::{CheckpointRow, Filter};
 use super::write::micros;
 use super::{Store, StoreError};
-use crate::alert::{Severity, SuggestionText};
+use crate::model::alert::{Severity, SuggestionText};
 
 fn ts(v: Option<i64>) -> Option<Timestamp> {
     v.and_then(|us| Timestamp::from_microsecond(us).ok())
@@ -314,9 +314,9 @@ impl AlertTx<'_> {
         StoreError::Sql { path: self.path.clone(), source }
     }
 
-    /// For crate::store::outbox::insert, so notices commit with the alert change.
-    pub fn transaction(&self) -> &Transaction<'_> {
-        &self.tx
+    /// Queues rendered notices in the outbox, so they commit with the alert change.
+    pub fn queue(&self, messages: &[super::outbox::NewMessage]) -> Result<(), StoreError> {
+        super::outbox::insert(&self.tx, messages).map_err(|e| self.sql(e))
     }
 
     pub fn cluster(&self) -> &str {

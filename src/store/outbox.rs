@@ -6,15 +6,31 @@ use jiff::Timestamp;
 use rusqlite::{params, OptionalExtension};
 
 use super::{Store, StoreError};
-use crate::alert::deliver::{Channel, NewMessage};
+use crate::model::alert::{Channel, NoticeKind};
 
 #[cfg(test)]
 mod tests;
 
+/// A rendered message to queue (delivery renders it, the outbox keeps it). `message_id` is stable for a
+/// given (alert, notice kind, sequence), so a re-send is the same message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewMessage {
+    pub alert_id: Option<i64>,
+    pub notice: NoticeKind,
+    pub channel: Channel,
+    /// The mail's Message-ID (`<…@host>`); `webhook:<…@host>` for the
+    /// webhook copy (the outbox key is unique across channels).
+    pub message_id: String,
+    /// RFC 5322 text for mail, JSON for the webhook.
+    pub payload: String,
+    /// When it was rendered: created_at, and the first attempt is due then.
+    pub queued_at: Timestamp,
+}
+
 /// Queues `messages` inside the caller's transaction (the one that changes
 /// the alert), so an alert change and its notification commit together.
 /// A message whose Message-ID is already queued is not queued again.
-pub fn insert(tx: &rusqlite::Transaction<'_>, messages: &[NewMessage]) -> rusqlite::Result<()> {
+pub(super) fn insert(tx: &rusqlite::Transaction<'_>, messages: &[NewMessage]) -> rusqlite::Result<()> {
     let mut stmt = tx.prepare_cached(
         "INSERT OR IGNORE INTO outbox (alert_id, notice, channel, message_id, payload, created_at, next_attempt_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",

@@ -383,8 +383,8 @@ pub(crate) mod test_store {
 
     use jiff::Timestamp;
 
-    use crate::event::{Event, EventBody, PointKind};
     use crate::frame::Pos;
+    use crate::model::event::{Event, EventBody, PointKind};
     use crate::store::{SourceSpec, Store};
 
     /// One event: its log time, what it is, and how far ahead of walwatch's
@@ -436,7 +436,7 @@ pub(crate) mod test_store {
 mod tests {
     use super::test_store::{start, store, Line};
     use super::*;
-    use crate::event::EventBody;
+    use crate::model::event::EventBody;
 
     fn at(s: &str) -> Timestamp {
         s.parse().unwrap()
@@ -557,8 +557,8 @@ mod tests {
         let soon = Timestamp::now() + SignedDuration::from_hours(1);
         let body = EventBody::ServerReady { read_only: false };
         let events = [
-            crate::event::Event { at: soon, pid: None, offset: 0, line: 1, nth: 0, body: body.clone() },
-            crate::event::Event { at: Timestamp::now(), pid: None, offset: 1, line: 2, nth: 0, body },
+            crate::model::event::Event { at: soon, pid: None, offset: 0, line: 1, nth: 0, body: body.clone() },
+            crate::model::event::Event { at: Timestamp::now(), pid: None, offset: 1, line: 2, nth: 0, body },
         ];
         s.commit_batch(&mut row, &spec, &events, crate::frame::Pos { offset: 2, line: 3 }).unwrap();
         let ahead: Vec<Option<i64>> = s

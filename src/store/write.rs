@@ -5,8 +5,8 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBe
 use serde_json::json;
 
 use super::{Store, StoreError};
-use crate::event::{trigger_of, CompleteStats, Event, EventBody, PointKind};
 use crate::frame::Pos;
+use crate::model::event::{trigger_of, CompleteStats, Event, EventBody, PointKind};
 use crate::source::{FileMeta, Fingerprint, FINGERPRINT_BYTES};
 
 /// A known source and how far it has been read.

@@ -14,44 +14,14 @@ mod transport;
 use jiff::Timestamp;
 use thiserror::Error;
 
-use crate::alert::{Notice, NoticeKind};
+use crate::alert::Notice;
 use crate::config::Config;
+pub use crate::model::alert::Channel;
+pub use crate::store::outbox::NewMessage;
 use crate::store::StoreError;
 
 pub use render::{escape_html, header_text, host_name, message_id, subject};
 pub use send::{flush, flush_channel, next_due, spawn_sender, spawn_senders, test_mail, FlushReport, Outcome};
-
-/// Where a queued message goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Channel {
-    Mail,
-    Webhook,
-}
-
-impl Channel {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Channel::Mail => "mail",
-            Channel::Webhook => "webhook",
-        }
-    }
-}
-
-/// A rendered message waiting in the outbox. `message_id` is stable for a
-/// given (alert, notice kind, sequence), so a re-send is the same message.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NewMessage {
-    pub alert_id: Option<i64>,
-    pub notice: NoticeKind,
-    pub channel: Channel,
-    /// The mail's Message-ID (`<…@host>`); `webhook:<…@host>` for the
-    /// webhook copy (the outbox key is unique across channels).
-    pub message_id: String,
-    /// RFC 5322 text for mail, JSON for the webhook.
-    pub payload: String,
-    /// When it was rendered: created_at, and the first attempt is due then.
-    pub queued_at: Timestamp,
-}
 
 #[derive(Debug, Error)]
 pub enum DeliverError {

@@ -18,8 +18,9 @@ use lettre::message::header::{HeaderName, HeaderValue};
 use lettre::message::{Mailboxes, MultiPart, SinglePart};
 use lettre::Message;
 
-use crate::alert::{Notice, NoticeKind};
+use crate::alert::Notice;
 use crate::config::MailSection;
+use crate::model::alert::NoticeKind;
 
 /// Longest cluster name and summary kept in the subject (in characters):
 /// a subject is a line in a mailbox list, the body has the full text.
@@ -293,7 +294,7 @@ pub fn host_name() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alert::Severity;
+    use crate::model::alert::Severity;
 
     #[test]
     fn the_host_name_is_the_kernels() {
@@ -365,7 +366,7 @@ mod tests {
             cluster: hostile.into(),
             summary: format!("fsync changed to {hostile}"),
             details: vec![format!("detail {hostile}")],
-            suggestion: Some(crate::alert::SuggestionText { text: vec![hostile.into()], sql: hostile.into() }),
+            suggestion: Some(crate::model::alert::SuggestionText { text: vec![hostile.into()], sql: hostile.into() }),
             ..notice()
         };
         assert_eq!(subject(&n), format!("[walwatch] WARNING {marked}: fsync changed to {marked}"));

@@ -22,8 +22,9 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::transport::{MailSender, WebhookSender};
 use super::{render_at, Channel, DeliverError};
-use crate::alert::{Notice, NoticeKind, Severity};
+use crate::alert::Notice;
 use crate::config::{Config, MailTransport, Retry};
+use crate::model::alert::{NoticeKind, Severity};
 use crate::store::outbox::OutboxRow;
 use crate::store::Store;
 

@@ -7,9 +7,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::alert::lifecycle::{apply, Changes};
-use crate::alert::{NoticeKind, Severity};
 use crate::analyze::rules::Finding;
 use crate::config::Config;
+use crate::model::alert::{NoticeKind, Severity};
 use crate::store::Store;
 use jiff::{SignedDuration, Timestamp};
 use serde_json::json;
@@ -41,7 +41,7 @@ fn kinds(c: &Changes) -> Vec<(NoticeKind, Option<i64>, u32)> {
     c.notices.iter().map(|n| (n.kind, n.alert_id, n.sequence)).collect()
 }
 
-fn ids(list: &[crate::alert::lifecycle::Change]) -> Vec<i64> {
+pub(crate) fn ids(list: &[crate::alert::lifecycle::Change]) -> Vec<i64> {
     list.iter().map(|c| c.alert_id).collect()
 }
 
@@ -327,7 +327,7 @@ fn a_resolved_notice_only_follows_a_firing_notice_and_never_in_a_silence() {
 
 /// A store holding a real PostgreSQL 15 log (fixture 15-stderr-default-noise:
 /// max_wal_size = 32MB, forced checkpoints and too-frequent warnings).
-fn noise_store(db: &Path) {
+pub(crate) fn noise_store(db: &Path) {
     use crate::frame::time::TimeContext;
     use crate::ingest::{self, Options};
     let log = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -337,58 +337,4 @@ fn noise_store(db: &Path) {
     let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
     let time = TimeContext::new(Some("UTC")).unwrap();
     ingest::import(&mut store, cluster, log.to_str().unwrap(), &opts, &time).unwrap();
-}
-
-#[test]
-fn evaluate_all_reads_a_real_log_and_fires_with_the_sizing_advice() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("w.db");
-    noise_store(&db);
-    let now = at("2026-11-22T08:12:00Z");
-    let summary = |r: &super::Report| -> Vec<(String, String, serde_json::Value, serde_json::Value)> {
-        r.clusters
-            .iter()
-            .flat_map(|c| {
-                c.findings.iter().map(move |f| {
-                    (
-                        c.cluster.clone(),
-                        f.rule.to_string(),
-                        f.figures["count"].clone(),
-                        f.figures["suggested_max_wal_size_mb"].clone(),
-                    )
-                })
-            })
-            .collect()
-    };
-    // 15 `checkpoint starting: wal` and 18 too-frequent warnings in the hour
-    // up to 08:12; the sizing model asks for 4GB.
-    let want = vec![
-        ("main".to_string(), "forced_checkpoints".to_string(), json!(15), json!(4096)),
-        ("main".to_string(), "too_frequent".to_string(), json!(18), serde_json::Value::Null),
-    ];
-    let mut store = Store::open(&db).unwrap();
-    let config = Config::default();
-    let report = super::evaluate_all(&mut store, &config, now).unwrap();
-    assert_eq!(report.evaluated_at, now);
-    assert_eq!(summary(&report), want);
-    assert_eq!(ids(&report.clusters[0].changes.fired), [1, 2]);
-    assert_eq!(
-        report.clusters[0].findings[0].suggestion.as_ref().map(|s| s.sql.as_str()),
-        Some("ALTER SYSTEM SET max_wal_size = '4GB';\nSELECT pg_reload_conf();")
-    );
-
-    // The advice is read whenever forced_checkpoints carries it, even with wal_files_added off.
-    let mut only_forced = Config::default();
-    only_forced.alerts.wal_files_added.enabled = false;
-    let report = super::evaluate_clusters(&mut store, &only_forced, &["main".to_string()], now).unwrap();
-    assert_eq!(summary(&report), want);
-    assert_eq!(ids(&report.clusters[0].changes.still_open), [1, 2]);
-    assert!(super::evaluate_clusters(&mut store, &config, &[], now).unwrap().clusters.is_empty());
-
-    // The daemon's pass stops between clusters once asked to.
-    let stop = std::sync::atomic::AtomicBool::new(true);
-    assert!(matches!(super::evaluate_all_until(&mut store, &config, now, &stop), Err(super::LifecycleError::Stopped)));
-    stop.store(false, std::sync::atomic::Ordering::Relaxed);
-    let report = super::evaluate_all_until(&mut store, &config, now, &stop).unwrap();
-    assert_eq!((report.evaluated_at, summary(&report)), (now, want));
 }

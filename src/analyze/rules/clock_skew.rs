@@ -10,22 +10,86 @@
 //! The window is over read times (the log times are the ones in doubt): the
 //! alert resolves once no such event was read for `window`.
 
+use std::time::Duration;
+
 use jiff::tz::TimeZone;
 use jiff::{SignedDuration, Timestamp, Unit, ZonedDifference};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::json;
 
-use super::{human_duration, Finding, Window};
-use crate::alert::Severity;
-use crate::config::ClockSkewRule;
+use super::{human_duration, Evidence, Finding, Rule, Window};
+use crate::config::value;
+use crate::model::alert::Severity;
 use crate::store::query::DatedAhead;
+use crate::store::StoreError;
+
+/// `[alerts.clock_skew]`: events dated more than `tolerance` ahead of
+/// walwatch's clock when it read them. Their times never end a rule's window
+/// nor count as a log's newest event, whether this alert is enabled or not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ClockSkew {
+    pub enabled: bool,
+    /// How far ahead an event may be dated before it is flagged.
+    #[serde(serialize_with = "value::interval::serialize", deserialize_with = "tolerance")]
+    pub tolerance: Duration,
+    /// The alert covers the events read this long ago or later.
+    #[serde(with = "value::interval")]
+    pub window: Duration,
+}
+
+impl Default for ClockSkew {
+    fn default() -> Self {
+        ClockSkew { enabled: true, tolerance: Duration::from_secs(300), window: Duration::from_secs(86_400) }
+    }
+}
+
+/// Above an hour a wrong log_timezone (whole hours) could pass unflagged.
+fn tolerance<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    let text = String::deserialize(d)?;
+    let tolerance = crate::config::parse_duration(&text).map_err(D::Error::custom)?;
+    if tolerance > Duration::from_secs(3600) {
+        let message = "tolerance is at most \"1h\" (a wrong log_timezone is off by whole hours), e.g. \"5m\"";
+        return Err(D::Error::custom(format!("{message}, not {text:?}")));
+    }
+    Ok(tolerance)
+}
+
+impl Rule for ClockSkew {
+    const ID: &'static str = "clock_skew";
+    const DOC: &'static str = r#"Log lines dated more than `tolerance` ahead of this machine's clock when
+walwatch read them. A line is written before it is read, so that only
+happens when the server's clock runs ahead, log_timezone (or the cluster's
+`timezone` below) is wrong, or the line was injected into the log. Such
+events are kept (and counted by `summary`), but their time never ends an
+alert window or counts as the log's newest event, whether this alert is
+enabled or not: one line dated 2099 cannot silence the other alerts.
+`walwatch status` lists them too. The alert resolves once no such line was
+read for `window`.
+The default tolerance, 5 minutes, is far above what synchronised clocks
+differ by (NTP keeps them within milliseconds; a host without NTP drifts
+seconds a day) and below what a wrong time zone is off by (15 minutes at
+the least, usually whole hours); at most "1h"."#;
+
+    fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    fn evaluate(&self, evidence: &Evidence<'_>) -> Result<Vec<Finding>, StoreError> {
+        let w = window(self, evidence.now);
+        let ahead = evidence.store.dated_ahead(evidence.cluster, self.tolerance, w.start)?;
+        Ok(check(ahead.as_ref(), self, &w).into_iter().collect())
+    }
+}
 
 /// The read times the rule covers: `[now - window, now]`.
-pub fn window(rule: &ClockSkewRule, now: Timestamp) -> Window {
+pub fn window(rule: &ClockSkew, now: Timestamp) -> Window {
     Window::ending(now, None, rule.window)
 }
 
 /// `ahead`: what the store holds for [`window`]'s read times.
-pub fn check(ahead: Option<&DatedAhead>, rule: &ClockSkewRule, window: &Window) -> Option<Finding> {
+pub fn check(ahead: Option<&DatedAhead>, rule: &ClockSkew, window: &Window) -> Option<Finding> {
     let ahead = ahead.filter(|a| a.count > 0)?;
     let how_far = ahead_text(ahead.most_ahead_read_at, ahead.most_ahead_at);
     let tolerance = human_duration(rule.tolerance);
@@ -49,7 +113,7 @@ pub fn check(ahead: Option<&DatedAhead>, rule: &ClockSkewRule, window: &Window) 
         format!("This alert resolves once no such event was read for {}.", window.describe()),
     ];
     Some(Finding {
-        rule: "clock_skew",
+        rule: ClockSkew::ID,
         key: String::new(),
         severity: Severity::Warning,
         summary,
@@ -104,7 +168,7 @@ mod tests {
 
     #[test]
     fn fires_with_how_many_and_how_far() {
-        let rule = ClockSkewRule::default(); // 5m, 24h
+        let rule = ClockSkew::default(); // 5m, 24h
         let w = window(&rule, at("2026-11-23T12:00:00Z"));
         assert_eq!((w.start, w.end), (at("2026-11-22T12:00:00Z"), at("2026-11-23T12:00:00Z")));
         let a = DatedAhead {
@@ -136,7 +200,7 @@ mod tests {
 
     #[test]
     fn quiet_without_events_dated_ahead() {
-        let rule = ClockSkewRule::default();
+        let rule = ClockSkew::default();
         let w = window(&rule, at("2026-11-23T12:00:00Z"));
         assert_eq!(check(None, &rule, &w), None);
         assert_eq!(check(Some(&ahead(0, "2099-01-01T00:00:00Z", "2026-11-23T10:00:00Z")), &rule, &w), None);
@@ -150,7 +214,7 @@ mod tests {
         assert_eq!(ahead_text(t, at("2026-11-24T09:59:59Z")), "23h 59m 59s");
         assert_eq!(ahead_text(t, at("2026-11-24T10:00:00Z")), "1d");
         assert_eq!(ahead_text(t, at("2099-01-01T00:00:00Z")), "72y 1mo 8d");
-        let rule = ClockSkewRule { window: Duration::from_secs(3600), ..ClockSkewRule::default() };
+        let rule = ClockSkew { window: Duration::from_secs(3600), ..ClockSkew::default() };
         assert_eq!(window(&rule, t).start, at("2026-11-23T09:00:00Z"));
     }
 }

@@ -3,14 +3,45 @@
 //! synchronous_commit off loses at most the last moments of commits but
 //! never corrupts (informational). One alert per setting (key = its name).
 
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::Finding;
-use crate::alert::Severity;
-use crate::config::DurabilityOffRule;
+use super::{Evidence, Finding, Rule};
+use crate::model::alert::Severity;
 use crate::settings::{Settings, Source};
+use crate::store::StoreError;
 
-pub fn check(settings: &Settings, rule: &DurabilityOffRule) -> Vec<Finding> {
+/// `[alerts.durability_off]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DurabilityOff {
+    pub enabled: bool,
+    /// Also report synchronous_commit = off (an informational alert).
+    pub synchronous_commit: bool,
+}
+
+impl Default for DurabilityOff {
+    fn default() -> Self {
+        DurabilityOff { enabled: true, synchronous_commit: true }
+    }
+}
+
+impl Rule for DurabilityOff {
+    const ID: &'static str = "durability_off";
+    const DOC: &'static str = r#"fsync or full_page_writes off: critical (a crash can corrupt the cluster).
+synchronous_commit off: informational (a crash loses the last commits, no
+corruption); false leaves synchronous_commit out."#;
+
+    fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    fn evaluate(&self, evidence: &Evidence<'_>) -> Result<Vec<Finding>, StoreError> {
+        Ok(check(evidence.settings, self))
+    }
+}
+
+pub fn check(settings: &Settings, rule: &DurabilityOff) -> Vec<Finding> {
     let mut out = Vec::new();
     out.extend(off(
         settings,
@@ -47,7 +78,7 @@ fn off(settings: &Settings, name: &'static str, severity: Severity, why: &str) -
         Source::Default { .. } => ("the default".to_string(), None),
     };
     Some(Finding {
-        rule: "durability_off",
+        rule: DurabilityOff::ID,
         key: name.to_string(),
         severity,
         summary: format!("{name} is off"),
@@ -69,7 +100,7 @@ mod tests {
 
     #[test]
     fn each_setting_off_is_its_own_alert() {
-        let rule = DurabilityOffRule::default();
+        let rule = DurabilityOff::default();
         let s = settings(15, &[("fsync", "off"), ("full_page_writes", "false"), ("synchronous_commit", "off")]);
         let found = check(&s, &rule);
         let keys: Vec<(&str, Severity)> = found.iter().map(|f| (f.key.as_str(), f.severity)).collect();
@@ -89,13 +120,13 @@ mod tests {
 
     #[test]
     fn on_or_other_values_are_quiet() {
-        let rule = DurabilityOffRule::default();
+        let rule = DurabilityOff::default();
         let s = settings(15, &[("fsync", "on"), ("full_page_writes", "on"), ("synchronous_commit", "local")]);
         assert_eq!(check(&s, &rule), vec![]);
         assert_eq!(check(&settings(15, &[]), &rule), vec![]);
         // synchronous_commit can be left out of the rule.
         let s = settings(15, &[("synchronous_commit", "off")]);
-        assert_eq!(check(&s, &DurabilityOffRule { synchronous_commit: false, ..rule }), vec![]);
+        assert_eq!(check(&s, &DurabilityOff { synchronous_commit: false, ..rule }), vec![]);
     }
 
     #[test]
@@ -103,7 +134,7 @@ mod tests {
         let mut s = settings(15, &[("fsync", "off")]);
         let when = at("2026-11-22T10:00:00Z");
         s.values.get_mut("fsync").unwrap().source = Source::Log { at: when };
-        let f = &check(&s, &DurabilityOffRule::default())[0];
+        let f = &check(&s, &DurabilityOff::default())[0];
         assert_eq!(f.evidence_at, Some(when));
         assert_eq!(f.details[0], "fsync = off (from the server log at 2026-11-22T10:00:00.000+00:00).");
     }

@@ -3,18 +3,65 @@
 //! the start reason, never by a requested-checkpoint counter, which also
 //! counts manual, backup and shutdown checkpoints.
 
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{percent, Finding, Window};
-use crate::alert::{Severity, SuggestionText};
+use super::{percent, Evidence, Finding, Rule, Window};
 use crate::analyze::sizing::Suggestion;
-use crate::config::ForcedCheckpointsRule;
+use crate::config::value;
+use crate::model::alert::{Severity, SuggestionText};
 use crate::store::query::CheckpointRow;
+use crate::store::StoreError;
+
+/// `[alerts.forced_checkpoints]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ForcedCheckpoints {
+    pub enabled: bool,
+    #[serde(with = "value::interval")]
+    pub window: Duration,
+    /// At least this many WAL-triggered checkpoints in the window …
+    #[serde(deserialize_with = "value::at_least_one")]
+    pub min_count: u32,
+    /// … making at least this share of the WAL- and time-triggered ones.
+    #[serde(deserialize_with = "value::share")]
+    pub min_share: f64,
+}
+
+impl Default for ForcedCheckpoints {
+    fn default() -> Self {
+        ForcedCheckpoints { enabled: true, window: Duration::from_secs(3600), min_count: 2, min_share: 0.1 }
+    }
+}
+
+impl Rule for ForcedCheckpoints {
+    const ID: &'static str = "forced_checkpoints";
+    const DOC: &'static str = r#"WAL-triggered checkpoints ("checkpoint starting: wal"): max_wal_size is too
+small for the WAL written. The notice carries the max_wal_size suggestion
+and its SQL. Fires with at least min_count of them in the window making at
+least min_share of the WAL- and time-triggered ones. One lone forced
+checkpoint (a bulk COPY, a CREATE INDEX) is the "occasional" case the
+PostgreSQL docs call no cause for alarm; two within an hour that are also
+a tenth of the checkpoints (2 of 14 at checkpoint_timeout = 5min) mean the
+normal load outruns max_wal_size."#;
+    const USES_SUGGESTION: bool = true;
+
+    fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    fn evaluate(&self, evidence: &Evidence<'_>) -> Result<Vec<Finding>, StoreError> {
+        let w = evidence.window(self.window);
+        Ok(check(&evidence.points(&w)?, &w, self, evidence.suggestion).into_iter().collect())
+    }
+}
 
 pub fn check(
     points: &[CheckpointRow],
     window: &Window,
-    rule: &ForcedCheckpointsRule,
+    rule: &ForcedCheckpoints,
     suggestion: Option<&Suggestion>,
 ) -> Option<Finding> {
     let started: Vec<(&CheckpointRow, jiff::Timestamp)> =
@@ -50,7 +97,7 @@ pub fn check(
         details.push(no_advice(suggestion));
     }
     Some(Finding {
-        rule: "forced_checkpoints",
+        rule: ForcedCheckpoints::ID,
         key: String::new(),
         severity: Severity::Warning,
         summary,
@@ -135,7 +182,7 @@ mod tests {
 
     #[test]
     fn fires_at_min_count_and_min_share() {
-        let rule = ForcedCheckpointsRule::default(); // 2 and 0.1
+        let rule = ForcedCheckpoints::default(); // 2 and 0.1
         let f = check(&rows(2, 18, 3), &window(), &rule, None).unwrap();
         assert_eq!((f.rule, f.key.as_str(), f.severity), ("forced_checkpoints", "", Severity::Warning));
         assert_eq!(f.figures["count"], 2);
@@ -152,7 +199,7 @@ mod tests {
 
     #[test]
     fn below_either_threshold_is_quiet() {
-        let rule = ForcedCheckpointsRule::default();
+        let rule = ForcedCheckpoints::default();
         assert_eq!(check(&rows(1, 0, 0), &window(), &rule, None), None, "one is below min_count");
         assert_eq!(check(&rows(2, 19, 0), &window(), &rule, None), None, "2/21 is below 10%");
         assert_eq!(check(&[], &window(), &rule, None), None);
@@ -162,7 +209,7 @@ mod tests {
 
     #[test]
     fn only_points_started_inside_the_window() {
-        let rule = ForcedCheckpointsRule::default();
+        let rule = ForcedCheckpoints::default();
         let mut points = rows(1, 0, 0);
         points.push(point("2026-11-22T10:59:59Z", "wal"));
         assert_eq!(check(&points, &window(), &rule, None), None);
@@ -174,13 +221,13 @@ mod tests {
     fn carries_the_max_wal_size_suggestion() {
         let sql = "ALTER SYSTEM SET max_wal_size = '2GB'; SELECT pg_reload_conf();";
         let s = suggestion(Some(sql));
-        let f = check(&rows(3, 1, 0), &window(), &ForcedCheckpointsRule::default(), Some(&s)).unwrap();
+        let f = check(&rows(3, 1, 0), &window(), &ForcedCheckpoints::default(), Some(&s)).unwrap();
         assert_eq!(f.suggestion, Some(SuggestionText { text: s.explanation.clone(), sql: sql.into() }));
         assert_eq!(f.figures["suggested_max_wal_size_mb"], 2048);
         assert_eq!(f.figures["share"], 0.75);
         // Sizing without a value (too few samples): the reason is in the details.
         let s = suggestion(None);
-        let f = check(&rows(3, 1, 0), &window(), &ForcedCheckpointsRule::default(), Some(&s)).unwrap();
+        let f = check(&rows(3, 1, 0), &window(), &ForcedCheckpoints::default(), Some(&s)).unwrap();
         assert_eq!(f.suggestion, None);
         assert_eq!(f.details.last().unwrap(), "No max_wal_size value can be suggested yet: Peak WAL rate 3000 kB/s.");
     }
@@ -191,12 +238,12 @@ mod tests {
         points[1].kind = "restartpoint".into();
         // A manual restartpoint is not a forced one.
         points[3].kind = "restartpoint".into();
-        let f = check(&points, &window(), &ForcedCheckpointsRule::default(), None).unwrap();
+        let f = check(&points, &window(), &ForcedCheckpoints::default(), None).unwrap();
         assert_eq!((f.figures["count"].as_u64(), f.figures["restartpoints"].as_u64()), (Some(3), Some(1)));
         let standby = "1 of them are restartpoints on a standby: its own max_wal_size applies.";
         assert!(f.details.iter().any(|d| d == standby), "{:?}", f.details);
         // None among them: no word of standbys.
-        let f = check(&rows(3, 0, 1), &window(), &ForcedCheckpointsRule::default(), None).unwrap();
+        let f = check(&rows(3, 0, 1), &window(), &ForcedCheckpoints::default(), None).unwrap();
         assert_eq!(f.figures["restartpoints"].as_u64(), Some(0));
         assert!(!f.details.iter().any(|d| d.contains("restartpoints on a standby")), "{:?}", f.details);
     }

@@ -15,15 +15,53 @@
 //! log_checkpoints says) prove checkpoints are happening.
 
 use jiff::{SignedDuration, Timestamp};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::json;
 
-use super::{secs, Finding};
-use crate::alert::Severity;
-use crate::config::LoggingMissingRule;
+use super::{secs, Evidence, Finding, Rule};
+use crate::config::value;
+use crate::model::alert::Severity;
 use crate::settings::Settings;
 use crate::store::alerts::LogGrowth;
 use crate::store::query::LogTimes;
 use crate::store::{Store, StoreError};
+
+/// `[alerts.checkpoint_logging_missing]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LoggingMissing {
+    pub enabled: bool,
+    /// No checkpoint line for factor × checkpoint_timeout.
+    #[serde(deserialize_with = "factor")]
+    pub factor: f64,
+}
+
+impl Default for LoggingMissing {
+    fn default() -> Self {
+        LoggingMissing { enabled: true, factor: 3.0 }
+    }
+}
+
+fn factor<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    value::within(d, |v| (1.0..=100.0).contains(&v), "factor is from 1 to 100, e.g. 3.0")
+}
+
+impl Rule for LoggingMissing {
+    const ID: &'static str = "checkpoint_logging_missing";
+    const DOC: &'static str = r#"The log keeps growing but has had no checkpoint line for factor x
+checkpoint_timeout: log_checkpoints is probably off (it defaults to on only
+since PostgreSQL 15), and the other rules are blind. Three timeouts allow
+for timed checkpoints skipped while the server was idle."#;
+
+    fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    fn evaluate(&self, evidence: &Evidence<'_>) -> Result<Vec<Finding>, StoreError> {
+        let observation = LogObservation::read(evidence.store, evidence.cluster, &evidence.times)?;
+        Ok(check(&observation, self, evidence.settings, evidence.now).into_iter().collect())
+    }
+}
 
 /// What the store knows about a cluster's log, for this rule.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -60,7 +98,7 @@ impl LogObservation {
     }
 }
 
-pub fn check(obs: &LogObservation, rule: &LoggingMissingRule, settings: &Settings, now: Timestamp) -> Option<Finding> {
+pub fn check(obs: &LogObservation, rule: &LoggingMissing, settings: &Settings, now: Timestamp) -> Option<Finding> {
     let timeout = settings.seconds("checkpoint_timeout")?;
     let gap_s = timeout * rule.factor;
     let gap = SignedDuration::try_from_secs_f64(gap_s).ok()?;
@@ -100,7 +138,7 @@ pub fn check(obs: &LogObservation, rule: &LoggingMissingRule, settings: &Setting
     }
     details.push(default_note(settings.version));
     Some(Finding {
-        rule: "checkpoint_logging_missing",
+        rule: LoggingMissing::ID,
         key: String::new(),
         severity,
         summary,
@@ -166,7 +204,7 @@ mod tests {
 
     #[test]
     fn log_time_gap_over_three_timeouts_fires() {
-        let rule = LoggingMissingRule::default(); // 3 × 300 s = 900 s
+        let rule = LoggingMissing::default(); // 3 × 300 s = 900 s
         let now = at("2026-11-29T00:00:00Z");
         let mut obs = LogObservation {
             last_point_line_at: Some(at("2026-11-22T10:00:00Z")),
@@ -193,7 +231,7 @@ mod tests {
 
     #[test]
     fn no_checkpoint_line_ever_counts_from_the_first_event() {
-        let rule = LoggingMissingRule::default();
+        let rule = LoggingMissing::default();
         let obs = LogObservation {
             oldest_event_at: Some(at("2026-11-22T09:00:00Z")),
             newest_event_at: Some(at("2026-11-22T10:00:00Z")),
@@ -211,7 +249,7 @@ mod tests {
 
     #[test]
     fn a_followed_log_that_grows_without_checkpoint_lines_fires() {
-        let rule = LoggingMissingRule::default();
+        let rule = LoggingMissing::default();
         let now = at("2026-11-22T12:00:00Z");
         let mut obs = LogObservation {
             last_point_line_at: Some(at("2026-11-22T11:40:00Z")),
@@ -249,7 +287,7 @@ mod tests {
 
     #[test]
     fn unknown_timeout_or_empty_store_is_quiet() {
-        let rule = LoggingMissingRule::default();
+        let rule = LoggingMissing::default();
         let obs = LogObservation::default();
         assert_eq!(check(&obs, &rule, &s(15), at("2026-11-22T12:00:00Z")), None);
         let obs = LogObservation {
@@ -304,7 +342,7 @@ mod tests {
         // 135 s without a checkpoint line against 3 x 30 s, and warnings that prove checkpoints happen.
         let f = check(
             &obs,
-            &LoggingMissingRule::default(),
+            &LoggingMissing::default(),
             &settings(15, &[("checkpoint_timeout", "30s")]),
             at("2026-11-22T08:12:00Z"),
         )
@@ -320,7 +358,7 @@ mod tests {
         let idle = LogObservation { too_frequent_since: 0, ..obs };
         let f = check(
             &idle,
-            &LoggingMissingRule::default(),
+            &LoggingMissing::default(),
             &settings(15, &[("checkpoint_timeout", "30s")]),
             at("2026-11-22T08:12:00Z"),
         )

@@ -1,12 +1,17 @@
 //! The alert rules: each reads the stored history and the settings and says
-//! what is wrong now, as zero or more [`Finding`]s. Rule ids ([`RULES`]) are
-//! stable: they name the alerts, the `[alerts.<id>]` config tables and the
-//! `walwatch alerts silence RULE` argument.
+//! what is wrong now, as zero or more [`Finding`]s. A rule is one file: its
+//! id, its `[alerts.<id>]` table (the rule's own type, read with serde), the
+//! evidence it reads and its check ([`Rule`]); [`REGISTRY`] lists them, and
+//! everything else — the enabled set, evaluation, `config check`, the
+//! documented defaults in config/walwatch.toml — comes from that list.
+//! Adding a rule is one new file and one line in [`REGISTRY`]. Rule ids are
+//! stable: they name the alerts, the config tables and the `walwatch alerts
+//! silence RULE` argument.
 //!
-//! Each rule is a pure function of what [`evaluate`] read from the store
-//! (checkpoint rows, warnings, log growth), the [`Settings`], its
-//! thresholds, and the evaluation window, so it is tested with hand-built
-//! inputs.
+//! Each rule's `check` is a pure function of the evidence its
+//! [`Rule::evaluate`] read through [`Evidence`] (checkpoint rows, warnings,
+//! log growth), the [`Settings`], its thresholds and the evaluation window,
+//! so it is tested with hand-built inputs.
 //!
 //! **The evaluation window.** A rule with a `window` looks at the log times
 //! `[end - window, end]`. `end` is the evaluation time `now` (the daemon
@@ -36,31 +41,215 @@ mod slow_sync;
 mod too_frequent;
 mod wal_files_added;
 
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
+use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::alert::{Severity, SuggestionText};
 use crate::analyze::sizing::Suggestion;
-use crate::config::AlertsSection;
+use crate::config::{AlertsSection, ConfigError, RuleTables};
+use crate::model::alert::{Severity, SuggestionText};
 use crate::settings::Settings;
+use crate::store::query::{CheckpointRow, LogTimes};
 use crate::store::{Store, StoreError};
 
-pub use clock_skew::ahead_text;
-pub use logging_missing::LogObservation;
+pub use checkpoint_overrun::CheckpointOverrun;
+pub use clock_skew::{ahead_text, ClockSkew};
+pub use durability_off::DurabilityOff;
+pub use forced_checkpoints::ForcedCheckpoints;
+pub use logging_missing::{LogObservation, LoggingMissing};
+pub use slow_sync::SlowSync;
+pub use too_frequent::TooFrequent;
+pub use wal_files_added::WalFilesAdded;
 
-/// Every rule id, in the order they are evaluated and listed.
-pub const RULES: [&str; 8] = [
-    "forced_checkpoints",
-    "too_frequent",
-    "slow_sync",
-    "checkpoint_overrun",
-    "checkpoint_logging_missing",
-    "durability_off",
-    "wal_files_added",
-    "clock_skew",
+/// Every rule, in the order they are evaluated and listed.
+pub const REGISTRY: [Registered; 8] = [
+    register::<ForcedCheckpoints>(),
+    register::<TooFrequent>(),
+    register::<SlowSync>(),
+    register::<CheckpointOverrun>(),
+    register::<LoggingMissing>(),
+    register::<DurabilityOff>(),
+    register::<WalFilesAdded>(),
+    register::<ClockSkew>(),
 ];
+
+/// One alert rule. The type is its `[alerts.<id>]` table: serde reads it
+/// (`#[serde(default, deny_unknown_fields)]`, values checked by their
+/// `deserialize_with`), `Default` holds the documented defaults and
+/// `Serialize` writes them into config/walwatch.toml.
+pub trait Rule: Serialize + DeserializeOwned + Default + fmt::Debug + Send + Sync + 'static {
+    /// Stable: names the alerts, the config table and `alerts silence RULE`.
+    const ID: &'static str;
+    /// What the rule means and why its defaults: the comment above its
+    /// table in config/walwatch.toml, one line per line.
+    const DOC: &'static str;
+    /// The rule carries the max_wal_size suggestion, which is computed
+    /// (reading the whole lookback) only when an enabled rule does.
+    const USES_SUGGESTION: bool = false;
+
+    fn enabled(&self) -> bool;
+
+    /// Reads what the rule needs and checks it.
+    fn evaluate(&self, evidence: &Evidence<'_>) -> Result<Vec<Finding>, StoreError>;
+}
+
+/// A rule in [`REGISTRY`]: its id and how to read its table.
+pub struct Registered {
+    pub id: &'static str,
+    read: fn(&RuleTables) -> Result<Arc<dyn Configured>, ConfigError>,
+    documented: fn() -> String,
+}
+
+/// Every rule id, in registry order.
+pub fn ids() -> impl Iterator<Item = &'static str> {
+    REGISTRY.iter().map(|r| r.id)
+}
+
+const fn register<R: Rule>() -> Registered {
+    Registered { id: R::ID, read: read::<R>, documented: documented::<R> }
+}
+
+fn read<R: Rule>(tables: &RuleTables) -> Result<Arc<dyn Configured>, ConfigError> {
+    Ok(Arc::new(tables.read::<R>(R::ID)?.unwrap_or_default()))
+}
+
+/// `[alerts.<id>]`, its comment and its keys at their defaults.
+fn documented<R: Rule>() -> String {
+    let doc: String = R::DOC.lines().map(|line| format!("## {line}\n").replace("## \n", "##\n")).collect();
+    let keys = toml::to_string(&R::default()).expect("a rule's defaults serialize to TOML");
+    format!("[alerts.{}]\n{doc}{keys}", R::ID)
+}
+
+/// A rule with its configuration, behind the registry.
+trait Configured: fmt::Debug + Send + Sync {
+    fn id(&self) -> &'static str;
+    fn enabled(&self) -> bool;
+    fn uses_suggestion(&self) -> bool;
+    fn evaluate(&self, evidence: &Evidence<'_>) -> Result<Vec<Finding>, StoreError>;
+    fn as_any(&self) -> &dyn Any;
+}
+
+impl<R: Rule> Configured for R {
+    fn id(&self) -> &'static str {
+        R::ID
+    }
+
+    fn enabled(&self) -> bool {
+        Rule::enabled(self)
+    }
+
+    fn uses_suggestion(&self) -> bool {
+        R::USES_SUGGESTION
+    }
+
+    fn evaluate(&self, evidence: &Evidence<'_>) -> Result<Vec<Finding>, StoreError> {
+        Rule::evaluate(self, evidence)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// Every rule of [`REGISTRY`] with its configuration.
+#[derive(Debug, Clone)]
+pub struct RuleSet {
+    rules: Vec<Arc<dyn Configured>>,
+}
+
+impl Default for RuleSet {
+    /// Every rule at its defaults.
+    fn default() -> Self {
+        RuleSet::configure(&AlertsSection::default()).expect("the defaults are valid")
+    }
+}
+
+impl RuleSet {
+    /// Reads every rule's `[alerts.<id>]`; a table no rule owns is an error.
+    pub fn configure(alerts: &AlertsSection) -> Result<RuleSet, ConfigError> {
+        let ids: Vec<&str> = REGISTRY.iter().map(|r| r.id).collect();
+        if let Some(unknown) = alerts.rules.ids().find(|id| !ids.contains(id)) {
+            return Err(alerts.rules.unknown(unknown, &ids));
+        }
+        let rules = REGISTRY.iter().map(|r| (r.read)(&alerts.rules)).collect::<Result<_, _>>()?;
+        Ok(RuleSet { rules })
+    }
+
+    /// Rule `R`'s configuration.
+    pub fn get<R: Rule>(&self) -> &R {
+        self.rules.iter().find_map(|r| r.as_any().downcast_ref::<R>()).expect("every registered rule is configured")
+    }
+
+    /// The ids of the rules that run, in registry order.
+    pub fn enabled(&self) -> Vec<&'static str> {
+        self.rules.iter().filter(|r| r.enabled()).map(|r| r.id()).collect()
+    }
+
+    /// How far ahead an event may be dated before its time is not believed
+    /// (`[alerts.clock_skew] tolerance`); applies whether that rule runs or not.
+    pub fn clock_skew_tolerance(&self) -> Duration {
+        self.get::<ClockSkew>().tolerance
+    }
+
+    /// Whether an enabled rule carries the max_wal_size suggestion.
+    pub fn uses_suggestion(&self) -> bool {
+        self.rules.iter().any(|r| r.enabled() && r.uses_suggestion())
+    }
+
+    /// Runs every enabled rule for `cluster` at `now`. `suggestion` is the
+    /// max_wal_size advice that forced_checkpoints and wal_files_added carry.
+    pub fn evaluate(
+        &self,
+        store: &Store,
+        cluster: &str,
+        settings: &Settings,
+        suggestion: Option<&Suggestion>,
+        now: Timestamp,
+    ) -> Result<Vec<Finding>, StoreError> {
+        let times = store.log_times(cluster, self.clock_skew_tolerance())?;
+        let evidence = Evidence { store, cluster, settings, suggestion, now, times };
+        let mut findings = Vec::new();
+        for rule in self.rules.iter().filter(|r| r.enabled()) {
+            findings.extend(rule.evaluate(&evidence)?);
+        }
+        Ok(findings)
+    }
+}
+
+/// The `[alerts.<id>]` tables of config/walwatch.toml: every rule's comment
+/// and keys at their defaults, in registry order, one blank line apart.
+pub fn documented_defaults() -> String {
+    REGISTRY.iter().map(|r| (r.documented)()).collect::<Vec<_>>().join("\n")
+}
+
+/// What a rule may read for one cluster at one evaluation.
+pub struct Evidence<'a> {
+    pub store: &'a Store,
+    pub cluster: &'a str,
+    pub settings: &'a Settings,
+    /// The max_wal_size advice, when an enabled rule uses it.
+    pub suggestion: Option<&'a Suggestion>,
+    pub now: Timestamp,
+    /// The cluster's log times, without the events dated ahead.
+    pub times: LogTimes,
+}
+
+impl Evidence<'_> {
+    /// A window of `length` ending now or at the log's newest event (see [`Window::ending`]).
+    pub fn window(&self, length: Duration) -> Window {
+        Window::ending(self.now, self.times.newest, length)
+    }
+
+    /// The checkpoints and restartpoints started in `window`.
+    pub fn points(&self, window: &Window) -> Result<Vec<CheckpointRow>, StoreError> {
+        self.store.points_between(self.cluster, window.start, window.end)
+    }
+}
 
 /// Something a rule found wrong. (rule, key) identifies the alert it opens
 /// or keeps open; `key` separates several alerts of one rule (durability_off
@@ -139,56 +328,8 @@ fn percent(share: f64) -> String {
     format!("{:.0}%", share * 100.0)
 }
 
-/// Runs every enabled rule for `cluster` at `now`. `suggestion` is the
-/// max_wal_size advice that forced_checkpoints and wal_files_added carry.
-pub fn evaluate(
-    store: &Store,
-    cluster: &str,
-    alerts: &AlertsSection,
-    settings: &Settings,
-    suggestion: Option<&Suggestion>,
-    now: Timestamp,
-) -> Result<Vec<Finding>, StoreError> {
-    let times = store.log_times(cluster, alerts.clock_skew.tolerance)?;
-    let window = |length| Window::ending(now, times.newest, length);
-    let points = |w: &Window| store.points_between(cluster, w.start, w.end);
-    let mut findings = Vec::new();
-    if alerts.forced_checkpoints.enabled {
-        let w = window(alerts.forced_checkpoints.window);
-        findings.extend(forced_checkpoints::check(&points(&w)?, &w, &alerts.forced_checkpoints, suggestion));
-    }
-    if alerts.too_frequent.enabled {
-        let w = window(alerts.too_frequent.window);
-        let warnings = store.too_frequent_between(cluster, w.start, w.end)?;
-        findings.extend(too_frequent::check(&warnings, &w, settings));
-    }
-    if alerts.slow_sync.enabled {
-        let w = window(alerts.slow_sync.window);
-        findings.extend(slow_sync::check(&points(&w)?, &w, &alerts.slow_sync, settings));
-    }
-    if alerts.checkpoint_overrun.enabled {
-        let w = window(alerts.checkpoint_overrun.window);
-        findings.extend(checkpoint_overrun::check(&points(&w)?, &w, &alerts.checkpoint_overrun, settings));
-    }
-    if alerts.checkpoint_logging_missing.enabled {
-        let observation = LogObservation::read(store, cluster, &times)?;
-        findings.extend(logging_missing::check(&observation, &alerts.checkpoint_logging_missing, settings, now));
-    }
-    if alerts.durability_off.enabled {
-        findings.extend(durability_off::check(settings, &alerts.durability_off));
-    }
-    if alerts.wal_files_added.enabled {
-        let w = window(alerts.wal_files_added.window);
-        findings.extend(wal_files_added::check(&points(&w)?, &w, &alerts.wal_files_added, settings, suggestion));
-    }
-    if alerts.clock_skew.enabled {
-        let rule = &alerts.clock_skew;
-        let w = clock_skew::window(rule, now);
-        let ahead = store.dated_ahead(cluster, rule.tolerance, w.start)?;
-        findings.extend(clock_skew::check(ahead.as_ref(), rule, &w));
-    }
-    Ok(findings)
-}
+#[cfg(test)]
+mod config_tests;
 
 #[cfg(test)]
 pub(crate) mod test_support {
@@ -303,7 +444,7 @@ mod tests {
                 },
             ];
             let s = store(dir.path(), lines);
-            let findings = evaluate(&s, "main", &AlertsSection::default(), &Settings::default(), None, now).unwrap();
+            let findings = RuleSet::default().evaluate(&s, "main", &Settings::default(), None, now).unwrap();
             findings.into_iter().map(|f| (f.rule, f.figures)).collect::<Vec<_>>()
         };
         let tolerance = 300_000_000;
@@ -326,8 +467,34 @@ mod tests {
     }
 
     #[test]
-    fn rule_ids_match_the_config_tables() {
-        let alerts = AlertsSection::default();
-        assert!(RULES.iter().all(|r| alerts.enabled(r)));
+    fn every_rule_runs_by_default_in_registry_order() {
+        let ids: Vec<&str> = REGISTRY.iter().map(|r| r.id).collect();
+        assert_eq!(RuleSet::default().enabled(), ids);
+        assert_eq!(ids.len(), 8);
+        assert_eq!(RuleSet::default().clock_skew_tolerance(), Duration::from_secs(300));
+        assert!(RuleSet::default().uses_suggestion());
+    }
+
+    /// config/walwatch.toml documents every rule at its defaults: its
+    /// `[alerts.<id>]` tables are what the registry generates. After
+    /// changing a rule, `WALWATCH_BLESS=1 cargo test --lib
+    /// the_example_config_documents_every_rule` rewrites them.
+    #[test]
+    fn the_example_config_documents_every_rule() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/walwatch.toml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let start = 1 + text.find("\n[alerts.").expect("the example config has rule tables");
+        let end = start + text[start..].find("\n## One [[cluster]]").expect("the cluster section follows the rules");
+        let generated = documented_defaults();
+        if std::env::var_os("WALWATCH_BLESS").is_some() {
+            std::fs::write(&path, format!("{}{generated}{}", &text[..start], &text[end..])).unwrap();
+            return;
+        }
+        assert_eq!(&text[start..end], generated, "run with WALWATCH_BLESS=1 to regenerate");
+        // Every table parses back to the defaults it documents.
+        let config = crate::config::parse(&text, &path).unwrap();
+        assert_eq!(config.alerts.rules.ids().count(), REGISTRY.len());
+        let rules = RuleSet::configure(&config.alerts).unwrap();
+        assert_eq!(format!("{rules:?}"), format!("{:?}", RuleSet::default()));
     }
 }

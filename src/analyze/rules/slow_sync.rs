@@ -2,15 +2,66 @@
 //! single-file fsync (`longest=`) exceeded its threshold: the storage
 //! stalled while the kernel flushed what the checkpoint had written.
 
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::json;
 
-use super::{secs, Finding, Window};
-use crate::alert::Severity;
-use crate::config::SlowSyncRule;
+use super::{secs, Evidence, Finding, Rule, Window};
+use crate::config::value;
+use crate::model::alert::Severity;
 use crate::settings::Settings;
 use crate::store::query::CheckpointRow;
+use crate::store::StoreError;
 
-pub fn check(points: &[CheckpointRow], window: &Window, rule: &SlowSyncRule, settings: &Settings) -> Option<Finding> {
+/// `[alerts.slow_sync]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SlowSync {
+    pub enabled: bool,
+    #[serde(with = "value::interval")]
+    pub window: Duration,
+    /// The sync phase (`sync=`) over this many seconds.
+    #[serde(deserialize_with = "sync_s")]
+    pub sync_s: f64,
+    /// The longest single-file fsync (`longest=`) over this many seconds.
+    #[serde(deserialize_with = "longest_file_s")]
+    pub longest_file_s: f64,
+}
+
+impl Default for SlowSync {
+    fn default() -> Self {
+        SlowSync { enabled: true, window: Duration::from_secs(3600), sync_s: 5.0, longest_file_s: 2.0 }
+    }
+}
+
+fn sync_s<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    value::within(d, |v| v > 0.0, "sync_s is a number of seconds above 0, e.g. 5.0")
+}
+
+fn longest_file_s<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    value::within(d, |v| v > 0.0, "longest_file_s is a number of seconds above 0, e.g. 2.0")
+}
+
+impl Rule for SlowSync {
+    const ID: &'static str = "slow_sync";
+    const DOC: &'static str = r#"A checkpoint's sync phase (sync=) over sync_s seconds, or one file's fsync
+(longest=) over longest_file_s: the storage stalled on the writes the
+kernel held back. With checkpoint_flush_after at its Linux default the
+sync phase takes well under a second; 5 s (2 s for a single file) is a
+stall that commits feel."#;
+
+    fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    fn evaluate(&self, evidence: &Evidence<'_>) -> Result<Vec<Finding>, StoreError> {
+        let w = evidence.window(self.window);
+        Ok(check(&evidence.points(&w)?, &w, self, evidence.settings).into_iter().collect())
+    }
+}
+
+pub fn check(points: &[CheckpointRow], window: &Window, rule: &SlowSync, settings: &Settings) -> Option<Finding> {
     let completed = points.iter().filter(|p| p.completed_at.is_some_and(|t| window.contains(t)));
     let over = |p: &&CheckpointRow| {
         p.sync_s.is_some_and(|s| s > rule.sync_s) || p.sync_longest_s.is_some_and(|s| s > rule.longest_file_s)
@@ -40,7 +91,7 @@ pub fn check(points: &[CheckpointRow], window: &Window, rule: &SlowSyncRule, set
     )];
     details.extend(flush_advice(settings));
     Some(Finding {
-        rule: "slow_sync",
+        rule: SlowSync::ID,
         key: String::new(),
         severity: Severity::Warning,
         summary,
@@ -111,7 +162,7 @@ mod tests {
 
     #[test]
     fn thresholds_are_exclusive() {
-        let rule = SlowSyncRule::default(); // 5 s, 2 s
+        let rule = SlowSync::default(); // 5 s, 2 s
         let s = settings(15, &[("checkpoint_flush_after", "256kB"), ("backend_flush_after", "0")]);
         assert_eq!(check(&[with(5.0, 2.0)], &window(), &rule, &s), None, "at the thresholds");
         assert_eq!(check(&[with(1.0, 1.0)], &window(), &rule, &s), None, "under both");
@@ -132,7 +183,7 @@ mod tests {
 
     #[test]
     fn advice_follows_the_flush_settings() {
-        let rule = SlowSyncRule::default();
+        let rule = SlowSync::default();
         let off = settings(15, &[("checkpoint_flush_after", "0"), ("backend_flush_after", "0")]);
         let f = check(&[with(9.0, 1.0)], &window(), &rule, &off).unwrap();
         assert!(
@@ -150,7 +201,7 @@ mod tests {
 
     #[test]
     fn outside_the_window_or_unknown_is_quiet() {
-        let rule = SlowSyncRule::default();
+        let rule = SlowSync::default();
         let s = settings(15, &[]);
         let mut old = with(30.0, 30.0);
         old.completed_at = Some(at("2026-11-22T10:00:00Z"));

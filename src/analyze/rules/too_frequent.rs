@@ -3,12 +3,49 @@
 //! log_checkpoints says, for a WAL-triggered checkpoint less than
 //! checkpoint_warning after the previous one.
 
+use std::time::Duration;
+
 use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{Finding, Window};
-use crate::alert::Severity;
+use super::{Evidence, Finding, Rule, Window};
+use crate::config::value;
+use crate::model::alert::Severity;
 use crate::settings::Settings;
+use crate::store::StoreError;
+
+/// `[alerts.too_frequent]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TooFrequent {
+    pub enabled: bool,
+    #[serde(with = "value::interval")]
+    pub window: Duration,
+}
+
+impl Default for TooFrequent {
+    fn default() -> Self {
+        TooFrequent { enabled: true, window: Duration::from_secs(3600) }
+    }
+}
+
+impl Rule for TooFrequent {
+    const ID: &'static str = "too_frequent";
+    const DOC: &'static str = r#"Any "checkpoints are occurring too frequently" warning in the window (the
+smallest seconds-apart is reported). PostgreSQL itself only writes it for
+checkpoints closer than checkpoint_warning, so every one is worth a look."#;
+
+    fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    fn evaluate(&self, evidence: &Evidence<'_>) -> Result<Vec<Finding>, StoreError> {
+        let w = evidence.window(self.window);
+        let warnings = evidence.store.too_frequent_between(evidence.cluster, w.start, w.end)?;
+        Ok(check(&warnings, &w, evidence.settings).into_iter().collect())
+    }
+}
 
 /// `warnings`: (log time, seconds apart; i64::MAX when the line had no figure).
 pub fn check(warnings: &[(Timestamp, i64)], window: &Window, settings: &Settings) -> Option<Finding> {
@@ -32,7 +69,7 @@ pub fn check(warnings: &[(Timestamp, i64)], window: &Window, settings: &Settings
         "Each warning is a checkpoint forced by WAL volume: raise max_wal_size (see the forced_checkpoints alert and `walwatch suggest`). A bulk load can set off a short run of them; a steady stream means the limit is too low for the normal load.".to_string(),
     ];
     Some(Finding {
-        rule: "too_frequent",
+        rule: TooFrequent::ID,
         key: String::new(),
         severity: Severity::Warning,
         summary,
@@ -52,8 +89,6 @@ pub fn check(warnings: &[(Timestamp, i64)], window: &Window, settings: &Settings
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::super::test_support::{at, settings};
     use super::*;
 

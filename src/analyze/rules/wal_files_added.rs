@@ -3,19 +3,64 @@
 //! is below the WAL a cycle needs, and backends wait while new 16 MB files
 //! are created and zero-filled.
 
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{percent, Finding, Window};
-use crate::alert::{Severity, SuggestionText};
+use super::{percent, Evidence, Finding, Rule, Window};
 use crate::analyze::sizing::Suggestion;
-use crate::config::WalFilesAddedRule;
+use crate::config::value;
+use crate::model::alert::{Severity, SuggestionText};
 use crate::settings::Settings;
 use crate::store::query::CheckpointRow;
+use crate::store::StoreError;
+
+/// `[alerts.wal_files_added]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WalFilesAdded {
+    pub enabled: bool,
+    #[serde(with = "value::interval")]
+    pub window: Duration,
+    /// The share of cycles that added WAL files …
+    #[serde(deserialize_with = "value::share")]
+    pub min_share: f64,
+    /// … over at least this many cycles.
+    #[serde(deserialize_with = "value::at_least_one")]
+    pub min_cycles: u32,
+}
+
+impl Default for WalFilesAdded {
+    fn default() -> Self {
+        WalFilesAdded { enabled: true, window: Duration::from_secs(86_400), min_share: 0.5, min_cycles: 6 }
+    }
+}
+
+impl Rule for WalFilesAdded {
+    const ID: &'static str = "wal_files_added";
+    const DOC: &'static str = r#"New WAL files created ("N WAL file(s) added") on at least min_share of at
+least min_cycles WAL- and time-triggered checkpoints in the window:
+min_wal_size is below what a cycle uses, and backends wait while files are
+created. A day covers the daily load cycle; "most" (half) of six or more
+cycles is a pattern, not a burst."#;
+    const USES_SUGGESTION: bool = true;
+
+    fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    fn evaluate(&self, evidence: &Evidence<'_>) -> Result<Vec<Finding>, StoreError> {
+        let w = evidence.window(self.window);
+        let points = evidence.points(&w)?;
+        Ok(check(&points, &w, self, evidence.settings, evidence.suggestion).into_iter().collect())
+    }
+}
 
 pub fn check(
     points: &[CheckpointRow],
     window: &Window,
-    rule: &WalFilesAddedRule,
+    rule: &WalFilesAdded,
     settings: &Settings,
     suggestion: Option<&Suggestion>,
 ) -> Option<Finding> {
@@ -55,7 +100,7 @@ pub fn check(
         sql: format!("ALTER SYSTEM SET min_wal_size = '{mb}MB'; SELECT pg_reload_conf();"),
     });
     Some(Finding {
-        rule: "wal_files_added",
+        rule: WalFilesAdded::ID,
         key: String::new(),
         severity: Severity::Info,
         summary,
@@ -99,7 +144,7 @@ mod tests {
 
     #[test]
     fn fires_when_most_cycles_add_files() {
-        let rule = WalFilesAddedRule::default(); // 0.5 of at least 6
+        let rule = WalFilesAdded::default(); // 0.5 of at least 6
         let s = settings(15, &[("min_wal_size", "80MB")]);
         let f = check(&cycles(&[1, 2, 0, 3, 0, 0]), &window(), &rule, &s, None).unwrap();
         assert_eq!((f.rule, f.key.as_str(), f.severity), ("wal_files_added", "", Severity::Info));
@@ -114,7 +159,7 @@ mod tests {
 
     #[test]
     fn quiet_below_share_or_cycles() {
-        let rule = WalFilesAddedRule::default();
+        let rule = WalFilesAdded::default();
         let s = settings(15, &[]);
         assert_eq!(check(&cycles(&[1, 0, 0, 3, 0, 0]), &window(), &rule, &s, None), None, "2 of 6");
         assert_eq!(check(&cycles(&[1, 1, 1, 1, 1]), &window(), &rule, &s, None), None, "5 cycles only");

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use jiff::Timestamp;
 
 use crate::alert::deliver::{self, Channel, NewMessage};
-use crate::alert::{Notice, NoticeKind, Severity};
+use crate::alert::Notice;
 use crate::config::{self, Config};
+use crate::model::alert::{NoticeKind, Severity};
 use crate::store::Store;
 
 struct Setup {

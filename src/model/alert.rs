@@ -1,0 +1,71 @@
+//! The words of alerts that the store keeps and every layer above it
+//! speaks: how bad a finding is, which moment of an alert's life a notice
+//! tells about, where a message goes, and the advice a finding carries.
+//! They sit here, below the store, so that the store keeps them typed
+//! without importing the rules that produce them or the delivery that
+//! sends them.
+
+use serde::Serialize;
+
+/// How bad an alert is; also the word in the mail subject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Critical,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Critical => "critical",
+        }
+    }
+}
+
+/// Which moment of an alert's life a notice tells about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NoticeKind {
+    Firing,
+    Reminder,
+    Resolved,
+    Test,
+}
+
+impl NoticeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoticeKind::Firing => "firing",
+            NoticeKind::Reminder => "reminder",
+            NoticeKind::Resolved => "resolved",
+            NoticeKind::Test => "test",
+        }
+    }
+}
+
+/// Advice in a notice: what to change, why, and the SQL that does it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SuggestionText {
+    pub text: Vec<String>,
+    pub sql: String,
+}
+
+/// Where a queued message goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Channel {
+    Mail,
+    Webhook,
+}
+
+impl Channel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Channel::Mail => "mail",
+            Channel::Webhook => "webhook",
+        }
+    }
+}
