@@ -19,7 +19,8 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use walwatch::classify::{self, catalog::Catalog, Outcome};
+use walwatch::catalog::Catalog;
+use walwatch::classify::{self, Outcome};
 use walwatch::frame::csvlog::CsvScanner;
 use walwatch::frame::jsonlog::JsonScanner;
 use walwatch::frame::prefix::Prefix;

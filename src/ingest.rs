@@ -9,7 +9,8 @@ use std::time::Instant;
 
 use thiserror::Error;
 
-use crate::classify::{self, catalog::Catalog, Outcome};
+use crate::catalog::Catalog;
+use crate::classify::{self, Outcome};
 use crate::frame::csvlog::CsvScanner;
 use crate::frame::jsonlog::JsonScanner;
 use crate::frame::prefix::{self, Prefix};

@@ -9,6 +9,7 @@
 
 pub mod alert;
 pub mod analyze;
+pub mod catalog;
 pub mod classify;
 pub mod cli;
 pub mod cmd;
@@ -16,6 +17,7 @@ pub mod config;
 pub mod daemon;
 pub mod evaluate;
 pub mod frame;
+pub mod guc;
 pub mod ingest;
 pub mod model;
 pub mod output;

@@ -128,7 +128,7 @@ fn entries_of_100_mb_keep_memory_bounded() {
     let time = TimeContext::new(Some("UTC")).unwrap();
     let before = vm_hwm_kib();
 
-    let markers = walwatch::classify::catalog::Catalog::global().markers();
+    let markers = walwatch::catalog::Catalog::global().markers();
     let prefix = Prefix::compile("%m [%p] %q%u@%d ", markers).unwrap();
     // checkpoint-looking text and invalid UTF-8, no newline
     let fill: &'static [u8] = b"checkpoint starting: wal \xff\xfe ";

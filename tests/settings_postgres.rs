@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use support::{describe, ts_key, walwatch, PgCluster, StopMode};
-use walwatch::settings::{units, KNOWN};
+use walwatch::guc::{units, KNOWN};
 
 const CLUSTER: &str = "pg15";
 

@@ -3,3 +3,4 @@
 
 pub mod rules;
 pub mod sizing;
+pub mod window;

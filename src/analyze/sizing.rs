@@ -38,7 +38,7 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
-use crate::analyze::rules::Window;
+use crate::analyze::window::Window;
 use crate::config::AdviceSection;
 use crate::settings::Settings;
 use crate::store::history::{Replay, SizingHistory};

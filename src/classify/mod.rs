@@ -1,15 +1,14 @@
 //! Classification: a framed [`Record`] becomes a typed, trusted event — or a
 //! counted rejection when a client session wrote something that looks like one.
 
-pub mod catalog;
 pub mod trust;
 
 #[cfg(test)]
 mod tests;
 
+use crate::catalog::{Catalog, Classification};
 use crate::frame::Record;
 use crate::model::event::EventBody;
-use catalog::{Catalog, Classification};
 
 /// What a record turned out to be.
 #[derive(Debug, Clone, PartialEq)]

@@ -163,7 +163,7 @@ mod tests {
     }
 
     fn prefix(spec: &str) -> Prefix {
-        Prefix::compile(spec, crate::classify::catalog::Catalog::global().markers()).unwrap()
+        Prefix::compile(spec, crate::catalog::Catalog::global().markers()).unwrap()
     }
 
     #[test]

@@ -58,7 +58,7 @@ fn refreshed(db: &std::path::Path, clusters: &[&config::ClusterConfig]) -> Resul
     };
     let now = Timestamp::now();
     for cluster in clusters {
-        settings::refresh(&mut store, cluster, now)
+        settings::refresh(&mut store, &super::setting_sources(cluster), now)
             .with_context(|| format!("cannot record the settings of cluster {:?}", cluster.name))?;
     }
     Ok(store)
@@ -89,7 +89,7 @@ fn table(out: &mut impl Write, report: &[ClusterSettings]) -> Result<()> {
         if i > 0 {
             writeln!(out)?;
         }
-        let version = c.version.map(settings::version_name).unwrap_or_else(|| "version unknown".into());
+        let version = c.version.map(crate::guc::version_name).unwrap_or_else(|| "version unknown".into());
         writeln!(out, "cluster {} (PostgreSQL {version})", printable(&c.cluster))?;
         let rows: Vec<Vec<String>> = c
             .current

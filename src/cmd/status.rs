@@ -8,11 +8,12 @@ use anyhow::Result;
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
+use crate::analyze::rules::ahead_text;
 use crate::analyze::rules::ClockSkew;
-use crate::analyze::rules::{ahead_text, human_duration};
-use crate::classify::catalog::Catalog;
+use crate::catalog::Catalog;
 use crate::classify::trust::residual_risk;
 use crate::cli::{StatusArgs, SummaryFormat};
+use crate::config::format_duration;
 use crate::frame::prefix::Prefix;
 use crate::output::{self, cell};
 use crate::store::daemon::{ClusterStatus, Heartbeat};
@@ -138,7 +139,7 @@ fn dated_ahead(store: &Store, r: &mut ClusterReport, rule: &ClockSkew, now: Time
         let events = if a.count == 1 { "1 event".to_string() } else { format!("{} events", a.count) };
         r.warnings.push(format!(
             "{events} read in the last {} dated up to {} ahead of this machine's clock, latest read at {}; check the server's clock / log_timezone (the alert rules ignore their times)",
-            human_duration(rule.window),
+            format_duration(rule.window),
             ahead_text(a.most_ahead_read_at, a.most_ahead_at),
             rfc3339(a.latest_read_at)
         ));

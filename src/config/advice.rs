@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::raw::{interval, Problem};
+use super::problem::{interval, Problem};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct AdviceSection {

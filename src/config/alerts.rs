@@ -17,7 +17,7 @@ use serde::de::{DeserializeOwned, DeserializeSeed, Deserializer, IgnoredAny, Map
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::raw::{interval, Problem};
+use super::problem::{interval, Problem};
 use super::ConfigError;
 
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -26,7 +26,7 @@ fn days(text: &str) -> Option<SignedDuration> {
 }
 
 /// "1s", "500ms", "1m 30s": the same notation as the file.
-pub(super) fn format_duration(d: Duration) -> String {
+pub fn format_duration(d: Duration) -> String {
     SignedDuration::try_from(d).map_or_else(|_| format!("{d:?}"), |s| format!("{s:#}"))
 }
 

@@ -12,7 +12,7 @@ use lettre::message::Mailbox;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::raw::{absolute, interval, one_of, Problem};
+use super::problem::{absolute, interval, one_of, Problem};
 
 /// The values of `[mail] transport`.
 pub const MAIL_TRANSPORTS: [&str; 3] = ["smtp", "sendmail", "file"];

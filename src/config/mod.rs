@@ -12,6 +12,7 @@ mod discover;
 mod duration;
 mod mail;
 mod position;
+mod problem;
 mod raw;
 
 pub use advice::AdviceSection;
@@ -26,7 +27,7 @@ use std::time::Duration;
 use thiserror::Error;
 
 pub use discover::{current_logfiles, discover, Discovery};
-pub use duration::parse_duration;
+pub use duration::{format_duration, parse_duration};
 
 /// Where the configuration is read when `--config` is not given.
 pub const DEFAULT_PATH: &str = "/etc/walwatch/walwatch.toml";
@@ -226,12 +227,12 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
 
 /// Parses and validates `text`; `path` only names the file in errors.
 pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
-    let raw: raw::RawConfig = toml::from_str(text).map_err(|e| invalid(text, path, raw::Problem::from_toml(&e)))?;
+    let raw: raw::RawConfig = toml::from_str(text).map_err(|e| invalid(text, path, problem::Problem::from_toml(&e)))?;
     raw.validate(text, path).map_err(|problem| invalid(text, path, problem))
 }
 
 /// `problem` as the error a user reads: file:line:column and the key.
-fn invalid(text: &str, path: &Path, problem: raw::Problem) -> ConfigError {
+fn invalid(text: &str, path: &Path, problem: problem::Problem) -> ConfigError {
     let (line, column) = position::line_column(text, problem.span.start);
     let key = position::key_path(text, problem.span.start);
     ConfigError::Invalid { path: path.to_path_buf(), line, column, key, message: problem.message }

@@ -13,26 +13,8 @@ use toml::Spanned;
 use super::advice::RawAdvice;
 use super::alerts::RawAlerts;
 use super::mail::{RawMail, RawWebhook};
-use super::{duration, ClusterConfig, Config, DaemonSection, StartAt, StoreSection, FORMATS, LOG_LEVELS};
-
-/// An error at a byte range of the file.
-#[derive(Debug)]
-pub(super) struct Problem {
-    pub span: Range<usize>,
-    pub message: String,
-}
-
-impl Problem {
-    pub fn at<T>(value: &Spanned<T>, message: String) -> Problem {
-        Problem { span: value.span(), message }
-    }
-
-    /// toml's messages may span lines; an error report is one line.
-    pub fn from_toml(e: &toml::de::Error) -> Problem {
-        let message = e.message().trim().lines().map(str::trim).collect::<Vec<_>>().join("; ");
-        Problem { span: e.span().unwrap_or(0..0), message }
-    }
-}
+use super::problem::{absolute, interval, one_of, time_zone, Problem};
+use super::{ClusterConfig, Config, DaemonSection, StartAt, StoreSection, FORMATS, LOG_LEVELS};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -188,16 +170,16 @@ fn log_glob(glob: &Spanned<String>, store: &Path) -> Result<String, Problem> {
 /// version's units apply (the same as every version's for values with a unit).
 fn setting(name: &str, value: &Spanned<toml::Value>) -> Result<String, Problem> {
     let text = setting_text(value)?;
-    if name == crate::settings::SERVER_VERSION {
-        crate::settings::parse_version(&text).map_err(|e| Problem::at(value, e))?;
+    if name == crate::guc::SERVER_VERSION {
+        crate::guc::parse_version(&text).map_err(|e| Problem::at(value, e))?;
         return Ok(text);
     }
-    if !crate::settings::KNOWN.contains(&name) {
-        let known = crate::settings::KNOWN.join(", ");
-        let message = format!("unknown setting {name:?}, expected one of {known}, {}", crate::settings::SERVER_VERSION);
+    if !crate::guc::KNOWN.contains(&name) {
+        let known = crate::guc::KNOWN.join(", ");
+        let message = format!("unknown setting {name:?}, expected one of {known}, {}", crate::guc::SERVER_VERSION);
         return Err(Problem::at(value, message));
     }
-    crate::settings::units::parse_checked(name, &text, None)
+    crate::guc::units::parse_checked(name, &text, None)
         .map_err(|e| Problem::at(value, format!("invalid value for {name}: {e}")))?;
     Ok(text)
 }
@@ -212,41 +194,5 @@ fn setting_text(value: &Spanned<toml::Value>) -> Result<String, Problem> {
         other => {
             Err(Problem::at(value, format!("a setting is a string, number or boolean, not a {}", other.type_str())))
         }
-    }
-}
-
-/// Paths are absolute: a relative one would depend on the daemon's working
-/// directory and most likely match nothing, silently.
-pub(super) fn absolute<P: AsRef<Path>>(value: &Spanned<P>) -> Result<&Path, Problem> {
-    let path = value.get_ref().as_ref();
-    if path.is_absolute() {
-        Ok(path)
-    } else {
-        Err(Problem::at(value, format!("{:?} is not an absolute path", path.display().to_string())))
-    }
-}
-
-/// A positive duration such as "500ms", "1s" or "2m".
-pub(super) fn interval(text: &Spanned<String>) -> Result<std::time::Duration, Problem> {
-    duration::parse_duration(text.get_ref()).map_err(|message| Problem::at(text, message))
-}
-
-pub(super) fn one_of(value: &Spanned<String>, allowed: &[&str], what: &str) -> Result<String, Problem> {
-    let v = value.get_ref();
-    if allowed.contains(&v.as_str()) {
-        Ok(v.clone())
-    } else {
-        Err(Problem::at(value, format!("unknown {what} {v:?}, expected one of {}", allowed.join(", "))))
-    }
-}
-
-/// The zone must exist now, not when the first ambiguous timestamp arrives.
-pub(super) fn time_zone(name: &Spanned<String>) -> Result<String, Problem> {
-    match jiff::tz::TimeZone::get(name.get_ref()) {
-        Ok(_) => Ok(name.get_ref().clone()),
-        Err(e) => Err(Problem::at(
-            name,
-            format!("unknown time zone {:?} ({e}); expected an IANA name such as \"Europe/Berlin\", the server's log_timezone", name.get_ref()),
-        )),
     }
 }

@@ -10,7 +10,7 @@
 
 use super::time::TimeContext;
 use super::{lines, Consumed, FrameStats, Needles, Origin, Overflow, Pos, Record, Scan};
-use crate::classify::catalog::Catalog;
+use crate::catalog::Catalog;
 
 const LOG_TIME: usize = 0;
 const USER: usize = 1;

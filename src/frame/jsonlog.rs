@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use super::time::TimeContext;
 use super::{lines, Consumed, FrameStats, Needles, Origin, Pos, Record, Scan};
-use crate::classify::catalog::Catalog;
+use crate::catalog::Catalog;
 
 #[derive(Deserialize)]
 struct Entry {

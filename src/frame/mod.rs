@@ -24,7 +24,7 @@ use std::sync::OnceLock;
 
 use aho_corasick::AhoCorasick;
 
-use crate::classify::catalog::Catalog;
+use crate::catalog::Catalog;
 pub use record::{LineLevel, Origin, Record, Secondary, Severity};
 
 /// Bytes read per chunk. Memory stays bounded by a few of these whatever the input.

@@ -3,37 +3,7 @@
 
 use jiff::Timestamp;
 
-/// The severity of a primary log line (translated words are normalised).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Severity {
-    Debug,
-    Log,
-    Info,
-    Notice,
-    Warning,
-    Error,
-    Fatal,
-    Panic,
-}
-
-/// The kind of a secondary line that belongs to the entry before it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Secondary {
-    Detail,
-    Hint,
-    Query,
-    Context,
-    Statement,
-    Location,
-    Backtrace,
-}
-
-/// What follows the prefix of a stderr/syslog line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum LineLevel {
-    Primary(Severity),
-    Secondary(Secondary),
-}
+pub use crate::catalog::level::{LineLevel, Secondary, Severity};
 
 /// Who wrote the record, as far as the log format tells. Used by the trust
 /// check: only background processes may produce checkpoint events.

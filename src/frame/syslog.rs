@@ -225,7 +225,7 @@ mod tests {
         assert!(header(b"not syslog").is_none());
     }
 
-    use crate::classify::catalog::Catalog;
+    use crate::catalog::Catalog;
     use crate::frame::prefix::Prefix;
     use crate::frame::testing::frame_all;
     use crate::frame::time::TimeContext;

@@ -17,37 +17,18 @@
 //! units apply.
 
 pub mod conf;
-pub mod defaults;
-pub mod units;
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 use serde::Serialize;
 
-use crate::config::ClusterConfig;
+use crate::guc::units::{self, Parsed};
+use crate::guc::{defaults, parse_version, version_name, KNOWN, SERVER_VERSION};
 use crate::store::settings::{LogChange, Observed, RowSource, SettingRow};
 use crate::store::{Store, StoreError};
-use units::Parsed;
-
-/// The settings the advice and the alerts read.
-pub const KNOWN: [&str; 13] = [
-    "max_wal_size",
-    "min_wal_size",
-    "checkpoint_timeout",
-    "checkpoint_completion_target",
-    "checkpoint_warning",
-    "wal_segment_size",
-    "fsync",
-    "full_page_writes",
-    "synchronous_commit",
-    "commit_delay",
-    "checkpoint_flush_after",
-    "backend_flush_after",
-    "wal_keep_size",
-];
 
 /// What the conf files and the log are searched for: the known settings and
 /// wal_keep_segments, which wal_keep_size replaced in 13.
@@ -56,24 +37,6 @@ fn tracked(name: &str) -> bool {
 }
 
 const MB: f64 = 1024.0 * 1024.0;
-
-/// Not a PostgreSQL setting but known the same way: `[cluster.settings]
-/// server_version = "11"` (9.6 to 11 do not log their version at start), the
-/// log's `starting PostgreSQL 15.18 …`, or the data directory's PG_VERSION.
-pub const SERVER_VERSION: &str = "server_version";
-
-/// A major version as an operator writes it: "9.6" (9), "10" … ; older
-/// releases are not supported.
-pub fn parse_version(text: &str) -> Result<u32, String> {
-    let t = text.trim();
-    match t.parse::<u32>() {
-        _ if t == "9.6" => Ok(9),
-        Ok(v) if v >= 10 => Ok(v),
-        _ => {
-            Err(format!("{text:?} is not a PostgreSQL major version walwatch knows: 9.6, 10, 11, … {}", units::NEWEST))
-        }
-    }
-}
 
 /// Where a value came from, most trusted first.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -198,15 +161,6 @@ impl fmt::Display for Source {
     }
 }
 
-/// "9.6" for 9, else the number.
-pub fn version_name(major: u32) -> String {
-    if major < 10 {
-        "9.6".into()
-    } else {
-        major.to_string()
-    }
-}
-
 /// One change of one setting in one source: `old` is that source's previous
 /// value (None: it did not set it before), `new` None: it stopped setting it
 /// (line removed or commented out; `source` then names where it was).
@@ -220,6 +174,20 @@ pub struct Change {
     pub source: Source,
 }
 
+/// Where one cluster's settings are read: walwatch's `[cluster.settings]`
+/// and the server's conf files.
+#[derive(Debug, Clone, Copy)]
+pub struct Sources<'a> {
+    /// The cluster's name in the store.
+    pub name: &'a str,
+    /// `[cluster.settings]`: name -> value as PostgreSQL spells it.
+    pub configured: &'a BTreeMap<String, String>,
+    /// postgresql.conf, when it is not `data_directory/postgresql.conf`.
+    pub config_file: Option<&'a Path>,
+    /// `$PGDATA`: postgresql.conf, postgresql.auto.conf and PG_VERSION.
+    pub data_directory: Option<&'a Path>,
+}
+
 /// Records what `[cluster.settings]` and the server's conf files say now.
 ///
 /// The conf files are postgresql.conf (`config_file`, else
@@ -230,30 +198,30 @@ pub struct Change {
 /// time and a warning says why. That is what PostgreSQL does on reload too
 /// ("configuration file contains errors; no changes were applied"), and a
 /// partial read would wrongly drop what an unreadable file sets.
-pub fn refresh(store: &mut Store, cluster: &ClusterConfig, now: Timestamp) -> Result<(), StoreError> {
+pub fn refresh(store: &mut Store, cluster: &Sources<'_>, now: Timestamp) -> Result<(), StoreError> {
     let config: Vec<(String, Observed)> = KNOWN
         .iter()
         .chain([&SERVER_VERSION])
         .map(|name| {
-            let value = cluster.settings.get(*name).cloned();
+            let value = cluster.configured.get(*name).cloned();
             (name.to_string(), Observed { value, path: None, line: None })
         })
         .collect();
-    store.record_settings(&cluster.name, RowSource::Config, &config, now)?;
+    store.record_settings(cluster.name, RowSource::Config, &config, now)?;
     if let Some(observed) = read_conf(cluster) {
-        store.record_settings(&cluster.name, RowSource::ConfFile, &observed, now)?;
+        store.record_settings(cluster.name, RowSource::ConfFile, &observed, now)?;
     }
     Ok(())
 }
 
 /// The tracked settings as the cluster's conf files set them, or None when
 /// there is no conf file to read or it cannot be read completely.
-fn read_conf(cluster: &ClusterConfig) -> Option<Vec<(String, Observed)>> {
+fn read_conf(cluster: &Sources<'_>) -> Option<Vec<(String, Observed)>> {
     let main =
-        cluster.config_file.clone().or_else(|| cluster.data_directory.as_ref().map(|d| d.join("postgresql.conf")))?;
+        cluster.config_file.map(Path::to_path_buf).or_else(|| Some(cluster.data_directory?.join("postgresql.conf")))?;
     let mut parsed = conf::Parsed::default();
     conf::read(&main, true, &mut parsed);
-    let data_dir = cluster.data_directory.clone().or_else(|| {
+    let data_dir = cluster.data_directory.map(Path::to_path_buf).or_else(|| {
         let from_conf = PathBuf::from(&parsed.get("data_directory")?.value);
         from_conf.is_absolute().then_some(from_conf)
     });

@@ -18,7 +18,8 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::json;
 
-use super::{human_duration, Evidence, Finding, Rule, Window};
+use super::{Evidence, Finding, Rule, Window};
+use crate::config::format_duration;
 use crate::config::value;
 use crate::model::alert::Severity;
 use crate::store::query::DatedAhead;
@@ -92,7 +93,7 @@ pub fn window(rule: &ClockSkew, now: Timestamp) -> Window {
 pub fn check(ahead: Option<&DatedAhead>, rule: &ClockSkew, window: &Window) -> Option<Finding> {
     let ahead = ahead.filter(|a| a.count > 0)?;
     let how_far = ahead_text(ahead.most_ahead_read_at, ahead.most_ahead_at);
-    let tolerance = human_duration(rule.tolerance);
+    let tolerance = format_duration(rule.tolerance);
     // Short enough for a mail subject; the read times are in the details.
     let summary = format!(
         "{} dated up to {how_far} ahead of this machine's clock (tolerance {tolerance}): check the server's clock and log_timezone",

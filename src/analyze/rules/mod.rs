@@ -46,7 +46,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use jiff::{SignedDuration, Timestamp};
+use jiff::Timestamp;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -56,6 +56,8 @@ use crate::model::alert::{Severity, SuggestionText};
 use crate::settings::Settings;
 use crate::store::query::{CheckpointRow, LogTimes};
 use crate::store::{Store, StoreError};
+
+pub use super::window::Window;
 
 pub use checkpoint_overrun::CheckpointOverrun;
 pub use clock_skew::{ahead_text, ClockSkew};
@@ -271,53 +273,6 @@ pub struct Finding {
     pub evidence_at: Option<Timestamp>,
 }
 
-/// The log times a windowed rule looks at, both ends included.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Window {
-    pub start: Timestamp,
-    pub end: Timestamp,
-    pub length: Duration,
-}
-
-impl Window {
-    /// `[now - length, now]`, or `[newest - length, newest]` when the newest
-    /// event is older than that (see the module documentation). Never later
-    /// than now: an event dated ahead waits for its time (at most the
-    /// clock_skew tolerance, or the daemon's next pass) instead of moving
-    /// the window; the callers pass the newest event not dated ahead.
-    pub fn ending(now: Timestamp, newest_event: Option<Timestamp>, length: Duration) -> Window {
-        let span = SignedDuration::try_from(length).unwrap_or(SignedDuration::MAX);
-        let back = |t: Timestamp| t.checked_sub(span).unwrap_or(Timestamp::MIN);
-        let end = match newest_event {
-            Some(newest) if newest < back(now) => newest,
-            _ => now,
-        };
-        Window { start: back(end), end, length }
-    }
-
-    pub fn contains(&self, t: Timestamp) -> bool {
-        self.start <= t && t <= self.end
-    }
-
-    /// "1h", "24h", "30m".
-    pub fn describe(&self) -> String {
-        human_duration(self.length)
-    }
-
-    fn figures(&self) -> serde_json::Value {
-        serde_json::json!({
-            "length_s": self.length.as_secs_f64(),
-            "start": crate::timefmt::rfc3339(self.start),
-            "end": crate::timefmt::rfc3339(self.end),
-        })
-    }
-}
-
-/// "1h", "5m", "1h 30m".
-pub fn human_duration(d: Duration) -> String {
-    SignedDuration::try_from(d).map_or_else(|_| format!("{d:?}"), |s| format!("{s:#}"))
-}
-
 /// Seconds with at most 3 decimals, as PostgreSQL logs them.
 fn secs(v: f64) -> String {
     let text = format!("{v:.3}");
@@ -390,38 +345,6 @@ mod tests {
     use super::test_support::at;
     use super::*;
 
-    #[test]
-    fn window_ends_now_unless_the_log_is_older_than_the_window() {
-        let now = at("2026-11-22T12:00:00Z");
-        let hour = Duration::from_secs(3600);
-        // A current log: the window ends now.
-        let w = Window::ending(now, Some(at("2026-11-22T11:30:00Z")), hour);
-        assert_eq!((w.start, w.end), (at("2026-11-22T11:00:00Z"), now));
-        // Exactly at the window start: still current.
-        let w = Window::ending(now, Some(at("2026-11-22T11:00:00Z")), hour);
-        assert_eq!(w.end, now);
-        // Last week's log: the window ends at its newest event.
-        let w = Window::ending(now, Some(at("2026-11-15T08:00:00Z")), hour);
-        assert_eq!((w.start, w.end), (at("2026-11-15T07:00:00Z"), at("2026-11-15T08:00:00Z")));
-        assert!(w.contains(at("2026-11-15T07:00:00Z")) && w.contains(at("2026-11-15T08:00:00Z")));
-        assert!(!w.contains(at("2026-11-15T08:00:00.000001Z")));
-        // No events at all.
-        assert_eq!(Window::ending(now, None, hour).end, now);
-        assert_eq!(w.describe(), "1h");
-    }
-
-    #[test]
-    fn a_window_never_ends_after_now() {
-        let now = at("2026-11-22T12:00:00Z");
-        let hour = Duration::from_secs(3600);
-        // A server clock a little ahead: its newest lines wait for their time.
-        let w = Window::ending(now, Some(at("2026-11-22T12:00:05Z")), hour);
-        assert_eq!((w.start, w.end), (at("2026-11-22T11:00:00Z"), now));
-        // Far ahead (what the store leaves out, and what it would do if it did not).
-        let w = Window::ending(now, Some(at("2099-01-01T00:00:00Z")), hour);
-        assert_eq!((w.start, w.end), (at("2026-11-22T11:00:00Z"), now));
-    }
-
     /// evaluate() on a real store: last week's log (two forced checkpoints)
     /// plus one line read 5 minutes (the default tolerance) ahead, or one
     /// microsecond more. Within the tolerance that line is the log's newest
@@ -439,7 +362,7 @@ mod tests {
                 start("2026-11-15T08:00:00Z", "wal", None),
                 // Read at 11:59:55, dated ahead_us later.
                 Line {
-                    at: at("2026-11-22T11:59:55Z") + SignedDuration::from_micros(ahead_us),
+                    at: at("2026-11-22T11:59:55Z") + jiff::SignedDuration::from_micros(ahead_us),
                     ..start("2026-11-22T00:00:00Z", "time", Some(ahead_us))
                 },
             ];

@@ -4,7 +4,7 @@
 //! refuses a forged line, so they cannot tell a broken check from a sound one.
 
 use super::*;
-use crate::classify::catalog::Catalog;
+use crate::catalog::Catalog;
 
 const DEBIAN: &str = "%m [%p] %q%u@%d ";
 

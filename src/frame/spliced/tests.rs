@@ -6,7 +6,8 @@
 
 use proptest::prelude::*;
 
-use crate::classify::{self, catalog::Catalog, Outcome};
+use crate::catalog::Catalog;
+use crate::classify::{self, Outcome};
 use crate::frame::prefix::Prefix;
 use crate::frame::stderr::StderrScanner;
 use crate::frame::time::TimeContext;

@@ -2,7 +2,7 @@
 //! PostgreSQL prints, and a prefix whose head cannot tell a real first line
 //! from other text.
 
-use crate::classify::catalog::Catalog;
+use crate::catalog::Catalog;
 use crate::classify::{self, Outcome};
 use crate::frame::prefix::Prefix;
 use crate::frame::stderr::StderrScanner;

@@ -1,5 +1,5 @@
+use super::level::Secondary;
 use super::*;
-use crate::frame::record::Secondary;
 use toml::Value;
 
 fn cat() -> &'static Catalog {

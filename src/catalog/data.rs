@@ -5,9 +5,9 @@ use std::collections::{HashMap, HashSet};
 
 use serde::Deserialize;
 
+use super::level::{LineLevel, Secondary, Severity};
 use super::template::c_unescape;
 use super::{CatalogError, I18N_TSV, LEVELS};
-use crate::frame::record::{LineLevel, Secondary, Severity};
 
 // ------------------------------------------------------------------ TOML data
 

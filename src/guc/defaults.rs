@@ -47,15 +47,14 @@ pub fn major(version: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::settings::KNOWN;
+    use crate::guc::KNOWN;
 
     #[test]
     fn every_known_setting_has_a_default_in_every_version() {
         for v in OLDEST..=NEWEST {
             for name in KNOWN {
                 let text = default(name, v).unwrap_or_else(|| panic!("{name} in {v}"));
-                crate::settings::units::parse_checked(name, text, Some(v))
-                    .unwrap_or_else(|e| panic!("{name} {v}: {e}"));
+                crate::guc::units::parse_checked(name, text, Some(v)).unwrap_or_else(|e| panic!("{name} {v}: {e}"));
             }
         }
     }

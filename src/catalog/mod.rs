@@ -10,6 +10,7 @@
 //! printf arguments in C order (translations keep that order).
 
 mod data;
+pub mod level;
 mod template;
 #[cfg(test)]
 mod tests;
@@ -20,9 +21,9 @@ use std::sync::OnceLock;
 use aho_corasick::{AhoCorasick, MatchKind};
 use regex::Regex;
 
-use crate::frame::record::{LineLevel, Severity};
 use crate::model::event::{CompleteStats, EventBody, PointKind, ShutdownMode};
 use data::{build_levels, load_translations, FamilyFile};
+use level::{LineLevel, Severity};
 use template::{build_pattern, parse_format, substitute, unparsed_prefix};
 
 /// The message families, in priority order.

@@ -1,0 +1,65 @@
+//! A value of the file that is wrong, at its byte range, and the checks
+//! shared by the sections (paths, durations, names from a list, time zones).
+//! [`super::parse`] turns a [`Problem`] into file:line:column and key.
+
+use std::ops::Range;
+use std::path::Path;
+
+use toml::Spanned;
+
+use super::duration;
+
+/// An error at a byte range of the file.
+#[derive(Debug)]
+pub(super) struct Problem {
+    pub span: Range<usize>,
+    pub message: String,
+}
+
+impl Problem {
+    pub fn at<T>(value: &Spanned<T>, message: String) -> Problem {
+        Problem { span: value.span(), message }
+    }
+
+    /// toml's messages may span lines; an error report is one line.
+    pub fn from_toml(e: &toml::de::Error) -> Problem {
+        let message = e.message().trim().lines().map(str::trim).collect::<Vec<_>>().join("; ");
+        Problem { span: e.span().unwrap_or(0..0), message }
+    }
+}
+
+/// Paths are absolute: a relative one would depend on the daemon's working
+/// directory and most likely match nothing, silently.
+pub(super) fn absolute<P: AsRef<Path>>(value: &Spanned<P>) -> Result<&Path, Problem> {
+    let path = value.get_ref().as_ref();
+    if path.is_absolute() {
+        Ok(path)
+    } else {
+        Err(Problem::at(value, format!("{:?} is not an absolute path", path.display().to_string())))
+    }
+}
+
+/// A positive duration such as "500ms", "1s" or "2m".
+pub(super) fn interval(text: &Spanned<String>) -> Result<std::time::Duration, Problem> {
+    duration::parse_duration(text.get_ref()).map_err(|message| Problem::at(text, message))
+}
+
+pub(super) fn one_of(value: &Spanned<String>, allowed: &[&str], what: &str) -> Result<String, Problem> {
+    let v = value.get_ref();
+    if allowed.contains(&v.as_str()) {
+        Ok(v.clone())
+    } else {
+        Err(Problem::at(value, format!("unknown {what} {v:?}, expected one of {}", allowed.join(", "))))
+    }
+}
+
+/// The zone must exist now, not when the first ambiguous timestamp arrives.
+pub(super) fn time_zone(name: &Spanned<String>) -> Result<String, Problem> {
+    match jiff::tz::TimeZone::get(name.get_ref()) {
+        Ok(_) => Ok(name.get_ref().clone()),
+        Err(e) => Err(Problem::at(
+            name,
+            format!("unknown time zone {:?} ({e}); expected an IANA name such as \"Europe/Berlin\", the server's log_timezone", name.get_ref()),
+        )),
+    }
+}
