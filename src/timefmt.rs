@@ -1,7 +1,11 @@
-//! Time in and out of the CLI: RFC 3339 output with an explicit offset, and
-//! `--since/--until` input (RFC 3339, a date, or a duration back from now).
+//! Time in and out of walwatch: RFC 3339 output with an explicit offset,
+//! `--since/--until` input (RFC 3339, a date, or a duration back from now),
+//! and durations as the config file and the CLI write them ("500ms", "2m",
+//! "7d"): one parser and one formatter for both.
 
-use jiff::{civil::Date, tz::TimeZone, Span, Timestamp};
+use std::time::Duration;
+
+use jiff::{civil::Date, tz::TimeZone, SignedDuration, Timestamp};
 use serde::Serializer;
 
 /// RFC 3339 in UTC with an explicit offset and milliseconds, e.g. `2026-11-22T08:04:23.497+00:00`.
@@ -29,26 +33,36 @@ pub fn parse_when(text: &str, now: Timestamp) -> Result<Timestamp, String> {
     if let Ok(d) = text.parse::<Date>() {
         return d.to_zoned(TimeZone::UTC).map(|z| z.timestamp()).map_err(|e| e.to_string());
     }
-    if let Some(span) = parse_duration(text) {
-        return now.checked_sub(span).map_err(|e| e.to_string());
+    if let Ok(back) = parse_duration(text) {
+        let back = SignedDuration::try_from(back).map_err(|e| e.to_string())?;
+        return now.checked_sub(back).map_err(|e| e.to_string());
     }
     Err(format!("cannot read time {text:?}: use RFC 3339 (2026-11-22T08:00:00Z), a date (2026-11-22) or a duration (90m, 24h, 7d)"))
 }
 
-/// `30s`, `90m`, `24h`, `7d`, `2w` (days are 24 h).
-fn parse_duration(text: &str) -> Option<Span> {
-    let unit_at = text.find(|c: char| !c.is_ascii_digit())?;
-    let (n, unit) = text.split_at(unit_at);
-    let n: i64 = n.parse().ok()?;
-    let seconds = match unit {
-        "s" => n,
-        "m" | "min" => n.checked_mul(60)?,
-        "h" => n.checked_mul(3600)?,
-        "d" => n.checked_mul(86_400)?,
-        "w" => n.checked_mul(7 * 86_400)?,
-        _ => return None,
-    };
-    Span::new().try_seconds(seconds).ok()
+/// A positive duration in jiff's friendly format ("500ms", "1s", "2m",
+/// "1h", "1m30s", "1.5s", "7d" with 24-hour days); the error is the message
+/// shown to the user.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let hint = "write a number and a unit, e.g. \"500ms\", \"1s\", \"2m\" or \"7d\"";
+    let parsed = text.parse::<SignedDuration>().ok().or_else(|| days(text));
+    let parsed = parsed.ok_or_else(|| format!("invalid duration {text:?}: {hint}"))?;
+    match Duration::try_from(parsed) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        _ => Err(format!("duration {text:?} must be positive: {hint}")),
+    }
+}
+
+/// Lookback windows are naturally written in days, which SignedDuration
+/// does not accept; a calendar-free day is 24 hours here.
+fn days(text: &str) -> Option<SignedDuration> {
+    let span: jiff::Span = text.parse().ok()?;
+    span.to_duration(jiff::SpanRelativeTo::days_are_24_hours()).ok()
+}
+
+/// "1s", "500ms", "1m 30s": the same notation as the file.
+pub fn format_duration(d: Duration) -> String {
+    SignedDuration::try_from(d).map_or_else(|_| format!("{d:?}"), |s| format!("{s:#}"))
 }
 
 #[cfg(test)]
@@ -70,5 +84,29 @@ mod tests {
         assert_eq!(parse_when("7d", now).unwrap().to_string(), "2026-11-15T12:00:00Z");
         assert!(parse_when("yesterday", now).is_err());
         assert!(parse_when("99999999999999999d", now).is_err());
+        assert_eq!(parse_when("2w", now).unwrap().to_string(), "2026-11-08T12:00:00Z");
+        assert_eq!(parse_when("90min", now).unwrap().to_string(), "2026-11-22T10:30:00Z");
+    }
+
+    #[test]
+    fn parses_units_and_rejects_bare_numbers_and_non_positive() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("1s"), Ok(Duration::from_secs(1)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("7d"), Ok(Duration::from_secs(7 * 86_400)));
+        assert_eq!(parse_duration("1d 12h"), Ok(Duration::from_secs(36 * 3600)));
+        for bad in ["1", "1x", "", "0s", "-1s", "1mo", "1y"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?}");
+        }
+        assert!(parse_duration("1").unwrap_err().contains("\"500ms\""));
+    }
+
+    #[test]
+    fn formats_like_the_file() {
+        assert_eq!(format_duration(Duration::from_secs(1)), "1s");
+        assert_eq!(format_duration(Duration::from_millis(500)), "500ms");
+        assert_eq!(format_duration(Duration::from_secs(90)), "1m 30s");
     }
 }

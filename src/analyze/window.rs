@@ -36,7 +36,7 @@ impl Window {
 
     /// "1h", "24h", "30m".
     pub fn describe(&self) -> String {
-        crate::config::format_duration(self.length)
+        crate::timefmt::format_duration(self.length)
     }
 
     /// The window in a finding's figures.

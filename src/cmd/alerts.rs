@@ -32,7 +32,7 @@ pub fn run(args: AlertsArgs) -> Result<ExitCode> {
             if !rules::ids().any(|id| id == rule) {
                 bail!("unknown rule {rule:?}: the rules are {}", rules::ids().collect::<Vec<_>>().join(", "));
             }
-            let length = crate::config::parse_duration(&duration).map_err(|e| anyhow::anyhow!("--for: {e}"))?;
+            let length = crate::timefmt::parse_duration(&duration).map_err(|e| anyhow::anyhow!("--for: {e}"))?;
             let length = SignedDuration::try_from(length)?;
             let path = super::config_and_db(&common)?.db;
             let mut store = Store::open_existing(&path)?;

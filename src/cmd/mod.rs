@@ -18,7 +18,7 @@ use anyhow::Result;
 
 use crate::analyze::rules::RuleSet;
 use crate::cli::{Cli, Command, ConfigDbArgs, DbArg, WindowArgs};
-use crate::config::Config;
+use crate::config::{Config, StoreUser};
 use crate::store::query::Filter;
 
 /// Exit status for an error; 0 is success.
@@ -86,8 +86,10 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe))
 }
 
+/// The store of a command that reads no config: `--db` or the default.
 fn db_path(arg: &DbArg) -> PathBuf {
-    arg.db.clone().unwrap_or_else(crate::store::default_path)
+    let defaults = crate::config::Source::Defaults(crate::config::default_path());
+    crate::config::store_path(arg.db.as_deref(), &Config::default(), &defaults, StoreUser::Command)
 }
 
 /// A command's configuration, its alert rules and its store.
@@ -103,11 +105,7 @@ struct Loaded {
 fn config_and_db(args: &ConfigDbArgs) -> Result<Loaded> {
     let (config, source) = crate::config::load_or_default(args.config.as_deref())?;
     let rules = RuleSet::configure(&config.alerts)?;
-    let db = match (&args.db.db, source) {
-        (Some(db), _) => db.clone(),
-        (None, crate::config::Source::File(_)) => config.store.path.clone(),
-        (None, crate::config::Source::Defaults(_)) => crate::store::default_path(),
-    };
+    let db = crate::config::store_path(args.db.db.as_deref(), &config, &source, StoreUser::Command);
     Ok(Loaded { config, rules, db })
 }
 

@@ -13,11 +13,11 @@ use crate::analyze::rules::ClockSkew;
 use crate::catalog::Catalog;
 use crate::classify::trust::residual_risk;
 use crate::cli::{StatusArgs, SummaryFormat};
-use crate::config::format_duration;
 use crate::frame::prefix::Prefix;
 use crate::output::{self, cell};
 use crate::store::daemon::{ClusterStatus, Heartbeat};
 use crate::store::Store;
+use crate::timefmt::format_duration;
 use crate::timefmt::rfc3339;
 
 #[derive(Serialize)]

@@ -166,19 +166,17 @@ pub mod value {
     use serde::de::Error as _;
     use serde::{Deserialize, Deserializer, Serializer};
 
-    use crate::config::duration;
-
     /// A duration written "1h", "30m", "7d".
     pub mod interval {
         use super::*;
 
         pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
             let text = String::deserialize(d)?;
-            duration::parse_duration(&text).map_err(D::Error::custom)
+            crate::timefmt::parse_duration(&text).map_err(D::Error::custom)
         }
 
         pub fn serialize<S: Serializer>(value: &Duration, s: S) -> Result<S::Ok, S::Error> {
-            s.serialize_str(&duration::format_duration(*value))
+            s.serialize_str(&crate::timefmt::format_duration(*value))
         }
     }
 

@@ -9,7 +9,6 @@
 mod advice;
 mod alerts;
 mod discover;
-mod duration;
 mod mail;
 mod position;
 mod problem;
@@ -27,7 +26,6 @@ use std::time::Duration;
 use thiserror::Error;
 
 pub use discover::{current_logfiles, discover, Discovery};
-pub use duration::{format_duration, parse_duration};
 
 /// Where the configuration is read when `--config` is not given.
 pub const DEFAULT_PATH: &str = "/etc/walwatch/walwatch.toml";
@@ -211,6 +209,43 @@ pub fn check_store_not_followed(config: &Config, db: &Path) -> Result<(), Config
     Ok(())
 }
 
+/// Who opens the store: the daemon's default is the service's store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreUser {
+    Daemon,
+    Command,
+}
+
+/// The one answer to "which store": `--db`; else `[store] path` when the
+/// config sets it to something other than the default; else the systemd
+/// StateDirectory ($STATE_DIRECTORY, the service's); else
+/// /var/lib/walwatch/walwatch.db for the daemon, for a command that read a
+/// config file (the installed service's) and for the `walwatch` user; else
+/// the per-user XDG state directory.
+pub fn store_path(flag: Option<&Path>, config: &Config, source: &Source, user: StoreUser) -> PathBuf {
+    let service = StoreSection::default().path;
+    if let Some(db) = flag {
+        return db.to_path_buf();
+    }
+    if config.store.path != service {
+        return config.store.path.clone();
+    }
+    if let Some(dir) = std::env::var_os("STATE_DIRECTORY").filter(|d| !d.is_empty()) {
+        let first = dir.to_string_lossy().split(':').next().unwrap_or_default().to_string();
+        return PathBuf::from(first).join("walwatch.db");
+    }
+    let from_file = matches!(source, Source::File(_));
+    if user == StoreUser::Daemon || from_file || std::env::var("USER").is_ok_and(|u| u == "walwatch") {
+        return service;
+    }
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+        .unwrap_or_else(|| PathBuf::from("."));
+    state.join("walwatch").join("walwatch.db")
+}
+
 /// `/etc/walwatch/walwatch.toml`
 pub fn default_path() -> PathBuf {
     PathBuf::from(DEFAULT_PATH)
@@ -278,7 +313,7 @@ pub fn describe(config: &Config, source: &Source, root: &Path) -> String {
     out.push_str(&format!(
         "store {}; poll every {}, log level {}\n",
         config.store.path.display(),
-        duration::format_duration(daemon.poll_interval),
+        crate::timefmt::format_duration(daemon.poll_interval),
         daemon.log_level.as_deref().unwrap_or("from RUST_LOG (default info)"),
     ));
     for note in &daemon.retired {

@@ -7,8 +7,6 @@ use std::path::Path;
 
 use toml::Spanned;
 
-use super::duration;
-
 /// An error at a byte range of the file.
 #[derive(Debug)]
 pub(super) struct Problem {
@@ -41,7 +39,7 @@ pub(super) fn absolute<P: AsRef<Path>>(value: &Spanned<P>) -> Result<&Path, Prob
 
 /// A positive duration such as "500ms", "1s" or "2m".
 pub(super) fn interval(text: &Spanned<String>) -> Result<std::time::Duration, Problem> {
-    duration::parse_duration(text.get_ref()).map_err(|message| Problem::at(text, message))
+    crate::timefmt::parse_duration(text.get_ref()).map_err(|message| Problem::at(text, message))
 }
 
 pub(super) fn one_of(value: &Spanned<String>, allowed: &[&str], what: &str) -> Result<String, Problem> {

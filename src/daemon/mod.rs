@@ -64,7 +64,7 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
     let wake = Wakeups::new().context("cannot set up signal handling")?;
     let (config, source) = config::load_or_default(config_path)?;
     let rules = RuleSet::configure(&config.alerts)?;
-    let db = store_override.map(Path::to_path_buf).unwrap_or_else(|| store_path(&config));
+    let db = config::store_path(store_override, &config, &source, config::StoreUser::Daemon);
     // Reading our own store as a log would feed itself: refuse to start.
     config::check_store_not_followed(&config, &db)?;
     // One daemon per store, before anything is read or written; held until run() returns.
@@ -100,14 +100,6 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
     daemon.store.clear_heartbeat()?;
     tracing::info!("Stopped.");
     Ok(())
-}
-
-/// The store path: $STATE_DIRECTORY (systemd) wins over the config's default.
-fn store_path(config: &Config) -> PathBuf {
-    match std::env::var_os("STATE_DIRECTORY") {
-        Some(_) if config.store.path == config::Config::default().store.path => crate::store::default_path(),
-        _ => config.store.path.clone(),
-    }
 }
 
 impl Daemon {

@@ -12,18 +12,10 @@ use rusqlite::{params, OptionalExtension, Row, Transaction};
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use super::micros::{from_micros, opt_from_micros, to_micros};
 use super::query::{CheckpointRow, Filter};
-use super::write::micros;
 use super::{Store, StoreError};
 use crate::model::alert::{Severity, SuggestionText};
-
-fn ts(v: Option<i64>) -> Option<Timestamp> {
-    v.and_then(|us| Timestamp::from_microsecond(us).ok())
-}
-
-fn ts_req(us: i64) -> Timestamp {
-    Timestamp::from_microsecond(us).unwrap_or(Timestamp::UNIX_EPOCH)
-}
 
 /// What walwatch has read of a cluster's log files (table source), in wall-clock time.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -127,15 +119,15 @@ fn alert_row(r: &Row<'_>) -> rusqlite::Result<AlertRow> {
         details: lines,
         figures: details["figures"].clone(),
         suggestion,
-        evidence_at: ts(r.get(8)?),
-        fired_at: ts_req(r.get(9)?),
-        updated_at: ts_req(r.get(10)?),
-        notified_at: ts(r.get(11)?),
-        reminded_at: ts(r.get(12)?),
-        resolved_at: ts(r.get(13)?),
-        acked_at: ts(r.get(14)?),
+        evidence_at: opt_from_micros(r.get(8)?),
+        fired_at: from_micros(r.get(9)?),
+        updated_at: from_micros(r.get(10)?),
+        notified_at: opt_from_micros(r.get(11)?),
+        reminded_at: opt_from_micros(r.get(12)?),
+        resolved_at: opt_from_micros(r.get(13)?),
+        acked_at: opt_from_micros(r.get(14)?),
         acked: r.get::<_, Option<i64>>(14)?.is_some(),
-        queued_at: ts(r.get(15)?),
+        queued_at: opt_from_micros(r.get(15)?),
         reminders: r.get(16)?,
     })
 }
@@ -163,7 +155,7 @@ impl Store {
             )
             .map_err(|e| self.sql(e))?;
         let rows = stmt
-            .query_map(params![cluster, micros(since), micros(until)], |r| {
+            .query_map(params![cluster, to_micros(since), to_micros(until)], |r| {
                 Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
             })
             .map_err(|e| self.sql(e))?;
@@ -172,7 +164,7 @@ impl Store {
             let (at, data) = row.map_err(|e| self.sql(e))?;
             let seconds = serde_json::from_str::<Value>(&data).ok().and_then(|d| d["seconds"].as_i64());
             // A warning without its figure still counts; it just cannot be the smallest.
-            out.push((ts_req(at), seconds.unwrap_or(i64::MAX)));
+            out.push((from_micros(at), seconds.unwrap_or(i64::MAX)));
         }
         Ok(out)
     }
@@ -202,7 +194,13 @@ impl Store {
                 "SELECT MIN(s.first_read), MAX(s.last_read), COALESCE(SUM(s.read_to), 0)
                  FROM source s JOIN cluster c ON c.id = s.cluster_id WHERE c.name = ?1",
                 [cluster],
-                |r| Ok(LogGrowth { first_read: ts(r.get(0)?), last_read: ts(r.get(1)?), bytes_read: r.get(2)? }),
+                |r| {
+                    Ok(LogGrowth {
+                        first_read: opt_from_micros(r.get(0)?),
+                        last_read: opt_from_micros(r.get(1)?),
+                        bytes_read: r.get(2)?,
+                    })
+                },
             )
             .map_err(|e| self.sql(e))
     }
@@ -238,7 +236,7 @@ impl Store {
             Some(Some(_)) => Ok(Some(false)),
             Some(None) => {
                 self.conn
-                    .execute("UPDATE alert SET acked_at = ?2 WHERE id = ?1", params![id, micros(now)])
+                    .execute("UPDATE alert SET acked_at = ?2 WHERE id = ?1", params![id, to_micros(now)])
                     .map_err(|e| self.sql(e))?;
                 Ok(Some(true))
             }
@@ -270,7 +268,7 @@ impl Store {
         self.conn
             .execute(
                 "INSERT INTO silence(cluster_id, rule, until, created_at) VALUES (?1, ?2, ?3, ?4)",
-                params![cluster_id, rule, micros(until), micros(now)],
+                params![cluster_id, rule, to_micros(until), to_micros(now)],
             )
             .map_err(|e| self.sql(e))?;
         Ok(SilenceOutcome::Silenced { id: self.conn.last_insert_rowid() })
@@ -283,7 +281,7 @@ impl Store {
             .conn
             .execute(
                 "UPDATE alert SET state = 'notified', notified_at = COALESCE(notified_at, ?2) WHERE id = ?1 AND state = 'firing'",
-                params![id, micros(at)],
+                params![id, to_micros(at)],
             )
             .map_err(|e| self.sql(e))?;
         Ok(n == 1)
@@ -340,11 +338,11 @@ impl AlertTx<'_> {
             .tx
             .query_row(
                 "SELECT MAX(until) FROM silence WHERE rule = ?1 AND (cluster_id IS NULL OR cluster_id = ?2) AND until > ?3",
-                params![rule, self.cluster_id, micros(now)],
+                params![rule, self.cluster_id, to_micros(now)],
                 |r| r.get(0),
             )
             .map_err(|e| self.sql(e))?;
-        Ok(ts(v))
+        Ok(opt_from_micros(v))
     }
 
     /// A new alert in state 'firing'; `queued` says whether its firing notice is queued now.
@@ -360,9 +358,9 @@ impl AlertTx<'_> {
                     content.severity.as_str(),
                     content.summary,
                     content.details_json(),
-                    content.evidence_at.map(micros),
-                    micros(now),
-                    queued.then(|| micros(now)),
+                    content.evidence_at.map(to_micros),
+                    to_micros(now),
+                    queued.then(|| to_micros(now)),
                 ],
             )
             .map_err(|e| self.sql(e))?;
@@ -379,8 +377,8 @@ impl AlertTx<'_> {
                     content.severity.as_str(),
                     content.summary,
                     content.details_json(),
-                    content.evidence_at.map(micros),
-                    micros(now)
+                    content.evidence_at.map(to_micros),
+                    to_micros(now)
                 ],
             )
             .map(drop)
@@ -390,7 +388,7 @@ impl AlertTx<'_> {
     /// The firing notice of an alert fired while silenced is queued now.
     pub fn mark_queued(&self, id: i64, now: Timestamp) -> Result<(), StoreError> {
         self.tx
-            .execute("UPDATE alert SET queued_at = ?2 WHERE id = ?1", params![id, micros(now)])
+            .execute("UPDATE alert SET queued_at = ?2 WHERE id = ?1", params![id, to_micros(now)])
             .map(drop)
             .map_err(|e| self.sql(e))
     }
@@ -398,7 +396,7 @@ impl AlertTx<'_> {
     /// The `n`-th reminder of alert `id` is queued now.
     pub fn mark_reminded(&self, id: i64, n: u32, now: Timestamp) -> Result<(), StoreError> {
         self.tx
-            .execute("UPDATE alert SET reminders = ?2, reminded_at = ?3 WHERE id = ?1", params![id, n, micros(now)])
+            .execute("UPDATE alert SET reminders = ?2, reminded_at = ?3 WHERE id = ?1", params![id, n, to_micros(now)])
             .map(drop)
             .map_err(|e| self.sql(e))
     }
@@ -407,7 +405,7 @@ impl AlertTx<'_> {
         self.tx
             .execute(
                 "UPDATE alert SET state = 'resolved', resolved_at = ?2, updated_at = ?2 WHERE id = ?1",
-                params![id, micros(now)],
+                params![id, to_micros(now)],
             )
             .map(drop)
             .map_err(|e| self.sql(e))

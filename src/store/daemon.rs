@@ -4,7 +4,7 @@
 use jiff::Timestamp;
 use rusqlite::{params, OptionalExtension};
 
-use super::write::micros;
+use super::micros::{from_micros, to_micros};
 use super::{Store, StoreError};
 
 /// The daemon's last heartbeat.
@@ -44,10 +44,6 @@ pub struct ClusterStatus {
     pub problems: Vec<(String, String)>,
 }
 
-fn ts(us: i64) -> Timestamp {
-    Timestamp::from_microsecond(us).unwrap_or(Timestamp::UNIX_EPOCH)
-}
-
 impl Store {
     pub fn heartbeat(&mut self, pid: u32, started_at: Timestamp, interval_ms: i64) -> Result<(), StoreError> {
         self.conn
@@ -55,7 +51,7 @@ impl Store {
                 "INSERT INTO daemon(id, pid, started_at, heartbeat_at, interval_ms) VALUES (1, ?1, ?2, ?3, ?4)
                  ON CONFLICT(id) DO UPDATE SET pid = ?1, started_at = ?2, heartbeat_at = ?3, interval_ms = ?4",
             )
-            .and_then(|mut s| s.execute(params![pid, micros(started_at), micros(Timestamp::now()), interval_ms]))
+            .and_then(|mut s| s.execute(params![pid, to_micros(started_at), to_micros(Timestamp::now()), interval_ms]))
             .map(drop)
             .map_err(|e| self.sql(e))
     }
@@ -83,7 +79,12 @@ impl Store {
     pub fn last_heartbeat(&self) -> Result<Option<Heartbeat>, StoreError> {
         self.conn
             .query_row("SELECT pid, started_at, heartbeat_at, interval_ms FROM daemon WHERE id = 1", [], |r| {
-                Ok(Heartbeat { pid: r.get(0)?, started_at: ts(r.get(1)?), at: ts(r.get(2)?), interval_ms: r.get(3)? })
+                Ok(Heartbeat {
+                    pid: r.get(0)?,
+                    started_at: from_micros(r.get(1)?),
+                    at: from_micros(r.get(2)?),
+                    interval_ms: r.get(3)?,
+                })
             })
             .optional()
             .map_err(|e| self.sql(e))
@@ -95,7 +96,7 @@ impl Store {
             Some(p) => self.conn.execute(
                 "INSERT INTO file_problem(cluster_id, path, problem, seen_at) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT(cluster_id, path) DO UPDATE SET problem = ?3, seen_at = ?4",
-                params![cluster_id, path, p, micros(Timestamp::now())],
+                params![cluster_id, path, p, to_micros(Timestamp::now())],
             ),
             None => self
                 .conn
@@ -128,12 +129,12 @@ impl Store {
                     path: r.get(0)?,
                     read_to: r.get::<_, i64>(1)? as u64,
                     size_at_read: r.get::<_, Option<i64>>(2)?.map(|s| s as u64),
-                    last_read: ts(r.get(3)?),
+                    last_read: from_micros(r.get(3)?),
                 })
             })?
             .collect::<Result<Vec<_>, _>>()?;
         let time = |sql: &str| -> rusqlite::Result<Option<Timestamp>> {
-            self.conn.query_row(sql, [id], |r| r.get::<_, Option<i64>>(0)).map(|v| v.map(ts))
+            self.conn.query_row(sql, [id], |r| r.get::<_, Option<i64>>(0)).map(|v| v.map(from_micros))
         };
         let last_event = time("SELECT max(at) FROM event WHERE cluster_id = ?1 AND kind <> 'rejected'")?;
         let last_checkpoint_event = time(
@@ -180,7 +181,7 @@ impl Store {
                  FROM event e JOIN source s ON s.id = e.source_id JOIN cluster c ON c.id = e.cluster_id
                  WHERE c.name = ?1 AND e.kind = 'rejected' AND s.last_read >= ?2
                  ORDER BY s.last_read DESC, s.id DESC, e.offset DESC LIMIT 1",
-                params![cluster, micros(since)],
+                params![cluster, to_micros(since)],
                 |r| {
                     Ok(Refused {
                         count: r.get(0)?,

@@ -4,6 +4,7 @@
 use jiff::Timestamp;
 use rusqlite::params;
 
+use super::micros::{from_micros, to_micros};
 use super::{Store, StoreError};
 
 /// One checkpoint or restartpoint that has a start time.
@@ -45,7 +46,7 @@ impl Store {
         since: Timestamp,
         until: Timestamp,
     ) -> Result<SizingHistory, StoreError> {
-        let (since, until) = (since.as_microsecond(), until.as_microsecond());
+        let (since, until) = (to_micros(since), to_micros(until));
         let q = || -> rusqlite::Result<SizingHistory> {
             Ok(SizingHistory {
                 points: self.point_starts(cluster, since, until)?,
@@ -77,7 +78,7 @@ impl Store {
         )?;
         let rows = stmt.query_map(params![cluster, since, until], |r| {
             Ok(PointStart {
-                started_at: micros(r.get(0)?),
+                started_at: from_micros(r.get(0)?),
                 trigger: r.get(1)?,
                 distance_kb: r.get(2)?,
                 wal_files_added: r.get(3)?,
@@ -93,7 +94,7 @@ impl Store {
              ORDER BY e.at"
         );
         let mut stmt = self.conn.prepare(&sql)?;
-        let rows = stmt.query_map(params![cluster, since, until], |r| Ok(micros(r.get(0)?)))?;
+        let rows = stmt.query_map(params![cluster, since, until], |r| Ok(from_micros(r.get(0)?)))?;
         rows.collect()
     }
 
@@ -123,10 +124,6 @@ impl Store {
         }
         Ok(replays)
     }
-}
-
-fn micros(us: i64) -> Timestamp {
-    Timestamp::from_microsecond(us).unwrap_or(Timestamp::UNIX_EPOCH)
 }
 
 /// "1A/4F1A2B60" -> the 64-bit WAL position.

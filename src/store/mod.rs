@@ -15,6 +15,7 @@ pub mod alerts;
 pub mod daemon;
 pub mod history;
 pub mod lock;
+mod micros;
 pub mod outbox;
 pub mod query;
 pub mod settings;
@@ -268,24 +269,6 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
     }
     tx.pragma_update(None, "user_version", MIGRATIONS.len() as i64).map_err(failed)?;
     tx.commit().map_err(failed)
-}
-
-/// The store path when none is given: the systemd StateDirectory for the
-/// service, /var/lib/walwatch for the `walwatch` user, else the XDG state dir.
-pub fn default_path() -> PathBuf {
-    if let Some(dir) = std::env::var_os("STATE_DIRECTORY").filter(|d| !d.is_empty()) {
-        let first = dir.to_string_lossy().split(':').next().unwrap_or_default().to_string();
-        return PathBuf::from(first).join("walwatch.db");
-    }
-    if std::env::var("USER").is_ok_and(|u| u == "walwatch") {
-        return PathBuf::from("/var/lib/walwatch/walwatch.db");
-    }
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
-        .unwrap_or_else(|| PathBuf::from("."));
-    state.join("walwatch").join("walwatch.db")
 }
 
 #[cfg(test)]

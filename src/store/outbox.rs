@@ -5,6 +5,7 @@
 use jiff::Timestamp;
 use rusqlite::{params, OptionalExtension};
 
+use super::micros::{from_micros, to_micros};
 use super::{Store, StoreError};
 use crate::model::alert::{Channel, NoticeKind};
 
@@ -36,7 +37,7 @@ pub(super) fn insert(tx: &rusqlite::Transaction<'_>, messages: &[NewMessage]) ->
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
     )?;
     for m in messages {
-        let at = m.queued_at.as_microsecond();
+        let at = to_micros(m.queued_at);
         stmt.execute(params![m.alert_id, m.notice.as_str(), m.channel.as_str(), m.message_id, m.payload, at])?;
     }
     Ok(())
@@ -72,13 +73,9 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<OutboxRow> {
         payload: r.get(5)?,
         attempts: r.get(6)?,
         last_error: r.get(7)?,
-        next_attempt_at: time(r.get(8)?),
-        sent_at: r.get::<_, Option<i64>>(9)?.map(time),
+        next_attempt_at: from_micros(r.get(8)?),
+        sent_at: r.get::<_, Option<i64>>(9)?.map(from_micros),
     })
-}
-
-fn time(us: i64) -> Timestamp {
-    Timestamp::from_microsecond(us).unwrap_or(Timestamp::UNIX_EPOCH)
 }
 
 impl Store {
@@ -98,7 +95,7 @@ impl Store {
             "SELECT {COLUMNS} FROM outbox WHERE sent_at IS NULL AND next_attempt_at <= ?1 ORDER BY next_attempt_at, id"
         );
         let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.sql(e))?;
-        let rows = stmt.query_map([now.as_microsecond()], row).map_err(|e| self.sql(e))?;
+        let rows = stmt.query_map([to_micros(now)], row).map_err(|e| self.sql(e))?;
         rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
     }
 
@@ -114,7 +111,7 @@ impl Store {
     pub fn outbox_next_due(&self) -> Result<Option<Timestamp>, StoreError> {
         let sql = "SELECT min(next_attempt_at) FROM outbox WHERE sent_at IS NULL";
         let next: Option<i64> = self.conn.query_row(sql, [], |r| r.get(0)).map_err(|e| self.sql(e))?;
-        Ok(next.map(time))
+        Ok(next.map(from_micros))
     }
 
     /// Takes a due message for one send: pushes its next attempt to `until`
@@ -125,7 +122,7 @@ impl Store {
             .conn
             .execute(
                 "UPDATE outbox SET next_attempt_at = ?3 WHERE id = ?1 AND sent_at IS NULL AND next_attempt_at <= ?2",
-                params![id, now.as_microsecond(), until.as_microsecond()],
+                params![id, to_micros(now), to_micros(until)],
             )
             .map_err(|e| self.sql(e))?;
         Ok(n == 1)
@@ -135,7 +132,7 @@ impl Store {
     /// alert from firing to notified, in the same transaction, so the two
     /// cannot disagree after a crash.
     pub fn outbox_mark_sent(&mut self, id: i64, now: Timestamp) -> Result<(), StoreError> {
-        mark_sent(&mut self.conn, id, now.as_microsecond()).map_err(|e| self.sql(e))
+        mark_sent(&mut self.conn, id, to_micros(now)).map_err(|e| self.sql(e))
     }
 
     /// The transport refused or could not be reached: try again at `next`.
@@ -144,7 +141,7 @@ impl Store {
             .execute(
                 "UPDATE outbox SET attempts = attempts + 1, last_error = ?2, next_attempt_at = ?3
                  WHERE id = ?1 AND sent_at IS NULL",
-                params![id, error, next.as_microsecond()],
+                params![id, error, to_micros(next)],
             )
             .map_err(|e| self.sql(e))?;
         Ok(())

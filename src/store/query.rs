@@ -12,6 +12,7 @@ use jiff::{SignedDuration, Timestamp};
 use rusqlite::{params, params_from_iter, types::Value, Row};
 use serde::Serialize;
 
+use super::micros::{opt_from_micros, to_micros};
 use super::{Store, StoreError};
 
 /// Which rows a query covers. Times are UTC microseconds, `until` exclusive.
@@ -34,11 +35,11 @@ impl Filter {
         }
         if let Some(t) = self.since {
             sql.push_str(&format!(" AND {time} >= ?"));
-            values.push(Value::Integer(t.as_microsecond()));
+            values.push(Value::Integer(to_micros(t)));
         }
         if let Some(t) = self.until {
             sql.push_str(&format!(" AND {time} < ?"));
-            values.push(Value::Integer(t.as_microsecond()));
+            values.push(Value::Integer(to_micros(t)));
         }
         (sql, values)
     }
@@ -78,10 +79,6 @@ const CHECKPOINT_COLUMNS: &str = "c.name, k.kind, k.trigger, k.flags, k.started_
     k.wal_files_recycled, k.write_s, k.sync_s, k.total_s, k.sync_files, k.sync_longest_s, k.sync_average_s,
     k.distance_kb, k.estimate_kb, k.lsn, k.redo_lsn";
 
-fn ts(v: Option<i64>) -> Option<Timestamp> {
-    v.and_then(|us| Timestamp::from_microsecond(us).ok())
-}
-
 fn checkpoint_row(r: &Row<'_>) -> rusqlite::Result<CheckpointRow> {
     let flags: Option<String> = r.get(3)?;
     Ok(CheckpointRow {
@@ -89,8 +86,8 @@ fn checkpoint_row(r: &Row<'_>) -> rusqlite::Result<CheckpointRow> {
         kind: r.get(1)?,
         trigger: r.get(2)?,
         flags: flags.map(|f| f.split_whitespace().map(String::from).collect()).unwrap_or_default(),
-        started_at: ts(r.get(4)?),
-        completed_at: ts(r.get(5)?),
+        started_at: opt_from_micros(r.get(4)?),
+        completed_at: opt_from_micros(r.get(5)?),
         buffers_written: r.get(6)?,
         buffers_pct: r.get(7)?,
         slru_buffers_written: r.get(8)?,
@@ -295,7 +292,7 @@ impl Store {
         );
         let v: Option<i64> =
             self.conn.query_row(&sql, params_from_iter(values), |r| r.get(0)).map_err(|e| self.sql(e))?;
-        Ok(ts(v))
+        Ok(opt_from_micros(v))
     }
 
     fn count_dated_ahead(&self, filter: &Filter, tolerance: Duration) -> Result<i64, StoreError> {
@@ -322,10 +319,10 @@ impl Store {
         self.conn
             .query_row(&sql, params![tolerance_us(tolerance), cluster], |r| {
                 Ok(LogTimes {
-                    oldest: ts(r.get(0)?),
-                    newest: ts(r.get(1)?),
-                    last_point_line: ts(r.get(2)?),
-                    last_start: ts(r.get(3)?),
+                    oldest: opt_from_micros(r.get(0)?),
+                    newest: opt_from_micros(r.get(1)?),
+                    last_point_line: opt_from_micros(r.get(2)?),
+                    last_start: opt_from_micros(r.get(3)?),
                 })
             })
             .map_err(|e| self.sql(e))
@@ -344,20 +341,20 @@ impl Store {
             "FROM event e WHERE e.cluster_id = (SELECT id FROM cluster WHERE name = ?1)
                AND e.ahead_us > ?2 AND e.at - e.ahead_us >= ?3 AND {RECOGNISED}"
         );
-        let values = params![cluster, tolerance_us(tolerance), read_since.as_microsecond()];
+        let values = params![cluster, tolerance_us(tolerance), to_micros(read_since)];
         let (count, latest_read): (i64, Option<i64>) = self
             .conn
             .query_row(&format!("SELECT count(*), MAX(e.at - e.ahead_us) {from}"), values, |r| {
                 Ok((r.get(0)?, r.get(1)?))
             })
             .map_err(|e| self.sql(e))?;
-        let Some(latest_read_at) = ts(latest_read) else {
+        let Some(latest_read_at) = opt_from_micros(latest_read) else {
             return Ok(None);
         };
         let most_ahead = format!("SELECT e.at, e.at - e.ahead_us {from} ORDER BY e.ahead_us DESC, e.id LIMIT 1");
         let (at, read) = self
             .conn
-            .query_row(&most_ahead, values, |r| Ok((ts(r.get(0)?), ts(r.get(1)?))))
+            .query_row(&most_ahead, values, |r| Ok((opt_from_micros(r.get(0)?), opt_from_micros(r.get(1)?))))
             .map_err(|e| self.sql(e))?;
         Ok(Some(DatedAhead {
             count,

@@ -4,7 +4,7 @@
 use jiff::Timestamp;
 use rusqlite::{params, OptionalExtension};
 
-use super::write::micros;
+use super::micros::{from_micros, to_micros};
 use super::{Store, StoreError};
 
 /// The two sources walwatch reads itself; the log's changes live in `event`.
@@ -50,10 +50,6 @@ pub struct Observed {
     pub line: Option<i64>,
 }
 
-fn ts(us: i64) -> Timestamp {
-    Timestamp::from_microsecond(us).unwrap_or(Timestamp::UNIX_EPOCH)
-}
-
 impl Store {
     /// The id of cluster `name` if the store knows it (never creates one).
     pub fn find_cluster(&self, name: &str) -> Result<Option<i64>, StoreError> {
@@ -93,7 +89,7 @@ impl Store {
                 "INSERT INTO setting(cluster_id, name, value, source, path, line, since) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                  ON CONFLICT (cluster_id, name, source, since) DO UPDATE
                  SET value = excluded.value, path = excluded.path, line = excluded.line",
-                params![cluster_id, name, now_says.value, source.as_str(), now_says.path, now_says.line, micros(now)],
+                params![cluster_id, name, now_says.value, source.as_str(), now_says.path, now_says.line, to_micros(now)],
             )
             .map_err(sql)?;
             added += 1;
@@ -101,7 +97,7 @@ impl Store {
         tx.execute(
             "INSERT INTO setting_read(cluster_id, source, at) VALUES (?1, ?2, ?3)
              ON CONFLICT (cluster_id, source) DO UPDATE SET at = excluded.at",
-            params![cluster_id, source.as_str(), micros(now)],
+            params![cluster_id, source.as_str(), to_micros(now)],
         )
         .map_err(sql)?;
         tx.commit().map_err(sql)?;
@@ -139,7 +135,7 @@ impl Store {
                     source: if source == "config" { RowSource::Config } else { RowSource::ConfFile },
                     path: r.get(3)?,
                     line: r.get(4)?,
-                    since: ts(r.get(5)?),
+                    since: from_micros(r.get(5)?),
                 })
             })
             .map_err(|e| self.sql(e))?;
@@ -155,7 +151,7 @@ impl Store {
                 |r| r.get::<_, i64>(0),
             )
             .optional()
-            .map(|v| v.map(ts))
+            .map(|v| v.map(from_micros))
             .map_err(|e| self.sql(e))
     }
 
@@ -176,7 +172,7 @@ impl Store {
             let (at, data) = row.map_err(|e| self.sql(e))?;
             let Ok(data) = serde_json::from_str::<serde_json::Value>(&data) else { continue };
             let (Some(name), Some(value)) = (data["name"].as_str(), data["value"].as_str()) else { continue };
-            changes.push(LogChange { at: ts(at), name: name.to_ascii_lowercase(), value: value.to_string() });
+            changes.push(LogChange { at: from_micros(at), name: name.to_ascii_lowercase(), value: value.to_string() });
         }
         Ok(changes)
     }

@@ -4,6 +4,7 @@ use jiff::Timestamp;
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 use serde_json::json;
 
+use super::micros::to_micros;
 use super::{Store, StoreError};
 use crate::frame::Pos;
 use crate::model::event::{trigger_of, CompleteStats, Event, EventBody, PointKind};
@@ -32,10 +33,6 @@ pub struct SourceSpec<'a> {
 
 /// Two days: checkpoint_timeout's maximum (one day) with room for the sync.
 const LONGEST_CHECKPOINT_US: i64 = 2 * 86_400 * 1_000_000;
-
-pub(crate) fn micros(t: Timestamp) -> i64 {
-    t.as_microsecond()
-}
 
 impl Store {
     /// The id of cluster `name`, created on first use.
@@ -134,7 +131,7 @@ impl Store {
                 reached.line as i64,
                 spec.path,
                 spec.meta.map(|m| m.size as i64),
-                micros(Timestamp::now()),
+                to_micros(Timestamp::now()),
                 spec.prefix
             ])
         })
@@ -213,7 +210,7 @@ fn insert_source(
     head: &[u8],
     spec: &SourceSpec<'_>,
 ) -> rusqlite::Result<SourceRow> {
-    let now = micros(Timestamp::now());
+    let now = to_micros(Timestamp::now());
     let fp = Fingerprint::of(head);
     tx.prepare_cached(
         "INSERT INTO source(cluster_id, path, dev, ino, fp_len, fp_hash, head, format, prefix, size, first_read, last_read)
@@ -255,7 +252,7 @@ fn insert_event(tx: &Transaction<'_>, source: &SourceRow, event: &Event) -> rusq
             source.id,
             event.offset as i64,
             event.line as i64,
-            micros(event.at),
+            to_micros(event.at),
             event.pid,
             event.body.kind_name(),
             event.nth,
@@ -273,7 +270,7 @@ fn insert_event(tx: &Transaction<'_>, source: &SourceRow, event: &Event) -> rusq
 /// is stored (read moments ago); None when it is not ahead, as for every
 /// line of a server whose clock agrees (see migrations/0007_event_ahead.sql).
 fn ahead_of_clock(at: Timestamp) -> Option<i64> {
-    let ahead = micros(at).saturating_sub(micros(Timestamp::now()));
+    let ahead = to_micros(at).saturating_sub(to_micros(Timestamp::now()));
     (ahead > 0).then_some(ahead)
 }
 
@@ -299,7 +296,7 @@ fn event_data(body: &EventBody) -> serde_json::Value {
 /// Keeps the checkpoint table in step with a newly stored event.
 fn apply(tx: &Transaction<'_>, source: &SourceRow, event_id: i64, event: &Event) -> rusqlite::Result<()> {
     let cluster_id = source.cluster_id;
-    let at = micros(event.at);
+    let at = to_micros(event.at);
     match &event.body {
         EventBody::PointStart { kind, flags } => pair_start(tx, source, event_id, event, *kind, flags),
         EventBody::PointComplete { kind, stats } => {
@@ -327,7 +324,7 @@ fn pair_start(
     kind: PointKind,
     flags: &[String],
 ) -> rusqlite::Result<()> {
-    let (cluster_id, pid, at) = (source.cluster_id, event.pid, micros(event.at));
+    let (cluster_id, pid, at) = (source.cluster_id, event.pid, to_micros(event.at));
     // A complete line stored earlier (files read out of order: an import of
     // the newer file first, or a daemon that read a copytruncate'd live file
     // before the copy's tail) that this start opens. A checkpoint lasts at
@@ -429,7 +426,7 @@ fn start_to_complete(
                  WHERE cluster_id = ?1 AND kind = ?2 AND pid IS ?3 AND started_at <= ?4
                  ORDER BY started_at DESC, id DESC LIMIT 1",
             )?
-            .query_row(params![source.cluster_id, kind.as_str(), event.pid, micros(event.at)], |r| {
+            .query_row(params![source.cluster_id, kind.as_str(), event.pid, to_micros(event.at)], |r| {
                 Ok((r.get(0)?, r.get(1)?))
             })
             .optional()?,

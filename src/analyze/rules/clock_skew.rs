@@ -19,11 +19,11 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::json;
 
 use super::{Evidence, Finding, Rule, Window};
-use crate::config::format_duration;
 use crate::config::value;
 use crate::model::alert::Severity;
 use crate::store::query::DatedAhead;
 use crate::store::StoreError;
+use crate::timefmt::format_duration;
 
 /// `[alerts.clock_skew]`: events dated more than `tolerance` ahead of
 /// walwatch's clock when it read them. Their times never end a rule's window
@@ -49,7 +49,7 @@ impl Default for ClockSkew {
 /// Above an hour a wrong log_timezone (whole hours) could pass unflagged.
 fn tolerance<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
     let text = String::deserialize(d)?;
-    let tolerance = crate::config::parse_duration(&text).map_err(D::Error::custom)?;
+    let tolerance = crate::timefmt::parse_duration(&text).map_err(D::Error::custom)?;
     if tolerance > Duration::from_secs(3600) {
         let message = "tolerance is at most \"1h\" (a wrong log_timezone is off by whole hours), e.g. \"5m\"";
         return Err(D::Error::custom(format!("{message}, not {text:?}")));
