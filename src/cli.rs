@@ -65,7 +65,7 @@ pub struct ClusterReportArgs {
     #[arg(long)]
     pub cluster: Option<String>,
     #[arg(long, value_enum, default_value = "table")]
-    pub format: SummaryFormat,
+    pub format: ReportFormat,
 }
 
 pub type SettingsArgs = ClusterReportArgs;
@@ -82,7 +82,7 @@ pub struct AnalyzeArgs {
     #[arg(long)]
     pub no_send: bool,
     #[arg(long, value_enum, default_value = "table")]
-    pub format: SummaryFormat,
+    pub format: ReportFormat,
 }
 
 #[derive(Debug, Args)]
@@ -156,7 +156,7 @@ pub struct StatusArgs {
     #[arg(long)]
     pub cluster: Option<String>,
     #[arg(long, value_enum, default_value = "table")]
-    pub format: SummaryFormat,
+    pub format: ReportFormat,
 }
 
 #[derive(Debug, Subcommand)]
@@ -247,7 +247,7 @@ pub struct CheckpointsArgs {
 
 /// Output format of `summary`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SummaryFormat {
+pub enum ReportFormat {
     Table,
     Json,
 }
@@ -260,5 +260,5 @@ pub struct SummaryArgs {
     #[command(flatten)]
     pub window: WindowArgs,
     #[arg(long, value_enum, default_value = "table")]
-    pub format: SummaryFormat,
+    pub format: ReportFormat,
 }

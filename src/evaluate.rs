@@ -25,7 +25,7 @@ pub enum EvaluateError {
 
 /// One cluster's evaluation: what the rules found and what changed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ClusterReport {
+pub struct ClusterEvaluation {
     pub cluster: String,
     pub findings: Vec<Finding>,
     pub changes: Changes,
@@ -33,16 +33,16 @@ pub struct ClusterReport {
 
 /// Every cluster's evaluation.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Report {
+pub struct Evaluation {
     #[serde(serialize_with = "crate::timefmt::serialize")]
     pub evaluated_at: Timestamp,
-    pub clusters: Vec<ClusterReport>,
+    pub clusters: Vec<ClusterEvaluation>,
 }
 
 /// Runs every enabled rule for every cluster in the store and applies the
 /// findings. The daemon calls this periodically and after commits that
 /// stored checkpoint events; `walwatch analyze` once.
-pub fn all(store: &mut Store, config: &Config, rules: &RuleSet, now: Timestamp) -> Result<Report, EvaluateError> {
+pub fn all(store: &mut Store, config: &Config, rules: &RuleSet, now: Timestamp) -> Result<Evaluation, EvaluateError> {
     let names = store.clusters()?;
     clusters(store, config, rules, &names, now)
 }
@@ -55,7 +55,7 @@ pub fn all_until(
     rules: &RuleSet,
     now: Timestamp,
     stop: &std::sync::atomic::AtomicBool,
-) -> Result<Report, EvaluateError> {
+) -> Result<Evaluation, EvaluateError> {
     let mut reports = Vec::new();
     for name in store.clusters()? {
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
@@ -63,7 +63,7 @@ pub fn all_until(
         }
         reports.push(cluster(store, config, rules, &name, now)?);
     }
-    Ok(Report { evaluated_at: now, clusters: reports })
+    Ok(Evaluation { evaluated_at: now, clusters: reports })
 }
 
 /// [`all`] for the named clusters only.
@@ -73,12 +73,12 @@ pub fn clusters(
     rules: &RuleSet,
     names: &[String],
     now: Timestamp,
-) -> Result<Report, EvaluateError> {
+) -> Result<Evaluation, EvaluateError> {
     let mut reports = Vec::with_capacity(names.len());
     for name in names {
         reports.push(cluster(store, config, rules, name, now)?);
     }
-    Ok(Report { evaluated_at: now, clusters: reports })
+    Ok(Evaluation { evaluated_at: now, clusters: reports })
 }
 
 /// The rules for one cluster, with its settings and max_wal_size suggestion, then [`lifecycle::apply`].
@@ -88,7 +88,7 @@ pub fn cluster(
     rules: &RuleSet,
     cluster: &str,
     now: Timestamp,
-) -> Result<ClusterReport, EvaluateError> {
+) -> Result<ClusterEvaluation, EvaluateError> {
     let settings = crate::settings::current(store, cluster)?;
     // Sizing reads the whole lookback window: only when a rule will carry its advice.
     let suggestion = if rules.uses_suggestion() {
@@ -99,7 +99,7 @@ pub fn cluster(
     };
     let findings = rules.evaluate(store, cluster, &settings, suggestion.as_ref(), now)?;
     let changes = lifecycle::apply(store, config, cluster, findings.clone(), now)?;
-    Ok(ClusterReport { cluster: cluster.to_string(), findings, changes })
+    Ok(ClusterEvaluation { cluster: cluster.to_string(), findings, changes })
 }
 
 #[cfg(test)]

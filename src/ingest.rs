@@ -66,7 +66,7 @@ pub struct Options {
 
 /// What one import of one source did.
 #[derive(Debug, Clone, Default)]
-pub struct Report {
+pub struct ImportReport {
     pub name: String,
     pub format: &'static str,
     pub prefix: Option<String>,
@@ -85,7 +85,7 @@ pub struct Report {
     pub warnings: Vec<String>,
 }
 
-impl Report {
+impl ImportReport {
     pub fn mb_per_s(&self) -> f64 {
         self.bytes as f64 / 1e6 / self.seconds.max(1e-9)
     }
@@ -99,7 +99,7 @@ pub fn import(
     path: &str,
     opts: &Options,
     time: &TimeContext,
-) -> Result<Report, IngestError> {
+) -> Result<ImportReport, IngestError> {
     import_source(store, cluster_id, Source::open(path)?, opts, time)
 }
 
@@ -110,11 +110,11 @@ pub fn import_source(
     source: Source,
     opts: &Options,
     time: &TimeContext,
-) -> Result<Report, IngestError> {
+) -> Result<ImportReport, IngestError> {
     let started = Instant::now();
     let path = source.name.clone();
     let format = opts.format.unwrap_or_else(|| Format::detect_named(&source.name, source.head()));
-    let mut report = Report { name: path.clone(), format: format.as_str(), ..Report::default() };
+    let mut report = ImportReport { name: path.clone(), format: format.as_str(), ..ImportReport::default() };
     let known = store.find_source(cluster_id, source.head())?;
     // A known source keeps the prefix detected when it was first read.
     let given = opts.prefix.clone().or_else(|| known.as_ref().and_then(|k| k.prefix.clone()));
@@ -178,7 +178,7 @@ fn source_row(
     source: &Source,
     spec: &SourceSpec<'_>,
     opts: &Options,
-    report: &mut Report,
+    report: &mut ImportReport,
 ) -> Result<SourceRow, IngestError> {
     // Found or created in one step: another process may be reading this file too.
     let (mut row, created) = store.source_for(cluster_id, source.head(), spec)?;
@@ -197,7 +197,7 @@ fn source_row(
     Ok(row)
 }
 
-fn finish_warnings(report: &mut Report, time: &TimeContext, kit: &ReaderKit) {
+fn finish_warnings(report: &mut ImportReport, time: &TimeContext, kit: &ReaderKit) {
     report.warnings.extend(time.take_warnings());
     report.warnings.extend(emptiness_warnings(report));
     if !kit.session_checkable() {
@@ -245,7 +245,7 @@ fn run(
     reader: Box<dyn std::io::Read>,
     Reading { scanner, start, tail, stop, alive }: Reading<'_>,
     kit: &ReaderKit,
-    report: &mut Report,
+    report: &mut ImportReport,
 ) -> Result<Pos, IngestError> {
     let catalog = Catalog::global();
     let path = spec.path.to_string();
@@ -310,7 +310,7 @@ impl From<std::io::Error> for IngestError {
     }
 }
 
-fn classify_all(catalog: &Catalog, kit: &ReaderKit, records: &[Record], report: &mut Report) -> Vec<Event> {
+fn classify_all(catalog: &Catalog, kit: &ReaderKit, records: &[Record], report: &mut ImportReport) -> Vec<Event> {
     let mut events = Vec::new();
     for record in records {
         let Some(at) = record.time else {
@@ -350,7 +350,7 @@ fn classify_all(catalog: &Catalog, kit: &ReaderKit, records: &[Record], report: 
 }
 
 /// Never a silently empty result: say why nothing (or not everything) was found.
-fn emptiness_warnings(r: &Report) -> Vec<String> {
+fn emptiness_warnings(r: &ImportReport) -> Vec<String> {
     let mut out = Vec::new();
     let prefix = r.prefix.as_deref().map(|p| format!(" log_line_prefix '{p}'")).unwrap_or_default();
     if r.frame.unparsed > 0 {

@@ -27,10 +27,10 @@ use serde_json::Value;
 use support::daemon::{append, replace, Workspace};
 use support::smtp::{free_port, SinkOptions, SmtpSink};
 use support::{walwatch, walwatch_json};
-use walwatch::alert::lifecycle::Change;
+use walwatch::alert::lifecycle::AlertChange;
 use walwatch::analyze::rules::RuleSet;
 use walwatch::config::Config;
-use walwatch::evaluate::{self, Report};
+use walwatch::evaluate::{self, Evaluation};
 use walwatch::store::Store;
 use walwatch::timefmt::rfc3339;
 
@@ -76,25 +76,25 @@ fn import(db: &Path, log: &Path) {
 }
 
 /// The rules and the alert lifecycle at `now`, on a fresh connection.
-fn evaluate(db: &Path, now: Timestamp) -> Report {
+fn evaluate(db: &Path, now: Timestamp) -> Evaluation {
     let mut store = Store::open(db).unwrap();
     evaluate::all(&mut store, &Config::default(), &RuleSet::default(), now).unwrap()
 }
 
-fn rules(changes: &[Change]) -> Vec<&str> {
+fn rules(changes: &[AlertChange]) -> Vec<&str> {
     let mut r: Vec<&str> = changes.iter().map(|c| c.rule.as_str()).collect();
     r.sort();
     r
 }
 
 /// (fired, still open, resolved) rule ids of the only cluster.
-fn moves(report: &Report) -> (Vec<&str>, Vec<&str>, Vec<&str>) {
+fn moves(report: &Evaluation) -> (Vec<&str>, Vec<&str>, Vec<&str>) {
     assert_eq!(report.clusters.len(), 1);
     let c = &report.clusters[0].changes;
     (rules(&c.fired), rules(&c.still_open), rules(&c.resolved))
 }
 
-fn figures<'a>(report: &'a Report, rule: &str) -> &'a Value {
+fn figures<'a>(report: &'a Evaluation, rule: &str) -> &'a Value {
     let f = report.clusters[0].findings.iter().find(|f| f.rule == rule);
     &f.unwrap_or_else(|| panic!("no {rule} finding in {report:?}")).figures
 }

@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use walwatch::config::{self, ClusterConfig, Config, ConfigError, Source, StartAt};
+use walwatch::config::{self, ClusterConfig, Config, ConfigError, ConfigSource, StartAt};
 
 fn example_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("config/walwatch.toml")
@@ -24,7 +24,13 @@ fn assert_error(text: &str, expected_start: &str) {
 
 #[test]
 fn shipped_example_documents_the_defaults() {
-    assert_eq!(config::load(&example_path()).unwrap(), Config::default());
+    let example = config::load(&example_path()).unwrap();
+    // The rule tables are read by the rules: every rule at its defaults.
+    let rules = walwatch::analyze::rules::RuleSet::configure(&example.alerts).unwrap();
+    assert_eq!(format!("{rules:?}"), format!("{:?}", walwatch::analyze::rules::RuleSet::default()));
+    assert_eq!(example.alerts.rules.ids().count(), 8);
+    let tables = config::AlertsSection { rules: config::RuleTables::default(), ..example.alerts.clone() };
+    assert_eq!(Config { alerts: tables, ..example }, Config::default());
 }
 
 /// The commented-out examples (`# ` lines) are valid when uncommented, and
@@ -190,7 +196,7 @@ fn load_reads_files_and_a_missing_explicit_file_is_an_error() {
     fs::write(&path, "[daemon]\nentry_settle = \"250ms\"\n").unwrap();
     let (config, source) = config::load_or_default(Some(&path)).unwrap();
     assert_eq!(config.daemon.entry_settle, Duration::from_millis(250));
-    assert_eq!(source, Source::File(path.clone()));
+    assert_eq!(source, ConfigSource::File(path.clone()));
 
     let missing = dir.path().join("nope.toml");
     let err = config::load_or_default(Some(&missing)).unwrap_err();
@@ -213,19 +219,19 @@ fn a_missing_default_file_means_the_defaults() {
     // Absent: the built-in defaults, and the report names where it looked.
     let (config, source) = config::load_or_default_at(None, &default).unwrap();
     assert_eq!(config, Config::default());
-    assert_eq!(source, Source::Defaults(default.clone()));
+    assert_eq!(source, ConfigSource::Defaults(default.clone()));
 
     // Present: it is read.
     fs::write(&default, "[daemon]\nentry_settle = \"250ms\"\n").unwrap();
     let (config, source) = config::load_or_default_at(None, &default).unwrap();
     assert_eq!(config.daemon.entry_settle, Duration::from_millis(250));
-    assert_eq!(source, Source::File(default.clone()));
+    assert_eq!(source, ConfigSource::File(default.clone()));
 
     // An explicit --config wins over the default file.
     let explicit = dir.path().join("explicit.toml");
     fs::write(&explicit, "").unwrap();
     let (config, source) = config::load_or_default_at(Some(&explicit), &default).unwrap();
-    assert_eq!((config, source), (Config::default(), Source::File(explicit)));
+    assert_eq!((config, source), (Config::default(), ConfigSource::File(explicit)));
 
     // Present but invalid: an error naming it, never a silent fall-back to the defaults.
     fs::write(&default, "[daemon]\nlog_level = 3\n").unwrap();

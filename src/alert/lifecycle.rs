@@ -33,7 +33,7 @@ use crate::store::{Store, StoreError};
 
 /// One alert that changed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Change {
+pub struct AlertChange {
     pub alert_id: i64,
     pub rule: String,
     pub key: String,
@@ -46,14 +46,14 @@ pub struct Change {
 pub struct Changes {
     pub cluster: String,
     /// Opened now, or opened during a silence that has ended: firing notice queued.
-    pub fired: Vec<Change>,
+    pub fired: Vec<AlertChange>,
     /// Opened (or still open) while the rule is silenced: no notice.
-    pub silenced: Vec<Change>,
+    pub silenced: Vec<AlertChange>,
     /// Still open, refreshed, nothing queued.
-    pub still_open: Vec<Change>,
+    pub still_open: Vec<AlertChange>,
     /// Still open, reminder queued.
-    pub reminded: Vec<Change>,
-    pub resolved: Vec<Change>,
+    pub reminded: Vec<AlertChange>,
+    pub resolved: Vec<AlertChange>,
     /// Every notice queued, in order (rendered only when [mail] or [webhook] is configured).
     pub notices: Vec<Notice>,
 }
@@ -205,12 +205,18 @@ fn stored_notice(tx: &AlertTx<'_>, a: &AlertRow, kind: NoticeKind, sequence: u32
     }
 }
 
-fn change(alert_id: i64, f: &Finding) -> Change {
-    Change { alert_id, rule: f.rule.to_string(), key: f.key.clone(), severity: f.severity, summary: f.summary.clone() }
+fn change(alert_id: i64, f: &Finding) -> AlertChange {
+    AlertChange {
+        alert_id,
+        rule: f.rule.to_string(),
+        key: f.key.clone(),
+        severity: f.severity,
+        summary: f.summary.clone(),
+    }
 }
 
-fn change_of(a: &AlertRow) -> Change {
-    Change {
+fn change_of(a: &AlertRow) -> AlertChange {
+    AlertChange {
         alert_id: a.id,
         rule: a.rule.clone(),
         key: a.key.clone(),

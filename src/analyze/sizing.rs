@@ -275,7 +275,7 @@ fn assumed_defaults(current: &Settings) -> Option<String> {
     let assumed: Vec<String> = INPUTS
         .iter()
         .filter_map(|name| current.values.get(*name).map(|v| (name, v)))
-        .filter(|(_, v)| matches!(v.source, crate::settings::Source::Default { .. }))
+        .filter(|(_, v)| matches!(v.source, crate::settings::ValueSource::Default { .. }))
         .map(|(name, v)| format!("{name} = {}", v.value))
         .collect();
     (!assumed.is_empty()).then(|| {

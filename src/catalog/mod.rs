@@ -51,7 +51,7 @@ pub enum Classification {
     Other,
 }
 
-/// Kind names usable in `unparsed = "…"` (the `EventBody::kind_name`s).
+/// MessageKind names usable in `unparsed = "…"` (the `EventBody::kind_name`s).
 const KIND_NAMES: &[&str] = &[
     "checkpoint_start",
     "restartpoint_start",
@@ -71,7 +71,7 @@ const KIND_NAMES: &[&str] = &[
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+enum MessageKind {
     PointStart,
     PointComplete,
     TooFrequent,
@@ -91,24 +91,24 @@ enum Kind {
     None,
 }
 
-impl Kind {
-    fn parse(s: &str) -> Option<Kind> {
+impl MessageKind {
+    fn parse(s: &str) -> Option<MessageKind> {
         Some(match s {
-            "point_start" => Kind::PointStart,
-            "point_complete" => Kind::PointComplete,
-            "too_frequent" => Kind::TooFrequent,
-            "recovery_restart_point" => Kind::RecoveryRestartPoint,
-            "parameter_changed" => Kind::ParameterChanged,
-            "config_reload" => Kind::ConfigReload,
-            "server_start" => Kind::ServerStart,
-            "server_ready" => Kind::ServerReady,
-            "shutdown_request" => Kind::ShutdownRequest,
-            "server_shutdown" => Kind::ServerShutdown,
-            "redo_start" => Kind::RedoStart,
-            "redo_done" => Kind::RedoDone,
-            "crash_reinit" => Kind::CrashReinit,
-            "cpu_usage" => Kind::CpuUsage,
-            "none" => Kind::None,
+            "point_start" => MessageKind::PointStart,
+            "point_complete" => MessageKind::PointComplete,
+            "too_frequent" => MessageKind::TooFrequent,
+            "recovery_restart_point" => MessageKind::RecoveryRestartPoint,
+            "parameter_changed" => MessageKind::ParameterChanged,
+            "config_reload" => MessageKind::ConfigReload,
+            "server_start" => MessageKind::ServerStart,
+            "server_ready" => MessageKind::ServerReady,
+            "shutdown_request" => MessageKind::ShutdownRequest,
+            "server_shutdown" => MessageKind::ServerShutdown,
+            "redo_start" => MessageKind::RedoStart,
+            "redo_done" => MessageKind::RedoDone,
+            "crash_reinit" => MessageKind::CrashReinit,
+            "cpu_usage" => MessageKind::CpuUsage,
+            "none" => MessageKind::None,
             _ => return None,
         })
     }
@@ -120,7 +120,7 @@ impl Kind {
 struct Message {
     #[cfg_attr(not(test), allow(dead_code))]
     id: String,
-    kind: Kind,
+    kind: MessageKind,
     args: Vec<String>,
     set: HashMap<String, String>,
     unparsed: Option<&'static str>,
@@ -211,8 +211,9 @@ impl Catalog {
             let fam: FamilyFile = toml::from_str(text).map_err(|source| CatalogError::Toml { file, source })?;
             for def in fam.message {
                 let err = |what: String| CatalogError::Message { id: def.id.clone(), what };
-                let kind = Kind::parse(&def.event).ok_or_else(|| err(format!("unknown event {:?}", def.event)))?;
-                if kind == Kind::None {
+                let kind =
+                    MessageKind::parse(&def.event).ok_or_else(|| err(format!("unknown event {:?}", def.event)))?;
+                if kind == MessageKind::None {
                     continue;
                 }
                 let unparsed = match &def.unparsed {
@@ -249,7 +250,7 @@ impl Catalog {
                     }
                     let prefix = unparsed.and_then(|_| unparsed_prefix(&pieces));
                     let t = Template { msg: mi, lang, format, pattern, regex: OnceLock::new(), segments, prefix };
-                    if kind == Kind::CpuUsage {
+                    if kind == MessageKind::CpuUsage {
                         usage.push(t);
                     } else {
                         templates.push(t);
@@ -405,11 +406,11 @@ impl Catalog {
             _ => None,
         };
         Some(match msg.kind {
-            Kind::PointStart => EventBody::PointStart {
+            MessageKind::PointStart => EventBody::PointStart {
                 kind: point()?,
                 flags: get("flags").unwrap_or("").split_whitespace().map(flag).collect::<Option<_>>()?,
             },
-            Kind::PointComplete => EventBody::PointComplete {
+            MessageKind::PointComplete => EventBody::PointComplete {
                 kind: point()?,
                 stats: Box::new(CompleteStats {
                     buffers_written: int("buffers_written")?,
@@ -430,15 +431,15 @@ impl Catalog {
                     redo_lsn: get("redo_lsn").map(str::to_string),
                 }),
             },
-            Kind::TooFrequent => EventBody::TooFrequent { seconds: int("seconds")?, hint: false },
-            Kind::RecoveryRestartPoint => EventBody::RecoveryRestartPoint { lsn: get("lsn")?.to_string() },
-            Kind::ParameterChanged => {
+            MessageKind::TooFrequent => EventBody::TooFrequent { seconds: int("seconds")?, hint: false },
+            MessageKind::RecoveryRestartPoint => EventBody::RecoveryRestartPoint { lsn: get("lsn")?.to_string() },
+            MessageKind::ParameterChanged => {
                 EventBody::ParameterChanged { name: get("name")?.to_string(), value: get("value")?.to_string() }
             }
-            Kind::ConfigReload => EventBody::ConfigReload,
-            Kind::ServerStart => EventBody::ServerStart { version: get("version").and_then(version_of) },
-            Kind::ServerReady => EventBody::ServerReady { read_only: get("read_only")? == "true" },
-            Kind::ShutdownRequest => EventBody::ShutdownRequest {
+            MessageKind::ConfigReload => EventBody::ConfigReload,
+            MessageKind::ServerStart => EventBody::ServerStart { version: get("version").and_then(version_of) },
+            MessageKind::ServerReady => EventBody::ServerReady { read_only: get("read_only")? == "true" },
+            MessageKind::ShutdownRequest => EventBody::ShutdownRequest {
                 mode: match get("mode")? {
                     "smart" => ShutdownMode::Smart,
                     "fast" => ShutdownMode::Fast,
@@ -446,14 +447,14 @@ impl Catalog {
                     _ => return None,
                 },
             },
-            Kind::ServerShutdown => EventBody::ServerShutdown,
-            Kind::RedoStart => EventBody::RedoStart { lsn: get("lsn")?.to_string() },
-            Kind::RedoDone => EventBody::RedoDone {
+            MessageKind::ServerShutdown => EventBody::ServerShutdown,
+            MessageKind::RedoStart => EventBody::RedoStart { lsn: get("lsn")?.to_string() },
+            MessageKind::RedoDone => EventBody::RedoDone {
                 lsn: get("lsn")?.to_string(),
                 elapsed_s: get("usage").and_then(|u| self.usage_elapsed(u)),
             },
-            Kind::CrashReinit => EventBody::CrashReinit,
-            Kind::CpuUsage | Kind::None => return None,
+            MessageKind::CrashReinit => EventBody::CrashReinit,
+            MessageKind::CpuUsage | MessageKind::None => return None,
         })
     }
 

@@ -7,10 +7,10 @@ use std::process::ExitCode;
 use anyhow::Result;
 use jiff::Timestamp;
 
-use crate::alert::lifecycle::Change;
-use crate::cli::{AnalyzeArgs, SummaryFormat};
+use crate::alert::lifecycle::AlertChange;
+use crate::cli::{AnalyzeArgs, ReportFormat};
 use crate::config::Config;
-use crate::evaluate::{self, Report};
+use crate::evaluate::{self, Evaluation};
 use crate::output;
 use crate::store::Store;
 
@@ -30,8 +30,8 @@ pub fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     }
     let mut out = std::io::stdout().lock();
     match args.format {
-        SummaryFormat::Json => output::json(&mut out, &report)?,
-        SummaryFormat::Table => table(&mut out, &report)?,
+        ReportFormat::Json => output::json(&mut out, &report)?,
+        ReportFormat::Table => table(&mut out, &report)?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -46,11 +46,11 @@ fn send(store: &mut Store, config: &Config, now: Timestamp) -> Result<()> {
     Ok(())
 }
 
-fn table(out: &mut impl Write, report: &Report) -> Result<()> {
+fn table(out: &mut impl Write, report: &Evaluation) -> Result<()> {
     let mut rows = Vec::new();
     for c in &report.clusters {
         let changes = &c.changes;
-        let groups: [(&str, &Vec<Change>); 5] = [
+        let groups: [(&str, &Vec<AlertChange>); 5] = [
             ("fired", &changes.fired),
             ("reminded", &changes.reminded),
             ("resolved", &changes.resolved),

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use crate::cli::{FormatArg, ImportArgs};
 use crate::frame::time::TimeContext;
 use crate::frame::Format;
-use crate::ingest::{self, Options, Report};
+use crate::ingest::{self, ImportReport, Options};
 use crate::store::Store;
 
 pub fn run(args: ImportArgs) -> Result<ExitCode> {
@@ -52,7 +52,7 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_report(out: &mut impl Write, cluster: &str, r: &Report) -> Result<()> {
+fn print_report(out: &mut impl Write, cluster: &str, r: &ImportReport) -> Result<()> {
     writeln!(
         out,
         "{} (cluster {cluster}, {}{})",

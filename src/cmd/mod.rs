@@ -88,7 +88,7 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
 
 /// The store of a command that reads no config: `--db` or the default.
 fn db_path(arg: &DbArg) -> PathBuf {
-    let defaults = crate::config::Source::Defaults(crate::config::default_path());
+    let defaults = crate::config::ConfigSource::Defaults(crate::config::default_path());
     crate::config::store_path(arg.db.as_deref(), &Config::default(), &defaults, StoreUser::Command)
 }
 

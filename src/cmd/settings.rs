@@ -17,10 +17,10 @@ use anyhow::{Context, Result};
 use jiff::Timestamp;
 use serde::Serialize;
 
-use crate::cli::{SettingsArgs, SummaryFormat};
+use crate::cli::{ReportFormat, SettingsArgs};
 use crate::config;
 use crate::output;
-use crate::settings::{self, Change, Value};
+use crate::settings::{self, SettingChange, Value};
 use crate::store::Store;
 
 #[derive(Serialize)]
@@ -28,7 +28,7 @@ struct ClusterSettings {
     cluster: String,
     version: Option<u32>,
     current: BTreeMap<String, Value>,
-    timeline: Vec<Change>,
+    timeline: Vec<SettingChange>,
 }
 
 pub fn run(args: SettingsArgs) -> Result<ExitCode> {
@@ -40,8 +40,8 @@ pub fn run(args: SettingsArgs) -> Result<ExitCode> {
     let report = names.into_iter().map(|name| describe(&store, name)).collect::<Result<Vec<_>>>()?;
     let mut out = std::io::stdout().lock();
     match args.format {
-        SummaryFormat::Json => output::json(&mut out, &report)?,
-        SummaryFormat::Table => table(&mut out, &report)?,
+        ReportFormat::Json => output::json(&mut out, &report)?,
+        ReportFormat::Table => table(&mut out, &report)?,
     }
     Ok(ExitCode::SUCCESS)
 }

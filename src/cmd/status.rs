@@ -12,7 +12,7 @@ use crate::analyze::rules::ahead_text;
 use crate::analyze::rules::ClockSkew;
 use crate::catalog::Catalog;
 use crate::classify::trust::residual_risk;
-use crate::cli::{StatusArgs, SummaryFormat};
+use crate::cli::{ReportFormat, StatusArgs};
 use crate::frame::prefix::Prefix;
 use crate::output::{self, cell};
 use crate::store::daemon::{ClusterStatus, Heartbeat};
@@ -72,8 +72,8 @@ pub fn run(args: StatusArgs) -> Result<ExitCode> {
     let status = Status { daemon: daemon(heartbeat.as_ref(), now), clusters };
     let mut out = std::io::stdout().lock();
     match args.format {
-        SummaryFormat::Json => output::json(&mut out, &status)?,
-        SummaryFormat::Table => table(&mut out, &status)?,
+        ReportFormat::Json => output::json(&mut out, &status)?,
+        ReportFormat::Table => table(&mut out, &status)?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -8,7 +8,7 @@ use anyhow::Result;
 use jiff::Timestamp;
 
 use crate::analyze::sizing::{self, pg_size, Suggestion};
-use crate::cli::{SuggestArgs, SummaryFormat};
+use crate::cli::{ReportFormat, SuggestArgs};
 use crate::output;
 use crate::store::Store;
 
@@ -31,9 +31,9 @@ pub fn run(args: SuggestArgs) -> Result<ExitCode> {
     }
     let mut out = std::io::stdout().lock();
     match (args.format, args.cluster.is_some()) {
-        (SummaryFormat::Json, true) => output::json(&mut out, &suggestions[0])?,
-        (SummaryFormat::Json, false) => output::json(&mut out, &suggestions)?,
-        (SummaryFormat::Table, _) => suggestions.iter().try_for_each(|s| text(&mut out, s))?,
+        (ReportFormat::Json, true) => output::json(&mut out, &suggestions[0])?,
+        (ReportFormat::Json, false) => output::json(&mut out, &suggestions)?,
+        (ReportFormat::Table, _) => suggestions.iter().try_for_each(|s| text(&mut out, s))?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::cli::{SummaryArgs, SummaryFormat};
+use crate::cli::{ReportFormat, SummaryArgs};
 use crate::model::event::TRIGGERS;
 use crate::output;
 use crate::store::query::{PointCounts, Summary};
@@ -23,8 +23,8 @@ pub fn run(args: SummaryArgs) -> Result<ExitCode> {
     let summary = store.summary(&filter, rules.clock_skew_tolerance())?;
     let mut out = std::io::stdout().lock();
     match args.format {
-        SummaryFormat::Json => output::json(&mut out, &summary)?,
-        SummaryFormat::Table => table(&mut out, &summary)?,
+        ReportFormat::Json => output::json(&mut out, &summary)?,
+        ReportFormat::Table => table(&mut out, &summary)?,
     }
     Ok(ExitCode::SUCCESS)
 }

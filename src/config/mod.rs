@@ -151,7 +151,7 @@ impl StartAt {
 
 /// Where a configuration came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
+pub enum ConfigSource {
     /// Read from this file.
     File(PathBuf),
     /// The default file does not exist: built-in defaults.
@@ -222,7 +222,7 @@ pub enum StoreUser {
 /// /var/lib/walwatch/walwatch.db for the daemon, for a command that read a
 /// config file (the installed service's) and for the `walwatch` user; else
 /// the per-user XDG state directory.
-pub fn store_path(flag: Option<&Path>, config: &Config, source: &Source, user: StoreUser) -> PathBuf {
+pub fn store_path(flag: Option<&Path>, config: &Config, source: &ConfigSource, user: StoreUser) -> PathBuf {
     let service = StoreSection::default().path;
     if let Some(db) = flag {
         return db.to_path_buf();
@@ -234,7 +234,7 @@ pub fn store_path(flag: Option<&Path>, config: &Config, source: &Source, user: S
         let first = dir.to_string_lossy().split(':').next().unwrap_or_default().to_string();
         return PathBuf::from(first).join("walwatch.db");
     }
-    let from_file = matches!(source, Source::File(_));
+    let from_file = matches!(source, ConfigSource::File(_));
     if user == StoreUser::Daemon || from_file || std::env::var("USER").is_ok_and(|u| u == "walwatch") {
         return service;
     }
@@ -275,29 +275,29 @@ fn invalid(text: &str, path: &Path, problem: problem::Problem) -> ConfigError {
 
 /// `--config PATH` (must exist) or the default path, which may be absent:
 /// then the built-in defaults apply, so a fresh install runs with discovery.
-pub fn load_or_default(path: Option<&Path>) -> Result<(Config, Source), ConfigError> {
+pub fn load_or_default(path: Option<&Path>) -> Result<(Config, ConfigSource), ConfigError> {
     load_or_default_at(path, &default_path())
 }
 
 /// [`load_or_default`] with `default` in place of [`default_path`], so tests
 /// do not depend on what the machine has in /etc/walwatch.
-pub fn load_or_default_at(path: Option<&Path>, default: &Path) -> Result<(Config, Source), ConfigError> {
+pub fn load_or_default_at(path: Option<&Path>, default: &Path) -> Result<(Config, ConfigSource), ConfigError> {
     if let Some(path) = path {
-        return Ok((load(path)?, Source::File(path.to_path_buf())));
+        return Ok((load(path)?, ConfigSource::File(path.to_path_buf())));
     }
     match load(default) {
-        Ok(config) => Ok((config, Source::File(default.to_path_buf()))),
-        Err(ConfigError::NotFound { .. }) => Ok((Config::default(), Source::Defaults(default.to_path_buf()))),
+        Ok(config) => Ok((config, ConfigSource::File(default.to_path_buf()))),
+        Err(ConfigError::NotFound { .. }) => Ok((Config::default(), ConfigSource::Defaults(default.to_path_buf()))),
         Err(e) => Err(e),
     }
 }
 
 /// The human report of `config check`, but for the alert rules, which
 /// this module does not know (`walwatch config check` adds them).
-pub fn describe(config: &Config, source: &Source, root: &Path) -> String {
+pub fn describe(config: &Config, source: &ConfigSource, root: &Path) -> String {
     let mut out = match source {
-        Source::File(p) => format!("config {} is valid", p.display()),
-        Source::Defaults(p) => format!("no config file at {}: using the defaults", p.display()),
+        ConfigSource::File(p) => format!("config {} is valid", p.display()),
+        ConfigSource::Defaults(p) => format!("no config file at {}: using the defaults", p.display()),
     };
     if config.clusters.is_empty() {
         out.push_str(": no [[cluster]], so clusters are discovered\n");

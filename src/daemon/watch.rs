@@ -26,7 +26,9 @@ pub struct Wakeups {
     pub rx: Receiver<Wake>,
     /// Set at SIGTERM/SIGINT, so that a long read stops at its next chunk.
     pub stop: Arc<AtomicBool>,
-    tx: Sender<Wake>,
+    /// Never read: held so the channel stays open (the main loop's timed
+    /// wait never sees "disconnected") whatever becomes of the watcher.
+    _tx: Sender<Wake>,
     watcher: Option<RecommendedWatcher>,
 }
 
@@ -60,7 +62,7 @@ impl Wakeups {
         })
         .map_err(|e| tracing::warn!(error = %e, "No inotify; polling only."))
         .ok();
-        Ok(Wakeups { rx, stop, tx, watcher })
+        Ok(Wakeups { rx, stop, _tx: tx, watcher })
     }
 
     /// Watches `dirs` (replacing earlier watches); failures fall back to polling.
@@ -74,10 +76,5 @@ impl Wakeups {
                 tracing::warn!(dir = %d.display(), error = %e, "Cannot watch a directory; polling it instead.");
             }
         }
-    }
-
-    /// A sender for tests and internal wake-ups.
-    pub fn sender(&self) -> Sender<Wake> {
-        self.tx.clone()
     }
 }

@@ -19,7 +19,7 @@ fn evaluate_all_reads_a_real_log_and_fires_with_the_sizing_advice() {
     let db = dir.path().join("w.db");
     noise_store(&db);
     let now = at("2026-11-22T08:12:00Z");
-    let summary = |r: &Report| -> Vec<(String, String, serde_json::Value, serde_json::Value)> {
+    let summary = |r: &Evaluation| -> Vec<(String, String, serde_json::Value, serde_json::Value)> {
         r.clusters
             .iter()
             .flat_map(|c| {

@@ -24,7 +24,7 @@ pub const DEFAULT_SEGMENT_BYTES: f64 = 16.0 * MB;
 
 /// How a setting's text is read.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Kind {
+pub enum ValueKind {
     /// An integer amount of memory; `base` is the size in bytes of one unit
     /// of a bare number.
     Memory {
@@ -61,20 +61,20 @@ pub enum Parsed {
 
 /// How `name` is read by major version `version` (None: the newest).
 /// `segment_bytes` is the WAL segment size, the unit of max/min_wal_size in 9.6.
-pub fn kind(name: &str, version: Option<u32>, segment_bytes: f64) -> Option<Kind> {
+pub fn kind(name: &str, version: Option<u32>, segment_bytes: f64) -> Option<ValueKind> {
     let v = version.unwrap_or(NEWEST);
     Some(match name {
-        "max_wal_size" | "min_wal_size" if v < 10 => Kind::Memory { base: segment_bytes },
-        "max_wal_size" | "min_wal_size" | "wal_keep_size" => Kind::Memory { base: MB },
-        "wal_segment_size" if v < 11 => Kind::Memory { base: PAGE },
-        "wal_segment_size" => Kind::Memory { base: 1.0 },
-        "checkpoint_flush_after" | "backend_flush_after" => Kind::Memory { base: PAGE },
-        "checkpoint_timeout" | "checkpoint_warning" => Kind::Time { base: 1.0 },
+        "max_wal_size" | "min_wal_size" if v < 10 => ValueKind::Memory { base: segment_bytes },
+        "max_wal_size" | "min_wal_size" | "wal_keep_size" => ValueKind::Memory { base: MB },
+        "wal_segment_size" if v < 11 => ValueKind::Memory { base: PAGE },
+        "wal_segment_size" => ValueKind::Memory { base: 1.0 },
+        "checkpoint_flush_after" | "backend_flush_after" => ValueKind::Memory { base: PAGE },
+        "checkpoint_timeout" | "checkpoint_warning" => ValueKind::Time { base: 1.0 },
         // "we have no microseconds designation, so can't supply units here" (guc.c)
-        "commit_delay" | "wal_keep_segments" => Kind::Integer,
-        "checkpoint_completion_target" => Kind::Real,
-        "fsync" | "full_page_writes" => Kind::Bool,
-        "synchronous_commit" => Kind::Enum(SYNCHRONOUS_COMMIT),
+        "commit_delay" | "wal_keep_segments" => ValueKind::Integer,
+        "checkpoint_completion_target" => ValueKind::Real,
+        "fsync" | "full_page_writes" => ValueKind::Bool,
+        "synchronous_commit" => ValueKind::Enum(SYNCHRONOUS_COMMIT),
         _ => return None,
     })
 }
@@ -90,14 +90,14 @@ pub fn parse_with_segment(name: &str, text: &str, version: Option<u32>, segment_
         kind(name, version, segment_bytes).ok_or_else(|| format!("walwatch does not know the setting {name:?}"))?;
     let v = version.unwrap_or(NEWEST);
     match kind {
-        Kind::Memory { base } => amount(text, v, base, &memory_units(v)).map(|units| Parsed::Bytes(units * base)),
-        Kind::Time { base } => amount(text, v, base, &time_units(v)).map(|units| Parsed::Seconds(units * base)),
-        Kind::Integer => amount(text, v, 1.0, &[]).map(|n| Parsed::Integer(n as i64)),
-        Kind::Real => real(text).map(Parsed::Number),
-        Kind::Bool => boolean(text)
+        ValueKind::Memory { base } => amount(text, v, base, &memory_units(v)).map(|units| Parsed::Bytes(units * base)),
+        ValueKind::Time { base } => amount(text, v, base, &time_units(v)).map(|units| Parsed::Seconds(units * base)),
+        ValueKind::Integer => amount(text, v, 1.0, &[]).map(|n| Parsed::Integer(n as i64)),
+        ValueKind::Real => real(text).map(Parsed::Number),
+        ValueKind::Bool => boolean(text)
             .map(Parsed::Flag)
             .ok_or_else(|| format!("{text:?} is not a boolean (on, off, true, false, yes, no, 1, 0)")),
-        Kind::Enum(words) => {
+        ValueKind::Enum(words) => {
             let lower = text.to_ascii_lowercase();
             if words.contains(&lower.as_str()) {
                 Ok(Parsed::Word(lower))

@@ -29,7 +29,7 @@ pub struct Entry {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum ProblemKind {
+pub enum ConfProblemKind {
     Syntax,
     /// A file or directory that exists but cannot be read (permissions).
     Unreadable,
@@ -41,14 +41,14 @@ pub enum ProblemKind {
 
 /// What went wrong where; `line` is None for a whole file.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Problem {
-    pub kind: ProblemKind,
+pub struct ConfProblem {
+    pub kind: ConfProblemKind,
     pub path: PathBuf,
     pub line: Option<usize>,
     pub message: String,
 }
 
-impl fmt::Display for Problem {
+impl fmt::Display for ConfProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.line {
             Some(line) => write!(f, "{}:{line}: {}", self.path.display(), self.message),
@@ -61,7 +61,7 @@ impl fmt::Display for Problem {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Parsed {
     pub entries: Vec<Entry>,
-    pub problems: Vec<Problem>,
+    pub problems: Vec<ConfProblem>,
 }
 
 impl Parsed {
@@ -80,10 +80,10 @@ pub fn read(path: &Path, strict: bool, into: &mut Parsed) {
 }
 
 fn read_file(path: &Path, strict: bool, depth: usize, chain: &mut Vec<PathBuf>, out: &mut Parsed) {
-    let problem = |kind, message: String| Problem { kind, path: path.to_path_buf(), line: None, message };
+    let problem = |kind, message: String| ConfProblem { kind, path: path.to_path_buf(), line: None, message };
     if depth > MAX_DEPTH {
         let message = format!("maximum nesting depth of {MAX_DEPTH} includes exceeded");
-        out.problems.push(problem(ProblemKind::TooDeep, message));
+        out.problems.push(problem(ConfProblemKind::TooDeep, message));
         return;
     }
     // The canonical name recognises a cycle through symlinks or "../x/";
@@ -91,14 +91,18 @@ fn read_file(path: &Path, strict: bool, depth: usize, chain: &mut Vec<PathBuf>, 
     let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     if chain.contains(&key) {
         let names: Vec<String> = chain.iter().chain([&key]).map(|p| p.display().to_string()).collect();
-        out.problems.push(problem(ProblemKind::Cycle, format!("include cycle: {}", names.join(" -> "))));
+        out.problems.push(problem(ConfProblemKind::Cycle, format!("include cycle: {}", names.join(" -> "))));
         return;
     }
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotFound && !strict => return,
         Err(e) => {
-            let kind = if e.kind() == io::ErrorKind::NotFound { ProblemKind::Missing } else { ProblemKind::Unreadable };
+            let kind = if e.kind() == io::ErrorKind::NotFound {
+                ConfProblemKind::Missing
+            } else {
+                ConfProblemKind::Unreadable
+            };
             out.problems.push(problem(kind, format!("cannot read configuration file: {e}")));
             return;
         }
@@ -117,16 +121,16 @@ fn parse_text(text: &[u8], path: &Path, depth: usize, chain: &mut Vec<PathBuf>, 
             Ok(None) => {}
             Ok(Some((name, value))) => directive(name, value, path, line_no, depth, chain, out),
             Err(message) => {
-                out.problems.push(Problem {
-                    kind: ProblemKind::Syntax,
+                out.problems.push(ConfProblem {
+                    kind: ConfProblemKind::Syntax,
                     path: path.to_path_buf(),
                     line: Some(line_no),
                     message,
                 });
                 errors += 1;
                 if errors >= MAX_SYNTAX_ERRORS {
-                    out.problems.push(Problem {
-                        kind: ProblemKind::Syntax,
+                    out.problems.push(ConfProblem {
+                        kind: ConfProblemKind::Syntax,
                         path: path.to_path_buf(),
                         line: None,
                         message: "too many syntax errors found, abandoning file".into(),
@@ -171,9 +175,13 @@ fn read_dir(dir: &Path, from: &Path, line: usize, depth: usize, chain: &mut Vec<
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) => {
-            let kind = if e.kind() == io::ErrorKind::NotFound { ProblemKind::Missing } else { ProblemKind::Unreadable };
+            let kind = if e.kind() == io::ErrorKind::NotFound {
+                ConfProblemKind::Missing
+            } else {
+                ConfProblemKind::Unreadable
+            };
             let message = format!("cannot open configuration directory {} (include_dir): {e}", dir.display());
-            out.problems.push(Problem { kind, path: from.to_path_buf(), line: Some(line), message });
+            out.problems.push(ConfProblem { kind, path: from.to_path_buf(), line: Some(line), message });
             return;
         }
     };
@@ -547,11 +555,11 @@ mod tests {
         let parsed = read_all(&main);
         assert_eq!(values(&parsed), [("fsync".to_string(), "off".to_string(), 2)]);
         assert_eq!(parsed.problems.len(), 1, "{:?}", parsed.problems);
-        assert_eq!(parsed.problems[0].kind, ProblemKind::Missing);
+        assert_eq!(parsed.problems[0].kind, ConfProblemKind::Missing);
         assert_eq!(parsed.problems[0].path, dir.path().join("gone.conf"));
 
         let parsed = read_all(&dir.path().join("absent.conf"));
-        assert_eq!(parsed.problems[0].kind, ProblemKind::Missing);
+        assert_eq!(parsed.problems[0].kind, ConfProblemKind::Missing);
         let mut lenient = Parsed::default();
         read(&dir.path().join("absent.conf"), false, &mut lenient);
         assert_eq!(lenient, Parsed::default(), "postgresql.auto.conf may be absent");
@@ -559,7 +567,7 @@ mod tests {
         let main = write(dir.path(), "d.conf", "include_dir 'no-such-dir'\n");
         let parsed = read_all(&main);
         assert_eq!(parsed.problems.len(), 1);
-        assert_eq!((parsed.problems[0].kind.clone(), parsed.problems[0].line), (ProblemKind::Missing, Some(1)));
+        assert_eq!((parsed.problems[0].kind.clone(), parsed.problems[0].line), (ConfProblemKind::Missing, Some(1)));
     }
 
     #[test]
@@ -570,7 +578,7 @@ mod tests {
         let parsed = read_all(&a);
         assert_eq!(parsed.problems.len(), 1, "{:?}", parsed.problems);
         let p = &parsed.problems[0];
-        assert_eq!(p.kind, ProblemKind::Cycle);
+        assert_eq!(p.kind, ConfProblemKind::Cycle);
         assert!(p.message.contains("a.conf -> ") && p.message.contains("b.conf -> "), "{}", p.message);
         let names: Vec<String> = parsed.entries.iter().map(|e| e.name.clone()).collect();
         assert_eq!(names, ["fsync", "commit_delay", "full_page_writes"]);
@@ -579,7 +587,7 @@ mod tests {
         let selfish = write(other.path(), "self.conf", "include_dir '.'\n");
         let parsed = read_all(&selfish);
         assert_eq!(parsed.problems.len(), 1, "{parsed:?}");
-        assert_eq!(parsed.problems[0].kind, ProblemKind::Cycle);
+        assert_eq!(parsed.problems[0].kind, ConfProblemKind::Cycle);
     }
 
     #[test]
@@ -593,7 +601,7 @@ mod tests {
         assert_eq!(parsed.entries.len(), 11);
         assert_eq!(parsed.get("commit_delay").unwrap().value, "10");
         assert_eq!(parsed.problems.len(), 1, "{:?}", parsed.problems);
-        assert_eq!(parsed.problems[0].kind, ProblemKind::TooDeep);
+        assert_eq!(parsed.problems[0].kind, ConfProblemKind::TooDeep);
         assert_eq!(parsed.problems[0].path, dir.path().join("f11.conf"));
     }
 

@@ -41,7 +41,7 @@ const MB: f64 = 1024.0 * 1024.0;
 /// Where a value came from, most trusted first.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Source {
+pub enum ValueSource {
     /// `[cluster.settings]` in walwatch's config.
     Config,
     /// postgresql.conf or a file it includes, or postgresql.auto.conf.
@@ -59,7 +59,7 @@ pub enum Source {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Value {
     pub value: String,
-    pub source: Source,
+    pub source: ValueSource,
 }
 
 /// The values in effect, by setting name, with the server's major version.
@@ -77,7 +77,7 @@ impl Settings {
             .iter()
             .filter_map(|name| {
                 let value = defaults::default(name, v)?.to_string();
-                Some((name.to_string(), Value { value, source: Source::Default { version } }))
+                Some((name.to_string(), Value { value, source: ValueSource::Default { version } }))
             })
             .collect();
         Settings { version, values }
@@ -146,15 +146,15 @@ impl Settings {
     }
 }
 
-impl fmt::Display for Source {
+impl fmt::Display for ValueSource {
     /// As `walwatch settings` prints it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Source::Config => write!(f, "walwatch config"),
-            Source::ConfFile { path, line } => write!(f, "{path}:{line}"),
-            Source::Log { at } => write!(f, "log {}", crate::timefmt::rfc3339(*at)),
-            Source::Default { version: Some(v) } => write!(f, "default (PG {})", version_name(*v)),
-            Source::Default { version: None } => {
+            ValueSource::Config => write!(f, "walwatch config"),
+            ValueSource::ConfFile { path, line } => write!(f, "{path}:{line}"),
+            ValueSource::Log { at } => write!(f, "log {}", crate::timefmt::rfc3339(*at)),
+            ValueSource::Default { version: Some(v) } => write!(f, "default (PG {})", version_name(*v)),
+            ValueSource::Default { version: None } => {
                 write!(f, "default (PG {}; server version unknown)", version_name(units::NEWEST))
             }
         }
@@ -165,13 +165,13 @@ impl fmt::Display for Source {
 /// value (None: it did not set it before), `new` None: it stopped setting it
 /// (line removed or commented out; `source` then names where it was).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Change {
+pub struct SettingChange {
     #[serde(serialize_with = "crate::timefmt::serialize")]
     pub at: Timestamp,
     pub name: String,
     pub old: Option<String>,
     pub new: Option<String>,
-    pub source: Source,
+    pub source: ValueSource,
 }
 
 /// Where one cluster's settings are read: walwatch's `[cluster.settings]`
@@ -307,7 +307,8 @@ fn resolve(version: Option<u32>, known: &Known) -> Settings {
         }
     }
     // Before 13 the kept WAL is wal_keep_segments segments.
-    let default_keep = settings.values.get("wal_keep_size").is_some_and(|v| matches!(v.source, Source::Default { .. }));
+    let default_keep =
+        settings.values.get("wal_keep_size").is_some_and(|v| matches!(v.source, ValueSource::Default { .. }));
     if default_keep {
         if let Some(segments) = resolve_one("wal_keep_segments", known) {
             let n = units::parse("wal_keep_segments", &segments.value, version);
@@ -333,21 +334,22 @@ fn resolve(version: Option<u32>, known: &Known) -> Settings {
 /// reset to default" when it was taken out).
 fn resolve_one(name: &str, known: &Known) -> Option<Value> {
     if let Some(row) = known.config.iter().find(|r| r.name == name && r.value.is_some()) {
-        return Some(Value { value: row.value.clone()?, source: Source::Config });
+        return Some(Value { value: row.value.clone()?, source: ValueSource::Config });
     }
     let log = known.log.iter().rev().find(|c| c.name == name);
     if let Some(change) = log.filter(|c| known.conf_read.is_none_or(|read| c.at > read)) {
-        return Some(Value { value: change.value.clone(), source: Source::Log { at: change.at } });
+        return Some(Value { value: change.value.clone(), source: ValueSource::Log { at: change.at } });
     }
     let row = known.conf.iter().find(|r| r.name == name)?;
-    let source = Source::ConfFile { path: row.path.clone().unwrap_or_default(), line: row.line.unwrap_or(0) as usize };
+    let source =
+        ValueSource::ConfFile { path: row.path.clone().unwrap_or_default(), line: row.line.unwrap_or(0) as usize };
     Some(Value { value: row.value.clone()?, source })
 }
 
 /// Every change walwatch knows of the cluster's settings, oldest first: the
 /// config's and the conf files' as walwatch read them (time: the read), the
 /// log's as the server logged them (time: the log line).
-pub fn timeline(store: &Store, cluster: &str) -> Result<Vec<Change>, StoreError> {
+pub fn timeline(store: &Store, cluster: &str) -> Result<Vec<SettingChange>, StoreError> {
     let Some(id) = store.find_cluster(cluster)? else { return Ok(Vec::new()) };
     let mut changes = row_changes(&store.setting_rows(id)?);
     changes.extend(log_changes(&store.parameter_changes(id)?));
@@ -356,7 +358,7 @@ pub fn timeline(store: &Store, cluster: &str) -> Result<Vec<Change>, StoreError>
 }
 
 /// The rows where a source's value changed (not only its line).
-fn row_changes(rows: &[SettingRow]) -> Vec<Change> {
+fn row_changes(rows: &[SettingRow]) -> Vec<SettingChange> {
     let mut previous: BTreeMap<(String, bool), &SettingRow> = BTreeMap::new();
     let mut changes = Vec::new();
     for row in rows.iter().filter(|r| tracked(&r.name)) {
@@ -367,26 +369,32 @@ fn row_changes(rows: &[SettingRow]) -> Vec<Change> {
             continue;
         }
         let source = match row.source {
-            RowSource::Config => Source::Config,
+            RowSource::Config => ValueSource::Config,
             RowSource::ConfFile => {
                 // A removal is shown where the value was.
                 let at = if row.value.is_some() { Some(row) } else { before };
                 let path = at.and_then(|r| r.path.clone()).unwrap_or_default();
-                Source::ConfFile { path, line: at.and_then(|r| r.line).unwrap_or(0) as usize }
+                ValueSource::ConfFile { path, line: at.and_then(|r| r.line).unwrap_or(0) as usize }
             }
         };
-        changes.push(Change { at: row.since, name: row.name.clone(), old, new: row.value.clone(), source });
+        changes.push(SettingChange { at: row.since, name: row.name.clone(), old, new: row.value.clone(), source });
     }
     changes
 }
 
-fn log_changes(log: &[LogChange]) -> Vec<Change> {
+fn log_changes(log: &[LogChange]) -> Vec<SettingChange> {
     let mut previous: BTreeMap<&str, &str> = BTreeMap::new();
     log.iter()
         .filter(|c| tracked(&c.name))
         .map(|c| {
             let old = previous.insert(&c.name, &c.value).map(String::from);
-            Change { at: c.at, name: c.name.clone(), old, new: Some(c.value.clone()), source: Source::Log { at: c.at } }
+            SettingChange {
+                at: c.at,
+                name: c.name.clone(),
+                old,
+                new: Some(c.value.clone()),
+                source: ValueSource::Log { at: c.at },
+            }
         })
         .collect()
 }

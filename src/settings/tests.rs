@@ -24,7 +24,7 @@ fn known(config: Vec<SettingRow>, conf: Vec<SettingRow>, conf_read: Option<i64>,
     Known { config, conf, conf_read: conf_read.map(t), log }
 }
 
-fn value(s: &Settings, name: &str) -> (String, Source) {
+fn value(s: &Settings, name: &str) -> (String, ValueSource) {
     let v = &s.values[name];
     (v.value.clone(), v.source.clone())
 }
@@ -33,10 +33,10 @@ fn value(s: &Settings, name: &str) -> (String, Source) {
 fn defaults_fill_every_known_setting_per_version() {
     let s = resolve(Some(13), &known(vec![], vec![], None, vec![]));
     assert_eq!(s.values.len(), KNOWN.len());
-    assert_eq!(value(&s, "checkpoint_completion_target"), ("0.5".into(), Source::Default { version: Some(13) }));
+    assert_eq!(value(&s, "checkpoint_completion_target"), ("0.5".into(), ValueSource::Default { version: Some(13) }));
     assert_eq!(s.number("checkpoint_completion_target"), Some(0.5));
     let s = resolve(None, &known(vec![], vec![], None, vec![]));
-    assert_eq!(value(&s, "checkpoint_completion_target"), ("0.9".into(), Source::Default { version: None }));
+    assert_eq!(value(&s, "checkpoint_completion_target"), ("0.9".into(), ValueSource::Default { version: None }));
     assert_eq!(s.mb("max_wal_size"), Some(1024.0));
     assert_eq!(s.mb("min_wal_size"), Some(80.0));
     assert_eq!(s.mb("wal_segment_size"), Some(16.0));
@@ -61,7 +61,7 @@ fn config_beats_conf_and_log() {
         vec![log("max_wal_size", "4GB", 10)],
     );
     let s = resolve(Some(15), &k);
-    assert_eq!(value(&s, "max_wal_size"), ("8GB".into(), Source::Config));
+    assert_eq!(value(&s, "max_wal_size"), ("8GB".into(), ValueSource::Config));
     assert_eq!(s.mb("max_wal_size"), Some(8192.0));
 }
 
@@ -70,14 +70,14 @@ fn a_log_change_after_the_conf_read_wins_an_older_one_does_not() {
     let conf = vec![row("max_wal_size", Some("2GB"), RowSource::ConfFile, 7, 0)];
     let newer =
         known(vec![], conf.clone(), Some(5), vec![log("max_wal_size", "3GB", 4), log("max_wal_size", "4GB", 6)]);
-    assert_eq!(value(&resolve(Some(15), &newer), "max_wal_size"), ("4GB".into(), Source::Log { at: t(6) }));
+    assert_eq!(value(&resolve(Some(15), &newer), "max_wal_size"), ("4GB".into(), ValueSource::Log { at: t(6) }));
     let older = known(vec![], conf.clone(), Some(7), vec![log("max_wal_size", "4GB", 6)]);
-    let conf_source = Source::ConfFile { path: "/etc/pg.conf".into(), line: 7 };
+    let conf_source = ValueSource::ConfFile { path: "/etc/pg.conf".into(), line: 7 };
     assert_eq!(value(&resolve(Some(15), &older), "max_wal_size"), ("2GB".into(), conf_source));
     // Never read the conf (no access): the log is all there is.
     let unread = known(vec![], vec![], None, vec![log("checkpoint_timeout", "15min", 1)]);
     let s = resolve(Some(15), &unread);
-    assert_eq!(value(&s, "checkpoint_timeout"), ("15min".into(), Source::Log { at: t(1) }));
+    assert_eq!(value(&s, "checkpoint_timeout"), ("15min".into(), ValueSource::Log { at: t(1) }));
     assert_eq!(s.seconds("checkpoint_timeout"), Some(900.0));
     // Read after the change and no longer set there: the default.
     let removed = [
@@ -86,7 +86,7 @@ fn a_log_change_after_the_conf_read_wins_an_older_one_does_not() {
     ];
     let latest = vec![removed[1].clone()];
     let s = resolve(Some(15), &known(vec![], latest, Some(9), vec![log("max_wal_size", "4GB", 6)]));
-    assert_eq!(value(&s, "max_wal_size"), ("1GB".into(), Source::Default { version: Some(15) }));
+    assert_eq!(value(&s, "max_wal_size"), ("1GB".into(), ValueSource::Default { version: Some(15) }));
 }
 
 #[test]
@@ -117,7 +117,7 @@ fn bare_numbers_use_the_unit_of_the_version() {
 fn wal_keep_segments_maps_to_wal_keep_size_before_13() {
     let conf = vec![row("wal_keep_segments", Some("32"), RowSource::ConfFile, 9, 0)];
     let s = resolve(Some(12), &known(vec![], conf, Some(0), vec![]));
-    let source = Source::ConfFile { path: "/etc/pg.conf".into(), line: 9 };
+    let source = ValueSource::ConfFile { path: "/etc/pg.conf".into(), line: 9 };
     assert_eq!(value(&s, "wal_keep_size"), ("512MB".into(), source));
     assert_eq!(s.mb("wal_keep_size"), Some(512.0));
 }
@@ -187,10 +187,10 @@ fn timeline_lists_value_changes_per_source() {
 
 #[test]
 fn sources_read_well() {
-    assert_eq!(Source::Default { version: Some(9) }.to_string(), "default (PG 9.6)");
-    assert_eq!(Source::Default { version: Some(15) }.to_string(), "default (PG 15)");
-    assert_eq!(Source::Default { version: None }.to_string(), "default (PG 18; server version unknown)");
-    let json = serde_json::to_value(Source::ConfFile { path: "/p".into(), line: 3 }).unwrap();
+    assert_eq!(ValueSource::Default { version: Some(9) }.to_string(), "default (PG 9.6)");
+    assert_eq!(ValueSource::Default { version: Some(15) }.to_string(), "default (PG 15)");
+    assert_eq!(ValueSource::Default { version: None }.to_string(), "default (PG 18; server version unknown)");
+    let json = serde_json::to_value(ValueSource::ConfFile { path: "/p".into(), line: 3 }).unwrap();
     assert_eq!(json, serde_json::json!({"kind": "conf_file", "path": "/p", "line": 3}));
 }
 

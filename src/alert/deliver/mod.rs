@@ -21,7 +21,7 @@ pub use crate::store::outbox::NewMessage;
 use crate::store::StoreError;
 
 pub use render::{escape_html, header_text, host_name, message_id, subject};
-pub use send::{flush, flush_channel, next_due, spawn_sender, spawn_senders, test_mail, FlushReport, Outcome};
+pub use send::{flush, flush_channel, next_due, spawn_sender, spawn_senders, test_mail, FlushReport, SendOutcome};
 
 #[derive(Debug, Error)]
 pub enum DeliverError {

@@ -30,7 +30,7 @@ use crate::store::Store;
 
 /// What one flush did to one message.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
+pub struct SendOutcome {
     pub message_id: String,
     pub channel: Channel,
     pub alert_id: Option<i64>,
@@ -42,7 +42,7 @@ pub struct Outcome {
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FlushReport {
-    pub outcomes: Vec<Outcome>,
+    pub outcomes: Vec<SendOutcome>,
 }
 
 impl FlushReport {
@@ -108,7 +108,7 @@ pub fn flush_channel(
                 Some(at)
             }
         };
-        report.outcomes.push(Outcome {
+        report.outcomes.push(SendOutcome {
             message_id: row.message_id,
             channel: row.channel,
             alert_id: row.alert_id,
@@ -256,7 +256,7 @@ pub fn test_mail(store: &mut Store, config: &Config, now: Timestamp) -> Result<S
             )),
         }
     }
-    let others: Vec<&super::Outcome> =
+    let others: Vec<&super::SendOutcome> =
         report.outcomes.iter().filter(|o| !messages.iter().any(|m| m.message_id == o.message_id)).collect();
     if !others.is_empty() {
         let sent = others.iter().filter(|o| o.result.is_ok()).count();

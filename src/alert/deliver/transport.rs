@@ -12,11 +12,11 @@ use crate::config::{MailSection, MailTransport, PasswordSource, SmtpSecurity, Sm
 /// A mail transport built from `[mail]`, with the envelope taken from the
 /// config (the payload's From/To are the same addresses).
 pub struct MailSender {
-    kind: Kind,
+    kind: MailKind,
     envelope: Envelope,
 }
 
-enum Kind {
+enum MailKind {
     Smtp(SmtpTransport),
     Sendmail(SendmailTransport),
     File(FileTransport),
@@ -28,14 +28,14 @@ impl MailSender {
         let envelope = Envelope::new(Some(mail.from.email.clone()), to)
             .map_err(|e| DeliverError::Setup(format!("mail envelope: {e}")))?;
         let kind = match &mail.transport {
-            MailTransport::Smtp(smtp) => Kind::Smtp(smtp_transport(smtp)?),
-            MailTransport::Sendmail { command } => Kind::Sendmail(SendmailTransport::new_with_command(command)),
+            MailTransport::Smtp(smtp) => MailKind::Smtp(smtp_transport(smtp)?),
+            MailTransport::Sendmail { command } => MailKind::Sendmail(SendmailTransport::new_with_command(command)),
             MailTransport::File { directory } => {
                 // lettre writes into the directory; a missing one would fail every send with a bare ENOENT.
                 std::fs::create_dir_all(directory).map_err(|e| {
                     DeliverError::Setup(format!("cannot create the mail directory {}: {e}", directory.display()))
                 })?;
-                Kind::File(FileTransport::new(directory))
+                MailKind::File(FileTransport::new(directory))
             }
         };
         Ok(MailSender { kind, envelope })
@@ -45,9 +45,9 @@ impl MailSender {
     pub fn send(&self, payload: &str) -> Result<(), String> {
         let bytes = payload.as_bytes();
         match &self.kind {
-            Kind::Smtp(t) => t.send_raw(&self.envelope, bytes).map(drop).map_err(|e| chain(&e)),
-            Kind::Sendmail(t) => t.send_raw(&self.envelope, bytes).map_err(|e| chain(&e)),
-            Kind::File(t) => t.send_raw(&self.envelope, bytes).map(drop).map_err(|e| chain(&e)),
+            MailKind::Smtp(t) => t.send_raw(&self.envelope, bytes).map(drop).map_err(|e| chain(&e)),
+            MailKind::Sendmail(t) => t.send_raw(&self.envelope, bytes).map_err(|e| chain(&e)),
+            MailKind::File(t) => t.send_raw(&self.envelope, bytes).map(drop).map_err(|e| chain(&e)),
         }
     }
 }

@@ -41,7 +41,7 @@ fn kinds(c: &Changes) -> Vec<(NoticeKind, Option<i64>, u32)> {
     c.notices.iter().map(|n| (n.kind, n.alert_id, n.sequence)).collect()
 }
 
-pub(crate) fn ids(list: &[crate::alert::lifecycle::Change]) -> Vec<i64> {
+pub(crate) fn ids(list: &[crate::alert::lifecycle::AlertChange]) -> Vec<i64> {
     list.iter().map(|c| c.alert_id).collect()
 }
 

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::{Evidence, Finding, Rule};
 use crate::model::alert::Severity;
-use crate::settings::{Settings, Source};
+use crate::settings::{Settings, ValueSource};
 use crate::store::StoreError;
 
 /// `[alerts.durability_off]`
@@ -72,10 +72,10 @@ fn off(settings: &Settings, name: &'static str, severity: Severity, why: &str) -
     }
     let value = settings.values.get(name)?;
     let (origin, evidence_at) = match &value.source {
-        Source::Config => ("walwatch's [cluster.settings]".to_string(), None),
-        Source::ConfFile { path, line } => (format!("{path}:{line}"), None),
-        Source::Log { at } => (format!("the server log at {}", crate::timefmt::rfc3339(*at)), Some(*at)),
-        Source::Default { .. } => ("the default".to_string(), None),
+        ValueSource::Config => ("walwatch's [cluster.settings]".to_string(), None),
+        ValueSource::ConfFile { path, line } => (format!("{path}:{line}"), None),
+        ValueSource::Log { at } => (format!("the server log at {}", crate::timefmt::rfc3339(*at)), Some(*at)),
+        ValueSource::Default { .. } => ("the default".to_string(), None),
     };
     Some(Finding {
         rule: DurabilityOff::ID,
@@ -133,7 +133,7 @@ mod tests {
     fn a_change_in_the_log_is_the_evidence_time() {
         let mut s = settings(15, &[("fsync", "off")]);
         let when = at("2026-11-22T10:00:00Z");
-        s.values.get_mut("fsync").unwrap().source = Source::Log { at: when };
+        s.values.get_mut("fsync").unwrap().source = ValueSource::Log { at: when };
         let f = &check(&s, &DurabilityOff::default())[0];
         assert_eq!(f.evidence_at, Some(when));
         assert_eq!(f.details[0], "fsync = off (from the server log at 2026-11-22T10:00:00.000+00:00).");

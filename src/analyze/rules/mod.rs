@@ -292,7 +292,7 @@ pub(crate) mod test_support {
 
     use jiff::Timestamp;
 
-    use crate::settings::{Settings, Source, Value};
+    use crate::settings::{Settings, Value, ValueSource};
     use crate::store::query::CheckpointRow;
 
     pub fn at(s: &str) -> Timestamp {
@@ -304,7 +304,7 @@ pub(crate) mod test_support {
         let values: BTreeMap<String, Value> = pairs
             .iter()
             .map(|(k, v)| {
-                (k.to_string(), Value { value: v.to_string(), source: Source::Default { version: Some(version) } })
+                (k.to_string(), Value { value: v.to_string(), source: ValueSource::Default { version: Some(version) } })
             })
             .collect();
         Settings { version: Some(version), values }

@@ -205,7 +205,7 @@ fn with(version: Option<u32>, values: &[(&str, &str)]) -> Settings {
     for (name, value) in values {
         s.values.insert(
             name.to_string(),
-            crate::settings::Value { value: value.to_string(), source: crate::settings::Source::Config },
+            crate::settings::Value { value: value.to_string(), source: crate::settings::ValueSource::Config },
         );
     }
     s
