@@ -68,8 +68,8 @@ pub struct ClusterReportArgs {
     pub format: ReportFormat,
 }
 
-pub type SettingsArgs = ClusterReportArgs;
-pub type SuggestArgs = ClusterReportArgs;
+pub(crate) type SettingsArgs = ClusterReportArgs;
+pub(crate) type SuggestArgs = ClusterReportArgs;
 
 #[derive(Debug, Args)]
 pub struct AnalyzeArgs {

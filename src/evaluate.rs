@@ -49,7 +49,7 @@ pub fn all(store: &mut Store, config: &Config, rules: &RuleSet, now: Timestamp) 
 
 /// [`all`] that gives up between clusters once `stop` is raised
 /// (the daemon's stop; a statement running then is cancelled by the caller).
-pub fn all_until(
+pub(crate) fn all_until(
     store: &mut Store,
     config: &Config,
     rules: &RuleSet,

@@ -86,7 +86,7 @@ pub struct ImportReport {
 }
 
 impl ImportReport {
-    pub fn mb_per_s(&self) -> f64 {
+    pub(crate) fn mb_per_s(&self) -> f64 {
         self.bytes as f64 / 1e6 / self.seconds.max(1e-9)
     }
 }
@@ -104,7 +104,7 @@ pub fn import(
 }
 
 /// Imports an opened source (see [`import`]).
-pub fn import_source(
+pub(crate) fn import_source(
     store: &mut Store,
     cluster_id: i64,
     source: Source,
@@ -517,7 +517,7 @@ fn is_text(line: &str) -> bool {
 /// A cluster name for a log file when none is given: `15-main` for Debian's
 /// `postgresql-15-main.log`, the data directory's name for `$PGDATA/log/…`,
 /// else the directory name.
-pub fn default_cluster(path: &str) -> String {
+pub(crate) fn default_cluster(path: &str) -> String {
     if path == "-" {
         return "default".into();
     }

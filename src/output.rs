@@ -52,7 +52,7 @@ pub fn csv(out: &mut impl Write, header: &[&str], rows: &[Vec<String>]) -> io::R
 }
 
 /// An optional value for a table or CSV cell; absent values are empty.
-pub fn cell<T: ToString>(v: &Option<T>) -> String {
+pub(crate) fn cell<T: ToString>(v: &Option<T>) -> String {
     v.as_ref().map(ToString::to_string).unwrap_or_default()
 }
 

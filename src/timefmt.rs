@@ -13,11 +13,11 @@ pub fn rfc3339(t: Timestamp) -> String {
     t.strftime("%Y-%m-%dT%H:%M:%S%.3f+00:00").to_string()
 }
 
-pub fn serialize<S: Serializer>(t: &Timestamp, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn serialize<S: Serializer>(t: &Timestamp, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&rfc3339(*t))
 }
 
-pub fn serialize_opt<S: Serializer>(t: &Option<Timestamp>, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn serialize_opt<S: Serializer>(t: &Option<Timestamp>, s: S) -> Result<S::Ok, S::Error> {
     match t {
         Some(t) => s.serialize_str(&rfc3339(*t)),
         None => s.serialize_none(),
@@ -25,7 +25,7 @@ pub fn serialize_opt<S: Serializer>(t: &Option<Timestamp>, s: S) -> Result<S::Ok
 }
 
 /// Parses a `--since`/`--until` value relative to `now`.
-pub fn parse_when(text: &str, now: Timestamp) -> Result<Timestamp, String> {
+pub(crate) fn parse_when(text: &str, now: Timestamp) -> Result<Timestamp, String> {
     let text = text.trim();
     if let Ok(t) = text.parse::<Timestamp>() {
         return Ok(t);
@@ -43,7 +43,7 @@ pub fn parse_when(text: &str, now: Timestamp) -> Result<Timestamp, String> {
 /// A positive duration in jiff's friendly format ("500ms", "1s", "2m",
 /// "1h", "1m30s", "1.5s", "7d" with 24-hour days); the error is the message
 /// shown to the user.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     let hint = "write a number and a unit, e.g. \"500ms\", \"1s\", \"2m\" or \"7d\"";
     let parsed = text.parse::<SignedDuration>().ok().or_else(|| days(text));
     let parsed = parsed.ok_or_else(|| format!("invalid duration {text:?}: {hint}"))?;
@@ -61,7 +61,7 @@ fn days(text: &str) -> Option<SignedDuration> {
 }
 
 /// "1s", "500ms", "1m 30s": the same notation as the file.
-pub fn format_duration(d: Duration) -> String {
+pub(crate) fn format_duration(d: Duration) -> String {
     SignedDuration::try_from(d).map_or_else(|_| format!("{d:?}"), |s| format!("{s:#}"))
 }
 

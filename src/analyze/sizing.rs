@@ -94,7 +94,7 @@ pub struct Cost {
 
 /// The numbers the model needs, out of the settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Params {
+pub(crate) struct Params {
     pub max_wal_size_mb: f64,
     pub min_wal_size_mb: f64,
     pub timeout_s: f64,
@@ -107,7 +107,7 @@ pub struct Params {
 impl Params {
     /// Settings are filled with version defaults by `settings::current`;
     /// the fallbacks here are PostgreSQL 14+'s defaults for a partial set.
-    pub fn from_settings(s: &Settings) -> Params {
+    pub(crate) fn from_settings(s: &Settings) -> Params {
         Params {
             max_wal_size_mb: s.mb("max_wal_size").unwrap_or(1024.0),
             min_wal_size_mb: s.mb("min_wal_size").unwrap_or(80.0),
@@ -128,7 +128,7 @@ impl Params {
     }
 
     /// WAL since the last REDO at which a checkpoint is requested, in MB.
-    pub fn trigger_mb(&self, max_wal_size_mb: f64) -> f64 {
+    pub(crate) fn trigger_mb(&self, max_wal_size_mb: f64) -> f64 {
         let segments = (max_wal_size_mb / self.segment_mb / self.divisor()).floor().max(1.0);
         (segments - 1.0) * self.segment_mb
     }
@@ -190,7 +190,7 @@ pub fn percentile(values: &[f64], p: f64) -> Option<f64> {
 }
 
 /// The smallest whole-segment max_wal_size whose trigger stays above `wal_mb`.
-pub fn required_mb(wal_mb: f64, params: &Params) -> f64 {
+pub(crate) fn required_mb(wal_mb: f64, params: &Params) -> f64 {
     let mut segments = (wal_mb * params.divisor() / params.segment_mb).ceil().max(2.0);
     while params.trigger_mb(segments * params.segment_mb) < wal_mb {
         segments += 1.0;
@@ -201,7 +201,7 @@ pub fn required_mb(wal_mb: f64, params: &Params) -> f64 {
 /// Up to a value a DBA would write: the next 64 MB up to 1 GB, the next
 /// 256 MB up to 4 GB, the next GB above, and always whole segments. Finer
 /// steps for small sizes keep the rounding from doubling a small need.
-pub fn readable_mb(mb: f64, segment_mb: f64) -> u64 {
+pub(crate) fn readable_mb(mb: f64, segment_mb: f64) -> u64 {
     let step = match mb {
         m if m <= 1024.0 => 64.0,
         m if m <= 4096.0 => 256.0,
@@ -252,7 +252,7 @@ pub fn suggest(
 }
 
 /// The model on a history already read: cycles from `since` on.
-pub fn from_history(
+pub(crate) fn from_history(
     cluster: &str,
     current: Settings,
     history: &SizingHistory,

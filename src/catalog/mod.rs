@@ -302,7 +302,7 @@ impl Catalog {
     /// Literal strings for a multi-needle prefilter: every classifiable
     /// template (every language) contains at least one of them, within its
     /// Unparsed prefix when it has one.
-    pub fn needles(&self) -> &[String] {
+    pub(crate) fn needles(&self) -> &[String] {
         &self.needles
     }
 
@@ -320,7 +320,7 @@ impl Catalog {
 
     /// Whether `hint` is the max_wal_size HINT of the too-frequent message
     /// (any language or version; a missing or extra final period is ignored).
-    pub fn is_too_frequent_hint(&self, hint: &str) -> bool {
+    pub(crate) fn is_too_frequent_hint(&self, hint: &str) -> bool {
         self.hints.contains(hint_key(hint))
     }
 

@@ -59,7 +59,7 @@ fn with_hint(catalog: &Catalog, record: &Record, body: EventBody) -> EventBody {
 /// statement, say) that would be events if they stood alone: forgeries to
 /// count. `message_of` extracts the message from a whole log line in the
 /// source's own format, or None when the line is not one.
-pub fn embedded_lookalikes(
+pub(crate) fn embedded_lookalikes(
     catalog: &Catalog,
     record: &Record,
     message_of: impl Fn(&str) -> Option<String>,

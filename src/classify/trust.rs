@@ -27,7 +27,7 @@ use crate::frame::{Record, Severity};
 /// What a log's format still lets a client make the server write, and the
 /// setting that closes it; None when nothing (csvlog, jsonlog, or a prefix
 /// that names the writing process and prints no name a client sends).
-pub fn residual_risk(format: &str, prefix: Option<&Prefix>) -> Option<String> {
+pub(crate) fn residual_risk(format: &str, prefix: Option<&Prefix>) -> Option<String> {
     const CLOSED: &str = "log_destination = 'jsonlog' (PostgreSQL 15+) or 'csvlog', or log_line_prefix = '%m [%p] %b ', leaves no such room";
     let prefix = match (format, prefix) {
         ("stderr" | "syslog", Some(p)) => p,
@@ -61,7 +61,7 @@ fn allowed_backends(kind: &str) -> &'static [&'static str] {
 }
 
 /// Ok when `record` may be a real `kind` event; otherwise the reason it is not.
-pub fn verdict(record: &Record, kind: &str) -> Result<(), &'static str> {
+pub(crate) fn verdict(record: &Record, kind: &str) -> Result<(), &'static str> {
     if record.severity != Severity::Log {
         return Err("severity is not LOG");
     }

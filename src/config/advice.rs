@@ -35,7 +35,7 @@ pub(super) struct RawAdvice {
 }
 
 impl RawAdvice {
-    pub fn validate(self) -> Result<AdviceSection, Problem> {
+    pub(crate) fn validate(self) -> Result<AdviceSection, Problem> {
         let mut advice = AdviceSection::default();
         if let Some(text) = &self.lookback {
             advice.lookback = interval(text)?;

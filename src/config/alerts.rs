@@ -149,7 +149,7 @@ impl<'de> Visitor<'de> for RawAlertsVisitor {
 
 impl RawAlerts {
     /// The section, its rule tables kept with the file's `text` for the rules to read.
-    pub fn validate(self, text: &str, path: &Path) -> Result<AlertsSection, Problem> {
+    pub(crate) fn validate(self, text: &str, path: &Path) -> Result<AlertsSection, Problem> {
         let mut a = AlertsSection { rules: RuleTables::new(text, path, self.rule_ids), ..AlertsSection::default() };
         if let Some(value) = &self.reminder_interval {
             a.reminder_interval = if value.get_ref() == "off" { None } else { Some(interval(value)?) };
@@ -170,18 +170,18 @@ pub mod value {
     pub mod interval {
         use super::*;
 
-        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
             let text = String::deserialize(d)?;
             crate::timefmt::parse_duration(&text).map_err(D::Error::custom)
         }
 
-        pub fn serialize<S: Serializer>(value: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        pub(crate) fn serialize<S: Serializer>(value: &Duration, s: S) -> Result<S::Ok, S::Error> {
             s.serialize_str(&crate::timefmt::format_duration(*value))
         }
     }
 
     /// An integer of at least 1.
-    pub fn at_least_one<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    pub(crate) fn at_least_one<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
         let v = i64::deserialize(d)?;
         u32::try_from(v)
             .ok()

@@ -15,9 +15,9 @@ use toml::Spanned;
 use super::problem::{absolute, interval, one_of, Problem};
 
 /// The values of `[mail] transport`.
-pub const MAIL_TRANSPORTS: [&str; 3] = ["smtp", "sendmail", "file"];
+pub(crate) const MAIL_TRANSPORTS: [&str; 3] = ["smtp", "sendmail", "file"];
 /// The values of `[mail.smtp] security`.
-pub const SMTP_SECURITY: [&str; 3] = ["starttls", "tls", "none"];
+pub(crate) const SMTP_SECURITY: [&str; 3] = ["starttls", "tls", "none"];
 
 /// `[mail]`
 #[derive(Debug, Clone, PartialEq)]
@@ -79,7 +79,7 @@ pub enum SmtpSecurity {
 }
 
 impl SmtpSecurity {
-    pub fn default_port(self) -> u16 {
+    pub(crate) fn default_port(self) -> u16 {
         match self {
             SmtpSecurity::StartTls => 587,
             SmtpSecurity::Tls => 465,
@@ -131,9 +131,9 @@ pub struct WebhookSection {
     pub retry: Retry,
 }
 
-pub const DEFAULT_SMTP_TIMEOUT: Duration = Duration::from_secs(30);
-pub const DEFAULT_WEBHOOK_TIMEOUT: Duration = Duration::from_secs(10);
-pub const DEFAULT_SENDMAIL: &str = "/usr/sbin/sendmail";
+pub(crate) const DEFAULT_SMTP_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_WEBHOOK_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_SENDMAIL: &str = "/usr/sbin/sendmail";
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -176,7 +176,7 @@ struct RawFile {
 }
 
 impl RawMail {
-    pub fn validate(self) -> Result<MailSection, Problem> {
+    pub(crate) fn validate(self) -> Result<MailSection, Problem> {
         let transport_name = match &self.transport {
             Some(t) => one_of(t, &MAIL_TRANSPORTS, "mail transport")?,
             None => return Err(missing(&self.from, "[mail] needs `transport`: \"smtp\", \"sendmail\" or \"file\"")),
@@ -308,7 +308,7 @@ pub(super) struct RawWebhook {
 }
 
 impl RawWebhook {
-    pub fn validate(self) -> Result<WebhookSection, Problem> {
+    pub(crate) fn validate(self) -> Result<WebhookSection, Problem> {
         let url = match &self.url {
             Some(u) if u.get_ref().starts_with("http://") || u.get_ref().starts_with("https://") => u.get_ref().clone(),
             Some(u) => {

@@ -28,13 +28,13 @@ use thiserror::Error;
 pub use discover::{current_logfiles, discover, Discovery};
 
 /// Where the configuration is read when `--config` is not given.
-pub const DEFAULT_PATH: &str = "/etc/walwatch/walwatch.toml";
+pub(crate) const DEFAULT_PATH: &str = "/etc/walwatch/walwatch.toml";
 
 /// The formats `import --format` accepts; "auto" detects from the content.
-pub const FORMATS: [&str; 5] = ["auto", "stderr", "csvlog", "jsonlog", "syslog"];
+pub(crate) const FORMATS: [&str; 5] = ["auto", "stderr", "csvlog", "jsonlog", "syslog"];
 
 /// The values of `[daemon] log_level`.
-pub const LOG_LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
+pub(crate) const LOG_LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
 
 /// A configuration that has been parsed and validated.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -179,7 +179,7 @@ pub enum ConfigError {
 }
 
 /// The store's files: the database and SQLite's companions beside it.
-pub fn store_files(db: &Path) -> Vec<PathBuf> {
+pub(crate) fn store_files(db: &Path) -> Vec<PathBuf> {
     let mut files = vec![db.to_path_buf()];
     for suffix in ["-wal", "-shm", "-journal"] {
         let mut name = db.as_os_str().to_owned();
@@ -191,7 +191,7 @@ pub fn store_files(db: &Path) -> Vec<PathBuf> {
 
 /// The store file (database, -wal, -shm or -journal) that `glob` matches,
 /// by name: as `glob::glob` does, a wildcard never matches a `/`.
-pub fn store_file_matched(glob: &str, db: &Path) -> Option<PathBuf> {
+pub(crate) fn store_file_matched(glob: &str, db: &Path) -> Option<PathBuf> {
     let pattern = glob::Pattern::new(glob).ok()?;
     let options = glob::MatchOptions { require_literal_separator: true, ..glob::MatchOptions::new() };
     store_files(db).into_iter().find(|f| pattern.matches_path_with(f, options))
@@ -199,7 +199,7 @@ pub fn store_file_matched(glob: &str, db: &Path) -> Option<PathBuf> {
 
 /// The daemon's check of the store it actually uses (the config's own
 /// `[store] path` is checked when the config is parsed).
-pub fn check_store_not_followed(config: &Config, db: &Path) -> Result<(), ConfigError> {
+pub(crate) fn check_store_not_followed(config: &Config, db: &Path) -> Result<(), ConfigError> {
     for cluster in &config.clusters {
         if let Some(glob) = cluster.logs.iter().find(|g| store_file_matched(g, db).is_some()) {
             let (cluster, glob) = (cluster.name.clone(), glob.clone());
@@ -211,7 +211,7 @@ pub fn check_store_not_followed(config: &Config, db: &Path) -> Result<(), Config
 
 /// Who opens the store: the daemon's default is the service's store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StoreUser {
+pub(crate) enum StoreUser {
     Daemon,
     Command,
 }
@@ -222,7 +222,7 @@ pub enum StoreUser {
 /// /var/lib/walwatch/walwatch.db for the daemon, for a command that read a
 /// config file (the installed service's) and for the `walwatch` user; else
 /// the per-user XDG state directory.
-pub fn store_path(flag: Option<&Path>, config: &Config, source: &ConfigSource, user: StoreUser) -> PathBuf {
+pub(crate) fn store_path(flag: Option<&Path>, config: &Config, source: &ConfigSource, user: StoreUser) -> PathBuf {
     let service = StoreSection::default().path;
     if let Some(db) = flag {
         return db.to_path_buf();

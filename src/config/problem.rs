@@ -20,7 +20,7 @@ impl Problem {
     }
 
     /// toml's messages may span lines; an error report is one line.
-    pub fn from_toml(e: &toml::de::Error) -> Problem {
+    pub(crate) fn from_toml(e: &toml::de::Error) -> Problem {
         let message = e.message().trim().lines().map(str::trim).collect::<Vec<_>>().join("; ");
         Problem { span: e.span().unwrap_or(0..0), message }
     }

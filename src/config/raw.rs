@@ -63,7 +63,7 @@ struct RawCluster {
 
 impl RawConfig {
     /// `text` and `path` are the file's, kept for the rules' tables.
-    pub fn validate(self, text: &str, path: &Path) -> Result<Config, Problem> {
+    pub(crate) fn validate(self, text: &str, path: &Path) -> Result<Config, Problem> {
         let store = self.store.map(RawStore::validate).transpose()?.unwrap_or_default();
         let daemon = self.daemon.map(RawDaemon::validate).transpose()?.unwrap_or_default();
         let mut names = HashSet::new();

@@ -36,7 +36,7 @@ const SETTINGS_EVERY: Duration = Duration::from_secs(300);
 /// (the senders and the analysis thread, told together: at most twice this).
 const JOIN_WAIT: Duration = Duration::from_millis(800);
 
-pub struct Alerting {
+pub(crate) struct Alerting {
     new_events: bool,
     last_rules: Option<Instant>,
     last_settings: Option<Instant>,
@@ -79,7 +79,7 @@ impl Alerting {
     /// After a pass over the logs that stored `stored` events. While the
     /// daemon is `behind` (catching up), only the time-driven pass runs: the
     /// history is judged once it has landed.
-    pub fn after_poll<'a>(
+    pub(crate) fn after_poll<'a>(
         &mut self,
         config: &Config,
         rules: &RuleSet,

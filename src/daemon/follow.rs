@@ -49,7 +49,7 @@ pub const MAX_OPEN: usize = 64;
 
 /// How a round ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Round {
+pub(crate) struct Round {
     /// Some file's last entry is held back (poll again soon to flush it).
     pub pending: bool,
     /// The deadline or a stop request ended the round before every file was
@@ -127,14 +127,14 @@ impl Follower {
     }
 
     /// Sets how long a file must stay unchanged before its last entry is taken as complete.
-    pub fn with_settle(mut self, settle: Duration) -> Follower {
+    pub(crate) fn with_settle(mut self, settle: Duration) -> Follower {
         self.settle = settle;
         self
     }
 
     /// How many events were stored since the last call: the alert rules run
     /// again only when something new arrived.
-    pub fn take_stored(&mut self) -> u64 {
+    pub(crate) fn take_stored(&mut self) -> u64 {
         std::mem::take(&mut self.stored)
     }
 
@@ -175,7 +175,7 @@ impl Follower {
     }
 
     /// Directories whose changes should wake the daemon.
-    pub fn watch_dirs(&self) -> Vec<PathBuf> {
+    pub(crate) fn watch_dirs(&self) -> Vec<PathBuf> {
         let mut dirs: Vec<PathBuf> = self.patterns().iter().filter_map(|p| static_dir(p)).collect();
         if let Some(d) = &self.config.data_directory {
             dirs.push(d.clone());
@@ -194,7 +194,7 @@ impl Follower {
     /// One round: finishes files rotated away, then reads the followed files
     /// oldest first until `deadline` passes or a stop is requested (checked
     /// between files, so one round never outlasts a file's read by much).
-    pub fn poll_until(&mut self, store: &mut Store, deadline: Option<Instant>) -> Result<Round, StoreError> {
+    pub(crate) fn poll_until(&mut self, store: &mut Store, deadline: Option<Instant>) -> Result<Round, StoreError> {
         if self.queue.is_empty() {
             self.list(store)?;
         }
@@ -474,7 +474,7 @@ pub fn clusters(cfg: &config::Config) -> Vec<ClusterConfig> {
 }
 
 /// Builds a follower per cluster, logging (not failing on) a broken one.
-pub fn followers(
+pub(crate) fn followers(
     store: &mut Store,
     clusters: &[ClusterConfig],
     stop: &Arc<AtomicBool>,

@@ -11,7 +11,7 @@ pub fn status(status: &str) {
     send(&[NotifyState::Status(status)]);
 }
 
-pub fn reloading() {
+pub(crate) fn reloading() {
     send(&[NotifyState::Reloading]);
 }
 
@@ -26,7 +26,7 @@ pub fn watchdog() {
 
 /// A keep-alive at most once a second: called for every chunk of a large
 /// file read in one go, where a datagram per 2 MiB would be wasted.
-pub fn watchdog_now_and_then() {
+pub(crate) fn watchdog_now_and_then() {
     static LAST: std::sync::Mutex<Option<std::time::Instant>> = std::sync::Mutex::new(None);
     let mut last = LAST.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     if last.is_none_or(|t| t.elapsed() >= std::time::Duration::from_secs(1)) {

@@ -13,7 +13,7 @@ use signal_hook::iterator::Signals;
 
 /// Why the main loop woke up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wake {
+pub(crate) enum Wake {
     /// Something changed in a watched directory.
     Changed,
     /// SIGHUP: reload the configuration.
@@ -22,7 +22,7 @@ pub enum Wake {
     Stop,
 }
 
-pub struct Wakeups {
+pub(crate) struct Wakeups {
     pub rx: Receiver<Wake>,
     /// Set at SIGTERM/SIGINT, so that a long read stops at its next chunk.
     pub stop: Arc<AtomicBool>,
@@ -66,7 +66,7 @@ impl Wakeups {
     }
 
     /// Watches `dirs` (replacing earlier watches); failures fall back to polling.
-    pub fn watch(&mut self, dirs: &[PathBuf], previous: &[PathBuf]) {
+    pub(crate) fn watch(&mut self, dirs: &[PathBuf], previous: &[PathBuf]) {
         let Some(w) = self.watcher.as_mut() else { return };
         for d in previous {
             let _ = w.unwatch(d);

@@ -30,7 +30,7 @@ const BACKEND_TYPE: usize = 23;
 const MIN_COLUMNS: usize = 23;
 
 /// Whether `line` looks like the start of a csvlog record: a timestamp, then a comma.
-pub fn looks_like(line: &[u8]) -> bool {
+pub(crate) fn looks_like(line: &[u8]) -> bool {
     let ts_end = memchr::memchr(b',', line).unwrap_or(0);
     ts_end >= 19
         && line[..4].iter().all(u8::is_ascii_digit)
@@ -43,7 +43,7 @@ pub fn looks_like(line: &[u8]) -> bool {
 /// first physical line is not enough: a user name with line breaks (a
 /// failed login right after a rotation) cuts the first record after two
 /// commas.
-pub fn starts_with_record(head: &[u8]) -> bool {
+pub(crate) fn starts_with_record(head: &[u8]) -> bool {
     let dated = head.len() >= 19 && head[..4].iter().all(u8::is_ascii_digit) && head[4] == b'-';
     let mut reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(head);
     let mut row = csv::ByteRecord::new();

@@ -1,23 +1,23 @@
 //! Line navigation inside a buffer of complete lines.
 
 /// Start of the line containing byte `at`.
-pub fn start_of(buf: &[u8], at: usize) -> usize {
+pub(crate) fn start_of(buf: &[u8], at: usize) -> usize {
     memchr::memrchr(b'\n', &buf[..at]).map_or(0, |i| i + 1)
 }
 
 /// End of the line starting at `start`, excluding the newline.
-pub fn end_of(buf: &[u8], start: usize) -> usize {
+pub(crate) fn end_of(buf: &[u8], start: usize) -> usize {
     memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |i| start + i)
 }
 
 /// Start of the line after the one starting at `start` (or `buf.len()`).
-pub fn next_start(buf: &[u8], start: usize) -> usize {
+pub(crate) fn next_start(buf: &[u8], start: usize) -> usize {
     let end = end_of(buf, start);
     (end + 1).min(buf.len())
 }
 
 /// Start of the line before the one starting at `start`, if any.
-pub fn prev_start(buf: &[u8], start: usize) -> Option<usize> {
+pub(crate) fn prev_start(buf: &[u8], start: usize) -> Option<usize> {
     (start > 0).then(|| start_of(buf, start - 1))
 }
 
@@ -34,18 +34,18 @@ pub fn count(buf: &[u8]) -> u64 {
 }
 
 /// Number of lines in `buf` (complete ones, plus a final unterminated one).
-pub fn count_lines(buf: &[u8]) -> u64 {
+pub(crate) fn count_lines(buf: &[u8]) -> u64 {
     count(buf) + u64::from(!buf.is_empty() && buf.last() != Some(&b'\n'))
 }
 
 /// Number of lines in `buf` that start with a TAB (continuation lines).
-pub fn count_tab_lines(buf: &[u8]) -> u64 {
+pub(crate) fn count_tab_lines(buf: &[u8]) -> u64 {
     let inner = memchr::memmem::find_iter(buf, b"\n\t").count() as u64;
     inner + u64::from(buf.first() == Some(&b'\t'))
 }
 
 /// Lossy UTF-8: log lines may hold anything; invalid bytes become U+FFFD.
-pub fn lossy(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+pub(crate) fn lossy(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
     String::from_utf8_lossy(bytes)
 }
 

@@ -50,7 +50,7 @@ impl Format {
     }
 
     /// Guesses the format from the first bytes of a source.
-    pub fn detect(head: &[u8]) -> Format {
+    pub(crate) fn detect(head: &[u8]) -> Format {
         let first = head.split(|&b| b == b'\n').find(|l| !l.is_empty()).unwrap_or_default();
         if first.first() == Some(&b'{') {
             Format::Jsonlog
@@ -68,7 +68,7 @@ impl Format {
     /// first record cut short (a huge one, or a stream ending early) must
     /// not turn a csvlog file into an stderr one, whose reading would take
     /// the lines inside quoted fields for log lines.
-    pub fn detect_named(name: &str, head: &[u8]) -> Format {
+    pub(crate) fn detect_named(name: &str, head: &[u8]) -> Format {
         let base = name.trim_end_matches(".gz").trim_end_matches(".zst");
         match Format::detect(head) {
             Format::Stderr if base.ends_with(".csv") => Format::Csvlog,
@@ -172,7 +172,7 @@ pub trait Scan {
 /// The candidate finder: all needles of all languages, searched at once with
 /// the SIMD "Teddy" algorithm (several GB/s); a plain Aho-Corasick automaton
 /// is the fallback on CPUs without SSSE3/AVX2 or for too many needles.
-pub struct Needles {
+pub(crate) struct Needles {
     finder: Finder,
 }
 
@@ -214,7 +214,8 @@ impl Needles {
         }
     }
 
-    pub fn is_match(&self, hay: &[u8]) -> bool {
+    #[cfg(test)]
+    fn is_match(&self, hay: &[u8]) -> bool {
         self.find_iter(hay).next().is_some()
     }
 }
@@ -254,7 +255,7 @@ pub fn drive<E: From<io::Error>>(
 }
 
 /// [`drive`] with a given buffer size (tests use small ones to exercise chunk boundaries).
-pub fn drive_sized<E: From<io::Error>>(
+pub(crate) fn drive_sized<E: From<io::Error>>(
     chunk: usize,
     reader: impl Read,
     scanner: &mut dyn Scan,
@@ -401,7 +402,13 @@ pub(crate) mod testing {
 
     /// Frames `data`, which starts at `start` in its source, in buffers of
     /// `chunk` bytes; the position returned must be the last one reported.
-    pub fn frame_all(scanner: &mut dyn Scan, data: &[u8], chunk: usize, tail: Tail, start: Pos) -> (Vec<Record>, Pos) {
+    pub(crate) fn frame_all(
+        scanner: &mut dyn Scan,
+        data: &[u8],
+        chunk: usize,
+        tail: Tail,
+        start: Pos,
+    ) -> (Vec<Record>, Pos) {
         let mut records = Vec::new();
         let mut reached = Vec::new();
         let end = drive_sized(chunk, data, scanner, start, tail, |r, at| {
@@ -415,7 +422,7 @@ pub(crate) mod testing {
     }
 
     /// Entry starts of a log made of `entries` (and its end).
-    pub fn boundaries(entries: &[String]) -> Vec<Pos> {
+    pub(crate) fn boundaries(entries: &[String]) -> Vec<Pos> {
         let mut at = vec![Pos::START];
         for e in entries {
             let prev = at[at.len() - 1];
@@ -427,7 +434,11 @@ pub(crate) mod testing {
     /// Reads `entries` as a file PostgreSQL is still writing, stopped at
     /// every byte and read on from the position reached: the records must
     /// be those of the whole file, and the position never inside an entry.
-    pub fn check_growing_file<'t>(new_scanner: impl Fn() -> Box<dyn Scan + 't>, entries: &[String], chunk: usize) {
+    pub(crate) fn check_growing_file<'t>(
+        new_scanner: impl Fn() -> Box<dyn Scan + 't>,
+        entries: &[String],
+        chunk: usize,
+    ) {
         let data = entries.concat().into_bytes();
         let starts = boundaries(entries);
         let (whole, end) = frame_all(new_scanner().as_mut(), &data, chunk, Tail::Take, Pos::START);

@@ -35,7 +35,7 @@ pub enum PrefixError {
 
 /// Why [`detect`] could not find the prefix.
 #[derive(Debug, thiserror::Error)]
-pub enum DetectError {
+pub(crate) enum DetectError {
     #[error(
         "cannot detect the log_line_prefix: the sample has no log lines; pass it with \
          --prefix '<log_line_prefix>' (the value of `SHOW log_line_prefix;` on the server)"
@@ -402,7 +402,7 @@ impl Prefix {
 
     /// Whether `line` starts with this prefix and a marker ([`Prefix::parse`]
     /// would find it), without extracting the fields: cheaper.
-    pub fn fits(&self, line: &str) -> bool {
+    pub(crate) fn fits(&self, line: &str) -> bool {
         self.re.is_match(line)
     }
 
@@ -414,13 +414,13 @@ impl Prefix {
     /// True when the prefix can show that a line came from a client session:
     /// it has `%u`, `%d`, `%a`, `%h`, `%r` or `%b`, or a `%q` followed by
     /// something that prints.
-    pub fn session_checkable(&self) -> bool {
+    pub(crate) fn session_checkable(&self) -> bool {
         self.session_checkable
     }
 
     /// Present when the prefix prints `%u` or `%d`, which a client can fill
     /// with line breaks before it has even logged in (see [`Spanning`]).
-    pub fn spanning(&self) -> Option<&Spanning> {
+    pub(crate) fn spanning(&self) -> Option<&Spanning> {
         self.spanning
             .get_or_init(|| Spanning::build(&self.pieces, self.q, &self.markers_alt, self.longest_marker))
             .as_ref()
@@ -548,7 +548,7 @@ fn score(p: &Prefix, lines: &[&str], index: usize) -> Score {
 /// client that fails to log in with line breaks in its user name leaves such
 /// lines (see [`Spanning`]), and a handful of them right after a rotation
 /// must not make the new file unreadable.
-pub fn detect(sample: &[&str], markers: &[(String, LineLevel)]) -> Result<Prefix, DetectError> {
+pub(crate) fn detect(sample: &[&str], markers: &[(String, LineLevel)]) -> Result<Prefix, DetectError> {
     let lines: Vec<&str> = sample
         .iter()
         .map(|l| l.strip_suffix('\r').unwrap_or(l))

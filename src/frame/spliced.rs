@@ -33,7 +33,7 @@ use super::prefix::{Prefix, Spanning};
 
 /// A candidate entry in a window of whole lines around it.
 #[derive(Debug, Clone, Copy)]
-pub struct Around<'a> {
+pub(crate) struct Around<'a> {
     /// Up to a prefix's span of lines before the entry, the entry, and at
     /// least a prefix's span after its start (or the end of the input).
     pub text: &'a [u8],
@@ -44,7 +44,7 @@ pub struct Around<'a> {
 }
 
 /// Whether the entry is text inside another entry's prefix.
-pub fn inside_a_prefix(prefix: &Prefix, around: &Around<'_>) -> bool {
+pub(crate) fn inside_a_prefix(prefix: &Prefix, around: &Around<'_>) -> bool {
     let Some(spanning) = prefix.spanning() else { return false };
     earlier_prefix_runs_on(prefix, spanning, around) || a_later_marker_ends_a_prefix(prefix, spanning, around)
 }
@@ -119,7 +119,7 @@ fn reaches(spanning: &Spanning, a: &Around<'_>, at: usize, line: &[u8]) -> bool 
 /// line of the entry before it (with `%p` after a raw field, the attacker
 /// writes the pid, and could attach a fake CONTEXT line to a real
 /// checkpoint line, or a HINT to a forged warning).
-pub fn opens_a_spliced_prefix(prefix: &Prefix, text: &[u8], at: usize) -> bool {
+pub(crate) fn opens_a_spliced_prefix(prefix: &Prefix, text: &[u8], at: usize) -> bool {
     let Some(spanning) = prefix.spanning() else { return false };
     // Its own line too: a longer reading of its raw fields may end at a
     // later marker on the same line (no line break needed when `%p` comes

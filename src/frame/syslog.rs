@@ -35,7 +35,7 @@ fn header_re() -> &'static Regex {
 }
 
 /// Whether `line` looks like PostgreSQL output relayed by a syslog daemon.
-pub fn looks_like(line: &[u8]) -> bool {
+pub(crate) fn looks_like(line: &[u8]) -> bool {
     header_re().captures(line).is_some_and(|c| c.name("seq").is_some())
 }
 
@@ -66,7 +66,7 @@ fn header(line: &[u8]) -> Option<Header<'_>> {
     })
 }
 
-pub struct SyslogScanner<'t> {
+pub(crate) struct SyslogScanner<'t> {
     entry: StderrScanner<'t>,
     needles: &'static Needles,
     stats: FrameStats,

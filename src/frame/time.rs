@@ -187,7 +187,7 @@ impl TimeContext {
     }
 
     /// `%n`: seconds since the epoch with milliseconds, e.g. "1763798660.708".
-    pub fn parse_epoch(text: &str) -> Result<Timestamp, TimeError> {
+    pub(crate) fn parse_epoch(text: &str) -> Result<Timestamp, TimeError> {
         let t = text.trim();
         let (secs, frac) = match t.find('.') {
             Some(i) => (&t[..i], Some(&t[i + 1..])),
@@ -210,7 +210,7 @@ impl TimeContext {
 
     /// Human-readable warnings collected so far (each distinct one only once
     /// over the lifetime of this context). Drains the list.
-    pub fn take_warnings(&self) -> Vec<String> {
+    pub(crate) fn take_warnings(&self) -> Vec<String> {
         std::mem::take(&mut *self.warnings.borrow_mut())
     }
 

@@ -12,7 +12,7 @@
 use super::units::NEWEST;
 
 /// The oldest major version walwatch knows; 9.6 is written 9.
-pub const OLDEST: u32 = 9;
+pub(crate) const OLDEST: u32 = 9;
 
 /// The default of `name` in major `version` (9 means 9.6), as PostgreSQL
 /// spells it; None for a setting walwatch does not know. A version outside

@@ -29,11 +29,11 @@ pub const KNOWN: [&str; 13] = [
 /// Not a PostgreSQL setting but known the same way: `[cluster.settings]
 /// server_version = "11"` (9.6 to 11 do not log their version at start), the
 /// log's `starting PostgreSQL 15.18 …`, or the data directory's PG_VERSION.
-pub const SERVER_VERSION: &str = "server_version";
+pub(crate) const SERVER_VERSION: &str = "server_version";
 
 /// A major version as an operator writes it: "9.6" (9), "10" … ; older
 /// releases are not supported.
-pub fn parse_version(text: &str) -> Result<u32, String> {
+pub(crate) fn parse_version(text: &str) -> Result<u32, String> {
     let t = text.trim();
     match t.parse::<u32>() {
         _ if t == "9.6" => Ok(9),
@@ -45,7 +45,7 @@ pub fn parse_version(text: &str) -> Result<u32, String> {
 }
 
 /// "9.6" for 9, else the number.
-pub fn version_name(major: u32) -> String {
+pub(crate) fn version_name(major: u32) -> String {
     if major < 10 {
         "9.6".into()
     } else {

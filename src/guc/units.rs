@@ -13,14 +13,14 @@
 //! separate the number and the unit.
 
 /// The newest major version walwatch knows; an unknown version reads as this one.
-pub const NEWEST: u32 = 18;
+pub(crate) const NEWEST: u32 = 18;
 
 const KB: f64 = 1024.0;
 const MB: f64 = 1024.0 * 1024.0;
 /// BLCKSZ and XLOG_BLCKSZ of every packaged build.
 const PAGE: f64 = 8192.0;
 /// The WAL segment size of 9.6 when nothing else is known (XLOG_SEG_SIZE).
-pub const DEFAULT_SEGMENT_BYTES: f64 = 16.0 * MB;
+pub(crate) const DEFAULT_SEGMENT_BYTES: f64 = 16.0 * MB;
 
 /// How a setting's text is read.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -44,7 +44,7 @@ pub enum ValueKind {
 }
 
 /// synchronous_commit's accepted values (the hidden boolean spellings included).
-pub const SYNCHRONOUS_COMMIT: &[&str] =
+pub(crate) const SYNCHRONOUS_COMMIT: &[&str] =
     &["local", "remote_write", "remote_apply", "on", "off", "true", "false", "yes", "no", "1", "0"];
 
 /// A value read in its setting's unit, converted to a normal unit.
@@ -85,7 +85,12 @@ pub fn parse(name: &str, text: &str, version: Option<u32>) -> Result<Parsed, Str
 }
 
 /// [`parse`] with a known WAL segment size (matters for 9.6's segment counts).
-pub fn parse_with_segment(name: &str, text: &str, version: Option<u32>, segment_bytes: f64) -> Result<Parsed, String> {
+pub(crate) fn parse_with_segment(
+    name: &str,
+    text: &str,
+    version: Option<u32>,
+    segment_bytes: f64,
+) -> Result<Parsed, String> {
     let kind =
         kind(name, version, segment_bytes).ok_or_else(|| format!("walwatch does not know the setting {name:?}"))?;
     let v = version.unwrap_or(NEWEST);
@@ -109,7 +114,7 @@ pub fn parse_with_segment(name: &str, text: &str, version: Option<u32>, segment_
 }
 
 /// Like [`parse`], and within the range PostgreSQL accepts (for walwatch's own config).
-pub fn parse_checked(name: &str, text: &str, version: Option<u32>) -> Result<Parsed, String> {
+pub(crate) fn parse_checked(name: &str, text: &str, version: Option<u32>) -> Result<Parsed, String> {
     let parsed = parse(name, text, version)?;
     in_range(name, &parsed).map(|()| parsed)
 }

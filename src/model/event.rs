@@ -113,7 +113,7 @@ pub enum EventBody {
 
 impl EventBody {
     /// Stable name used in the store and in JSON output.
-    pub fn kind_name(&self) -> &'static str {
+    pub(crate) fn kind_name(&self) -> &'static str {
         match self {
             EventBody::PointStart { kind: PointKind::Checkpoint, .. } => "checkpoint_start",
             EventBody::PointStart { kind: PointKind::Restartpoint, .. } => "restartpoint_start",

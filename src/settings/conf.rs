@@ -14,7 +14,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// CONF_FILE_MAX_DEPTH: the main file is depth 0.
-pub const MAX_DEPTH: usize = 10;
+pub(crate) const MAX_DEPTH: usize = 10;
 
 /// PostgreSQL gives up on a file after this many syntax errors.
 const MAX_SYNTAX_ERRORS: usize = 100;

@@ -177,7 +177,7 @@ pub struct SettingChange {
 /// Where one cluster's settings are read: walwatch's `[cluster.settings]`
 /// and the server's conf files.
 #[derive(Debug, Clone, Copy)]
-pub struct Sources<'a> {
+pub(crate) struct Sources<'a> {
     /// The cluster's name in the store.
     pub name: &'a str,
     /// `[cluster.settings]`: name -> value as PostgreSQL spells it.
@@ -198,7 +198,7 @@ pub struct Sources<'a> {
 /// time and a warning says why. That is what PostgreSQL does on reload too
 /// ("configuration file contains errors; no changes were applied"), and a
 /// partial read would wrongly drop what an unreadable file sets.
-pub fn refresh(store: &mut Store, cluster: &Sources<'_>, now: Timestamp) -> Result<(), StoreError> {
+pub(crate) fn refresh(store: &mut Store, cluster: &Sources<'_>, now: Timestamp) -> Result<(), StoreError> {
     let config: Vec<(String, Observed)> = KNOWN
         .iter()
         .chain([&SERVER_VERSION])

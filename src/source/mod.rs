@@ -17,11 +17,11 @@ pub mod readahead;
 use xxhash_rust::xxh3::xxh3_64;
 
 /// How many leading bytes make up a fingerprint (fewer when the source is shorter).
-pub const FINGERPRINT_BYTES: usize = 4096;
+pub(crate) const FINGERPRINT_BYTES: usize = 4096;
 
 /// How many leading bytes are read up front: enough lines to detect the
 /// format and log_line_prefix from.
-pub const HEAD_BYTES: usize = 64 * 1024;
+pub(crate) const HEAD_BYTES: usize = 64 * 1024;
 
 #[derive(Debug, Error)]
 pub enum SourceError {
@@ -70,7 +70,7 @@ pub struct FileMeta {
 }
 
 /// An opened log source whose first bytes have already been read.
-pub struct Source {
+pub(crate) struct Source {
     pub name: String,
     pub meta: Option<FileMeta>,
     pub compression: Compression,
@@ -144,13 +144,14 @@ impl Source {
         &self.head
     }
 
-    pub fn fingerprint(&self) -> Fingerprint {
+    #[cfg(test)]
+    fn fingerprint(&self) -> Fingerprint {
         Fingerprint::of(&self.head)
     }
 
     /// The whole content from byte `skip` on. Plain files seek; streams
     /// (compressed, stdin) are read and discarded up to `skip`.
-    pub fn into_reader(self, skip: u64) -> io::Result<Box<dyn Read + Send>> {
+    pub(crate) fn into_reader(self, skip: u64) -> io::Result<Box<dyn Read + Send>> {
         let head_len = self.head.len() as u64;
         match self.inner {
             Inner::Plain(mut file) if skip >= head_len => {

@@ -11,7 +11,7 @@ const BLOCK: usize = 1 << 20;
 /// Blocks in flight: bounds memory to a few MiB whatever the input.
 const DEPTH: usize = 3;
 
-pub struct ReadAhead {
+pub(crate) struct ReadAhead {
     full: Receiver<io::Result<Vec<u8>>>,
     empty: SyncSender<Vec<u8>>,
     current: Vec<u8>,

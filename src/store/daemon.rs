@@ -9,7 +9,7 @@ use super::{Store, StoreError};
 
 /// The daemon's last heartbeat.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Heartbeat {
+pub(crate) struct Heartbeat {
     pub pid: u32,
     pub started_at: Timestamp,
     pub at: Timestamp,
@@ -26,7 +26,7 @@ impl Heartbeat {
 
 /// One source of a cluster, as far as it was read.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SourceStatus {
+pub(crate) struct SourceStatus {
     pub path: String,
     pub read_to: u64,
     pub size_at_read: Option<u64>,
@@ -35,7 +35,7 @@ pub struct SourceStatus {
 
 /// Per-cluster status facts from the store.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ClusterStatus {
+pub(crate) struct ClusterStatus {
     pub name: String,
     pub sources: Vec<SourceStatus>,
     pub last_event: Option<Timestamp>,
@@ -57,7 +57,7 @@ impl Store {
     }
 
     /// Marks the daemon stopped (a clean exit), so status does not wait for the heartbeat to age.
-    pub fn clear_heartbeat(&mut self) -> Result<(), StoreError> {
+    pub(crate) fn clear_heartbeat(&mut self) -> Result<(), StoreError> {
         self.conn.execute("DELETE FROM daemon", []).map(drop).map_err(|e| self.sql(e))
     }
 
@@ -65,18 +65,18 @@ impl Store {
     /// committed in the WAL already (the next open replays it); the close-time
     /// checkpoint fsyncs the database and can take seconds on a busy disk,
     /// while systemd expects a prompt exit after SIGTERM.
-    pub fn skip_checkpoint_on_close(&self) -> Result<(), StoreError> {
+    pub(crate) fn skip_checkpoint_on_close(&self) -> Result<(), StoreError> {
         use rusqlite::config::DbConfig;
         self.conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true).map(drop).map_err(|e| self.sql(e))
     }
 
     /// Cancels this connection's running statement from another thread
     /// (SQLITE_INTERRUPT): the daemon's stop does not wait for an alert pass.
-    pub fn interrupt_handle(&self) -> rusqlite::InterruptHandle {
+    pub(crate) fn interrupt_handle(&self) -> rusqlite::InterruptHandle {
         self.conn.get_interrupt_handle()
     }
 
-    pub fn last_heartbeat(&self) -> Result<Option<Heartbeat>, StoreError> {
+    pub(crate) fn last_heartbeat(&self) -> Result<Option<Heartbeat>, StoreError> {
         self.conn
             .query_row("SELECT pid, started_at, heartbeat_at, interval_ms FROM daemon WHERE id = 1", [], |r| {
                 Ok(Heartbeat {
@@ -91,7 +91,7 @@ impl Store {
     }
 
     /// Records (or, with `None`, clears) a problem with a followed path.
-    pub fn set_problem(&mut self, cluster_id: i64, path: &str, problem: Option<&str>) -> Result<(), StoreError> {
+    pub(crate) fn set_problem(&mut self, cluster_id: i64, path: &str, problem: Option<&str>) -> Result<(), StoreError> {
         let result = match problem {
             Some(p) => self.conn.execute(
                 "INSERT INTO file_problem(cluster_id, path, problem, seen_at) VALUES (?1, ?2, ?3, ?4)
@@ -106,7 +106,7 @@ impl Store {
     }
 
     /// Status facts of every cluster (or one).
-    pub fn cluster_status(&self, only: Option<&str>) -> Result<Vec<ClusterStatus>, StoreError> {
+    pub(crate) fn cluster_status(&self, only: Option<&str>) -> Result<Vec<ClusterStatus>, StoreError> {
         let mut out = Vec::new();
         for name in self.clusters()? {
             if only.is_some_and(|o| o != name) {
@@ -150,7 +150,7 @@ impl Store {
 
 /// Lines refused as forged (see `classify::trust`), for `status`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Refused {
+pub(crate) struct Refused {
     pub count: i64,
     /// Where the last of them is: file and line.
     pub path: String,
@@ -174,7 +174,7 @@ impl Store {
 
     /// Records refused as forged in the files read `since` or later. (Not by
     /// their log time: a forged line carries the time its author chose.)
-    pub fn refused_since(&self, cluster: &str, since: Timestamp) -> Result<Option<Refused>, StoreError> {
+    pub(crate) fn refused_since(&self, cluster: &str, since: Timestamp) -> Result<Option<Refused>, StoreError> {
         self.conn
             .query_row(
                 "SELECT count(*) OVER (), s.path, e.line, json_extract(e.data, '$.reason')

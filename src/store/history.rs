@@ -40,7 +40,7 @@ const RESTART_KINDS: &str = "'server_start', 'server_ready', 'crash_reinit', 're
 impl Store {
     /// The history of `cluster` in `[since, until)`, plus the checkpoint
     /// just before `since` so that the first cycle in the window has a start.
-    pub fn sizing_history(
+    pub(crate) fn sizing_history(
         &self,
         cluster: &str,
         since: Timestamp,
@@ -127,7 +127,7 @@ impl Store {
 }
 
 /// "1A/4F1A2B60" -> the 64-bit WAL position.
-pub fn parse_lsn(text: &str) -> Option<u64> {
+pub(crate) fn parse_lsn(text: &str) -> Option<u64> {
     let (hi, lo) = text.trim().split_once('/')?;
     Some((u64::from_str_radix(hi, 16).ok()? << 32) | u64::from_str_radix(lo, 16).ok()?)
 }

@@ -20,14 +20,13 @@ use super::StoreError;
 
 /// Held while the daemon runs; dropping it (or the process ending) releases the lock.
 #[derive(Debug)]
-pub struct DaemonLock {
+pub(crate) struct DaemonLock {
     _file: File,
-    path: PathBuf,
 }
 
 impl DaemonLock {
     /// Takes the lock of the store at `store`, or says which daemon has it.
-    pub fn acquire(store: &Path) -> Result<DaemonLock, StoreError> {
+    pub(crate) fn acquire(store: &Path) -> Result<DaemonLock, StoreError> {
         let path = lock_path(store);
         let failed = |error| StoreError::Lock { path: path.clone(), error };
         if let Some(dir) = store.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -44,16 +43,12 @@ impl DaemonLock {
             Err(TryLockError::Error(e)) => return Err(failed(e)),
         }
         write_pid(&mut file).map_err(failed)?;
-        Ok(DaemonLock { _file: file, path })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
+        Ok(DaemonLock { _file: file })
     }
 }
 
 /// `<store>.lock`, beside the store.
-pub fn lock_path(store: &Path) -> PathBuf {
+pub(crate) fn lock_path(store: &Path) -> PathBuf {
     let mut name = store.as_os_str().to_owned();
     name.push(".lock");
     PathBuf::from(name)
@@ -93,7 +88,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = dir.path().join("w.db");
         let first = DaemonLock::acquire(&store).unwrap();
-        assert_eq!(std::fs::read_to_string(first.path()).unwrap(), format!("{}\n", std::process::id()));
+        assert_eq!(std::fs::read_to_string(lock_path(&store)).unwrap(), format!("{}\n", std::process::id()));
         match DaemonLock::acquire(&store) {
             Err(StoreError::DaemonRunning { pid, lock, .. }) => {
                 assert_eq!(pid, Some(std::process::id()));

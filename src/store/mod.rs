@@ -114,7 +114,7 @@ impl Store {
 
     /// Opens an existing store for writing (migrating it to this version);
     /// a missing file is an error instead of a new empty store.
-    pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
+    pub(crate) fn open_existing(path: &Path) -> Result<Store, StoreError> {
         if !path.exists() {
             return Err(StoreError::Missing { path: path.into() });
         }
@@ -128,7 +128,7 @@ impl Store {
     /// writer), the store file is opened as immutable. That is safe only
     /// when no -wal file holds changes not yet in the store file, and
     /// nobody writes meanwhile: a writer would have created the -shm.
-    pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+    pub(crate) fn open_read_only(path: &Path) -> Result<Store, StoreError> {
         if !path.exists() {
             return Err(StoreError::Missing { path: path.into() });
         }

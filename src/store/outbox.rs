@@ -90,7 +90,7 @@ impl Store {
     }
 
     /// Unsent messages due at `now`, oldest first.
-    pub fn outbox_due(&self, now: Timestamp) -> Result<Vec<OutboxRow>, StoreError> {
+    pub(crate) fn outbox_due(&self, now: Timestamp) -> Result<Vec<OutboxRow>, StoreError> {
         let sql = format!(
             "SELECT {COLUMNS} FROM outbox WHERE sent_at IS NULL AND next_attempt_at <= ?1 ORDER BY next_attempt_at, id"
         );
@@ -108,7 +108,7 @@ impl Store {
     }
 
     /// When the next unsent message is due; None when the queue is empty.
-    pub fn outbox_next_due(&self) -> Result<Option<Timestamp>, StoreError> {
+    pub(crate) fn outbox_next_due(&self) -> Result<Option<Timestamp>, StoreError> {
         let sql = "SELECT min(next_attempt_at) FROM outbox WHERE sent_at IS NULL";
         let next: Option<i64> = self.conn.query_row(sql, [], |r| r.get(0)).map_err(|e| self.sql(e))?;
         Ok(next.map(from_micros))
@@ -117,7 +117,7 @@ impl Store {
     /// Takes a due message for one send: pushes its next attempt to `until`
     /// so another sender (the daemon while `alerts test-mail` runs) skips it.
     /// False when someone else claimed or sent it first.
-    pub fn outbox_claim(&mut self, id: i64, now: Timestamp, until: Timestamp) -> Result<bool, StoreError> {
+    pub(crate) fn outbox_claim(&mut self, id: i64, now: Timestamp, until: Timestamp) -> Result<bool, StoreError> {
         let n = self
             .conn
             .execute(
@@ -131,12 +131,12 @@ impl Store {
     /// The transport accepted the message. A firing notice also moves its
     /// alert from firing to notified, in the same transaction, so the two
     /// cannot disagree after a crash.
-    pub fn outbox_mark_sent(&mut self, id: i64, now: Timestamp) -> Result<(), StoreError> {
+    pub(crate) fn outbox_mark_sent(&mut self, id: i64, now: Timestamp) -> Result<(), StoreError> {
         mark_sent(&mut self.conn, id, to_micros(now)).map_err(|e| self.sql(e))
     }
 
     /// The transport refused or could not be reached: try again at `next`.
-    pub fn outbox_mark_failed(&mut self, id: i64, error: &str, next: Timestamp) -> Result<(), StoreError> {
+    pub(crate) fn outbox_mark_failed(&mut self, id: i64, error: &str, next: Timestamp) -> Result<(), StoreError> {
         self.conn
             .execute(
                 "UPDATE outbox SET attempts = attempts + 1, last_error = ?2, next_attempt_at = ?3
@@ -149,7 +149,7 @@ impl Store {
 
     /// Drops an unsent message (a test message that failed: it is reported
     /// to the user at once, not delivered hours later).
-    pub fn outbox_delete_unsent(&mut self, message_id: &str) -> Result<(), StoreError> {
+    pub(crate) fn outbox_delete_unsent(&mut self, message_id: &str) -> Result<(), StoreError> {
         self.conn
             .execute("DELETE FROM outbox WHERE message_id = ?1 AND sent_at IS NULL", [message_id])
             .map_err(|e| self.sql(e))?;

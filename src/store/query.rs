@@ -191,7 +191,7 @@ pub struct DatedAhead {
 
 impl DatedAhead {
     /// How far the event most ahead was ahead.
-    pub fn max_ahead(&self) -> SignedDuration {
+    pub(crate) fn max_ahead(&self) -> SignedDuration {
         self.most_ahead_at.duration_since(self.most_ahead_read_at)
     }
 }
@@ -307,7 +307,7 @@ impl Store {
 
     /// `cluster`'s oldest and newest events, last checkpoint line and last
     /// server start, leaving out the events dated more than `tolerance` ahead.
-    pub fn log_times(&self, cluster: &str, tolerance: Duration) -> Result<LogTimes, StoreError> {
+    pub(crate) fn log_times(&self, cluster: &str, tolerance: Duration) -> Result<LogTimes, StoreError> {
         let sql = format!(
             "SELECT MIN(e.at), MAX(e.at),
                     MAX(CASE WHEN e.kind IN {POINT_LINE_KINDS} THEN e.at END),

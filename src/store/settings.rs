@@ -9,7 +9,7 @@ use super::{Store, StoreError};
 
 /// The two sources walwatch reads itself; the log's changes live in `event`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RowSource {
+pub(crate) enum RowSource {
     Config,
     ConfFile,
 }
@@ -25,7 +25,7 @@ impl RowSource {
 
 /// One value of one source as read at `since`; `value` None: no longer set.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SettingRow {
+pub(crate) struct SettingRow {
     pub name: String,
     pub value: Option<String>,
     pub source: RowSource,
@@ -44,7 +44,7 @@ pub struct LogChange {
 
 /// What a source says of one name now: the value and, for conf files, where.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Observed {
+pub(crate) struct Observed {
     pub value: Option<String>,
     pub path: Option<String>,
     pub line: Option<i64>,
@@ -52,7 +52,7 @@ pub struct Observed {
 
 impl Store {
     /// The id of cluster `name` if the store knows it (never creates one).
-    pub fn find_cluster(&self, name: &str) -> Result<Option<i64>, StoreError> {
+    pub(crate) fn find_cluster(&self, name: &str) -> Result<Option<i64>, StoreError> {
         self.conn
             .query_row("SELECT id FROM cluster WHERE name = ?1", [name], |r| r.get(0))
             .optional()
@@ -63,7 +63,7 @@ impl Store {
     /// `observed`: a row only where it differs from the latest row of that
     /// name and source. Marks the source as read completely at `now`.
     /// Returns the number of rows added.
-    pub fn record_settings(
+    pub(crate) fn record_settings(
         &mut self,
         cluster: &str,
         source: RowSource,
@@ -105,7 +105,7 @@ impl Store {
     }
 
     /// The latest row of each name from `source`.
-    pub fn latest_settings(&self, cluster_id: i64, source: RowSource) -> Result<Vec<SettingRow>, StoreError> {
+    pub(crate) fn latest_settings(&self, cluster_id: i64, source: RowSource) -> Result<Vec<SettingRow>, StoreError> {
         let rows = self.setting_rows(cluster_id)?;
         let mut latest: Vec<SettingRow> = Vec::new();
         for row in rows.into_iter().filter(|r| r.source == source) {
@@ -119,7 +119,7 @@ impl Store {
     }
 
     /// Every recorded row of the cluster, oldest first.
-    pub fn setting_rows(&self, cluster_id: i64) -> Result<Vec<SettingRow>, StoreError> {
+    pub(crate) fn setting_rows(&self, cluster_id: i64) -> Result<Vec<SettingRow>, StoreError> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -143,7 +143,7 @@ impl Store {
     }
 
     /// When `source` was last read completely, if ever.
-    pub fn settings_read_at(&self, cluster_id: i64, source: RowSource) -> Result<Option<Timestamp>, StoreError> {
+    pub(crate) fn settings_read_at(&self, cluster_id: i64, source: RowSource) -> Result<Option<Timestamp>, StoreError> {
         self.conn
             .query_row(
                 "SELECT at FROM setting_read WHERE cluster_id = ?1 AND source = ?2",
@@ -178,7 +178,7 @@ impl Store {
     }
 
     /// The version of the latest server start in the log ("15.18"), if any said it.
-    pub fn latest_server_version(&self, cluster_id: i64) -> Result<Option<String>, StoreError> {
+    pub(crate) fn latest_server_version(&self, cluster_id: i64) -> Result<Option<String>, StoreError> {
         let data: Option<String> = self
             .conn
             .query_row(

@@ -45,7 +45,7 @@ impl Store {
 
     /// The source of `cluster_id` whose content `head` is: the same first
     /// bytes, either of the two possibly grown since it was recorded.
-    pub fn find_source(&self, cluster_id: i64, head: &[u8]) -> Result<Option<SourceRow>, StoreError> {
+    pub(crate) fn find_source(&self, cluster_id: i64, head: &[u8]) -> Result<Option<SourceRow>, StoreError> {
         find(&self.conn, cluster_id, head).map_err(|e| self.sql(e))
     }
 
@@ -57,7 +57,7 @@ impl Store {
     /// second finds the row the first created instead of adding its own,
     /// which would store every event twice. The recorded fingerprint grows
     /// here with the file, up to [`FINGERPRINT_BYTES`].
-    pub fn source_for(
+    pub(crate) fn source_for(
         &mut self,
         cluster_id: i64,
         head: &[u8],
@@ -85,7 +85,7 @@ impl Store {
     /// what was read (rewritten in place). Unless another process has moved
     /// the recorded position since `source` was looked up (it may have
     /// rewound and read it again already).
-    pub fn rewind_source(&mut self, source: &mut SourceRow) -> Result<(), StoreError> {
+    pub(crate) fn rewind_source(&mut self, source: &mut SourceRow) -> Result<(), StoreError> {
         self.conn
             .prepare_cached("UPDATE source SET read_to = 0, line = 1 WHERE id = ?1 AND read_to = ?2")
             .and_then(|mut stmt| stmt.execute(params![source.id, source.read_to as i64]))
@@ -96,7 +96,7 @@ impl Store {
 
     /// Stores `events` and moves `source` to `reached`, atomically.
     /// Returns how many events were new.
-    pub fn commit_batch(
+    pub(crate) fn commit_batch(
         &mut self,
         source: &mut SourceRow,
         spec: &SourceSpec<'_>,
@@ -511,7 +511,7 @@ impl Store {
     /// The log_line_prefix that the cluster's most recently read source of
     /// `format` was read with: a new file of the same cluster most likely
     /// has it too (see `ingest::inferred`).
-    pub fn cluster_prefix(&self, cluster_id: i64, format: &str) -> Result<Option<String>, StoreError> {
+    pub(crate) fn cluster_prefix(&self, cluster_id: i64, format: &str) -> Result<Option<String>, StoreError> {
         self.conn
             .query_row(
                 "SELECT prefix FROM source WHERE cluster_id = ?1 AND format = ?2 AND prefix IS NOT NULL

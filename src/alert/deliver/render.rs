@@ -51,7 +51,7 @@ pub fn message_id(notice: &Notice, now: Timestamp) -> String {
 
 /// The outbox key of the webhook copy: the table's message_id is unique
 /// across channels, the JSON carries the mail's id for correlation.
-pub fn webhook_key(message_id: &str) -> String {
+pub(crate) fn webhook_key(message_id: &str) -> String {
     format!("webhook:{message_id}")
 }
 
@@ -130,7 +130,7 @@ fn facts(notice: &Notice) -> Vec<(&'static str, String)> {
     facts
 }
 
-pub fn text_body(notice: &Notice) -> String {
+pub(crate) fn text_body(notice: &Notice) -> String {
     let mut out = format!("{}\n\n{}\n\n", headline(notice), notice.summary);
     for (name, value) in facts(notice) {
         out.push_str(&format!("{name:<10} {value}\n"));
@@ -151,7 +151,7 @@ pub fn text_body(notice: &Notice) -> String {
     body_text(&out)
 }
 
-pub fn html_body(notice: &Notice) -> String {
+pub(crate) fn html_body(notice: &Notice) -> String {
     let h = |s: &str| escape_html(&body_text(s));
     let mut out = String::from("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>");
     out.push_str(&h(&subject(notice)));
@@ -200,7 +200,7 @@ pub fn header_text(text: &str, max: usize) -> String {
 /// Text for a body: newlines normalised to LF (lettre writes CRLF), tabs
 /// kept, every other control character dropped (a terminal escape in a log
 /// line has no business in a mail), format characters as markers.
-pub fn body_text(text: &str) -> String {
+pub(crate) fn body_text(text: &str) -> String {
     let unified = mark_format_chars(text).replace("\r\n", "\n").replace('\r', "\n");
     unified.chars().filter(|&c| c == '\n' || c == '\t' || !(c.is_control() || is_separator(c))).collect()
 }
@@ -211,7 +211,7 @@ fn is_separator(c: char) -> bool {
 
 /// Each Unicode format character as a visible ASCII `[U+XXXX]` (see the
 /// module documentation); everything else unchanged.
-pub fn mark_format_chars(text: &str) -> String {
+pub(crate) fn mark_format_chars(text: &str) -> String {
     if !text.chars().any(is_format) {
         return text.to_string();
     }

@@ -11,7 +11,7 @@ use crate::config::{MailSection, MailTransport, PasswordSource, SmtpSecurity, Sm
 
 /// A mail transport built from `[mail]`, with the envelope taken from the
 /// config (the payload's From/To are the same addresses).
-pub struct MailSender {
+pub(crate) struct MailSender {
     kind: MailKind,
     envelope: Envelope,
 }
@@ -107,7 +107,7 @@ pub fn password(source: &PasswordSource) -> Result<String, DeliverError> {
 }
 
 /// POSTs the stored JSON. Any 2xx is acceptance; anything else is retried.
-pub struct WebhookSender {
+pub(crate) struct WebhookSender {
     agent: ureq::Agent,
     url: String,
     authorization: Option<(String, String)>,

@@ -69,7 +69,7 @@ pub use too_frequent::TooFrequent;
 pub use wal_files_added::WalFilesAdded;
 
 /// Every rule, in the order they are evaluated and listed.
-pub const REGISTRY: [Registered; 8] = [
+pub(crate) const REGISTRY: [Registered; 8] = [
     register::<ForcedCheckpoints>(),
     register::<TooFrequent>(),
     register::<SlowSync>(),
@@ -101,7 +101,7 @@ pub trait Rule: Serialize + DeserializeOwned + Default + fmt::Debug + Send + Syn
 }
 
 /// A rule in [`REGISTRY`]: its id and how to read its table.
-pub struct Registered {
+pub(crate) struct Registered {
     pub id: &'static str,
     read: fn(&RuleTables) -> Result<Arc<dyn Configured>, ConfigError>,
     documented: fn() -> String,
@@ -194,12 +194,12 @@ impl RuleSet {
 
     /// How far ahead an event may be dated before its time is not believed
     /// (`[alerts.clock_skew] tolerance`); applies whether that rule runs or not.
-    pub fn clock_skew_tolerance(&self) -> Duration {
+    pub(crate) fn clock_skew_tolerance(&self) -> Duration {
         self.get::<ClockSkew>().tolerance
     }
 
     /// Whether an enabled rule carries the max_wal_size suggestion.
-    pub fn uses_suggestion(&self) -> bool {
+    pub(crate) fn uses_suggestion(&self) -> bool {
         self.rules.iter().any(|r| r.enabled() && r.uses_suggestion())
     }
 

@@ -117,31 +117,31 @@ impl Spanning {
     }
 
     /// Whether `line` starts like an entry of this prefix.
-    pub fn starts_like(&self, line: &[u8]) -> bool {
+    pub(crate) fn starts_like(&self, line: &[u8]) -> bool {
         self.head.is_match(line)
     }
 
-    pub fn head_is_distinctive(&self) -> bool {
+    pub(crate) fn head_is_distinctive(&self) -> bool {
         self.head_is_distinctive
     }
 
-    pub fn head_has_pid(&self) -> bool {
+    pub(crate) fn head_has_pid(&self) -> bool {
         self.head_has_pid
     }
 
     /// The start of the marker that ends the prefix beginning at `text[0]`,
     /// the prefix running across lines (the first reading that fits).
-    pub fn marker_after(&self, text: &[u8]) -> Option<usize> {
+    pub(crate) fn marker_after(&self, text: &[u8]) -> Option<usize> {
         self.open.captures(text)?.get(1).map(|m| m.start())
     }
 
     /// Whether `text` is exactly one prefix and its marker, across lines.
-    pub fn is_exactly(&self, text: &[u8]) -> bool {
+    pub(crate) fn is_exactly(&self, text: &[u8]) -> bool {
         self.closed.is_match(text)
     }
 
     /// Where the markers are in `line`.
-    pub fn markers_in<'a>(&'a self, line: &'a [u8]) -> impl Iterator<Item = std::ops::Range<usize>> + 'a {
+    pub(crate) fn markers_in<'a>(&'a self, line: &'a [u8]) -> impl Iterator<Item = std::ops::Range<usize>> + 'a {
         self.markers.find_iter(line).map(|m| m.range())
     }
 
