@@ -11,7 +11,7 @@
 # For each pgbench rate (transactions/s, `pgbench --rate`) and repeat, on its
 # own throwaway cluster (pgbench -i -s $SCALE; checkpoint_timeout 30s,
 # min_wal_size 32MB, log_checkpoints on) -- the setup of
-# tests/advice_postgres.rs, plus a VACUUM before every run:
+# tests/postgres/advice_postgres.rs, plus a VACUUM before every run:
 #   1. max_wal_size = 32MB, a fixed-rate run of $DURATION s; its log file is
 #      imported and `walwatch suggest` gives S;
 #   2. the same run at S: must be sufficient (0 WAL-triggered checkpoints,

@@ -42,7 +42,7 @@ formula (src/analyze/sizing.rs) instead; the report says which was used.
 Prints the markdown tables for BENCHMARKS.md on stdout (REPORT_ONLY=1
 prints them again from $BENCH_DIR/results.json, e.g. for a run cut short:
 finished repeats are saved as they end), progress on stderr. The per-run
-table also carries tests/advice_postgres.rs's independent bound (phase 1's
+table also carries tests/postgres/advice_postgres.rs's independent bound (phase 1's
 LSN mean rate per checkpoint_timeout × 1.25 through PostgreSQL's trigger
 rule, and × 2 for the p95 over the mean) and the p95 ÷ mean it allows for.
 """
@@ -422,7 +422,7 @@ def sufficient(r):
 
 
 def lsn_bound(p1, slack=2.0, headroom=1.25):
-    """tests/advice_postgres.rs's independent upper bound, from phase 1's LSNs:
+    """tests/postgres/advice_postgres.rs's independent upper bound, from phase 1's LSNs:
     (WAL per checkpoint_timeout at the phase's mean rate) x headroom x slack
     through PostgreSQL's trigger rule, rounded like the model. Returns (need at
     slack 1, bound)."""

@@ -1,27 +1,41 @@
 //! walwatch: PostgreSQL checkpoint history from the server log.
 //!
-//! The pipeline is visible in the module tree:
-//! `source` (bytes: files, .gz, .zst, stdin) → `frame` (records: stderr with
-//! any log_line_prefix, csvlog, jsonlog, syslog) → `classify` (typed, trusted
-//! events, every language PostgreSQL ships) → `store` (SQLite) → `analyze` (the
-//! max_wal_size suggestion, alert rules; `settings` is what they know of the
-//! server) → `alert` (lifecycle, mail, webhook) → `cmd` (what a user runs). `event` is the vocabulary they share.
+//! The pipeline, as data flows:
+//! [`source`] (bytes: files, .gz, .zst, stdin) → [`frame`] (records: stderr
+//! with any log_line_prefix, csvlog, jsonlog, syslog) → [`classify`] (typed,
+//! trusted events, every language PostgreSQL ships) → [`store`] (SQLite) →
+//! [`analyze`] (the max_wal_size suggestion and the alert rules, with what
+//! [`settings`] knows of the server) → [`alert`] (lifecycle, mail, webhook).
+//! [`ingest`] drives one source through frame → classify → store;
+//! [`evaluate`] drives analyze → alert. On top: [`daemon`] (`walwatch run`)
+//! and [`cmd`] (one module per subcommand; [`cli`] only declares them).
+//!
+//! Beneath the pipeline, imported by it and importing none of it: [`model`]
+//! (the vocabulary: events, alert words), [`catalog`] (the messages and
+//! levels PostgreSQL writes, as data), [`guc`] (PostgreSQL's settings, their
+//! units and defaults), [`config`] (the TOML file), [`timefmt`] and
+//! [`output`]. No module imports one above it: there is no import cycle.
 
-pub mod alert;
-pub mod analyze;
+// Bottom: vocabulary and knowledge.
 pub mod catalog;
-pub mod classify;
-pub mod cli;
-pub mod cmd;
 pub mod config;
-pub mod daemon;
-pub mod evaluate;
-pub mod frame;
 pub mod guc;
-pub mod ingest;
 pub mod model;
 pub mod output;
-pub mod settings;
-pub mod source;
-pub mod store;
 pub mod timefmt;
+
+// The pipeline, in order.
+pub mod source;
+pub mod frame;
+pub mod classify;
+pub mod store;
+pub mod ingest;
+pub mod settings;
+pub mod analyze;
+pub mod alert;
+pub mod evaluate;
+
+// What a user runs.
+pub mod cli;
+pub mod cmd;
+pub mod daemon;

@@ -7,7 +7,7 @@
 # itself; RHEL 8/9 (rpm 4.14/4.16) do not. So, like Fedora's
 # %sysusers_create_compat, feed the snippet (packaging/rpm/walwatch.sysusers,
 # installed later in this transaction) to systemd-sysusers now. Keep the line
-# below identical to that file; tests/systemd_unit.rs checks that it is.
+# below identical to that file; tests/daemon/systemd_unit.rs checks that it is.
 if command -v systemd-sysusers >/dev/null 2>&1; then
     systemd-sysusers --replace=/usr/lib/sysusers.d/walwatch.conf - <<'SYSUSERS'
 u walwatch - "walwatch PostgreSQL checkpoint monitor" /var/lib/walwatch

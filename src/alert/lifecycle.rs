@@ -59,7 +59,7 @@ pub struct Changes {
 }
 
 /// Applies one evaluation's findings for `cluster` (see the module documentation).
-pub(crate) fn apply(
+pub fn apply(
     store: &mut Store,
     config: &Config,
     cluster: &str,

@@ -31,10 +31,10 @@ pub use discover::{current_logfiles, discover, Discovery};
 pub(crate) const DEFAULT_PATH: &str = "/etc/walwatch/walwatch.toml";
 
 /// The formats `import --format` accepts; "auto" detects from the content.
-pub(crate) const FORMATS: [&str; 5] = ["auto", "stderr", "csvlog", "jsonlog", "syslog"];
+pub const FORMATS: [&str; 5] = ["auto", "stderr", "csvlog", "jsonlog", "syslog"];
 
 /// The values of `[daemon] log_level`.
-pub(crate) const LOG_LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
+pub const LOG_LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
 
 /// A configuration that has been parsed and validated.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -69,7 +69,7 @@ pub use too_frequent::TooFrequent;
 pub use wal_files_added::WalFilesAdded;
 
 /// Every rule, in the order they are evaluated and listed.
-pub(crate) const REGISTRY: [Registered; 8] = [
+pub const REGISTRY: [Registered; 8] = [
     register::<ForcedCheckpoints>(),
     register::<TooFrequent>(),
     register::<SlowSync>(),
@@ -101,7 +101,7 @@ pub trait Rule: Serialize + DeserializeOwned + Default + fmt::Debug + Send + Syn
 }
 
 /// A rule in [`REGISTRY`]: its id and how to read its table.
-pub(crate) struct Registered {
+pub struct Registered {
     pub id: &'static str,
     read: fn(&RuleTables) -> Result<Arc<dyn Configured>, ConfigError>,
     documented: fn() -> String,

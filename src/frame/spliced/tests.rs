@@ -1,6 +1,6 @@
 //! Pre-authentication injection through `%u`/`%d`, modelled on what
 //! PostgreSQL writes for a failed login (the shapes below were captured from
-//! a real PostgreSQL 15; `tests/attack_prefix.rs` replays them against a
+//! a real PostgreSQL 15; `tests/postgres/attack_prefix.rs` replays them against a
 //! live server): whatever the attacker puts in the 63 bytes of its user and
 //! database names, only the real checkpointer's lines become events.
 

@@ -2,7 +2,7 @@
 //! command, the webhook (a real HTTP server on a local socket), and the
 //! daemon's sender thread.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::fs;

@@ -9,7 +9,7 @@
 //!
 //! Needs PostgreSQL server binaries; fails, never skips, without them.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -43,7 +43,7 @@
 //! PostgreSQL server binaries, losetup and mkfs.ext4: `.ci/run` provides
 //! them. Fails, never skips, when any of that is missing.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! (clusters known only from the store), conf files written here, the table
 //! output, and `[cluster.settings]` validation through the library.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -17,7 +17,7 @@
 //! fails, never skips, without them. Takes 40–60 s.
 //! Set WALWATCH_E2E_KEEP_LOGS=<dir> to keep a copy of the server log.
 
-mod support;
+use crate::support;
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};

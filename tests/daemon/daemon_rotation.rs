@@ -15,7 +15,7 @@
 //! tests/support/truth.rs over the raw files, so that a bug shared by the
 //! daemon and import cannot pass.
 
-mod support;
+use crate::support;
 
 use std::fs::{self, OpenOptions};
 use std::io::Write;

@@ -8,7 +8,7 @@
 //! back between a checkpoint's start and complete lines; and a store written
 //! by an older walwatch that counted one log twice.
 
-mod support;
+use crate::support;
 
 use std::fs::{self, File, Permissions};
 use std::os::unix::fs::PermissionsExt;

@@ -15,7 +15,7 @@
 //! times (`walwatch analyze` always evaluates at the wall clock, and the
 //! fixture's log is from 2026-11-22), so that "time passes" without waiting.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::{Path, PathBuf};

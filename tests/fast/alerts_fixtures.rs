@@ -10,7 +10,7 @@
 //! the log's newest event because the log is older than the window) covers
 //! the whole run; the test checks that premise.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -11,7 +11,7 @@
 //! `restartpoint complete` line, read from the line's text with a regex in
 //! the order it prints them, against what walwatch stored.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -26,7 +26,7 @@
 //! 170 s: at least 5 checkpoint_timeout cycles each). Run with --nocapture
 //! to see the figures. Set WALWATCH_E2E_KEEP_LOGS=<dir> to keep the logs.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::{Path, PathBuf};

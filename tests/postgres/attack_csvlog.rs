@@ -19,7 +19,7 @@
 //!
 //! Needs the PostgreSQL server binaries; fails, never skips, without them.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;

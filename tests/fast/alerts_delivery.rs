@@ -5,7 +5,7 @@
 //! then re-runs, a resolution, reminders and an acknowledgement — each a
 //! separate walwatch process on the same SQLite file.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -12,7 +12,7 @@
 //! delivers to a real SMTP server (aiosmtpd) and to a real HTTP listener
 //! this test runs; the raw bytes each received are checked.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};

@@ -8,7 +8,7 @@
 //! WatchdogSec=30; the bounds here are tighter (2 s to exit) so a regression
 //! shows long before systemd would kill the service.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::io::{Read, Write};

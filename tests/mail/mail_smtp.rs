@@ -3,7 +3,7 @@
 //! with backoff, AUTH, and a real walwatch process killed between the
 //! server storing the message and walwatch marking it sent.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::fs;

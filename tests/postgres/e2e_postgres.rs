@@ -9,7 +9,7 @@
 //! fails, never skips, without them. Takes about a minute.
 //! Set WALWATCH_E2E_KEEP_LOGS=<dir> to keep a copy of the server log.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;

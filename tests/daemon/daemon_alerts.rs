@@ -5,7 +5,7 @@
 //! alert arrives exactly once after the server comes up; a restarted daemon
 //! sends nothing again; SIGTERM still exits 0 promptly.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::fs;

@@ -18,7 +18,7 @@
 //! without them (`.ci/run` installs both). Takes under a minute.
 //! Set WALWATCH_SYSLOG_KEEP_LOGS=<dir> to keep a copy of both logs.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::{Path, PathBuf};

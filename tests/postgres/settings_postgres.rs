@@ -7,7 +7,7 @@
 //! or with postgresql.conf at mode 000 (otherwise): walwatch usually runs as
 //! its own user without access to the server's conf.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

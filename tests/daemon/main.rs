@@ -1,0 +1,14 @@
+//! Integration tests, daemon group. The daemon: rotation, stop, alerts mailed through an outage, several processes on one store, clock skew, and the systemd unit (systemd-analyze).
+//!
+//! One test binary per group (not one per file), so that `tests/support`
+//! and the library are compiled and linked four times, not once per file.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod clock_skew;
+mod daemon_alerts;
+mod daemon_rotation;
+mod daemon_stop;
+mod store_concurrency;
+mod systemd_unit;

@@ -1,0 +1,17 @@
+//! Integration tests, fast group. No server and no root: every real fixture against its truth, import behaviour, the config file, the CLI, the tailer model, the alert rules on the fixtures, bounded memory, delivery to files.
+//!
+//! One test binary per group (not one per file), so that `tests/support`
+//! and the library are compiled and linked four times, not once per file.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod alerts_delivery;
+mod alerts_fixtures;
+mod bounded_memory;
+mod config;
+mod fixtures_truth;
+mod import_behaviour;
+mod mail_config;
+mod settings_cli;
+mod tailer_model;

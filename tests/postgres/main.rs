@@ -1,0 +1,16 @@
+//! Integration tests, postgres group. Real PostgreSQL servers (initdb/pg_ctl, run as `postgres` when root): end to end, the daemon, syslog through rsyslog, settings, the alert rules, the max_wal_size advice closed loop, attacks on the prefix and csvlog.
+//!
+//! One test binary per group (not one per file), so that `tests/support`
+//! and the library are compiled and linked four times, not once per file.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod advice_postgres;
+mod alerts_postgres;
+mod attack_csvlog;
+mod attack_prefix;
+mod daemon_postgres;
+mod e2e_postgres;
+mod settings_postgres;
+mod syslog_postgres;
