@@ -32,15 +32,6 @@
 //! server a few minutes ahead loses nothing), and the `clock_skew` rule
 //! reports them.
 
-mod checkpoint_overrun;
-mod clock_skew;
-mod durability_off;
-mod forced_checkpoints;
-mod logging_missing;
-mod slow_sync;
-mod too_frequent;
-mod wal_files_added;
-
 use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
@@ -59,26 +50,31 @@ use crate::store::{Store, StoreError};
 
 pub use super::window::Window;
 
-pub use checkpoint_overrun::CheckpointOverrun;
-pub use clock_skew::{ahead_text, ClockSkew};
-pub use durability_off::DurabilityOff;
-pub use forced_checkpoints::ForcedCheckpoints;
-pub use logging_missing::{LogObservation, LoggingMissing};
-pub use slow_sync::SlowSync;
-pub use too_frequent::TooFrequent;
-pub use wal_files_added::WalFilesAdded;
+pub use clock_skew::ahead_text;
+pub use logging_missing::LogObservation;
 
-/// Every rule, in the order they are evaluated and listed.
-pub const REGISTRY: [Registered; 8] = [
-    register::<ForcedCheckpoints>(),
-    register::<TooFrequent>(),
-    register::<SlowSync>(),
-    register::<CheckpointOverrun>(),
-    register::<LoggingMissing>(),
-    register::<DurabilityOff>(),
-    register::<WalFilesAdded>(),
-    register::<ClockSkew>(),
-];
+/// Declares each rule's module, exports its type and lists it in
+/// [`REGISTRY`], in the order given.
+macro_rules! registry {
+    ($($module:ident::$rule:ident),* $(,)?) => {
+        $(mod $module; pub use $module::$rule;)*
+
+        /// Every rule, in the order they are evaluated and listed.
+        pub const REGISTRY: &[Registered] = &[$(register::<$rule>()),*];
+    };
+}
+
+// A new rule: its file in this directory, and one line here.
+registry! {
+    forced_checkpoints::ForcedCheckpoints,
+    too_frequent::TooFrequent,
+    slow_sync::SlowSync,
+    checkpoint_overrun::CheckpointOverrun,
+    logging_missing::LoggingMissing,
+    durability_off::DurabilityOff,
+    wal_files_added::WalFilesAdded,
+    clock_skew::ClockSkew,
+}
 
 /// One alert rule. The type is its `[alerts.<id>]` table: serde reads it
 /// (`#[serde(default, deny_unknown_fields)]`, values checked by their
