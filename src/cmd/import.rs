@@ -32,7 +32,7 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
     let mut failed = 0;
     let mut stdout = std::io::stdout().lock();
     for file in &args.files {
-        let cluster = args.cluster.clone().unwrap_or_else(|| ingest::default_cluster(file));
+        let cluster = args.cluster.clone().unwrap_or_else(|| crate::config::cluster_name(file));
         let cluster_id = store.cluster_id(&cluster)?;
         match ingest::import(&mut store, cluster_id, file, &opts, &time) {
             Ok(report) => print_report(&mut stdout, &cluster, &report)?,

@@ -63,6 +63,33 @@ fn debian(root: &Path, found: &mut Discovery) {
     }
 }
 
+/// A cluster name for a log file when none is given (`walwatch import`):
+/// `15-main` for Debian's `postgresql-15-main.log` (the name discovery gives
+/// it too), the data directory's name for `$PGDATA/log/…`,
+/// else the directory name.
+pub fn cluster_name(path: &str) -> String {
+    if path == "-" {
+        return "default".into();
+    }
+    let p = Path::new(path);
+    if let Some(stem) = p.file_name().and_then(|f| f.to_str()).and_then(debian_stem) {
+        return stem;
+    }
+    let abs = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut dirs = abs.ancestors().skip(1).filter_map(|d| d.file_name()?.to_str());
+    match dirs.next() {
+        // $PGDATA/log: name it after the data directory, or after the
+        // version directory above a generic "data" (PGDG: /var/lib/pgsql/16/data).
+        Some("log" | "pg_log" | "logs") => match dirs.next() {
+            Some("data" | "pgdata") => dirs.next().unwrap_or("data").to_string(),
+            Some(dir) => dir.to_string(),
+            None => "default".into(),
+        },
+        Some(dir) => dir.to_string(),
+        None => "default".into(),
+    }
+}
+
 /// `15-main` from `postgresql-15-main.log`, `.log.1` or `.log.2.gz`; None for
 /// other files, such as the date-named `postgresql-2026-11-22_080420.log`.
 fn debian_stem(file: &str) -> Option<String> {
@@ -175,6 +202,20 @@ impl fmt::Display for Discovery {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cluster_names_follow_common_layouts() {
+        assert_eq!(cluster_name("/var/log/postgresql/postgresql-15-main.log"), "15-main");
+        assert_eq!(cluster_name("/var/log/postgresql/postgresql-15-main.log.1"), "15-main");
+        assert_eq!(cluster_name("/srv/pg/data/log/postgresql-2026-11-22_080420.log"), "pg");
+        assert_eq!(cluster_name("/var/lib/pgsql/16/data/log/postgresql-Sun.log"), "16");
+        assert_eq!(cluster_name("/srv/main/pg_log/postgresql.csv"), "main");
+        assert_eq!(cluster_name("/tmp/x/run1/postgresql.csv"), "run1");
+        assert_eq!(cluster_name("-"), "default");
+        // The same Debian names as discovery: a date-named file is not a cluster name.
+        assert_eq!(cluster_name("/var/log/postgresql/postgresql-9.6-my-db.log.2.gz"), "9.6-my-db");
+        assert_eq!(cluster_name("/var/log/postgresql/postgresql-2026-11-22_080420.log"), "postgresql");
+    }
 
     #[test]
     fn debian_stems_follow_import_naming() {

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use thiserror::Error;
 
-pub use discover::{current_logfiles, discover, Discovery};
+pub use discover::{cluster_name, current_logfiles, discover, Discovery};
 
 /// Where the configuration is read when `--config` is not given.
 pub(crate) const DEFAULT_PATH: &str = "/etc/walwatch/walwatch.toml";

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use jiff::civil::DateTime;
 use jiff::SignedDuration;
 
-use super::{import, Batch, Options};
+use super::batch::Batch;
+use super::{import, Options};
 use crate::frame::time::TimeContext;
 use crate::frame::CHUNK_BYTES;
 use crate::store::Store;

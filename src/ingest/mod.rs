@@ -1,0 +1,250 @@
+//! Ingest: one source through the whole pipeline — open, frame, classify,
+//! and commit each chunk's events with the offset reached.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Instant;
+
+use thiserror::Error;
+
+use crate::frame::time::TimeContext;
+use crate::frame::{self, Format, FrameStats, Pos, Scan, Tail};
+use crate::source::readahead::ReadAhead;
+use crate::source::{Compression, Source, SourceError};
+use crate::store::{SourceRow, SourceSpec, Store, StoreError};
+use batch::{run, Reading};
+use reader::{FormatReader, PrefixChoice};
+
+#[derive(Debug, Error)]
+pub enum IngestError {
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot read {path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    /// Reading was stopped on request (SIGTERM) after a commit.
+    #[error("stopped")]
+    Stopped,
+    #[error("{path}: {message}")]
+    Prefix { path: String, message: String },
+    #[error("{path}: log_line_prefix {prefix:?} has no time escape (%m, %t or %n): walwatch cannot date the events; add %m to log_line_prefix")]
+    NoTime { path: String, prefix: String },
+}
+
+/// What to import and how to read it.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// None: detect from the content.
+    pub format: Option<Format>,
+    /// None: infer from the content ("auto").
+    pub prefix: Option<String>,
+    /// A source never seen before starts at its end (the daemon's
+    /// `start_at = "end"` for files present at its first start).
+    pub new_files_from_end: bool,
+    /// Leave the last entry of a plain file for a later read: a followed
+    /// file may still get that entry's HINT or continuation lines.
+    pub hold_last_entry: bool,
+    /// Set (by SIGTERM) to stop reading after the current chunk; what was
+    /// read is committed and the import ends early without an error.
+    pub stop: Option<Arc<AtomicBool>>,
+    /// Called after every chunk: the daemon tells systemd's watchdog it is
+    /// alive while it reads a large file in one go.
+    pub alive: Option<fn()>,
+}
+
+/// What one import of one source did.
+#[derive(Debug, Clone, Default)]
+pub struct ImportReport {
+    pub name: String,
+    pub format: &'static str,
+    pub prefix: Option<String>,
+    /// Byte offset where reading started (non-zero when resuming).
+    pub resumed_at: u64,
+    /// Bytes read in this run.
+    pub bytes: u64,
+    pub frame: FrameStats,
+    /// Events read, by kind (rejected ones excluded).
+    pub events: BTreeMap<&'static str, u64>,
+    pub rejected: u64,
+    pub unparsed: u64,
+    /// Events that were new to the store.
+    pub stored: u64,
+    pub seconds: f64,
+    pub warnings: Vec<String>,
+}
+
+impl ImportReport {
+    pub(crate) fn mb_per_s(&self) -> f64 {
+        self.bytes as f64 / 1e6 / self.seconds.max(1e-9)
+    }
+}
+
+/// Imports `path` into `cluster_id`, resuming where an earlier import of
+/// the same content stopped.
+pub fn import(
+    store: &mut Store,
+    cluster_id: i64,
+    path: &str,
+    opts: &Options,
+    time: &TimeContext,
+) -> Result<ImportReport, IngestError> {
+    import_source(store, cluster_id, Source::open(path)?, opts, time)
+}
+
+/// Imports an opened source (see [`import`]).
+pub(crate) fn import_source(
+    store: &mut Store,
+    cluster_id: i64,
+    source: Source,
+    opts: &Options,
+    time: &TimeContext,
+) -> Result<ImportReport, IngestError> {
+    let started = Instant::now();
+    let path = source.name.clone();
+    let format = opts.format.unwrap_or_else(|| Format::detect_named(&source.name, source.head()));
+    let mut report = ImportReport { name: path.clone(), format: format.as_str(), ..ImportReport::default() };
+    let known = store.find_source(cluster_id, source.head())?;
+    // A known source keeps the prefix detected when it was first read.
+    let given = opts.prefix.clone().or_else(|| known.as_ref().and_then(|k| k.prefix.clone()));
+    let hint = match given {
+        None => store.cluster_prefix(cluster_id, format.as_str())?,
+        Some(_) => None,
+    };
+    let choice = PrefixChoice { given: given.as_deref(), hint: hint.as_deref() };
+    let kit = FormatReader::new(format, &choice, &source, &path)?;
+    report.prefix = kit.prefix_spec();
+    let prefix_spec = report.prefix.clone();
+    let spec = SourceSpec { path: &path, meta: source.meta, format: format.as_str(), prefix: prefix_spec.as_deref() };
+    let mut row = source_row(store, cluster_id, &source, &spec, opts, &mut report)?;
+    let start = Pos { offset: row.read_to, line: row.line };
+    // A plain file may still be written to: its unterminated last line waits.
+    let tail = match (source.compression == Compression::None && source.meta.is_some(), opts.hold_last_entry) {
+        (true, true) => Tail::Hold,
+        (true, false) => Tail::Wait,
+        (false, _) => Tail::Take,
+    };
+    report.resumed_at = start.offset;
+    let mut scanner = kit.scanner(time);
+    let reader = open_at(source, start.offset, scanner.as_mut())
+        .map_err(|e| IngestError::Read { path: path.clone(), source: e })?;
+    let reader: Box<dyn std::io::Read> = Box::new(ReadAhead::new(reader));
+    let stop = opts.stop.as_deref();
+    let end = run(
+        store,
+        &mut row,
+        &spec,
+        reader,
+        Reading { scanner: scanner.as_mut(), start, tail, stop, alive: opts.alive },
+        &kit,
+        &mut report,
+    )?;
+    report.bytes = end.offset - start.offset;
+    report.frame = scanner.stats().clone();
+    report.unparsed += report.frame.unparsed;
+    report.seconds = started.elapsed().as_secs_f64();
+    finish_warnings(&mut report, time, &kit);
+    Ok(report)
+}
+
+/// A reader at `offset`; the scanner first sees the bytes before it that it
+/// asks for (the splice checks look that far back).
+fn open_at(source: Source, offset: u64, scanner: &mut dyn Scan) -> std::io::Result<Box<dyn std::io::Read + Send>> {
+    let back = (scanner.wants_look_behind() as u64).min(offset);
+    let mut reader = source.into_reader(offset - back)?;
+    if back > 0 {
+        let mut before = vec![0u8; back as usize];
+        reader.read_exact(&mut before)?;
+        scanner.look_behind(&before);
+    }
+    Ok(reader)
+}
+
+/// The store's record of this content: found by fingerprint, or new.
+fn source_row(
+    store: &mut Store,
+    cluster_id: i64,
+    source: &Source,
+    spec: &SourceSpec<'_>,
+    opts: &Options,
+    report: &mut ImportReport,
+) -> Result<SourceRow, IngestError> {
+    // Found or created in one step: another process may be reading this file too.
+    let (mut row, created) = store.source_for(cluster_id, source.head(), spec)?;
+    if created && opts.new_files_from_end && source.compression == Compression::None {
+        (row.read_to, row.line) = end_of_complete_lines(spec.path)?;
+    }
+    if source.meta.is_some_and(|m| source.compression == Compression::None && m.size < row.read_to) {
+        // Same first bytes but shorter than what was read: rewritten in place
+        // (truncated, then written again). Read it again; events already
+        // stored at the same offsets are not stored twice.
+        report
+            .warnings
+            .push(format!("{} shrank below byte {}: reading it again from the start", spec.path, row.read_to));
+        store.rewind_source(&mut row)?;
+    }
+    Ok(row)
+}
+
+fn finish_warnings(report: &mut ImportReport, time: &TimeContext, kit: &FormatReader) {
+    report.warnings.extend(time.take_warnings());
+    report.warnings.extend(emptiness_warnings(report));
+    if !kit.session_checkable() {
+        report.warnings.push(format!(
+            "log_line_prefix {:?} shows no session fields (%u, %d, %a, %h, %q or %b): lines forged by client sessions can only be recognised by their CONTEXT/STATEMENT lines; consider log_line_prefix = '%m [%p] %q%u@%d '",
+            report.prefix.as_deref().unwrap_or("")
+        ));
+    }
+}
+
+/// Byte offset and line number just past the last complete line of `path`.
+fn end_of_complete_lines(path: &str) -> Result<(u64, u64), IngestError> {
+    use std::io::Read;
+    let read_err = |source| IngestError::Read { path: path.into(), source };
+    let mut file = std::fs::File::open(path).map_err(read_err)?;
+    let (mut offset, mut end, mut newlines) = (0u64, 0u64, 0u64);
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf).map_err(read_err)?;
+        if n == 0 {
+            return Ok((end, newlines + 1));
+        }
+        newlines += frame::lines::count(&buf[..n]);
+        if let Some(i) = memchr::memrchr(b'\n', &buf[..n]) {
+            end = offset + i as u64 + 1;
+        }
+        offset += n as u64;
+    }
+}
+
+impl From<std::io::Error> for IngestError {
+    fn from(source: std::io::Error) -> Self {
+        IngestError::Read { path: String::new(), source }
+    }
+}
+
+/// Never a silently empty result: say why nothing (or not everything) was found.
+fn emptiness_warnings(r: &ImportReport) -> Vec<String> {
+    let mut out = Vec::new();
+    let prefix = r.prefix.as_deref().map(|p| format!(" log_line_prefix '{p}'")).unwrap_or_default();
+    if r.frame.unparsed > 0 {
+        out.push(format!(
+            "{} line(s) that mention checkpoints did not fit the {}{prefix} layout; if events are missing, pass --format/--prefix",
+            r.frame.unparsed, r.format
+        ));
+    }
+    if r.bytes > 0 && r.events.is_empty() && r.rejected == 0 {
+        out.push(format!(
+            "no checkpoint events in {} entries: is log_checkpoints on (off by default before PostgreSQL 15)?",
+            r.frame.entries
+        ));
+    }
+    out
+}
+
+mod batch;
+mod reader;
+
+#[cfg(test)]
+mod batch_tests;

@@ -1,0 +1,168 @@
+//! Everything format-specific about reading one source: its scanner, and
+//! for stderr and syslog the log_line_prefix — given, the cluster's earlier
+//! one, or detected from the file's first lines.
+
+use super::IngestError;
+use crate::catalog::Catalog;
+use crate::frame::csvlog::CsvScanner;
+use crate::frame::jsonlog::JsonScanner;
+use crate::frame::prefix::{self, Prefix};
+use crate::frame::stderr::StderrScanner;
+use crate::frame::syslog::{self, SyslogScanner};
+use crate::frame::time::TimeContext;
+use crate::frame::{Format, Scan};
+use crate::source::Source;
+
+/// How many lines of a file are used to infer its log_line_prefix.
+const PREFIX_SAMPLE_LINES: usize = 200;
+
+/// Everything format-specific about reading one source.
+pub(super) enum FormatReader {
+    Stderr(Prefix),
+    Syslog(Prefix),
+    Csv,
+    Json,
+}
+
+impl FormatReader {
+    pub(super) fn new(
+        format: Format,
+        prefix: &PrefixChoice<'_>,
+        source: &Source,
+        path: &str,
+    ) -> Result<FormatReader, IngestError> {
+        match format {
+            Format::Stderr => Ok(FormatReader::Stderr(stderr_prefix(prefix, source.head(), path)?)),
+            Format::Csvlog => Ok(FormatReader::Csv),
+            Format::Jsonlog => Ok(FormatReader::Json),
+            Format::Syslog => {
+                let sample = syslog_bodies(source.head());
+                Ok(FormatReader::Syslog(stderr_prefix(prefix, &sample, path)?))
+            }
+        }
+    }
+
+    pub(super) fn prefix_spec(&self) -> Option<String> {
+        match self {
+            FormatReader::Stderr(p) | FormatReader::Syslog(p) => Some(p.spec().to_string()),
+            _ => None,
+        }
+    }
+
+    pub(super) fn session_checkable(&self) -> bool {
+        match self {
+            FormatReader::Stderr(p) | FormatReader::Syslog(p) => p.session_checkable(),
+            _ => true,
+        }
+    }
+
+    pub(super) fn scanner<'t>(&self, time: &'t TimeContext) -> Box<dyn Scan + 't> {
+        match self {
+            FormatReader::Stderr(p) => Box::new(StderrScanner::new(p.clone(), time)),
+            FormatReader::Syslog(p) => Box::new(SyslogScanner::new(StderrScanner::new(p.clone(), time))),
+            FormatReader::Csv => Box::new(CsvScanner::new(time)),
+            FormatReader::Json => Box::new(JsonScanner::new(time)),
+        }
+    }
+
+    /// The message of `line` read as a whole log line of this format.
+    pub(super) fn message_of(&self, line: &str) -> Option<String> {
+        match self {
+            FormatReader::Stderr(p) | FormatReader::Syslog(p) => p.parse(line).map(|m| m.message.to_string()),
+            FormatReader::Csv => {
+                let mut r = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(line.as_bytes());
+                r.records().next()?.ok()?.get(13).map(String::from)
+            }
+            FormatReader::Json => {
+                serde_json::from_str::<serde_json::Value>(line).ok()?.get("message")?.as_str().map(String::from)
+            }
+        }
+    }
+}
+
+/// A compiled log_line_prefix, cached: compiling one (with every language's
+/// level words) takes milliseconds, and the daemon reads a growing file
+/// many times a second.
+fn compiled(spec: &str) -> Result<Prefix, crate::frame::prefix::PrefixError> {
+    static CACHE: std::sync::Mutex<Vec<Prefix>> = std::sync::Mutex::new(Vec::new());
+    let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(p) = cache.iter().find(|p| p.spec() == spec) {
+        return Ok(p.clone());
+    }
+    let p = Prefix::compile(spec, Catalog::global().markers())?;
+    cache.push(p.clone());
+    Ok(p)
+}
+
+/// The prefix given on the command line (or known for this source), or one
+/// inferred from the file.
+fn stderr_prefix(choice: &PrefixChoice<'_>, head: &[u8], path: &str) -> Result<Prefix, IngestError> {
+    let prefix = match choice.given {
+        Some(spec) => compiled(spec).map_err(|e| IngestError::Prefix { path: path.into(), message: e.to_string() })?,
+        None => inferred(choice.hint, head, path)?,
+    };
+    let spec = prefix.spec();
+    if !(spec.contains("%m") || spec.contains("%t") || spec.contains("%n")) {
+        return Err(IngestError::NoTime { path: path.into(), prefix: spec.into() });
+    }
+    Ok(prefix)
+}
+
+/// Where a source's log_line_prefix comes from.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct PrefixChoice<'a> {
+    /// `--prefix`, the config, or the prefix this source was first read with.
+    pub given: Option<&'a str>,
+    /// The prefix the cluster's most recent other source was read with.
+    pub hint: Option<&'a str>,
+}
+
+/// The prefix of a file nobody named one for: the cluster's earlier prefix
+/// while it still reads lines of this file — so a client that floods a
+/// fresh file with look-alike lines (failed logins with line breaks in the
+/// user name, see `frame::spliced`) cannot switch it — else detected from
+/// the first lines, or from all of the file's head if those do not decide.
+fn inferred(hint: Option<&str>, head: &[u8], path: &str) -> Result<Prefix, IngestError> {
+    let text = String::from_utf8_lossy(complete_lines(head));
+    let lines: Vec<&str> = text.lines().filter(|l| is_text(l)).collect();
+    if let Some(p) = hint.and_then(|spec| compiled(spec).ok()) {
+        if lines.iter().any(|l| p.parse(l).is_some()) {
+            return Ok(p);
+        }
+        tracing::info!(
+            path,
+            prefix = p.spec(),
+            "The cluster's earlier log_line_prefix fits no line of this file; detecting it anew."
+        );
+    }
+    let markers = Catalog::global().markers();
+    let first = &lines[..lines.len().min(PREFIX_SAMPLE_LINES)];
+    prefix::detect(first, markers)
+        .or_else(|e| if lines.len() > first.len() { prefix::detect(&lines, markers) } else { Err(e) })
+        .map_err(|e| IngestError::Prefix { path: path.into(), message: e.to_string() })
+}
+
+/// The message parts of syslog lines (after `[N-k] `), for prefix detection.
+fn syslog_bodies(head: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for line in head.split(|&b| b == b'\n') {
+        if let Some(body) = syslog::body(line) {
+            out.extend_from_slice(body);
+            out.push(b'\n');
+        }
+    }
+    out
+}
+
+/// `head` without a last line that is still being written.
+fn complete_lines(head: &[u8]) -> &[u8] {
+    match memchr::memrchr(b'\n', head) {
+        Some(i) => &head[..=i],
+        None => head,
+    }
+}
+
+/// Lines worth learning a prefix from: text, not binary garbage.
+fn is_text(line: &str) -> bool {
+    !line.is_empty() && !line.chars().any(|c| c == '\u{FFFD}' || (c.is_control() && c != '\t'))
+}
