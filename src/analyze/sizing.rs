@@ -40,9 +40,30 @@ use serde::Serialize;
 
 use crate::analyze::window::Window;
 use crate::config::AdviceSection;
+use crate::model::event::Trigger;
 use crate::settings::Settings;
 use crate::store::history::{Replay, SizingHistory};
 use crate::store::{Store, StoreError};
+
+/// How far the suggestion can be trusted: low below `min_samples` cycles,
+/// high with four times that over a day or more, medium between.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Confidence {
+    Low,
+    Medium,
+    High,
+}
+
+impl std::fmt::Display for Confidence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Confidence::Low => "low",
+            Confidence::Medium => "medium",
+            Confidence::High => "high",
+        })
+    }
+}
 
 /// `walwatch suggest --format json`; the keys are a public interface.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -53,7 +74,7 @@ pub struct Suggestion {
     pub suggested: Suggested,
     pub basis: Basis,
     /// "high", "medium" or "low" (too few samples: no suggestion).
-    pub confidence: &'static str,
+    pub confidence: Confidence,
     pub cost: Cost,
     /// Sentences, in order: what was seen, the formula with numbers, the cost, the confidence.
     pub explanation: Vec<String>,
@@ -145,7 +166,7 @@ pub struct Cycle {
 }
 
 /// Checkpoints that end or follow a server run: their cycle includes downtime.
-const NOT_A_CYCLE: [&str; 2] = ["shutdown", "end-of-recovery"];
+const NOT_A_CYCLE: [Trigger; 2] = [Trigger::Shutdown, Trigger::EndOfRecovery];
 
 /// The usable cycles whose checkpoint started at or after `since`.
 pub fn cycles(history: &SizingHistory, since: Timestamp) -> Vec<Cycle> {
@@ -161,7 +182,7 @@ pub fn cycles(history: &SizingHistory, since: Timestamp) -> Vec<Cycle> {
         .points
         .windows(2)
         .filter(|w| w[1].started_at >= since)
-        .filter(|w| w.iter().all(|p| !NOT_A_CYCLE.contains(&p.trigger.as_deref().unwrap_or(""))))
+        .filter(|w| w.iter().all(|p| !p.trigger.is_some_and(|t| NOT_A_CYCLE.contains(&t))))
         .filter(|w| !restarted(w[0].started_at, w[1].started_at))
         .filter_map(|w| {
             let seconds = (w[1].started_at - w[0].started_at).total(jiff::Unit::Second).ok()?;
@@ -304,12 +325,12 @@ impl<'a> Model<'a> {
         let cycles = cycles(history, since);
         let rates: Vec<f64> = cycles.iter().map(|c| c.rate_kb_s).collect();
         let in_window = history.points.iter().filter(|p| p.started_at >= since);
-        let count = |t: &str| in_window.clone().filter(|p| p.trigger.as_deref() == Some(t)).count() as i64;
+        let count = |t: Trigger| in_window.clone().filter(|p| p.trigger == Some(t)).count() as i64;
         Model {
             params,
             advice,
-            forced: count("wal"),
-            timed: count("time"),
+            forced: count(Trigger::Wal),
+            timed: count(Trigger::Time),
             too_frequent: history.too_frequent,
             replays: history.replays.clone(),
             peak_kb_s: percentile(&rates, advice.percentile),
@@ -357,15 +378,15 @@ impl<'a> Model<'a> {
         (bytes > 0 && seconds > 0.0).then(|| bytes as f64 / 1_048_576.0 / seconds)
     }
 
-    fn confidence(&self) -> &'static str {
+    fn confidence(&self) -> Confidence {
         let span = match (self.cycles.first(), self.cycles.last()) {
             (Some(a), Some(b)) => (b.at - a.at).total(jiff::Unit::Hour).unwrap_or(0.0),
             _ => 0.0,
         };
         match self.cycles.len() {
-            n if n >= 4 * self.advice.min_samples && span >= 24.0 => "high",
-            _ if self.enough() => "medium",
-            _ => "low",
+            n if n >= 4 * self.advice.min_samples && span >= 24.0 => Confidence::High,
+            _ if self.enough() => Confidence::Medium,
+            _ => Confidence::Low,
         }
     }
 

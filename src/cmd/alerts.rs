@@ -84,7 +84,7 @@ fn cells(a: &AlertRow) -> Vec<String> {
         a.cluster.clone(),
         a.rule.clone(),
         a.severity.as_str().to_string(),
-        a.state.clone(),
+        a.state.to_string(),
         rfc3339(a.fired_at),
         time(&a.notified_at),
         time(&a.resolved_at),

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Result};
 
 use crate::cli::{CheckpointsArgs, OutputFormat};
-use crate::model::event::TRIGGERS;
+use crate::model::event::Trigger;
 use crate::output::{self, cell};
 use crate::store::query::CheckpointRow;
 use crate::store::Store;
@@ -37,12 +37,15 @@ const HEADER: [&str; 22] = [
 ];
 
 pub fn run(args: CheckpointsArgs) -> Result<ExitCode> {
-    if let Some(t) = &args.trigger {
-        if !TRIGGERS.contains(&t.as_str()) {
-            bail!("unknown --trigger {t:?}: use one of {}", TRIGGERS.join(", "));
+    let trigger = match args.trigger.as_deref().map(|t| (t, Trigger::parse(t))) {
+        Some((t, None)) => {
+            let names: Vec<&str> = Trigger::ALL.iter().map(|t| t.as_str()).collect();
+            bail!("unknown --trigger {t:?}: use one of {}", names.join(", "));
         }
-    }
-    let filter = super::filter(&args.window, args.trigger.clone())?;
+        Some((_, known)) => known,
+        None => None,
+    };
+    let filter = super::filter(&args.window, trigger)?;
     let store = Store::open_read_only(&super::db_path(&args.db))?;
     let rows = store.checkpoints(&filter)?;
     let mut out = std::io::stdout().lock();
@@ -77,7 +80,7 @@ fn time(t: &Option<jiff::Timestamp>) -> String {
 fn cells(r: &CheckpointRow) -> Vec<String> {
     vec![
         r.cluster.clone(),
-        r.kind.clone(),
+        r.kind.to_string(),
         cell(&r.trigger),
         r.flags.join(" "),
         time(&r.started_at),
@@ -104,8 +107,8 @@ fn cells(r: &CheckpointRow) -> Vec<String> {
 fn table_cells(r: &CheckpointRow) -> Vec<String> {
     vec![
         r.cluster.clone(),
-        r.kind.clone(),
-        r.trigger.clone().unwrap_or_else(|| "?".into()),
+        r.kind.to_string(),
+        r.trigger.map_or_else(|| "?".into(), |t| t.to_string()),
         time(&r.started_at),
         time(&r.completed_at),
         cell(&r.buffers_written),

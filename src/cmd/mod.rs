@@ -129,7 +129,7 @@ fn clusters(store: &crate::store::Store, only: Option<&str>) -> Result<Vec<Strin
     }
 }
 
-fn filter(window: &WindowArgs, trigger: Option<String>) -> Result<Filter> {
+fn filter(window: &WindowArgs, trigger: Option<crate::model::event::Trigger>) -> Result<Filter> {
     let now = jiff::Timestamp::now();
     let when = |v: &Option<String>| -> Result<_> {
         v.as_deref().map(|t| crate::timefmt::parse_when(t, now).map_err(anyhow::Error::msg)).transpose()

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::cli::{ReportFormat, SummaryArgs};
-use crate::model::event::TRIGGERS;
+use crate::model::event::Trigger;
 use crate::output;
 use crate::store::query::{PointCounts, Summary};
 use crate::store::Store;
@@ -31,10 +31,10 @@ pub fn run(args: SummaryArgs) -> Result<ExitCode> {
 
 fn table(out: &mut impl Write, s: &Summary) -> Result<()> {
     let mut header = vec!["", "started", "completed"];
-    header.extend(TRIGGERS);
+    header.extend(Trigger::ALL.map(Trigger::as_str));
     let row = |name: &str, c: &PointCounts| {
         let mut r = vec![name.to_string(), c.started.to_string(), c.completed.to_string()];
-        r.extend(TRIGGERS.iter().map(|t| c.by_trigger.get(t).map(|n| n.to_string()).unwrap_or_default()));
+        r.extend(Trigger::ALL.map(|t| c.by_trigger.get(t).to_string()));
         r
     };
     let rows = vec![row("checkpoints", &s.checkpoints), row("restartpoints", &s.restartpoints)];

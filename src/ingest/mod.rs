@@ -109,14 +109,14 @@ pub(crate) fn import_source(
     // A known source keeps the prefix detected when it was first read.
     let given = opts.prefix.clone().or_else(|| known.as_ref().and_then(|k| k.prefix.clone()));
     let hint = match given {
-        None => store.cluster_prefix(cluster_id, format.as_str())?,
+        None => store.cluster_prefix(cluster_id, format)?,
         Some(_) => None,
     };
     let choice = PrefixChoice { given: given.as_deref(), hint: hint.as_deref() };
     let kit = FormatReader::new(format, &choice, &source, &path)?;
     report.prefix = kit.prefix_spec();
     let prefix_spec = report.prefix.clone();
-    let spec = SourceSpec { path: &path, meta: source.meta, format: format.as_str(), prefix: prefix_spec.as_deref() };
+    let spec = SourceSpec { path: &path, meta: source.meta, format, prefix: prefix_spec.as_deref() };
     let mut row = source_row(store, cluster_id, &source, &spec, opts, &mut report)?;
     let start = Pos { offset: row.read_to, line: row.line };
     // A plain file may still be written to: its unterminated last line waits.

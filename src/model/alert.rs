@@ -17,6 +17,10 @@ pub enum Severity {
 }
 
 impl Severity {
+    pub fn parse(name: &str) -> Option<Severity> {
+        [Severity::Info, Severity::Warning, Severity::Critical].into_iter().find(|s| s.as_str() == name)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Info => "info",
@@ -67,5 +71,35 @@ impl Channel {
             Channel::Mail => "mail",
             Channel::Webhook => "webhook",
         }
+    }
+}
+
+/// Where an alert is in its life: firing (opened, its notice not yet
+/// accepted), notified (the firing notice was accepted), resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AlertState {
+    Firing,
+    Notified,
+    Resolved,
+}
+
+impl AlertState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AlertState::Firing => "firing",
+            AlertState::Notified => "notified",
+            AlertState::Resolved => "resolved",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<AlertState> {
+        [AlertState::Firing, AlertState::Notified, AlertState::Resolved].into_iter().find(|s| s.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for AlertState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }

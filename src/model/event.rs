@@ -41,6 +41,16 @@ impl PointKind {
             PointKind::Restartpoint => "restartpoint",
         }
     }
+
+    pub fn parse(name: &str) -> Option<PointKind> {
+        [PointKind::Checkpoint, PointKind::Restartpoint].into_iter().find(|k| k.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for PointKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Every field of a `checkpoint complete:` / `restartpoint complete:` line.
@@ -135,22 +145,57 @@ impl EventBody {
     }
 }
 
-/// The trigger of a checkpoint, from its flag words: the first that applies
-/// in the order shutdown, end-of-recovery, wal, time, manual.
-pub fn trigger_of(flags: &[String]) -> &'static str {
-    let has = |w: &str| flags.iter().any(|f| f == w);
-    if has("shutdown") {
-        "shutdown"
-    } else if has("end-of-recovery") {
-        "end-of-recovery"
-    } else if has("wal") {
-        "wal"
-    } else if has("time") {
-        "time"
-    } else {
-        "manual"
+/// Why a checkpoint or restartpoint started, as walwatch reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Trigger {
+    #[serde(rename = "shutdown")]
+    Shutdown,
+    #[serde(rename = "end-of-recovery")]
+    EndOfRecovery,
+    /// WAL volume: max_wal_size reached (a forced checkpoint).
+    #[serde(rename = "wal")]
+    Wal,
+    /// checkpoint_timeout.
+    #[serde(rename = "time")]
+    Time,
+    /// Anything else: CHECKPOINT, a base backup, CREATE DATABASE, …
+    #[serde(rename = "manual")]
+    Manual,
+}
+
+impl Trigger {
+    /// Every trigger, in the documented order.
+    pub const ALL: [Trigger; 5] =
+        [Trigger::Shutdown, Trigger::EndOfRecovery, Trigger::Wal, Trigger::Time, Trigger::Manual];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trigger::Shutdown => "shutdown",
+            Trigger::EndOfRecovery => "end-of-recovery",
+            Trigger::Wal => "wal",
+            Trigger::Time => "time",
+            Trigger::Manual => "manual",
+        }
+    }
+
+    /// The trigger named `name` ("wal", "end-of-recovery", …).
+    pub fn parse(name: &str) -> Option<Trigger> {
+        Trigger::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+
+    /// The trigger of a checkpoint, from its flag words: the first that
+    /// applies in the order shutdown, end-of-recovery, wal, time, manual.
+    pub fn of(flags: &[String]) -> Trigger {
+        let has = |w: &str| flags.iter().any(|f| f == w);
+        [Trigger::Shutdown, Trigger::EndOfRecovery, Trigger::Wal, Trigger::Time]
+            .into_iter()
+            .find(|t| has(t.as_str()))
+            .unwrap_or(Trigger::Manual)
     }
 }
 
-/// Every trigger name, in the documented order.
-pub const TRIGGERS: [&str; 5] = ["shutdown", "end-of-recovery", "wal", "time", "manual"];
+impl std::fmt::Display for Trigger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -1,5 +1,5 @@
-//! Alerts and silences (tables alert, silence), and the few history queries
-//! the alert rules need beyond [`Store::checkpoints`].
+//! Alerts and silences (tables alert, silence). The history the rules read
+//! is in [`super::query`].
 //!
 //! The lifecycle (crate::alert::lifecycle) changes a cluster's alerts and
 //! queues their notices in one transaction: [`Store::alert_tx`] opens it and
@@ -12,21 +12,9 @@ use rusqlite::{params, OptionalExtension, Row, Transaction};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::micros::{from_micros, opt_from_micros, to_micros};
-use super::query::{CheckpointRow, Filter};
+use super::columns::{from_micros, opt_from_micros, to_micros};
 use super::{Store, StoreError};
-use crate::model::alert::{Severity, SuggestionText};
-
-/// What walwatch has read of a cluster's log files (table source), in wall-clock time.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct LogGrowth {
-    /// When walwatch first read any of the cluster's files.
-    pub first_read: Option<Timestamp>,
-    /// When walwatch last read new bytes from them (a commit happens only when the offset moves).
-    pub last_read: Option<Timestamp>,
-    /// Bytes read so far, all files together.
-    pub bytes_read: i64,
-}
+use crate::model::alert::{AlertState, Severity, SuggestionText};
 
 /// One alert as stored.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -36,7 +24,7 @@ pub struct AlertRow {
     pub rule: String,
     pub key: String,
     pub severity: Severity,
-    pub state: String,
+    pub state: AlertState,
     pub summary: String,
     pub details: Vec<String>,
     pub figures: Value,
@@ -83,19 +71,11 @@ impl AlertContent<'_> {
     }
 }
 
-pub(crate) fn parse_severity(text: &str) -> Severity {
-    match text {
-        "critical" => Severity::Critical,
-        "warning" => Severity::Warning,
-        _ => Severity::Info,
-    }
-}
-
 const ALERT_COLUMNS: &str = "a.id, c.name, a.rule, a.key, a.severity, a.state, a.summary, a.details, a.evidence_at,
     a.fired_at, a.updated_at, a.notified_at, a.reminded_at, a.resolved_at, a.acked_at, a.queued_at, a.reminders";
 
 fn alert_row(r: &Row<'_>) -> rusqlite::Result<AlertRow> {
-    let details: String = r.get(7)?;
+    let details: String = r.get("details")?;
     let details: Value = serde_json::from_str(&details).unwrap_or(Value::Null);
     let lines = details["details"]
         .as_array()
@@ -109,26 +89,26 @@ fn alert_row(r: &Row<'_>) -> rusqlite::Result<AlertRow> {
         sql: s["sql"].as_str().unwrap_or_default().to_string(),
     });
     Ok(AlertRow {
-        id: r.get(0)?,
-        cluster: r.get(1)?,
-        rule: r.get(2)?,
-        key: r.get(3)?,
-        severity: parse_severity(&r.get::<_, String>(4)?),
-        state: r.get(5)?,
-        summary: r.get(6)?,
+        id: r.get("id")?,
+        cluster: r.get("name")?,
+        rule: r.get("rule")?,
+        key: r.get("key")?,
+        severity: r.get("severity")?,
+        state: r.get("state")?,
+        summary: r.get("summary")?,
         details: lines,
         figures: details["figures"].clone(),
         suggestion,
-        evidence_at: opt_from_micros(r.get(8)?),
-        fired_at: from_micros(r.get(9)?),
-        updated_at: from_micros(r.get(10)?),
-        notified_at: opt_from_micros(r.get(11)?),
-        reminded_at: opt_from_micros(r.get(12)?),
-        resolved_at: opt_from_micros(r.get(13)?),
-        acked_at: opt_from_micros(r.get(14)?),
-        acked: r.get::<_, Option<i64>>(14)?.is_some(),
-        queued_at: opt_from_micros(r.get(15)?),
-        reminders: r.get(16)?,
+        evidence_at: opt_from_micros(r.get("evidence_at")?),
+        fired_at: from_micros(r.get("fired_at")?),
+        updated_at: from_micros(r.get("updated_at")?),
+        notified_at: opt_from_micros(r.get("notified_at")?),
+        reminded_at: opt_from_micros(r.get("reminded_at")?),
+        resolved_at: opt_from_micros(r.get("resolved_at")?),
+        acked_at: opt_from_micros(r.get("acked_at")?),
+        acked: r.get::<_, Option<i64>>("acked_at")?.is_some(),
+        queued_at: opt_from_micros(r.get("queued_at")?),
+        reminders: r.get("reminders")?,
     })
 }
 
@@ -140,71 +120,6 @@ pub enum SilenceOutcome {
 }
 
 impl Store {
-    /// Too-frequent warnings of `cluster` with log time in `[since, until]`: (time, seconds apart).
-    pub(crate) fn too_frequent_between(
-        &self,
-        cluster: &str,
-        since: Timestamp,
-        until: Timestamp,
-    ) -> Result<Vec<(Timestamp, i64)>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT e.at, e.data FROM event e JOIN cluster c ON c.id = e.cluster_id
-                 WHERE c.name = ?1 AND e.kind = 'too_frequent' AND e.at >= ?2 AND e.at <= ?3 ORDER BY e.at, e.id",
-            )
-            .map_err(|e| self.sql(e))?;
-        let rows = stmt
-            .query_map(params![cluster, to_micros(since), to_micros(until)], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
-            })
-            .map_err(|e| self.sql(e))?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (at, data) = row.map_err(|e| self.sql(e))?;
-            let seconds = serde_json::from_str::<Value>(&data).ok().and_then(|d| d["seconds"].as_i64());
-            // A warning without its figure still counts; it just cannot be the smallest.
-            out.push((from_micros(at), seconds.unwrap_or(i64::MAX)));
-        }
-        Ok(out)
-    }
-
-    /// Checkpoints and restartpoints of `cluster` that started (or, with no
-    /// start line, completed) in `[since, until]`.
-    pub(crate) fn points_between(
-        &self,
-        cluster: &str,
-        since: Timestamp,
-        until: Timestamp,
-    ) -> Result<Vec<CheckpointRow>, StoreError> {
-        // Filter's until is exclusive; the window's end is the newest evidence itself.
-        let until = until.checked_add(jiff::SignedDuration::from_micros(1)).unwrap_or(until);
-        self.checkpoints(&Filter {
-            cluster: Some(cluster.into()),
-            since: Some(since),
-            until: Some(until),
-            trigger: None,
-        })
-    }
-
-    /// What walwatch has read of `cluster`'s files.
-    pub(crate) fn log_growth(&self, cluster: &str) -> Result<LogGrowth, StoreError> {
-        self.conn
-            .query_row(
-                "SELECT MIN(s.first_read), MAX(s.last_read), COALESCE(SUM(s.read_to), 0)
-                 FROM source s JOIN cluster c ON c.id = s.cluster_id WHERE c.name = ?1",
-                [cluster],
-                |r| {
-                    Ok(LogGrowth {
-                        first_read: opt_from_micros(r.get(0)?),
-                        last_read: opt_from_micros(r.get(1)?),
-                        bytes_read: r.get(2)?,
-                    })
-                },
-            )
-            .map_err(|e| self.sql(e))
-    }
-
     /// Alerts, newest first: open ones only unless `all`.
     pub fn alerts(&self, cluster: Option<&str>, all: bool) -> Result<Vec<AlertRow>, StoreError> {
         let sql = format!(

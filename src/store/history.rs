@@ -4,14 +4,15 @@
 use jiff::Timestamp;
 use rusqlite::params;
 
-use super::micros::{from_micros, to_micros};
+use super::columns::{from_micros, to_micros};
 use super::{Store, StoreError};
+use crate::model::event::Trigger;
 
 /// One checkpoint or restartpoint that has a start time.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PointStart {
     pub started_at: Timestamp,
-    pub trigger: Option<String>,
+    pub trigger: Option<Trigger>,
     pub distance_kb: Option<i64>,
     pub wal_files_added: Option<i64>,
 }

@@ -15,7 +15,7 @@ pub mod alerts;
 pub mod daemon;
 pub mod history;
 pub mod lock;
-mod micros;
+mod columns;
 pub mod outbox;
 pub mod query;
 pub mod settings;

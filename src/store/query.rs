@@ -1,5 +1,6 @@
-//! Reading: the checkpoint history and its summary, for the CLI, and the
-//! log times the alert rules take their windows from.
+//! Reading the log's history: checkpoints and their summary (the CLI), and
+//! what the alert rules look at — the log times their windows come from,
+//! the points and too-frequent warnings in a window, the log's growth.
 //!
 //! **Events dated ahead.** An event whose log time was more than a tolerance
 //! ahead of walwatch's clock when it was read (`event.ahead_us`, see
@@ -12,8 +13,9 @@ use jiff::{SignedDuration, Timestamp};
 use rusqlite::{params, params_from_iter, types::Value, Row};
 use serde::Serialize;
 
-use super::micros::{opt_from_micros, to_micros};
+use super::columns::{from_micros, opt_from_micros, to_micros};
 use super::{Store, StoreError};
+use crate::model::event::{PointKind, Trigger};
 
 /// Which rows a query covers. Times are UTC microseconds, `until` exclusive.
 #[derive(Debug, Clone, Default)]
@@ -21,7 +23,7 @@ pub struct Filter {
     pub cluster: Option<String>,
     pub since: Option<Timestamp>,
     pub until: Option<Timestamp>,
-    pub trigger: Option<String>,
+    pub trigger: Option<Trigger>,
 }
 
 impl Filter {
@@ -49,8 +51,8 @@ impl Filter {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckpointRow {
     pub cluster: String,
-    pub kind: String,
-    pub trigger: Option<String>,
+    pub kind: PointKind,
+    pub trigger: Option<Trigger>,
     pub flags: Vec<String>,
     #[serde(serialize_with = "crate::timefmt::serialize_opt")]
     pub started_at: Option<Timestamp>,
@@ -80,30 +82,30 @@ const CHECKPOINT_COLUMNS: &str = "c.name, k.kind, k.trigger, k.flags, k.started_
     k.distance_kb, k.estimate_kb, k.lsn, k.redo_lsn";
 
 fn checkpoint_row(r: &Row<'_>) -> rusqlite::Result<CheckpointRow> {
-    let flags: Option<String> = r.get(3)?;
+    let flags: Option<String> = r.get("flags")?;
     Ok(CheckpointRow {
-        cluster: r.get(0)?,
-        kind: r.get(1)?,
-        trigger: r.get(2)?,
+        cluster: r.get("name")?,
+        kind: r.get("kind")?,
+        trigger: r.get("trigger")?,
         flags: flags.map(|f| f.split_whitespace().map(String::from).collect()).unwrap_or_default(),
-        started_at: opt_from_micros(r.get(4)?),
-        completed_at: opt_from_micros(r.get(5)?),
-        buffers_written: r.get(6)?,
-        buffers_pct: r.get(7)?,
-        slru_buffers_written: r.get(8)?,
-        wal_files_added: r.get(9)?,
-        wal_files_removed: r.get(10)?,
-        wal_files_recycled: r.get(11)?,
-        write_s: r.get(12)?,
-        sync_s: r.get(13)?,
-        total_s: r.get(14)?,
-        sync_files: r.get(15)?,
-        sync_longest_s: r.get(16)?,
-        sync_average_s: r.get(17)?,
-        distance_kb: r.get(18)?,
-        estimate_kb: r.get(19)?,
-        lsn: r.get(20)?,
-        redo_lsn: r.get(21)?,
+        started_at: opt_from_micros(r.get("started_at")?),
+        completed_at: opt_from_micros(r.get("completed_at")?),
+        buffers_written: r.get("buffers_written")?,
+        buffers_pct: r.get("buffers_pct")?,
+        slru_buffers_written: r.get("slru_buffers_written")?,
+        wal_files_added: r.get("wal_files_added")?,
+        wal_files_removed: r.get("wal_files_removed")?,
+        wal_files_recycled: r.get("wal_files_recycled")?,
+        write_s: r.get("write_s")?,
+        sync_s: r.get("sync_s")?,
+        total_s: r.get("total_s")?,
+        sync_files: r.get("sync_files")?,
+        sync_longest_s: r.get("sync_longest_s")?,
+        sync_average_s: r.get("sync_average_s")?,
+        distance_kb: r.get("distance_kb")?,
+        estimate_kb: r.get("estimate_kb")?,
+        lsn: r.get("lsn")?,
+        redo_lsn: r.get("redo_lsn")?,
     })
 }
 
@@ -127,24 +129,23 @@ pub struct ByTrigger {
 }
 
 impl ByTrigger {
-    pub fn get(&self, trigger: &str) -> Option<i64> {
-        Some(match trigger {
-            "shutdown" => self.shutdown,
-            "end-of-recovery" => self.end_of_recovery,
-            "wal" => self.wal,
-            "time" => self.time,
-            "manual" => self.manual,
-            _ => return None,
-        })
+    pub fn get(&self, trigger: Trigger) -> i64 {
+        match trigger {
+            Trigger::Shutdown => self.shutdown,
+            Trigger::EndOfRecovery => self.end_of_recovery,
+            Trigger::Wal => self.wal,
+            Trigger::Time => self.time,
+            Trigger::Manual => self.manual,
+        }
     }
 
-    fn add(&mut self, trigger: &str, n: i64) {
+    fn add(&mut self, trigger: Trigger, n: i64) {
         let slot = match trigger {
-            "shutdown" => &mut self.shutdown,
-            "end-of-recovery" => &mut self.end_of_recovery,
-            "wal" => &mut self.wal,
-            "time" => &mut self.time,
-            _ => &mut self.manual,
+            Trigger::Shutdown => &mut self.shutdown,
+            Trigger::EndOfRecovery => &mut self.end_of_recovery,
+            Trigger::Wal => &mut self.wal,
+            Trigger::Time => &mut self.time,
+            Trigger::Manual => &mut self.manual,
         };
         *slot += n;
     }
@@ -217,13 +218,89 @@ fn tolerance_us(tolerance: Duration) -> i64 {
 
 const POINT_TIME: &str = "COALESCE(k.started_at, k.completed_at)";
 
+/// What walwatch has read of a cluster's log files (table source), in wall-clock time.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct LogGrowth {
+    /// When walwatch first read any of the cluster's files.
+    pub first_read: Option<Timestamp>,
+    /// When walwatch last read new bytes from them (a commit happens only when the offset moves).
+    pub last_read: Option<Timestamp>,
+    /// Bytes read so far, all files together.
+    pub bytes_read: i64,
+}
+
 impl Store {
+    /// Too-frequent warnings of `cluster` with log time in `[since, until]`: (time, seconds apart).
+    pub(crate) fn too_frequent_between(
+        &self,
+        cluster: &str,
+        since: Timestamp,
+        until: Timestamp,
+    ) -> Result<Vec<(Timestamp, i64)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT e.at, e.data FROM event e JOIN cluster c ON c.id = e.cluster_id
+                 WHERE c.name = ?1 AND e.kind = 'too_frequent' AND e.at >= ?2 AND e.at <= ?3 ORDER BY e.at, e.id",
+            )
+            .map_err(|e| self.sql(e))?;
+        let rows = stmt
+            .query_map(params![cluster, to_micros(since), to_micros(until)], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+            })
+            .map_err(|e| self.sql(e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (at, data) = row.map_err(|e| self.sql(e))?;
+            let seconds = serde_json::from_str::<serde_json::Value>(&data).ok().and_then(|d| d["seconds"].as_i64());
+            // A warning without its figure still counts; it just cannot be the smallest.
+            out.push((from_micros(at), seconds.unwrap_or(i64::MAX)));
+        }
+        Ok(out)
+    }
+
+    /// Checkpoints and restartpoints of `cluster` that started (or, with no
+    /// start line, completed) in `[since, until]`.
+    pub(crate) fn points_between(
+        &self,
+        cluster: &str,
+        since: Timestamp,
+        until: Timestamp,
+    ) -> Result<Vec<CheckpointRow>, StoreError> {
+        // Filter's until is exclusive; the window's end is the newest evidence itself.
+        let until = until.checked_add(jiff::SignedDuration::from_micros(1)).unwrap_or(until);
+        self.checkpoints(&Filter {
+            cluster: Some(cluster.into()),
+            since: Some(since),
+            until: Some(until),
+            trigger: None,
+        })
+    }
+
+    /// What walwatch has read of `cluster`'s files.
+    pub(crate) fn log_growth(&self, cluster: &str) -> Result<LogGrowth, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT MIN(s.first_read), MAX(s.last_read), COALESCE(SUM(s.read_to), 0)
+                 FROM source s JOIN cluster c ON c.id = s.cluster_id WHERE c.name = ?1",
+                [cluster],
+                |r| {
+                    Ok(LogGrowth {
+                        first_read: opt_from_micros(r.get(0)?),
+                        last_read: opt_from_micros(r.get(1)?),
+                        bytes_read: r.get(2)?,
+                    })
+                },
+            )
+            .map_err(|e| self.sql(e))
+    }
+
     /// Checkpoints and restartpoints in time order.
     pub fn checkpoints(&self, filter: &Filter) -> Result<Vec<CheckpointRow>, StoreError> {
         let (mut cond, mut values) = filter.conditions(POINT_TIME);
         if let Some(t) = &filter.trigger {
             cond.push_str(" AND k.trigger = ?");
-            values.push(Value::Text(t.clone()));
+            values.push(Value::Text(t.as_str().to_string()));
         }
         let sql = format!(
             "SELECT {CHECKPOINT_COLUMNS} FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id
@@ -260,7 +337,7 @@ impl Store {
         let mut stmt = self.conn.prepare(&sql).map_err(|e| self.sql(e))?;
         let rows = stmt
             .query_map(params_from_iter(values), |r| {
-                Ok((r.get::<_, Option<String>>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
+                Ok((r.get::<_, Option<Trigger>>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
             })
             .map_err(|e| self.sql(e))?;
         let mut counts = PointCounts::default();
@@ -269,7 +346,7 @@ impl Store {
             counts.started += started;
             counts.completed += completed;
             if let Some(t) = trigger {
-                counts.by_trigger.add(&t, started);
+                counts.by_trigger.add(t, started);
             }
         }
         Ok(counts)
@@ -403,7 +480,8 @@ pub(crate) mod test_store {
     pub fn store(dir: &Path, lines: Vec<Line>) -> Store {
         let mut store = Store::open(&dir.join("w.db")).unwrap();
         let cluster_id = store.cluster_id("main").unwrap();
-        let spec = SourceSpec { path: "/log/postgresql.log", meta: None, format: "stderr", prefix: None };
+        let spec =
+            SourceSpec { path: "/log/postgresql.log", meta: None, format: crate::frame::Format::Stderr, prefix: None };
         let (mut row, _) = store.source_for(cluster_id, b"2026-11-22 10:00:00.000 UTC [7] LOG:  a\n", &spec).unwrap();
         let events: Vec<Event> = lines
             .iter()
@@ -549,7 +627,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = store(dir.path(), vec![start("2026-11-22T10:00:00Z", "time", None)]);
         let cluster_id = s.cluster_id("main").unwrap();
-        let spec = crate::store::SourceSpec { path: "/log/b.log", meta: None, format: "stderr", prefix: None };
+        let spec = crate::store::SourceSpec {
+            path: "/log/b.log",
+            meta: None,
+            format: crate::frame::Format::Stderr,
+            prefix: None,
+        };
         let (mut row, _) = s.source_for(cluster_id, b"2026-11-22 10:00:00.000 UTC [7] LOG:  b\n", &spec).unwrap();
         let soon = Timestamp::now() + SignedDuration::from_hours(1);
         let body = EventBody::ServerReady { read_only: false };

@@ -4,7 +4,7 @@
 use jiff::Timestamp;
 use rusqlite::{params, OptionalExtension};
 
-use super::micros::{from_micros, to_micros};
+use super::columns::{from_micros, to_micros};
 use super::{Store, StoreError};
 
 /// The two sources walwatch reads itself; the log's changes live in `event`.

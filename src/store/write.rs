@@ -4,10 +4,11 @@ use jiff::Timestamp;
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 use serde_json::json;
 
-use super::micros::to_micros;
+use super::columns::to_micros;
 use super::{Store, StoreError};
+use crate::frame::Format;
 use crate::frame::Pos;
-use crate::model::event::{trigger_of, CompleteStats, Event, EventBody, PointKind};
+use crate::model::event::{CompleteStats, Event, EventBody, PointKind, Trigger};
 use crate::source::{FileMeta, Fingerprint, FINGERPRINT_BYTES};
 
 /// A known source and how far it has been read.
@@ -27,7 +28,7 @@ pub struct SourceRow {
 pub struct SourceSpec<'a> {
     pub path: &'a str,
     pub meta: Option<FileMeta>,
-    pub format: &'a str,
+    pub format: Format,
     pub prefix: Option<&'a str>,
 }
 
@@ -224,7 +225,7 @@ fn insert_source(
         fp.len as i64,
         fp.hash as i64,
         head,
-        spec.format,
+        spec.format.as_str(),
         spec.prefix,
         spec.meta.map(|m| m.size as i64),
         now
@@ -352,7 +353,7 @@ fn pair_start(
         other => other,
     };
     let flags_text = flags.join(" ");
-    let trigger = trigger_of(flags);
+    let trigger = Trigger::of(flags).as_str();
     if let Some((id, completed_at)) = orphan {
         // Another start of the process between the two would be the one
         // the complete closes. Strictly before the complete: a start dated
@@ -511,12 +512,12 @@ impl Store {
     /// The log_line_prefix that the cluster's most recently read source of
     /// `format` was read with: a new file of the same cluster most likely
     /// has it too (see `ingest::inferred`).
-    pub(crate) fn cluster_prefix(&self, cluster_id: i64, format: &str) -> Result<Option<String>, StoreError> {
+    pub(crate) fn cluster_prefix(&self, cluster_id: i64, format: Format) -> Result<Option<String>, StoreError> {
         self.conn
             .query_row(
                 "SELECT prefix FROM source WHERE cluster_id = ?1 AND format = ?2 AND prefix IS NOT NULL
                  ORDER BY last_read DESC, id DESC LIMIT 1",
-                params![cluster_id, format],
+                params![cluster_id, format.as_str()],
                 |r| r.get(0),
             )
             .optional()
@@ -529,7 +530,7 @@ mod tests {
     use super::*;
 
     fn spec(path: &str) -> SourceSpec<'_> {
-        SourceSpec { path, meta: None, format: "stderr", prefix: None }
+        SourceSpec { path, meta: None, format: crate::frame::Format::Stderr, prefix: None }
     }
 
     /// Log-like content long enough for a full fingerprint.
@@ -662,7 +663,9 @@ mod tests {
     fn pairs(store: &Store) -> Vec<Pair> {
         let fmt = |t: Option<Timestamp>| t.map(|t| t.strftime("%H:%M:%S%.3f").to_string());
         let rows = store.checkpoints(&crate::store::query::Filter::default()).unwrap();
-        rows.iter().map(|r| (fmt(r.started_at), fmt(r.completed_at), r.trigger.clone(), r.distance_kb)).collect()
+        rows.iter()
+            .map(|r| (fmt(r.started_at), fmt(r.completed_at), r.trigger.map(|t| t.to_string()), r.distance_kb))
+            .collect()
     }
 
     /// The pairs read straight from the log text: each complete line closes

@@ -84,7 +84,7 @@ fn fire_notify_rerun_resolve() {
     assert!(c.fired.is_empty() && c.notices.is_empty() && c.resolved.is_empty(), "{c:?}");
     assert_eq!(ids(&c.still_open), [1, 2]);
     assert_eq!(row(&db, 1).summary, "4 forced");
-    assert_eq!(row(&db, 1).state, "notified");
+    assert_eq!(row(&db, 1).state.as_str(), "notified");
 
     // fsync is back on: resolved, with a resolved notice (its firing notice was queued).
     let c = run(&db, &config, vec![forced()], "2026-11-22T12:02:00Z");
@@ -312,7 +312,7 @@ fn a_resolved_notice_only_follows_a_firing_notice_and_never_in_a_silence() {
     assert_eq!((ids(&c.silenced), c.notices.len()), (vec![1], 0));
     let c = run(&db, &config, vec![], "2026-11-22T13:30:00Z");
     assert_eq!((ids(&c.resolved), c.notices.len()), (vec![1], 0));
-    assert_eq!(row(&db, 1).state, "resolved");
+    assert_eq!(row(&db, 1).state.as_str(), "resolved");
 
     // Fired and notified, then silenced: resolving it in the silence is quiet.
     let c = run(&db, &config, vec![tf()], "2026-11-22T14:00:00Z");

@@ -10,6 +10,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::json;
 
 use super::{secs, Evidence, Finding, Rule, Window};
+use crate::model::event::Trigger;
 use crate::config::value;
 use crate::model::alert::Severity;
 use crate::settings::Settings;
@@ -67,7 +68,7 @@ pub fn check(
     let target = settings.number("checkpoint_completion_target")?;
     let schedule = timeout * target;
     let limit = schedule * rule.slack;
-    let timed = points.iter().filter(|p| p.trigger.as_deref() == Some("time"));
+    let timed = points.iter().filter(|p| p.trigger == Some(Trigger::Time));
     let inside = timed.filter(|p| p.started_at.is_some_and(|t| window.contains(t)));
     let over: Vec<&CheckpointRow> = inside.filter(|p| p.total_s.is_some_and(|s| s > limit)).collect();
     let worst = over.iter().max_by(|a, b| a.total_s.unwrap_or(0.0).total_cmp(&b.total_s.unwrap_or(0.0)))?;
@@ -158,7 +159,7 @@ mod tests {
         assert_eq!(check(&[timed(15.0)], &window(), &rule, &s), None);
         assert_eq!(check(&[timed(15.011)], &window(), &rule, &s).unwrap().figures["max_total_s"], 15.011);
         let mut forced = timed(100.0);
-        forced.trigger = Some("wal".into());
+        forced.trigger = Some(Trigger::Wal);
         assert_eq!(check(&[forced], &window(), &rule, &s), None);
     }
 

@@ -12,6 +12,7 @@ use super::{percent, Evidence, Finding, Rule, Window};
 use crate::analyze::sizing::Suggestion;
 use crate::config::value;
 use crate::model::alert::{Severity, SuggestionText};
+use crate::model::event::{PointKind, Trigger};
 use crate::store::query::CheckpointRow;
 use crate::store::StoreError;
 
@@ -66,16 +67,16 @@ pub fn check(
 ) -> Option<Finding> {
     let started: Vec<(&CheckpointRow, jiff::Timestamp)> =
         points.iter().filter_map(|p| Some((p, p.started_at?))).filter(|(_, t)| window.contains(*t)).collect();
-    let trigger = |p: &CheckpointRow, t: &str| p.trigger.as_deref() == Some(t);
-    let forced: Vec<jiff::Timestamp> = started.iter().filter(|(p, _)| trigger(p, "wal")).map(|(_, t)| *t).collect();
-    let timed = started.iter().filter(|(p, _)| trigger(p, "time")).count();
+    let trigger = |p: &CheckpointRow, t: Trigger| p.trigger == Some(t);
+    let forced: Vec<jiff::Timestamp> = started.iter().filter(|(p, _)| trigger(p, Trigger::Wal)).map(|(_, t)| *t).collect();
+    let timed = started.iter().filter(|(p, _)| trigger(p, Trigger::Time)).count();
     let other = started.len() - forced.len() - timed;
     let count = forced.len();
     let share = if count + timed == 0 { 0.0 } else { count as f64 / (count + timed) as f64 };
     if count < rule.min_count as usize || share < rule.min_share {
         return None;
     }
-    let restartpoints = started.iter().filter(|(p, _)| trigger(p, "wal") && p.kind == "restartpoint").count();
+    let restartpoints = started.iter().filter(|(p, _)| trigger(p, Trigger::Wal) && p.kind == PointKind::Restartpoint).count();
     let summary = format!(
         "{count} WAL-triggered checkpoints in {} ({} of the WAL- and time-triggered ones): max_wal_size is too small for the WAL written",
         window.describe(),
@@ -173,7 +174,7 @@ mod tests {
                 timed_checkpoints: 9,
                 too_frequent: 0,
             },
-            confidence: "high",
+            confidence: crate::analyze::sizing::Confidence::High,
             cost: Cost { pg_wal_mb: None, crash_recovery_wal_mb: None, replay_mb_s: None, crash_recovery_s: None },
             explanation: vec!["Peak WAL rate 3000 kB/s.".into(), "2048MB = …".into()],
             sql: sql.map(String::from),
@@ -235,9 +236,9 @@ mod tests {
     #[test]
     fn counts_restartpoints_separately_too() {
         let mut points = rows(3, 0, 1);
-        points[1].kind = "restartpoint".into();
+        points[1].kind = PointKind::Restartpoint;
         // A manual restartpoint is not a forced one.
-        points[3].kind = "restartpoint".into();
+        points[3].kind = PointKind::Restartpoint;
         let f = check(&points, &window(), &ForcedCheckpoints::default(), None).unwrap();
         assert_eq!((f.figures["count"].as_u64(), f.figures["restartpoints"].as_u64()), (Some(3), Some(1)));
         let standby = "1 of them are restartpoints on a standby: its own max_wal_size applies.";

@@ -22,7 +22,7 @@ use super::{secs, Evidence, Finding, Rule};
 use crate::config::value;
 use crate::model::alert::Severity;
 use crate::settings::Settings;
-use crate::store::alerts::LogGrowth;
+use crate::store::query::LogGrowth;
 use crate::store::query::LogTimes;
 use crate::store::{Store, StoreError};
 

@@ -311,8 +311,8 @@ pub(crate) mod test_support {
         let started = at(start);
         CheckpointRow {
             cluster: "main".into(),
-            kind: "checkpoint".into(),
-            trigger: Some(trigger.into()),
+            kind: crate::model::event::PointKind::Checkpoint,
+            trigger: Some(crate::model::event::Trigger::parse(trigger).expect("a trigger name")),
             flags: vec![trigger.into()],
             started_at: Some(started),
             completed_at: Some(started + jiff::SignedDuration::from_secs(1)),

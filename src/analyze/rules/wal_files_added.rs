@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::{percent, Evidence, Finding, Rule, Window};
+use crate::model::event::Trigger;
 use crate::analyze::sizing::Suggestion;
 use crate::config::value;
 use crate::model::alert::{Severity, SuggestionText};
@@ -65,7 +66,7 @@ pub fn check(
     suggestion: Option<&Suggestion>,
 ) -> Option<Finding> {
     // Load-driven cycles only: a shutdown or manual checkpoint says nothing about the steady state.
-    let cycle = |p: &&CheckpointRow| matches!(p.trigger.as_deref(), Some("wal" | "time"));
+    let cycle = |p: &&CheckpointRow| matches!(p.trigger, Some(Trigger::Wal | Trigger::Time));
     let inside = |p: &&CheckpointRow| p.completed_at.is_some_and(|t| window.contains(t));
     let cycles: Vec<(&CheckpointRow, i64)> =
         points.iter().filter(cycle).filter(inside).filter_map(|p| Some((p, p.wal_files_added?))).collect();
@@ -165,7 +166,7 @@ mod tests {
         assert_eq!(check(&cycles(&[1, 1, 1, 1, 1]), &window(), &rule, &s, None), None, "5 cycles only");
         // Manual and shutdown checkpoints are not cycles.
         let mut points = cycles(&[1, 1, 1, 0, 0, 0]);
-        points[0].trigger = Some("shutdown".into());
+        points[0].trigger = Some(Trigger::Shutdown);
         assert_eq!(check(&points, &window(), &rule, &s, None), None);
     }
 }

@@ -1,3 +1,4 @@
+use crate::model::event::Trigger;
 use jiff::{SignedDuration, Timestamp};
 
 use super::*;
@@ -24,7 +25,8 @@ fn at(secs: i64) -> Timestamp {
 }
 
 fn point(secs: i64, trigger: &str, distance_kb: Option<i64>, added: i64) -> PointStart {
-    PointStart { started_at: at(secs), trigger: Some(trigger.into()), distance_kb, wal_files_added: Some(added) }
+    let trigger = Some(Trigger::parse(trigger).expect("a trigger name"));
+    PointStart { started_at: at(secs), trigger, distance_kb, wal_files_added: Some(added) }
 }
 
 #[test]
@@ -133,7 +135,7 @@ fn forced_checkpoints_give_a_size_from_the_formula_with_sql_and_cost() {
     // W x (1 + cct) = 556.6 MB at 128 MB/s.
     assert_eq!(s.cost.crash_recovery_wal_mb, Some(556.6));
     assert_eq!(s.cost.crash_recovery_s, Some(4.3));
-    assert_eq!(s.confidence, "medium");
+    assert_eq!(s.confidence.to_string(), "medium");
     let text = s.explanation.join("\n");
     assert!(text.contains("Raise max_wal_size from 32MB to 768MB."), "{text}");
     assert!(text.contains("The cycles were short (median 20 s against checkpoint_timeout 300 s)"), "{text}");
@@ -163,7 +165,7 @@ fn enough_size_is_kept_and_far_too_much_is_only_a_note() {
 fn forced_checkpoints_never_lower_the_size() {
     // Rare bursts: 1 forced cycle in 40 is above the p95 rate.
     let mut history = steady(100, 40, 300, "time");
-    history.points[20].trigger = Some("wal".into());
+    history.points[20].trigger = Some(Trigger::Wal);
     history.points[20].distance_kb = Some(100_000 * 300);
     let s = from_history("main", Settings::default(), &history, t0(), &pg(15, 2048.0, 0.9), &advice());
     assert_eq!(s.suggested.max_wal_size_mb, Some(2048));
@@ -177,7 +179,7 @@ fn too_few_samples_give_no_suggestion_and_say_why() {
     let s = from_history("main", Settings::default(), &history, t0(), &pg(15, 32.0, 0.9), &advice());
     assert_eq!(s.suggested, Suggested { max_wal_size_mb: None, min_wal_size_mb: None });
     assert_eq!(s.sql, None);
-    assert_eq!(s.confidence, "low");
+    assert_eq!(s.confidence.to_string(), "low");
     assert!(s.explanation[1].starts_with("No suggestion: 4 usable cycles, fewer than the 5 needed"));
 }
 
@@ -329,11 +331,11 @@ fn confidence_is_high_from_four_times_the_minimum_samples_over_a_day() {
         from_history("main", Settings::default(), &history, t0(), &p, &advice()).confidence
     };
     // 20 cycles (4 x min_samples 5) whose ends span 19 periods: 24 h or more.
-    assert_eq!(confidence(20, 4548), "high");
-    assert_eq!(confidence(20, 4547), "medium", "19 x 4547 s is just under 24 h");
-    assert_eq!(confidence(19, 10_000), "medium", "19 cycles over two days are still too few");
-    assert_eq!(confidence(5, 86_400), "medium");
-    assert_eq!(confidence(4, 86_400), "low");
+    assert_eq!(confidence(20, 4548).to_string(), "high");
+    assert_eq!(confidence(20, 4547).to_string(), "medium", "19 x 4547 s is just under 24 h");
+    assert_eq!(confidence(19, 10_000).to_string(), "medium", "19 cycles over two days are still too few");
+    assert_eq!(confidence(5, 86_400).to_string(), "medium");
+    assert_eq!(confidence(4, 86_400).to_string(), "low");
 }
 
 /// Lines of a real PostgreSQL 15 log (fixture 15-stderr-default-noise).
