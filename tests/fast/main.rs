@@ -12,6 +12,7 @@ mod bounded_memory;
 mod config;
 mod fixtures_truth;
 mod import_behaviour;
+mod layers;
 mod mail_config;
 mod settings_cli;
 mod tailer_model;
