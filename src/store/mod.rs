@@ -19,7 +19,9 @@ mod columns;
 pub mod outbox;
 pub mod query;
 pub mod settings;
-mod write;
+mod checkpoints;
+mod events;
+mod sources;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -27,7 +29,7 @@ use std::time::Duration;
 use rusqlite::{Connection, DatabaseName, ErrorCode, OpenFlags, TransactionBehavior};
 use thiserror::Error;
 
-pub use write::{SourceRow, SourceSpec};
+pub use sources::{SourceRow, SourceSpec};
 
 /// Forward-only schema steps; the version is SQLite's user_version (the
 /// number of steps applied). Never edit a step once released: add one.

@@ -1,0 +1,382 @@
+//! Checkpoints (table checkpoint): each start line paired with its
+//! complete line, in log order, whatever order the files are read in; a
+//! start without a complete and a complete without a start each keep a row.
+
+use rusqlite::{params, OptionalExtension, Transaction};
+
+use super::columns::to_micros;
+use super::sources::SourceRow;
+use crate::model::event::{CompleteStats, Event, EventBody, PointKind, Trigger};
+
+/// Two days: checkpoint_timeout's maximum (one day) with room for the sync.
+const LONGEST_CHECKPOINT_US: i64 = 2 * 86_400 * 1_000_000;
+
+/// Keeps the checkpoint table in step with a newly stored event.
+pub(super) fn apply(tx: &Transaction<'_>, source: &SourceRow, event_id: i64, event: &Event) -> rusqlite::Result<()> {
+    let cluster_id = source.cluster_id;
+    let at = to_micros(event.at);
+    match &event.body {
+        EventBody::PointStart { kind, flags } => pair_start(tx, source, event_id, event, *kind, flags),
+        EventBody::PointComplete { kind, stats } => {
+            let id = start_to_complete(tx, source, event, *kind)?;
+            complete(tx, id, event_id, at, stats)
+        }
+        EventBody::ServerStart { .. } | EventBody::CrashReinit | EventBody::ServerShutdown => {
+            // A new server run: nothing open before this point can still be paired.
+            tx.prepare_cached(
+                "UPDATE checkpoint SET pairable = 0 WHERE cluster_id = ?1 AND pairable = 1
+                   AND COALESCE(started_at, completed_at) <= ?2",
+            )?
+            .execute(params![cluster_id, at])
+            .map(drop)
+        }
+        _ => Ok(()),
+    }
+}
+
+fn pair_start(
+    tx: &Transaction<'_>,
+    source: &SourceRow,
+    event_id: i64,
+    event: &Event,
+    kind: PointKind,
+    flags: &[String],
+) -> rusqlite::Result<()> {
+    let (cluster_id, pid, at) = (source.cluster_id, event.pid, to_micros(event.at));
+    // A complete line stored earlier (files read out of order: an import of
+    // the newer file first, or a daemon that read a copytruncate'd live file
+    // before the copy's tail) that this start opens. A checkpoint lasts at
+    // most checkpoint_timeout (1 day at most) and its sync: a complete line
+    // dated further ahead (a server clock once far ahead, a forged line from
+    // 2099) opens nothing. `pairable` is not asked: on a row without a start
+    // it only says that a server restart was stored *after* the complete,
+    // which does not separate it from a start before it; a restart between
+    // the two does (`restart_between`). A complete earlier in this start's
+    // own file is an earlier checkpoint's, whatever its time says (the next
+    // checkpoint often starts the same millisecond).
+    let orphan: Option<(i64, i64)> = tx
+        .query_row(
+            "SELECT c.id, c.completed_at FROM checkpoint c JOIN event e ON e.id = c.complete_event_id
+             WHERE c.cluster_id = ?1 AND c.kind = ?2 AND c.pid IS ?3 AND c.start_event_id IS NULL
+               AND c.completed_at >= ?4 AND c.completed_at <= ?4 + ?5
+               AND NOT (e.source_id = ?6 AND e.offset < ?7)
+             ORDER BY c.completed_at, c.id LIMIT 1",
+            params![cluster_id, kind.as_str(), pid, at, LONGEST_CHECKPOINT_US, source.id, event.offset as i64],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    let orphan = match orphan {
+        Some((_, completed_at)) if restart_between(tx, cluster_id, at, completed_at)? => None,
+        other => other,
+    };
+    let flags_text = flags.join(" ");
+    let trigger = Trigger::of(flags).as_str();
+    if let Some((id, completed_at)) = orphan {
+        // Another start of the process between the two would be the one
+        // the complete closes. Strictly before the complete: a start dated
+        // the same millisecond is the next checkpoint (PostgreSQL logs
+        // "starting" right after the previous "complete", as forced
+        // checkpoints do), never one that completes at that instant.
+        let between: i64 = tx
+            .prepare_cached(
+                "SELECT count(*) FROM checkpoint WHERE cluster_id = ?1 AND kind = ?2 AND pid IS ?3
+               AND started_at > ?4 AND started_at < ?5",
+            )?
+            .query_row(params![cluster_id, kind.as_str(), pid, at, completed_at], |r| r.get(0))?;
+        if between == 0 {
+            tx.prepare_cached(
+                "UPDATE checkpoint SET start_event_id = ?2, started_at = ?3, flags = ?4, trigger = ?5, pairable = 0 WHERE id = ?1",
+            )?
+            .execute(
+                params![id, event_id, at, flags_text, trigger],
+            )?;
+            return Ok(());
+        }
+    }
+    tx.prepare_cached(
+        "INSERT INTO checkpoint(cluster_id, kind, pid, start_event_id, started_at, flags, trigger)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![cluster_id, kind.as_str(), pid, event_id, at, flags_text, trigger])?;
+    Ok(())
+}
+
+/// Whether the cluster's server started, crashed or shut down strictly
+/// between `from` and `to`: no checkpoint spans that.
+fn restart_between(tx: &Transaction<'_>, cluster_id: i64, from: i64, to: i64) -> rusqlite::Result<bool> {
+    tx.prepare_cached(
+        "SELECT EXISTS(SELECT 1 FROM event WHERE cluster_id = ?1
+           AND kind IN ('server_start', 'crash_reinit', 'server_shutdown') AND at > ?2 AND at < ?3)",
+    )?
+    .query_row(params![cluster_id, from, to], |r| r.get(0))
+}
+
+/// The row a complete line fills: the start of the same process that
+/// precedes it, if that start still waits for its complete (not completed,
+/// no server restart since); else a new row without a start.
+///
+/// "Precedes" is log order: the latest such start before it in the same
+/// file. Times cannot decide it: a clock stepped back between the two lines
+/// dates the complete before its own start. Only when the file holds no
+/// start of that process before the line (the start is in the previous
+/// file) does time pick it: the latest start not after the complete.
+fn start_to_complete(
+    tx: &Transaction<'_>,
+    source: &SourceRow,
+    event: &Event,
+    kind: PointKind,
+) -> rusqlite::Result<i64> {
+    let start_kind = EventBody::PointStart { kind, flags: Vec::new() }.kind_name();
+    let in_file: Option<(i64, bool)> = tx
+        .prepare_cached(
+            "SELECT c.id, c.pairable FROM event e JOIN checkpoint c ON c.start_event_id = e.id
+             WHERE e.source_id = ?1 AND e.offset < ?2 AND e.kind = ?3 AND e.pid IS ?4
+             ORDER BY e.offset DESC LIMIT 1",
+        )?
+        .query_row(params![source.id, event.offset as i64, start_kind, event.pid], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    let latest = match in_file {
+        Some((id, false)) if completed_from_another_file(tx, id, source.id)? => Some((give_back_start(tx, id)?, true)),
+        Some(found) => Some(found),
+        None => tx
+            .prepare_cached(
+                "SELECT id, pairable FROM checkpoint
+                 WHERE cluster_id = ?1 AND kind = ?2 AND pid IS ?3 AND started_at <= ?4
+                 ORDER BY started_at DESC, id DESC LIMIT 1",
+            )?
+            .query_row(params![source.cluster_id, kind.as_str(), event.pid, to_micros(event.at)], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()?,
+    };
+    if let Some((id, true)) = latest {
+        return Ok(id);
+    }
+    tx.prepare_cached("INSERT INTO checkpoint(cluster_id, kind, pid) VALUES (?1, ?2, ?3)")?.execute(params![
+        source.cluster_id,
+        kind.as_str(),
+        event.pid
+    ])?;
+    Ok(tx.last_insert_rowid())
+}
+
+/// Whether row `id` was completed by a line of another file than `source`:
+/// its start was taken, when it was stored, for the start of a complete
+/// read earlier from a newer file (see `pair_start`).
+fn completed_from_another_file(tx: &Transaction<'_>, id: i64, source: i64) -> rusqlite::Result<bool> {
+    tx.prepare_cached(
+        "SELECT EXISTS(SELECT 1 FROM checkpoint c JOIN event e ON e.id = c.complete_event_id
+           WHERE c.id = ?1 AND e.source_id != ?2)",
+    )?
+    .query_row(params![id, source], |r| r.get(0))
+}
+
+/// Row `id`'s start has its own complete later in its own file, so the
+/// complete from another file it was given was not its own: the start moves
+/// to a new row (returned, for that complete) and row `id` is again a
+/// complete waiting for its start, which an earlier start may still claim.
+fn give_back_start(tx: &Transaction<'_>, id: i64) -> rusqlite::Result<i64> {
+    tx.prepare_cached(
+        "INSERT INTO checkpoint(cluster_id, kind, pid, start_event_id, started_at, flags, trigger)
+         SELECT cluster_id, kind, pid, start_event_id, started_at, flags, trigger FROM checkpoint WHERE id = ?1",
+    )?
+    .execute(params![id])?;
+    let moved = tx.last_insert_rowid();
+    tx.prepare_cached(
+        "UPDATE checkpoint SET start_event_id = NULL, started_at = NULL, flags = NULL, trigger = NULL, pairable = 1
+         WHERE id = ?1",
+    )?
+    .execute(params![id])?;
+    Ok(moved)
+}
+
+/// Fills row `id` with a complete line's figures.
+fn complete(tx: &Transaction<'_>, id: i64, event_id: i64, at: i64, stats: &CompleteStats) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "UPDATE checkpoint SET complete_event_id = ?2, completed_at = ?3,
+           pairable = (start_event_id IS NULL),
+           buffers_written = ?4, buffers_pct = ?5, slru_buffers_written = ?6,
+           wal_files_added = ?7, wal_files_removed = ?8, wal_files_recycled = ?9,
+           write_s = ?10, sync_s = ?11, total_s = ?12, sync_files = ?13, sync_longest_s = ?14,
+           sync_average_s = ?15, distance_kb = ?16, estimate_kb = ?17, lsn = ?18, redo_lsn = ?19
+         WHERE id = ?1",
+    )?
+    .execute(params![
+        id,
+        event_id,
+        at,
+        stats.buffers_written,
+        stats.buffers_pct,
+        stats.slru_buffers_written,
+        stats.wal_files_added,
+        stats.wal_files_removed,
+        stats.wal_files_recycled,
+        stats.write_s,
+        stats.sync_s,
+        stats.total_s,
+        stats.sync_files,
+        stats.sync_longest_s,
+        stats.sync_average_s,
+        stats.distance_kb,
+        stats.estimate_kb,
+        stats.lsn,
+        stats.redo_lsn
+    ])?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use jiff::Timestamp;
+
+    use crate::store::Store;
+
+    // --- Pairing (issue 9 §1, see mutants.md): real PostgreSQL 15 lines. ---
+
+    const NOISE: &str = "tests/fixtures/15-stderr-default-noise/log/postgresql-2026-11-22_080841.log";
+    const CRASH: &str = "tests/fixtures/15-stderr-default-crashimm/log/postgresql-2026-11-22_081334.log";
+    const AFTER_CRASH: &str = "tests/fixtures/15-stderr-default-crashimm/log/postgresql-2026-11-22_081730.log";
+
+    fn fixture(path: &str) -> Vec<String> {
+        let text = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
+        text.lines().map(|l| format!("{l}\n")).collect()
+    }
+
+    /// Imports `files` (each a list of lines) in the order given into a new store.
+    fn import(files: &[&[String]]) -> (tempfile::TempDir, Store) {
+        use crate::frame::time::TimeContext;
+        use crate::ingest::{self, Options};
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("w.db")).unwrap();
+        let cluster = store.cluster_id("c").unwrap();
+        let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        for (i, lines) in files.iter().enumerate() {
+            let file = dir.path().join(format!("postgresql-{i}.log"));
+            std::fs::write(&file, lines.concat()).unwrap();
+            ingest::import(&mut store, cluster, file.to_str().unwrap(), &opts, &time).unwrap();
+        }
+        (dir, store)
+    }
+
+    /// (started, completed, trigger, distance) of every checkpoint row, times as logged.
+    type Pair = (Option<String>, Option<String>, Option<String>, Option<i64>);
+
+    fn pairs(store: &Store) -> Vec<Pair> {
+        let fmt = |t: Option<Timestamp>| t.map(|t| t.strftime("%H:%M:%S%.3f").to_string());
+        let rows = store.checkpoints(&crate::store::query::Filter::default()).unwrap();
+        rows.iter()
+            .map(|r| (fmt(r.started_at), fmt(r.completed_at), r.trigger.map(|t| t.to_string()), r.distance_kb))
+            .collect()
+    }
+
+    /// The pairs read straight from the log text: each complete line closes
+    /// the start line before it (the fixture has one checkpointer).
+    fn pairs_in_text(lines: &[String]) -> Vec<Pair> {
+        let time = |l: &str| Some(l[11..23].to_string());
+        let mut out: Vec<Pair> = Vec::new();
+        for l in lines {
+            if let Some(flags) = l.split("LOG:  checkpoint starting: ").nth(1) {
+                // The cause among the flags; a CHECKPOINT command logs none ("immediate force wait").
+                let cause = ["wal", "time", "shutdown", "end-of-recovery"]
+                    .into_iter()
+                    .find(|c| flags.split_whitespace().any(|f| f == *c))
+                    .unwrap_or("manual");
+                out.push((time(l), None, Some(cause.to_string()), None));
+            } else if let Some(stats) = l.split("LOG:  checkpoint complete: ").nth(1) {
+                let distance = stats.split("distance=").nth(1).unwrap().split(" kB").next().unwrap().parse().unwrap();
+                let last = out.last_mut().unwrap();
+                assert_eq!(last.1, None, "two completes in a row: {l}");
+                (last.1, last.3) = (time(l), Some(distance));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_start_is_paired_with_its_complete_in_log_order() {
+        let lines = fixture(NOISE);
+        let want = pairs_in_text(&lines);
+        assert_eq!(want.len(), 19);
+        let (_dir, store) = import(&[&lines]);
+        assert_eq!(pairs(&store), want);
+    }
+
+    #[test]
+    fn a_start_imported_after_its_complete_claims_it() {
+        // A file holding only the start on line 1554 (08:09:02.433), and the
+        // file after it from that start's complete line on (line 1577,
+        // 08:09:02.688) up to the server's last checkpoint, imported first.
+        let lines = fixture(NOISE);
+        let first = &lines[1553..1554];
+        let second = &lines[1576..7680];
+        assert!(first[0].contains("checkpoint starting: wal") && second[0].contains("checkpoint complete"));
+        let (_dir, in_order) = import(&[first, second]);
+        let want = pairs(&in_order);
+        assert_eq!(
+            want[0],
+            (Some("08:09:02.433".into()), Some("08:09:02.688".into()), Some("wal".into()), Some(21874))
+        );
+        assert_eq!(want, pairs_in_text(&[first, second].concat()));
+        let (_dir, reversed) = import(&[second, first]);
+        assert_eq!(pairs(&reversed), want);
+    }
+
+    #[test]
+    fn a_waiting_complete_is_claimed_within_two_days_of_the_start() {
+        // The start on line 2168 (08:09:09.205) and its complete 27 s later
+        // (line 4312), the complete's file imported first; then the same
+        // complete dated 25 h later (checkpoint_timeout = 1d and a slow
+        // sync), and 49 h later (a clock once far ahead): never its complete.
+        let lines = fixture(NOISE);
+        let (start, complete) = (&lines[2167..2168], &lines[4311..4312]);
+        assert!(start[0].contains("08:09:09.205") && start[0].contains("checkpoint starting: wal"));
+        assert!(complete[0].contains("08:09:36.059") && complete[0].contains("checkpoint complete"));
+        let dated = |day: &str| complete[0].replace("2026-11-22 08:09:36.059", day);
+        let paired =
+            |c: &str| (Some("08:09:09.205".to_string()), Some(c.to_string()), Some("wal".to_string()), Some(20083));
+        let (_dir, store) = import(&[complete, start]);
+        assert_eq!(pairs(&store), [paired("08:09:36.059")]);
+        let (_dir, store) = import(&[&[dated("2026-11-23 09:09:36.059")], start]);
+        assert_eq!(pairs(&store), [paired("09:09:36.059")]);
+        let (_dir, store) = import(&[&[dated("2026-11-24 09:09:36.059")], start]);
+        assert_eq!(
+            pairs(&store),
+            [
+                (Some("08:09:09.205".into()), None, Some("wal".into()), None),
+                (None, Some("09:09:36.059".into()), None, Some(20083)),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_complete_after_a_restart_never_closes_a_start_from_before_it() {
+        // The crash fixture's last start (no complete: immediate shutdown),
+        // the next run's first line, and that run's first complete line,
+        // written by a checkpointer that got the old one's pid back (as in
+        // a container, where pids repeat from one start to the next).
+        let before = fixture(CRASH);
+        let after = fixture(AFTER_CRASH);
+        let start = before.iter().rev().find(|l| l.contains("checkpoint starting: wal")).unwrap().clone();
+        let complete = after.iter().find(|l| l.contains("checkpoint complete")).unwrap().replace("[29349]", "[28026]");
+        assert!(start.contains("[28026]") && after[0].contains("starting PostgreSQL"));
+        let want = [
+            (Some("08:17:23.524".into()), None, Some("wal".into()), None),
+            (None, Some("08:17:30.982".into()), None, Some(55_239)),
+        ];
+        let (_dir, store) = import(&[&[start, after[0].clone(), complete]]);
+        assert_eq!(pairs(&store), want);
+    }
+
+    #[test]
+    fn files_imported_newest_first_pair_as_in_log_order() {
+        // Two runs (a crash between them), each file ending with a server
+        // shutdown or crash that closes its run.
+        let (before, after) = (fixture(CRASH), fixture(AFTER_CRASH));
+        let (_dir, in_order) = import(&[&before, &after]);
+        let want = pairs(&in_order);
+        assert_eq!(want.len(), pairs_in_text(&before).len() + pairs_in_text(&after).len());
+        let (_dir, reversed) = import(&[&after, &before]);
+        assert_eq!(pairs(&reversed), want);
+    }
+}
