@@ -85,13 +85,15 @@ fn hot_path(c: &mut Criterion) {
 
     let stderr = fixture_log("15-stderr-default-noise", "log");
     let debian = Prefix::compile("%m [%p] %q%u@%d ", markers).expect("Debian's prefix");
-    group(c, "stderr, statements logged (PG 15)", &stderr, &|| Box::new(StderrScanner::new(debian.clone(), &time)));
+    group(c, "stderr, statements logged (PG 15)", &stderr, &|| {
+        Box::new(StderrScanner::new(debian.clone(), &time, walwatch::ingest::lexicon()))
+    });
 
     let csv = fixture_log("13-csvlog-std", "csv");
-    group(c, "csvlog (PG 13)", &csv, &|| Box::new(CsvScanner::new(&time)));
+    group(c, "csvlog (PG 13)", &csv, &|| Box::new(CsvScanner::new(&time, walwatch::ingest::lexicon())));
 
     let json = fixture_log("15-jsonlog-std", "json");
-    group(c, "jsonlog (PG 15)", &json, &|| Box::new(JsonScanner::new(&time)));
+    group(c, "jsonlog (PG 15)", &json, &|| Box::new(JsonScanner::new(&time, walwatch::ingest::lexicon())));
 }
 
 criterion_group!(benches, hot_path);

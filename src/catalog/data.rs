@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde::Deserialize;
 
-use super::level::{LineLevel, Secondary, Severity};
+use super::level::{LineLevel, LogSeverity, Secondary};
 use super::template::c_unescape;
 use super::{CatalogError, I18N_TSV, LEVELS};
 
@@ -81,16 +81,16 @@ pub(super) fn load_translations() -> Translations {
     map
 }
 
-fn severity_of(s: &str) -> Option<Severity> {
+fn severity_of(s: &str) -> Option<LogSeverity> {
     Some(match s {
-        "debug" => Severity::Debug,
-        "log" => Severity::Log,
-        "info" => Severity::Info,
-        "notice" => Severity::Notice,
-        "warning" => Severity::Warning,
-        "error" => Severity::Error,
-        "fatal" => Severity::Fatal,
-        "panic" => Severity::Panic,
+        "debug" => LogSeverity::Debug,
+        "log" => LogSeverity::Log,
+        "info" => LogSeverity::Info,
+        "notice" => LogSeverity::Notice,
+        "warning" => LogSeverity::Warning,
+        "error" => LogSeverity::Error,
+        "fatal" => LogSeverity::Fatal,
+        "panic" => LogSeverity::Panic,
         _ => return None,
     })
 }
@@ -108,7 +108,7 @@ fn secondary_of(s: &str) -> Option<Secondary> {
     })
 }
 
-pub(super) type Levels = (Vec<(String, LineLevel)>, HashMap<String, Severity>);
+pub(super) type Levels = (Vec<(String, LineLevel)>, HashMap<String, LogSeverity>);
 
 pub(super) fn build_levels(tr: &Translations) -> Result<Levels, CatalogError> {
     let lv: LevelsFile = toml::from_str(LEVELS).map_err(|e| CatalogError::Levels(e.to_string()))?;

@@ -4,7 +4,7 @@
 
 /// The severity of a primary log line (translated words are normalised).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Severity {
+pub enum LogSeverity {
     Debug,
     Log,
     Info,
@@ -30,6 +30,6 @@ pub enum Secondary {
 /// What follows the prefix of a stderr/syslog line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LineLevel {
-    Primary(Severity),
+    Primary(LogSeverity),
     Secondary(Secondary),
 }

@@ -23,7 +23,7 @@ use regex::Regex;
 
 use crate::model::event::{CompleteStats, EventBody, PointKind, ShutdownMode};
 use data::{build_levels, load_translations, FamilyFile};
-use level::{LineLevel, Severity};
+use level::{LineLevel, LogSeverity};
 use template::{build_pattern, parse_format, substitute, unparsed_prefix};
 
 /// The message families, in priority order.
@@ -161,7 +161,7 @@ pub struct Catalog {
     /// needle index → indices into `templates` whose literal text contains it.
     needle_templates: Vec<Vec<u32>>,
     markers: Vec<(String, LineLevel)>,
-    severities: HashMap<String, Severity>,
+    severities: HashMap<String, LogSeverity>,
     hints: HashSet<String>,
     /// Translations whose conversions do not line up with the msgid's
     /// (message id, language): left unrecognised.
@@ -314,7 +314,7 @@ impl Catalog {
     }
 
     /// A severity word as csvlog (translated) or jsonlog (English) writes it.
-    pub fn severity(&self, word: &str) -> Option<Severity> {
+    pub fn severity(&self, word: &str) -> Option<LogSeverity> {
         self.severities.get(word).copied()
     }
 

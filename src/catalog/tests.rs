@@ -229,10 +229,10 @@ fn builds_fast() {
 fn markers_and_severities() {
     let c = cat();
     let m: HashMap<&str, LineLevel> = c.markers().iter().map(|(s, l)| (s.as_str(), *l)).collect();
-    assert_eq!(m["LOG:  "], LineLevel::Primary(Severity::Log));
-    assert_eq!(m["ERREUR:  "], LineLevel::Primary(Severity::Error));
-    assert_eq!(m["СООБЩЕНИЕ:  "], LineLevel::Primary(Severity::Log));
-    assert_eq!(m["FEHLER:  "], LineLevel::Primary(Severity::Error));
+    assert_eq!(m["LOG:  "], LineLevel::Primary(LogSeverity::Log));
+    assert_eq!(m["ERREUR:  "], LineLevel::Primary(LogSeverity::Error));
+    assert_eq!(m["СООБЩЕНИЕ:  "], LineLevel::Primary(LogSeverity::Log));
+    assert_eq!(m["FEHLER:  "], LineLevel::Primary(LogSeverity::Error));
     assert_eq!(m["HINT:  "], LineLevel::Secondary(Secondary::Hint));
     assert_eq!(m["TIPP:  "], LineLevel::Secondary(Secondary::Hint));
     assert_eq!(m["ASTUCE :  "], LineLevel::Secondary(Secondary::Hint));
@@ -241,17 +241,17 @@ fn markers_and_severities() {
     assert_eq!(m["ヒント:  "], LineLevel::Secondary(Secondary::Hint));
     assert_eq!(m["STATEMENT:  "], LineLevel::Secondary(Secondary::Statement));
     assert_eq!(m["LOCATION:  "], LineLevel::Secondary(Secondary::Location));
-    assert!(matches!(m["გაფრთხილება:  "], LineLevel::Primary(Severity::Notice | Severity::Warning)));
+    assert!(matches!(m["გაფრთხილება:  "], LineLevel::Primary(LogSeverity::Notice | LogSeverity::Warning)));
     assert_eq!(&c.markers()[0].0, "DEBUG:  ");
     let uniq: HashSet<&str> = c.markers().iter().map(|(s, _)| s.as_str()).collect();
     assert_eq!(uniq.len(), c.markers().len());
 
-    assert_eq!(c.severity("LOG"), Some(Severity::Log));
-    assert_eq!(c.severity("СООБЩЕНИЕ"), Some(Severity::Log));
-    assert_eq!(c.severity("ERREUR"), Some(Severity::Error));
-    assert_eq!(c.severity("PANIK"), Some(Severity::Panic));
-    assert_eq!(c.severity("DEBUG2"), Some(Severity::Debug));
-    assert_eq!(c.severity("LOGG"), Some(Severity::Log));
+    assert_eq!(c.severity("LOG"), Some(LogSeverity::Log));
+    assert_eq!(c.severity("СООБЩЕНИЕ"), Some(LogSeverity::Log));
+    assert_eq!(c.severity("ERREUR"), Some(LogSeverity::Error));
+    assert_eq!(c.severity("PANIK"), Some(LogSeverity::Panic));
+    assert_eq!(c.severity("DEBUG2"), Some(LogSeverity::Debug));
+    assert_eq!(c.severity("LOGG"), Some(LogSeverity::Log));
     assert_eq!(c.severity("statement"), None);
 }
 

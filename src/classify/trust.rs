@@ -22,7 +22,7 @@
 //! CONTEXT/STATEMENT and severity checks remain; the importer warns once.
 
 use crate::frame::prefix::Prefix;
-use crate::frame::{Record, Severity};
+use crate::frame::{LogSeverity, Record};
 
 /// What a log's format still lets a client make the server write, and the
 /// setting that closes it; None when nothing (csvlog, jsonlog, or a prefix
@@ -62,7 +62,7 @@ fn allowed_backends(kind: &str) -> &'static [&'static str] {
 
 /// Ok when `record` may be a real `kind` event; otherwise the reason it is not.
 pub(crate) fn verdict(record: &Record, kind: &str) -> Result<(), &'static str> {
-    if record.severity != Severity::Log {
+    if record.severity != LogSeverity::Log {
         return Err("severity is not LOG");
     }
     if let Some(doubt) = record.origin.doubt {
@@ -96,7 +96,7 @@ mod tests {
             line: 1,
             time: None,
             origin,
-            severity: Severity::Log,
+            severity: LogSeverity::Log,
             message: "checkpoint starting: wal".into(),
             detail: None,
             hint: None,
@@ -127,9 +127,9 @@ mod tests {
         r.context = Some("PL/pgSQL function inline_code_block line 1 at RAISE".into());
         assert!(verdict(&r, "checkpoint_start").is_err());
         r.context = None;
-        r.severity = Severity::Warning;
+        r.severity = LogSeverity::Warning;
         assert!(verdict(&r, "checkpoint_start").is_err());
-        r.severity = Severity::Log;
+        r.severity = LogSeverity::Log;
         r.origin.backend_type = Some("checkpointer".into());
         assert!(verdict(&r, "parameter_changed").is_err());
     }

@@ -9,7 +9,7 @@
 //! 24 in 13 (+backend_type), 26 from 14 (+leader_pid, query_id).
 
 use super::time::TimeContext;
-use super::{lines, Consumed, FrameStats, Needles, Origin, Overflow, Pos, Record, Scan};
+use super::{lines, Consumed, FrameStats, Lexicon, Needles, Origin, Overflow, Pos, Record, Scan};
 use crate::catalog::Catalog;
 
 const LOG_TIME: usize = 0;
@@ -153,11 +153,11 @@ impl Quotes {
 }
 
 impl<'t> CsvScanner<'t> {
-    pub fn new(time: &'t TimeContext) -> Self {
+    pub fn new(time: &'t TimeContext, lexicon: &'static Lexicon) -> Self {
         CsvScanner {
             time,
-            needles: Needles::global(),
-            catalog: Catalog::global(),
+            needles: &lexicon.needles,
+            catalog: lexicon.catalog,
             stats: FrameStats::default(),
             skipped: Skipped::default(),
             fields: Fields::default(),
@@ -320,7 +320,7 @@ mod tests {
     }
 
     use crate::frame::testing::{boundaries, check_growing_file, frame_all};
-    use crate::frame::{Severity, Tail};
+    use crate::frame::{LogSeverity, Tail};
     use proptest::prelude::*;
 
     /// PostgreSQL's appendCSVLiteral: quoted, inner quotes doubled.
@@ -374,7 +374,7 @@ mod tests {
 
     fn frame(data: &[u8], chunk: usize) -> (Vec<Record>, Pos, FrameStats) {
         let time = TimeContext::new(Some("UTC")).unwrap();
-        let mut scanner = CsvScanner::new(&time);
+        let mut scanner = CsvScanner::new(&time, crate::frame::test_lexicon());
         let (records, end) = frame_all(&mut scanner, data, chunk, Tail::Take, Pos::START);
         (records, end, scanner.stats().clone())
     }
@@ -401,7 +401,7 @@ mod tests {
             let (whole, _, stats) = frame(log.concat().as_bytes(), chunk);
             assert_eq!(whole.len(), 3 + usize::from(chunk > log[1].len()), "3 events, the statement when it fits");
             assert_eq!(stats.oversized, u64::from(chunk < log[1].len()));
-            check_growing_file(|| Box::new(CsvScanner::new(&time)), &log, chunk);
+            check_growing_file(|| Box::new(CsvScanner::new(&time, crate::frame::test_lexicon())), &log, chunk);
         }
     }
 
@@ -451,7 +451,7 @@ mod tests {
             prop_assert_eq!(end, Pos { offset: data.len() as u64, line });
             prop_assert_eq!(stats.entries, log.len() as u64);
             prop_assert_eq!(stats.lines, line - 1);
-            let events: Vec<(u64, String)> = whole.iter().filter(|r| r.severity == Severity::Log).map(|r| (r.offset, r.message.clone())).collect();
+            let events: Vec<(u64, String)> = whole.iter().filter(|r| r.severity == LogSeverity::Log).map(|r| (r.offset, r.message.clone())).collect();
             let want: Vec<(u64, String)> = log.iter().zip(starts.keys()).filter_map(|((e, _), &o)| e.map(|i| (o, EVENTS[i].to_string()))).collect();
             prop_assert_eq!(events, want, "events framed exactly, no fake record among them");
             for r in &whole {
@@ -483,11 +483,11 @@ mod tests {
     fn a_postgresql_12_record_of_23_columns_is_framed_and_22_are_not() {
         let time = TimeContext::new(Some("UTC")).unwrap();
         let record = pg12_record("checkpoint starting: wal");
-        let mut scanner = CsvScanner::new(&time);
+        let mut scanner = CsvScanner::new(&time, crate::frame::test_lexicon());
         let (records, _) = frame_all(&mut scanner, record.as_bytes(), 1 << 20, Tail::Take, Pos::START);
         assert_eq!(records.len(), 1);
         let r = &records[0];
-        assert_eq!((r.offset, r.line, r.severity), (0, 1, Severity::Log));
+        assert_eq!((r.offset, r.line, r.severity), (0, 1, LogSeverity::Log));
         assert_eq!(r.message, "checkpoint starting: wal");
         assert_eq!((r.origin.pid, r.origin.backend_type.as_deref(), r.origin.session), (Some(28304), None, false));
         assert_eq!(r.time, Some(time.parse("2026-11-22 08:15:38.417 UTC").unwrap()));
@@ -498,7 +498,7 @@ mod tests {
         // The same record without its application_name: 22 columns, a
         // LOG in the severity column, but not a record any version writes.
         let short = record.replace(",\"\"\n", "\n");
-        let mut scanner = CsvScanner::new(&time);
+        let mut scanner = CsvScanner::new(&time, crate::frame::test_lexicon());
         let (records, end) = frame_all(&mut scanner, short.as_bytes(), 1 << 20, Tail::Take, Pos::START);
         assert!(records.is_empty());
         assert_eq!(end, Pos { offset: short.len() as u64, line: 2 });
@@ -517,9 +517,12 @@ mod tests {
         let log = [event_record(EVENTS[0]), bad, event_record(EVENTS[1])];
         let at = boundaries(&log);
         let (records, end, stats) = frame(log.concat().as_bytes(), 1 << 20);
-        let got: Vec<(u64, u64, Severity, &str)> =
+        let got: Vec<(u64, u64, LogSeverity, &str)> =
             records.iter().map(|r| (r.offset, r.line, r.severity, r.message.as_str())).collect();
-        assert_eq!(got, [(at[0].offset, 1, Severity::Log, EVENTS[0]), (at[2].offset, 3, Severity::Log, EVENTS[1])]);
+        assert_eq!(
+            got,
+            [(at[0].offset, 1, LogSeverity::Log, EVENTS[0]), (at[2].offset, 3, LogSeverity::Log, EVENTS[1])]
+        );
         assert_eq!(end, at[3]);
         assert_eq!((stats.entries, stats.lines, stats.candidates, stats.unparsed, stats.oversized), (3, 3, 3, 1, 0));
     }

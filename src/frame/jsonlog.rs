@@ -9,7 +9,7 @@
 use serde::Deserialize;
 
 use super::time::TimeContext;
-use super::{lines, Consumed, FrameStats, Needles, Origin, Pos, Record, Scan};
+use super::{lines, Consumed, FrameStats, Lexicon, Needles, Origin, Pos, Record, Scan};
 use crate::catalog::Catalog;
 
 #[derive(Deserialize)]
@@ -38,8 +38,8 @@ pub struct JsonScanner<'t> {
 }
 
 impl<'t> JsonScanner<'t> {
-    pub fn new(time: &'t TimeContext) -> Self {
-        JsonScanner { time, needles: Needles::global(), catalog: Catalog::global(), stats: FrameStats::default() }
+    pub fn new(time: &'t TimeContext, lexicon: &'static Lexicon) -> Self {
+        JsonScanner { time, needles: &lexicon.needles, catalog: lexicon.catalog, stats: FrameStats::default() }
     }
 
     fn parse(&mut self, line: &[u8], pos: Pos) -> Option<Record> {
@@ -112,7 +112,7 @@ impl Scan for JsonScanner<'_> {
 mod tests {
     use super::*;
     use crate::frame::testing::{boundaries, check_growing_file, frame_all};
-    use crate::frame::{Severity, Tail};
+    use crate::frame::{LogSeverity, Tail};
     use serde_json::json;
 
     /// A checkpointer record as PostgreSQL 15 writes it.
@@ -147,7 +147,7 @@ mod tests {
 
     fn frame(data: &[u8], chunk: usize) -> (Vec<Record>, Pos, FrameStats) {
         let time = TimeContext::new(Some("UTC")).unwrap();
-        let mut scanner = JsonScanner::new(&time);
+        let mut scanner = JsonScanner::new(&time, crate::frame::test_lexicon());
         let (records, end) = frame_all(&mut scanner, data, chunk, Tail::Take, Pos::START);
         (records, end, scanner.stats().clone())
     }
@@ -166,15 +166,16 @@ mod tests {
                 let at = boundaries(&log);
                 let (records, end, stats) = frame(&data, chunk);
                 let fits = statement.len() <= chunk;
-                let got: Vec<(u64, u64, Severity)> = records.iter().map(|r| (r.offset, r.line, r.severity)).collect();
-                let mut want = vec![(at[0].offset, 1, Severity::Log), (at[2].offset, 3, Severity::Log)];
+                let got: Vec<(u64, u64, LogSeverity)> =
+                    records.iter().map(|r| (r.offset, r.line, r.severity)).collect();
+                let mut want = vec![(at[0].offset, 1, LogSeverity::Log), (at[2].offset, 3, LogSeverity::Log)];
                 if fits {
-                    want.insert(1, (at[1].offset, 2, Severity::Error));
-                    want.push((at[3].offset, 4, Severity::Error));
+                    want.insert(1, (at[1].offset, 2, LogSeverity::Error));
+                    want.push((at[3].offset, 4, LogSeverity::Error));
                 }
                 assert_eq!(got, want, "chunk {chunk}, statement line {}", statement.len());
                 let parsed: serde_json::Value = serde_json::from_str(&statement).unwrap();
-                for r in records.iter().filter(|r| r.severity == Severity::Error) {
+                for r in records.iter().filter(|r| r.severity == LogSeverity::Error) {
                     assert_eq!(r.statement.as_deref(), parsed["statement"].as_str(), "escapes kept");
                 }
                 assert_eq!(records[0].message, "checkpoint starting: wal");
@@ -258,7 +259,7 @@ mod tests {
             statement,
         ];
         for chunk in [512, 64 << 10] {
-            check_growing_file(|| Box::new(JsonScanner::new(&time)), &log, chunk);
+            check_growing_file(|| Box::new(JsonScanner::new(&time, crate::frame::test_lexicon())), &log, chunk);
         }
     }
 }

@@ -20,12 +20,11 @@ pub mod syslog;
 pub mod time;
 
 use std::io::{self, Read};
-use std::sync::OnceLock;
 
 use aho_corasick::AhoCorasick;
 
 use crate::catalog::Catalog;
-pub use record::{LineLevel, Origin, Record, Secondary, Severity};
+pub use record::{LineLevel, LogSeverity, Origin, Record, Secondary};
 
 /// Bytes read per chunk. Memory stays bounded by a few of these whatever the input.
 pub const CHUNK_BYTES: usize = 2 << 20;
@@ -169,6 +168,29 @@ pub trait Scan {
     fn look_behind(&mut self, _bytes: &[u8]) {}
 }
 
+/// What framing knows of PostgreSQL's messages, handed to every scanner by
+/// its caller (the catalog sits below framing and is passed in): the
+/// catalog (level words in every language) and the candidate finder built
+/// from its needles — built once, as a Teddy searcher takes milliseconds
+/// and the daemon makes scanners many times a second.
+pub struct Lexicon {
+    pub(crate) catalog: &'static Catalog,
+    pub(crate) needles: Needles,
+}
+
+impl Lexicon {
+    pub fn new(catalog: &'static Catalog) -> Lexicon {
+        Lexicon { catalog, needles: Needles::new(catalog.needles()) }
+    }
+}
+
+/// One lexicon for the tests of framing.
+#[cfg(test)]
+pub(crate) fn test_lexicon() -> &'static Lexicon {
+    static LEXICON: std::sync::OnceLock<Lexicon> = std::sync::OnceLock::new();
+    LEXICON.get_or_init(|| Lexicon::new(Catalog::global()))
+}
+
 /// The candidate finder: all needles of all languages, searched at once with
 /// the SIMD "Teddy" algorithm (several GB/s); a plain Aho-Corasick automaton
 /// is the fallback on CPUs without SSSE3/AVX2 or for too many needles.
@@ -182,11 +204,6 @@ enum Finder {
 }
 
 impl Needles {
-    pub fn global() -> &'static Needles {
-        static NEEDLES: OnceLock<Needles> = OnceLock::new();
-        NEEDLES.get_or_init(|| Needles::new(Catalog::global().needles()))
-    }
-
     /// Builds the finder. Needles are cut at characters that csvlog and
     /// jsonlog escape (quotes, backslashes, newlines), keeping the longest
     /// piece: a piece of a needle still occurs wherever the needle does.
@@ -507,7 +524,7 @@ mod tests {
             Ok(p) => p,
             Err(e) => panic!("{e}"),
         };
-        let mut scanner = stderr::StderrScanner::new(p, &time);
+        let mut scanner = stderr::StderrScanner::new(p, &time, crate::frame::test_lexicon());
         let mut records = Vec::new();
         let end = drive_sized(chunk, data, &mut scanner, Pos::START, Tail::Take, |r, _| {
             records.extend(r);
@@ -561,7 +578,7 @@ mod tests {
         let data = format!("{real}{long}{real}").into_bytes();
         let long_end = real.len() + long.len();
         for cut in real.len()..data.len() {
-            let scanner = || stderr::StderrScanner::new(prefix.clone(), &time);
+            let scanner = || stderr::StderrScanner::new(prefix.clone(), &time, crate::frame::test_lexicon());
             let (mut got, reached) = testing::frame_all(&mut scanner(), &data[..cut], 256, Tail::Wait, Pos::START);
             let line_start = if cut < long_end { real.len() } else { long_end };
             assert_eq!(reached.offset, line_start as u64, "cut {cut}");

@@ -750,19 +750,19 @@ impl Tokens {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::frame::record::{Secondary, Severity};
+    use crate::frame::record::{LogSeverity, Secondary};
 
     fn markers() -> Vec<(String, LineLevel)> {
         use LineLevel::{Primary as P, Secondary as S};
         let list: &[(&str, LineLevel)] = &[
-            ("LOG:  ", P(Severity::Log)),
-            ("ERROR:  ", P(Severity::Error)),
-            ("WARNING:  ", P(Severity::Warning)),
-            ("FATAL:  ", P(Severity::Fatal)),
-            ("PANIC:  ", P(Severity::Panic)),
-            ("NOTICE:  ", P(Severity::Notice)),
-            ("INFO:  ", P(Severity::Info)),
-            ("DEBUG:  ", P(Severity::Debug)),
+            ("LOG:  ", P(LogSeverity::Log)),
+            ("ERROR:  ", P(LogSeverity::Error)),
+            ("WARNING:  ", P(LogSeverity::Warning)),
+            ("FATAL:  ", P(LogSeverity::Fatal)),
+            ("PANIC:  ", P(LogSeverity::Panic)),
+            ("NOTICE:  ", P(LogSeverity::Notice)),
+            ("INFO:  ", P(LogSeverity::Info)),
+            ("DEBUG:  ", P(LogSeverity::Debug)),
             ("DETAIL:  ", S(Secondary::Detail)),
             ("HINT:  ", S(Secondary::Hint)),
             ("CONTEXT:  ", S(Secondary::Context)),
@@ -771,14 +771,14 @@ mod tests {
             ("LOCATION:  ", S(Secondary::Location)),
             ("BACKTRACE:  ", S(Secondary::Backtrace)),
             // de
-            ("FEHLER:  ", P(Severity::Error)),
-            ("WARNUNG:  ", P(Severity::Warning)),
+            ("FEHLER:  ", P(LogSeverity::Error)),
+            ("WARNUNG:  ", P(LogSeverity::Warning)),
             ("TIPP:  ", S(Secondary::Hint)),
             ("ANWEISUNG:  ", S(Secondary::Statement)),
             ("ZUSAMMENHANG:  ", S(Secondary::Context)),
             // fr
-            ("ERREUR:  ", P(Severity::Error)),
-            ("ATTENTION:  ", P(Severity::Warning)),
+            ("ERREUR:  ", P(LogSeverity::Error)),
+            ("ATTENTION:  ", P(LogSeverity::Warning)),
             ("ASTUCE :  ", S(Secondary::Hint)),
             ("DÉTAIL:  ", S(Secondary::Detail)),
             ("DÉTAIL : ", S(Secondary::Detail)),
@@ -787,12 +787,12 @@ mod tests {
             // ja
             ("ヒント:  ", S(Secondary::Hint)),
             ("詳細:  ", S(Secondary::Detail)),
-            ("エラー:  ", P(Severity::Error)),
+            ("エラー:  ", P(LogSeverity::Error)),
             ("文:  ", S(Secondary::Statement)),
             // tr, without the two spaces
             ("İPUCU:", S(Secondary::Hint)),
             // duplicate: first wins
-            ("LOG:  ", P(Severity::Debug)),
+            ("LOG:  ", P(LogSeverity::Debug)),
         ];
         list.iter().map(|(t, l)| (t.to_string(), *l)).collect()
     }
@@ -801,7 +801,7 @@ mod tests {
         Prefix::compile(spec, &markers()).unwrap()
     }
 
-    const LOG: LineLevel = LineLevel::Primary(Severity::Log);
+    const LOG: LineLevel = LineLevel::Primary(LogSeverity::Log);
     const HINT: LineLevel = LineLevel::Secondary(Secondary::Hint);
 
     // Snippets of the fixture logs (log_line_prefix in the comment).
@@ -858,7 +858,7 @@ mod tests {
         let m = p.parse(DEBIAN[4]).unwrap();
         assert!(m.q_tail);
         assert_eq!((m.user, m.database), (Some("postgres"), Some("postgres")));
-        assert_eq!(m.level, LineLevel::Primary(Severity::Error));
+        assert_eq!(m.level, LineLevel::Primary(LogSeverity::Error));
         assert!(m.message.starts_with("invalid input syntax"));
 
         let m = p.parse(I18N[1]).unwrap();

@@ -3,7 +3,7 @@
 
 use jiff::Timestamp;
 
-pub use crate::catalog::level::{LineLevel, Secondary, Severity};
+pub use crate::catalog::level::{LineLevel, LogSeverity, Secondary};
 
 /// Who wrote the record, as far as the log format tells. Used by the trust
 /// check: only background processes may produce checkpoint events.
@@ -32,7 +32,7 @@ pub struct Record {
     pub line: u64,
     pub time: Option<Timestamp>,
     pub origin: Origin,
-    pub severity: Severity,
+    pub severity: LogSeverity,
     /// The primary message; continuation lines joined with '\n' (leading TAB removed).
     pub message: String,
     pub detail: Option<String>,

@@ -8,7 +8,7 @@ use super::lines;
 use super::prefix::{Prefix, PrefixMatch};
 use super::spliced::{self, Around};
 use super::time::TimeContext;
-use super::{Consumed, FrameStats, LineLevel, Needles, Origin, Pos, Record, Scan, Secondary};
+use super::{Consumed, FrameStats, Lexicon, LineLevel, Needles, Origin, Pos, Record, Scan, Secondary};
 
 /// How far back (in lines) a candidate may sit from the first line of its entry.
 /// Checkpoint entries have at most a handful of lines; a deeper hit is inside
@@ -21,7 +21,7 @@ const SPLICED: &str = "inside another entry's log_line_prefix (a user or databas
 pub struct StderrScanner<'t> {
     prefix: Prefix,
     time: &'t TimeContext,
-    needles: &'static Needles,
+    pub(super) needles: &'static Needles,
     stats: FrameStats,
     /// The last bytes consumed (at most a prefix's span), for the splice
     /// checks of entries at the start of the next region.
@@ -31,11 +31,11 @@ pub struct StderrScanner<'t> {
 }
 
 impl<'t> StderrScanner<'t> {
-    pub fn new(prefix: Prefix, time: &'t TimeContext) -> Self {
+    pub fn new(prefix: Prefix, time: &'t TimeContext, lexicon: &'static Lexicon) -> Self {
         StderrScanner {
             prefix,
             time,
-            needles: Needles::global(),
+            needles: &lexicon.needles,
             stats: FrameStats::default(),
             behind: Vec::new(),
             behind_aligned: true,
@@ -131,7 +131,7 @@ impl<'t> StderrScanner<'t> {
         (Some(record), next)
     }
 
-    fn record_from(&mut self, pm: &PrefixMatch<'_>, severity: super::Severity, pos: Pos) -> Record {
+    fn record_from(&mut self, pm: &PrefixMatch<'_>, severity: super::LogSeverity, pos: Pos) -> Record {
         let time = match (pm.timestamp, pm.epoch) {
             (Some(ts), _) => self.time.parse(ts).ok(),
             (None, Some(ep)) => TimeContext::parse_epoch(ep).ok(),

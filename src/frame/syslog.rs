@@ -75,7 +75,8 @@ pub(crate) struct SyslogScanner<'t> {
 impl<'t> SyslogScanner<'t> {
     /// `entry` frames the reassembled text (it carries the log_line_prefix).
     pub fn new(entry: StderrScanner<'t>) -> Self {
-        SyslogScanner { entry, needles: Needles::global(), stats: FrameStats::default() }
+        let needles = entry.needles;
+        SyslogScanner { entry, needles, stats: FrameStats::default() }
     }
 
     /// Start of the last message's first chunk: the rest may still grow.
@@ -255,7 +256,8 @@ mod tests {
         for (tail, end) in
             [(Tail::Take, Pos { offset: data.len() as u64, line: 9 }), (Tail::Hold, Pos { offset: offset(6), line: 7 })]
         {
-            let mut scanner = SyslogScanner::new(StderrScanner::new(prefix.clone(), &time));
+            let mut scanner =
+                SyslogScanner::new(StderrScanner::new(prefix.clone(), &time, crate::frame::test_lexicon()));
             let (records, reached) = frame_all(&mut scanner, data.as_bytes(), 1 << 20, tail, Pos::START);
             assert_eq!(reached, end, "{tail:?}");
             let got: Vec<_> = records

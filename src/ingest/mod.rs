@@ -246,5 +246,7 @@ fn emptiness_warnings(r: &ImportReport) -> Vec<String> {
 mod batch;
 mod reader;
 
+pub use reader::lexicon;
+
 #[cfg(test)]
 mod batch_tests;

@@ -10,7 +10,7 @@ use crate::frame::prefix::{self, Prefix};
 use crate::frame::stderr::StderrScanner;
 use crate::frame::syslog::{self, SyslogScanner};
 use crate::frame::time::TimeContext;
-use crate::frame::{Format, Scan};
+use crate::frame::{Format, Lexicon, Scan};
 use crate::source::Source;
 
 /// How many lines of a file are used to infer its log_line_prefix.
@@ -58,10 +58,10 @@ impl FormatReader {
 
     pub(super) fn scanner<'t>(&self, time: &'t TimeContext) -> Box<dyn Scan + 't> {
         match self {
-            FormatReader::Stderr(p) => Box::new(StderrScanner::new(p.clone(), time)),
-            FormatReader::Syslog(p) => Box::new(SyslogScanner::new(StderrScanner::new(p.clone(), time))),
-            FormatReader::Csv => Box::new(CsvScanner::new(time)),
-            FormatReader::Json => Box::new(JsonScanner::new(time)),
+            FormatReader::Stderr(p) => Box::new(StderrScanner::new(p.clone(), time, lexicon())),
+            FormatReader::Syslog(p) => Box::new(SyslogScanner::new(StderrScanner::new(p.clone(), time, lexicon()))),
+            FormatReader::Csv => Box::new(CsvScanner::new(time, lexicon())),
+            FormatReader::Json => Box::new(JsonScanner::new(time, lexicon())),
         }
     }
 
@@ -78,6 +78,13 @@ impl FormatReader {
             }
         }
     }
+}
+
+/// What framing needs of the catalog, built once per process (its needle
+/// search takes milliseconds to build) and handed to every scanner.
+pub fn lexicon() -> &'static Lexicon {
+    static LEXICON: std::sync::OnceLock<Lexicon> = std::sync::OnceLock::new();
+    LEXICON.get_or_init(|| Lexicon::new(Catalog::global()))
 }
 
 /// A compiled log_line_prefix, cached: compiling one (with every language's

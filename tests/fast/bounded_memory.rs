@@ -134,19 +134,19 @@ fn entries_of_100_mb_keep_memory_bounded() {
     let fill: &'static [u8] = b"checkpoint starting: wal \xff\xfe ";
     let input = Generator::new(STDERR_LINE, "", fill, HUGE / fill.len() as u64 + 1, "\n");
     let want = Want { lines: 2 * AROUND as u64 + 1, records: 2 * AROUND };
-    check("stderr line", &mut StderrScanner::new(prefix, &time), input, want);
+    check("stderr line", &mut StderrScanner::new(prefix, &time, walwatch::ingest::lexicon()), input, want);
 
     let repeat = HUGE / CSV_UNIT.len() as u64 + 1;
     let input = Generator::new(CSV_RECORD, CSV_HEAD, CSV_UNIT, repeat, CSV_TAIL);
     let want = Want { lines: 2 * AROUND as u64 + 2 * repeat + 1, records: 2 * AROUND };
-    let mut csv = CsvScanner::new(&time);
+    let mut csv = CsvScanner::new(&time, walwatch::ingest::lexicon());
     check("csv record", &mut csv, input, want);
     assert_eq!((csv.stats().entries, csv.stats().oversized), (2 * AROUND as u64 + 1, 1), "csv: one huge record");
 
     let repeat = HUGE / JSON_UNIT.len() as u64 + 1;
     let input = Generator::new(JSON_LINE, JSON_HEAD, JSON_UNIT, repeat, JSON_TAIL);
     let want = Want { lines: 2 * AROUND as u64 + 1, records: 2 * AROUND };
-    let mut json = JsonScanner::new(&time);
+    let mut json = JsonScanner::new(&time, walwatch::ingest::lexicon());
     check("json line", &mut json, input, want);
     assert_eq!((json.stats().entries, json.stats().oversized), (2 * AROUND as u64 + 1, 1), "json: one huge line");
 

@@ -136,7 +136,7 @@ fn a_fake_context_line_does_not_take_the_real_checkpoint_line_with_it() {
     let (lines, _) = fake_context_log();
     let log: String = lines.iter().map(|l| format!("{l}\n")).collect();
     let time = TimeContext::new(Some("UTC")).unwrap();
-    let mut scanner = StderrScanner::new(prefix(SPACED), &time);
+    let mut scanner = StderrScanner::new(prefix(SPACED), &time, crate::frame::test_lexicon());
     let mut records: Vec<Record> = Vec::new();
     drive(log.as_bytes(), &mut scanner, Pos::START, Tail::Take, |r, _| {
         records.extend(r);

@@ -18,7 +18,7 @@ use crate::frame::{drive_sized, Pos, Record, Tail};
 fn read(spec: &str, log: &[u8], chunk: usize) -> (Vec<u64>, Vec<u64>) {
     let time = TimeContext::new(Some("UTC")).unwrap();
     let prefix = Prefix::compile(spec, Catalog::global().markers()).unwrap();
-    let mut scanner = StderrScanner::new(prefix, &time);
+    let mut scanner = StderrScanner::new(prefix, &time, crate::frame::test_lexicon());
     let mut records: Vec<Record> = Vec::new();
     drive_sized(chunk, log, &mut scanner, Pos::START, Tail::Take, |r, _| {
         records.extend(r);

@@ -56,7 +56,7 @@ fn padded_fields_read_across_lines_with_their_padding() {
 /// Records of `log` under `spec`, and whether each became an event.
 fn read(spec: &str, log: &str) -> Vec<(u64, bool)> {
     let time = TimeContext::new(Some("UTC")).unwrap();
-    let mut scanner = StderrScanner::new(prefix(spec), &time);
+    let mut scanner = StderrScanner::new(prefix(spec), &time, crate::frame::test_lexicon());
     let mut records: Vec<Record> = Vec::new();
     drive(log.as_bytes(), &mut scanner, Pos::START, Tail::Take, |r, _| {
         records.extend(r);
