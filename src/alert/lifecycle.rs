@@ -54,7 +54,7 @@ pub struct Changes {
     /// Still open, reminder queued.
     pub reminded: Vec<AlertChange>,
     pub resolved: Vec<AlertChange>,
-    /// Every notice queued, in order (rendered only when [mail] or [webhook] is configured).
+    /// Every notice queued, in order (rendered only when `[mail]` or `[webhook]` is configured).
     pub notices: Vec<Notice>,
 }
 

@@ -125,7 +125,7 @@ pub struct WebhookSection {
     pub timeout: Duration,
     /// Environment variable holding a token sent in `header`.
     pub authorization_env: Option<String>,
-    /// "Authorization" (the default) carries "Bearer <token>"; any other
+    /// "Authorization" (the default) carries `"Bearer <token>"`; any other
     /// header carries the token as is (e.g. X-Api-Key).
     pub header: String,
     pub retry: Retry,

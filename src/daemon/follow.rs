@@ -6,7 +6,7 @@
 //! offsets committed with the events), so a restart — or a `kill -9` —
 //! continues exactly where the last commit stopped.
 //!
-//! Bounded work: a round ([`Follower::poll_until`]) ends at a deadline or a
+//! Bounded work: a round (`Follower::poll_until`) ends at a deadline or a
 //! stop request, between two files, and the next round resumes the listing
 //! (files read to the end are skipped by their size and ctime). At most
 //! [`MAX_OPEN`] files stay open: beyond that the longest-unchanged file that

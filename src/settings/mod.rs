@@ -4,7 +4,7 @@
 //! include_dir), `parameter "X" changed to "Y"` lines in the log, and the
 //! defaults of the server's major version.
 //!
-//! The store keeps the timeline (table `setting`): [`refresh`] records the
+//! The store keeps the timeline (table `setting`): `refresh` records the
 //! config and conf-file values when they change; the log's changes are the
 //! `parameter_changed` events import stored; [`current`] reads the store only,
 //! so `walwatch suggest` works for a user who cannot read postgresql.conf.

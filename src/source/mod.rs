@@ -49,7 +49,7 @@ pub struct Fingerprint {
 }
 
 impl Fingerprint {
-    /// Fingerprint of `head` truncated to [`FINGERPRINT_BYTES`].
+    /// Fingerprint of `head` truncated to `FINGERPRINT_BYTES`.
     pub fn of(head: &[u8]) -> Fingerprint {
         let head = &head[..head.len().min(FINGERPRINT_BYTES)];
         Fingerprint { len: head.len(), hash: xxh3_64(head) }

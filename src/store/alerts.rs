@@ -2,8 +2,8 @@
 //! is in [`super::query`].
 //!
 //! The lifecycle (crate::alert::lifecycle) changes a cluster's alerts and
-//! queues their notices in one transaction: [`Store::alert_tx`] opens it and
-//! [`AlertTx`] is everything it may do inside.
+//! queues their notices in one transaction: `Store::alert_tx` opens it and
+//! `AlertTx` is everything it may do inside.
 
 use std::path::PathBuf;
 

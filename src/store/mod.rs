@@ -1,6 +1,6 @@
 //! The SQLite store: one file, WAL journal, versioned migrations, UTC times.
 //!
-//! Writers go through [`Store::commit_batch`], which stores a chunk's events
+//! Writers go through `Store::commit_batch`, which stores a chunk's events
 //! and the source offset they were read up to in one transaction: after a
 //! crash at any instant, the store and the offset agree.
 //!
@@ -9,7 +9,7 @@
 //! read-then-write step (migrating, finding or creating a source) takes the
 //! write lock before it reads. Only one daemon runs per store ([`lock`]).
 //! A store the user may not write is still opened for queries
-//! ([`Store::open_read_only`]).
+//! (`Store::open_read_only`).
 
 pub mod alerts;
 pub mod daemon;
