@@ -41,6 +41,12 @@ pub enum NoticeKind {
 }
 
 impl NoticeKind {
+    pub fn parse(name: &str) -> Option<NoticeKind> {
+        [NoticeKind::Firing, NoticeKind::Reminder, NoticeKind::Resolved, NoticeKind::Test]
+            .into_iter()
+            .find(|k| k.as_str() == name)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             NoticeKind::Firing => "firing",
@@ -66,6 +72,10 @@ pub enum Channel {
 }
 
 impl Channel {
+    pub fn parse(name: &str) -> Option<Channel> {
+        [Channel::Mail, Channel::Webhook].into_iter().find(|c| c.as_str() == name)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Channel::Mail => "mail",

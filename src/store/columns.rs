@@ -6,7 +6,7 @@
 use jiff::Timestamp;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ValueRef};
 
-use crate::model::alert::{AlertState, Severity};
+use crate::model::alert::{AlertState, Channel, NoticeKind, Severity};
 use crate::model::event::{PointKind, Trigger};
 
 /// A time as the store writes it.
@@ -53,5 +53,17 @@ impl FromSql for Severity {
 impl FromSql for AlertState {
     fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
         named(value, AlertState::parse)
+    }
+}
+
+impl FromSql for NoticeKind {
+    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+        named(value, NoticeKind::parse)
+    }
+}
+
+impl FromSql for Channel {
+    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+        named(value, Channel::parse)
     }
 }

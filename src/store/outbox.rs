@@ -5,7 +5,7 @@
 use jiff::Timestamp;
 use rusqlite::{params, OptionalExtension};
 
-use super::columns::{from_micros, to_micros};
+use super::columns::{from_micros, opt_from_micros, to_micros};
 use super::{Store, StoreError};
 use crate::model::alert::{Channel, NoticeKind};
 
@@ -48,7 +48,7 @@ pub(super) fn insert(tx: &rusqlite::Transaction<'_>, messages: &[NewMessage]) ->
 pub struct OutboxRow {
     pub id: i64,
     pub alert_id: Option<i64>,
-    pub notice: String,
+    pub notice: NoticeKind,
     pub channel: Channel,
     pub message_id: String,
     pub payload: String,
@@ -62,19 +62,17 @@ const COLUMNS: &str =
     "id, alert_id, notice, channel, message_id, payload, attempts, last_error, next_attempt_at, sent_at";
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<OutboxRow> {
-    let channel: String = r.get(3)?;
     Ok(OutboxRow {
-        id: r.get(0)?,
-        alert_id: r.get(1)?,
-        notice: r.get(2)?,
-        // The table's CHECK allows only these two.
-        channel: if channel == "webhook" { Channel::Webhook } else { Channel::Mail },
-        message_id: r.get(4)?,
-        payload: r.get(5)?,
-        attempts: r.get(6)?,
-        last_error: r.get(7)?,
-        next_attempt_at: from_micros(r.get(8)?),
-        sent_at: r.get::<_, Option<i64>>(9)?.map(from_micros),
+        id: r.get("id")?,
+        alert_id: r.get("alert_id")?,
+        notice: r.get("notice")?,
+        channel: r.get("channel")?,
+        message_id: r.get("message_id")?,
+        payload: r.get("payload")?,
+        attempts: r.get("attempts")?,
+        last_error: r.get("last_error")?,
+        next_attempt_at: from_micros(r.get("next_attempt_at")?),
+        sent_at: opt_from_micros(r.get("sent_at")?),
     })
 }
 

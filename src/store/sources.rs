@@ -127,12 +127,12 @@ const SOURCE_COLUMNS: &str = "SELECT id, cluster_id, fp_len, fp_hash, read_to, l
 
 fn source_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SourceRow> {
     Ok(SourceRow {
-        id: r.get(0)?,
-        cluster_id: r.get(1)?,
-        fingerprint: Fingerprint { len: r.get::<_, i64>(2)? as usize, hash: r.get::<_, i64>(3)? as u64 },
-        read_to: r.get::<_, i64>(4)? as u64,
-        line: r.get::<_, i64>(5)? as u64,
-        prefix: r.get(6)?,
+        id: r.get("id")?,
+        cluster_id: r.get("cluster_id")?,
+        fingerprint: Fingerprint { len: r.get::<_, i64>("fp_len")? as usize, hash: r.get::<_, i64>("fp_hash")? as u64 },
+        read_to: r.get::<_, i64>("read_to")? as u64,
+        line: r.get::<_, i64>("line")? as u64,
+        prefix: r.get("prefix")?,
     })
 }
 

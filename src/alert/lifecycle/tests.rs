@@ -236,7 +236,7 @@ fn notices_are_queued_in_the_outbox_with_the_alert_change() {
     run(&db, &config, vec![], "2026-11-22T13:20:00Z");
     let store = Store::open(&db).unwrap();
     let queued: Vec<(Option<i64>, String)> =
-        store.outbox_all().unwrap().into_iter().map(|m| (m.alert_id, m.notice)).collect();
+        store.outbox_all().unwrap().into_iter().map(|m| (m.alert_id, m.notice.as_str().to_string())).collect();
     assert_eq!(
         queued,
         [(Some(1), "firing".to_string()), (Some(1), "reminder".to_string()), (Some(1), "resolved".to_string())]
