@@ -7,7 +7,7 @@ use anyhow::{bail, Result};
 use crate::cli::{CheckpointsArgs, OutputFormat};
 use crate::model::event::Trigger;
 use crate::output::{self, cell};
-use crate::store::query::CheckpointRow;
+use crate::store::CheckpointRow;
 use crate::store::Store;
 use crate::timefmt::rfc3339;
 

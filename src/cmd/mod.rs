@@ -19,7 +19,7 @@ use anyhow::Result;
 use crate::analyze::rules::RuleSet;
 use crate::cli::{Cli, Command, ConfigDbArgs, DbArg, WindowArgs};
 use crate::config::{Config, StoreUser};
-use crate::store::query::Filter;
+use crate::store::Filter;
 
 /// Exit status for an error; 0 is success.
 pub const EXIT_FAILURE: u8 = 1;

@@ -12,8 +12,8 @@ use anyhow::Result;
 use crate::cli::{ReportFormat, SummaryArgs};
 use crate::model::event::Trigger;
 use crate::output;
-use crate::store::query::{PointCounts, Summary};
 use crate::store::Store;
+use crate::store::{PointCounts, Summary};
 use crate::timefmt::rfc3339;
 
 pub fn run(args: SummaryArgs) -> Result<ExitCode> {

@@ -1,5 +1,5 @@
 //! Alerts and silences (tables alert, silence). The history the rules read
-//! is in [`super::query`].
+//! is with what it is about: [`super::checkpoints`], [`super::events`], [`super::sources`].
 //!
 //! The lifecycle (crate::alert::lifecycle) changes a cluster's alerts and
 //! queues their notices in one transaction: `Store::alert_tx` opens it and

@@ -1,11 +1,16 @@
 //! Checkpoints (table checkpoint): each start line paired with its
 //! complete line, in log order, whatever order the files are read in; a
-//! start without a complete and a complete without a start each keep a row.
+//! start without a complete and a complete without a start each keep a row;
+//! and reading them back (`walwatch checkpoints`, the alert rules' windows).
 
-use rusqlite::{params, OptionalExtension, Transaction};
+use jiff::Timestamp;
+use rusqlite::{params, params_from_iter, types::Value, OptionalExtension, Row, Transaction};
+use serde::Serialize;
 
-use super::columns::to_micros;
+use super::columns::{opt_from_micros, to_micros};
 use super::sources::SourceRow;
+use super::summary::Filter;
+use super::{Store, StoreError};
 use crate::model::event::{CompleteStats, Event, EventBody, PointKind, Trigger};
 
 /// Two days: checkpoint_timeout's maximum (one day) with room for the sync.
@@ -225,6 +230,108 @@ fn complete(tx: &Transaction<'_>, id: i64, event_id: i64, at: i64, stats: &Compl
     Ok(())
 }
 
+// --- Reading ---
+
+/// One checkpoint or restartpoint, as `walwatch checkpoints` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckpointRow {
+    pub cluster: String,
+    pub kind: PointKind,
+    pub trigger: Option<Trigger>,
+    pub flags: Vec<String>,
+    #[serde(serialize_with = "crate::timefmt::serialize_opt")]
+    pub started_at: Option<Timestamp>,
+    #[serde(serialize_with = "crate::timefmt::serialize_opt")]
+    pub completed_at: Option<Timestamp>,
+    pub buffers_written: Option<i64>,
+    pub buffers_pct: Option<f64>,
+    pub slru_buffers_written: Option<i64>,
+    pub wal_files_added: Option<i64>,
+    pub wal_files_removed: Option<i64>,
+    pub wal_files_recycled: Option<i64>,
+    pub write_s: Option<f64>,
+    pub sync_s: Option<f64>,
+    pub total_s: Option<f64>,
+    pub sync_files: Option<i64>,
+    pub sync_longest_s: Option<f64>,
+    pub sync_average_s: Option<f64>,
+    pub distance_kb: Option<i64>,
+    pub estimate_kb: Option<i64>,
+    pub lsn: Option<String>,
+    pub redo_lsn: Option<String>,
+}
+
+const CHECKPOINT_COLUMNS: &str = "c.name, k.kind, k.trigger, k.flags, k.started_at, k.completed_at,
+    k.buffers_written, k.buffers_pct, k.slru_buffers_written, k.wal_files_added, k.wal_files_removed,
+    k.wal_files_recycled, k.write_s, k.sync_s, k.total_s, k.sync_files, k.sync_longest_s, k.sync_average_s,
+    k.distance_kb, k.estimate_kb, k.lsn, k.redo_lsn";
+
+fn checkpoint_row(r: &Row<'_>) -> rusqlite::Result<CheckpointRow> {
+    let flags: Option<String> = r.get("flags")?;
+    Ok(CheckpointRow {
+        cluster: r.get("name")?,
+        kind: r.get("kind")?,
+        trigger: r.get("trigger")?,
+        flags: flags.map(|f| f.split_whitespace().map(String::from).collect()).unwrap_or_default(),
+        started_at: opt_from_micros(r.get("started_at")?),
+        completed_at: opt_from_micros(r.get("completed_at")?),
+        buffers_written: r.get("buffers_written")?,
+        buffers_pct: r.get("buffers_pct")?,
+        slru_buffers_written: r.get("slru_buffers_written")?,
+        wal_files_added: r.get("wal_files_added")?,
+        wal_files_removed: r.get("wal_files_removed")?,
+        wal_files_recycled: r.get("wal_files_recycled")?,
+        write_s: r.get("write_s")?,
+        sync_s: r.get("sync_s")?,
+        total_s: r.get("total_s")?,
+        sync_files: r.get("sync_files")?,
+        sync_longest_s: r.get("sync_longest_s")?,
+        sync_average_s: r.get("sync_average_s")?,
+        distance_kb: r.get("distance_kb")?,
+        estimate_kb: r.get("estimate_kb")?,
+        lsn: r.get("lsn")?,
+        redo_lsn: r.get("redo_lsn")?,
+    })
+}
+
+pub(super) const POINT_TIME: &str = "COALESCE(k.started_at, k.completed_at)";
+
+impl Store {
+    /// Checkpoints and restartpoints of `cluster` that started (or, with no
+    /// start line, completed) in `[since, until]`.
+    pub(crate) fn points_between(
+        &self,
+        cluster: &str,
+        since: Timestamp,
+        until: Timestamp,
+    ) -> Result<Vec<CheckpointRow>, StoreError> {
+        // Filter's until is exclusive; the window's end is the newest evidence itself.
+        let until = until.checked_add(jiff::SignedDuration::from_micros(1)).unwrap_or(until);
+        self.checkpoints(&Filter {
+            cluster: Some(cluster.into()),
+            since: Some(since),
+            until: Some(until),
+            trigger: None,
+        })
+    }
+
+    /// Checkpoints and restartpoints in time order.
+    pub fn checkpoints(&self, filter: &Filter) -> Result<Vec<CheckpointRow>, StoreError> {
+        let (mut cond, mut values) = filter.conditions(POINT_TIME);
+        if let Some(t) = &filter.trigger {
+            cond.push_str(" AND k.trigger = ?");
+            values.push(Value::Text(t.as_str().to_string()));
+        }
+        let sql = format!(
+            "SELECT {CHECKPOINT_COLUMNS} FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id
+             WHERE 1 = 1 {cond} ORDER BY {POINT_TIME}, k.id"
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.sql(e))?;
+        let rows = stmt.query_map(params_from_iter(values), checkpoint_row).map_err(|e| self.sql(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use jiff::Timestamp;
@@ -264,7 +371,7 @@ mod tests {
 
     fn pairs(store: &Store) -> Vec<Pair> {
         let fmt = |t: Option<Timestamp>| t.map(|t| t.strftime("%H:%M:%S%.3f").to_string());
-        let rows = store.checkpoints(&crate::store::query::Filter::default()).unwrap();
+        let rows = store.checkpoints(&crate::store::Filter::default()).unwrap();
         rows.iter()
             .map(|r| (fmt(r.started_at), fmt(r.completed_at), r.trigger.map(|t| t.to_string()), r.distance_kb))
             .collect()

@@ -1,13 +1,22 @@
 //! Events (table event): a batch of classified log events stored, and the
 //! source's read position moved, in one transaction; each event also keeps
-//! the checkpoint rows in step ([`super::checkpoints`]).
+//! the checkpoint rows in step ([`super::checkpoints`]); and reading them
+//! back for the alert rules: the log's times, too-frequent warnings in a
+//! window, the events dated ahead.
+//!
+//! **Events dated ahead.** An event whose log time was more than a tolerance
+//! ahead of walwatch's clock when it was read (`event.ahead_us`, see
+//! migrations/0007_event_ahead.sql) is kept and counted, but its time is
+//! not believed: it is never a log's first, last or newest event.
 
-use jiff::Timestamp;
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
 use rusqlite::{params, Transaction, TransactionBehavior};
 use serde_json::json;
 
 use super::checkpoints::apply;
-use super::columns::to_micros;
+use super::columns::{from_micros, opt_from_micros, to_micros};
 use super::sources::{SourceRow, SourceSpec};
 use super::{Store, StoreError};
 use crate::frame::Pos;
@@ -114,5 +123,145 @@ fn event_data(body: &EventBody) -> serde_json::Value {
         EventBody::RedoDone { lsn, elapsed_s } => json!({ "lsn": lsn, "elapsed_s": elapsed_s }),
         EventBody::Rejected { looked_like, reason } => json!({ "looked_like": looked_like, "reason": reason }),
         EventBody::ConfigReload | EventBody::ServerShutdown | EventBody::CrashReinit => json!({}),
+    }
+}
+
+// --- Reading ---
+
+/// The log times the alert rules use, leaving out the events dated ahead.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct LogTimes {
+    pub oldest: Option<Timestamp>,
+    pub newest: Option<Timestamp>,
+    /// The newest checkpoint or restartpoint line (start or complete).
+    pub last_point_line: Option<Timestamp>,
+    /// The newest server start (`starting PostgreSQL`, `ready to accept connections`).
+    pub last_start: Option<Timestamp>,
+}
+
+/// Events dated more than the tolerance ahead of walwatch's clock when it read them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DatedAhead {
+    pub count: i64,
+    /// The event most ahead: its log time and when it was read.
+    pub most_ahead_at: Timestamp,
+    pub most_ahead_read_at: Timestamp,
+    /// When the last of them was read.
+    pub latest_read_at: Timestamp,
+}
+
+impl DatedAhead {
+    /// How far the event most ahead was ahead.
+    pub(crate) fn max_ahead(&self) -> SignedDuration {
+        self.most_ahead_at.duration_since(self.most_ahead_read_at)
+    }
+}
+
+/// Recognised events only: a rejected record (a client's look-alike line)
+/// never counts as an event, here as in the summary.
+pub(super) const RECOGNISED: &str = "e.kind <> 'rejected'";
+
+/// The condition leaving out the events dated ahead, with the tolerance in
+/// µs as `param`. (Not `ahead_us <= ?`: the id list comes from the small
+/// partial index event_ahead, and the time queries stay on the covering
+/// event index.)
+pub(super) fn not_ahead(param: &str) -> String {
+    format!("e.id NOT IN (SELECT a.id FROM event a WHERE a.ahead_us > {param})")
+}
+
+const POINT_LINE_KINDS: &str =
+    "('checkpoint_start', 'checkpoint_complete', 'restartpoint_start', 'restartpoint_complete')";
+
+pub(super) fn tolerance_us(tolerance: Duration) -> i64 {
+    i64::try_from(tolerance.as_micros()).unwrap_or(i64::MAX)
+}
+
+impl Store {
+    /// Too-frequent warnings of `cluster` with log time in `[since, until]`: (time, seconds apart).
+    pub(crate) fn too_frequent_between(
+        &self,
+        cluster: &str,
+        since: Timestamp,
+        until: Timestamp,
+    ) -> Result<Vec<(Timestamp, i64)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT e.at, e.data FROM event e JOIN cluster c ON c.id = e.cluster_id
+                 WHERE c.name = ?1 AND e.kind = 'too_frequent' AND e.at >= ?2 AND e.at <= ?3 ORDER BY e.at, e.id",
+            )
+            .map_err(|e| self.sql(e))?;
+        let rows = stmt
+            .query_map(params![cluster, to_micros(since), to_micros(until)], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+            })
+            .map_err(|e| self.sql(e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (at, data) = row.map_err(|e| self.sql(e))?;
+            let seconds = serde_json::from_str::<serde_json::Value>(&data).ok().and_then(|d| d["seconds"].as_i64());
+            // A warning without its figure still counts; it just cannot be the smallest.
+            out.push((from_micros(at), seconds.unwrap_or(i64::MAX)));
+        }
+        Ok(out)
+    }
+
+    /// `cluster`'s oldest and newest events, last checkpoint line and last
+    /// server start, leaving out the events dated more than `tolerance` ahead.
+    pub(crate) fn log_times(&self, cluster: &str, tolerance: Duration) -> Result<LogTimes, StoreError> {
+        let sql = format!(
+            "SELECT MIN(e.at), MAX(e.at),
+                    MAX(CASE WHEN e.kind IN {POINT_LINE_KINDS} THEN e.at END),
+                    MAX(CASE WHEN e.kind IN ('server_start', 'server_ready') THEN e.at END)
+             FROM event e WHERE e.cluster_id = (SELECT id FROM cluster WHERE name = ?2)
+               AND {} AND {RECOGNISED}",
+            not_ahead("?1")
+        );
+        self.conn
+            .query_row(&sql, params![tolerance_us(tolerance), cluster], |r| {
+                Ok(LogTimes {
+                    oldest: opt_from_micros(r.get(0)?),
+                    newest: opt_from_micros(r.get(1)?),
+                    last_point_line: opt_from_micros(r.get(2)?),
+                    last_start: opt_from_micros(r.get(3)?),
+                })
+            })
+            .map_err(|e| self.sql(e))
+    }
+
+    /// `cluster`'s events dated more than `tolerance` ahead of walwatch's
+    /// clock that were read at `read_since` or later; None when there are none.
+    pub fn dated_ahead(
+        &self,
+        cluster: &str,
+        tolerance: Duration,
+        read_since: Timestamp,
+    ) -> Result<Option<DatedAhead>, StoreError> {
+        // An event's read time is at - ahead_us; the partial index event_ahead holds every candidate.
+        let from = format!(
+            "FROM event e WHERE e.cluster_id = (SELECT id FROM cluster WHERE name = ?1)
+               AND e.ahead_us > ?2 AND e.at - e.ahead_us >= ?3 AND {RECOGNISED}"
+        );
+        let values = params![cluster, tolerance_us(tolerance), to_micros(read_since)];
+        let (count, latest_read): (i64, Option<i64>) = self
+            .conn
+            .query_row(&format!("SELECT count(*), MAX(e.at - e.ahead_us) {from}"), values, |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .map_err(|e| self.sql(e))?;
+        let Some(latest_read_at) = opt_from_micros(latest_read) else {
+            return Ok(None);
+        };
+        let most_ahead = format!("SELECT e.at, e.at - e.ahead_us {from} ORDER BY e.ahead_us DESC, e.id LIMIT 1");
+        let (at, read) = self
+            .conn
+            .query_row(&most_ahead, values, |r| Ok((opt_from_micros(r.get(0)?), opt_from_micros(r.get(1)?))))
+            .map_err(|e| self.sql(e))?;
+        Ok(Some(DatedAhead {
+            count,
+            most_ahead_at: at.unwrap_or(Timestamp::MAX),
+            most_ahead_read_at: read.unwrap_or(latest_read_at),
+            latest_read_at,
+        }))
     }
 }

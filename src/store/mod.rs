@@ -17,11 +17,11 @@ pub mod history;
 pub mod lock;
 mod columns;
 pub mod outbox;
-pub mod query;
 pub mod settings;
 mod checkpoints;
 mod events;
 mod sources;
+pub mod summary;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -29,7 +29,10 @@ use std::time::Duration;
 use rusqlite::{Connection, DatabaseName, ErrorCode, OpenFlags, TransactionBehavior};
 use thiserror::Error;
 
-pub use sources::{SourceRow, SourceSpec};
+pub use checkpoints::CheckpointRow;
+pub use events::{DatedAhead, LogTimes};
+pub use sources::{LogGrowth, SourceRow, SourceSpec};
+pub use summary::{ByTrigger, Filter, PointCounts, Summary};
 
 /// Forward-only schema steps; the version is SQLite's user_version (the
 /// number of steps applied). Never edit a step once released: add one.

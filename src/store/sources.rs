@@ -5,7 +5,7 @@
 use jiff::Timestamp;
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 
-use super::columns::to_micros;
+use super::columns::{opt_from_micros, to_micros};
 use super::{Store, StoreError};
 use crate::frame::Format;
 use crate::source::{FileMeta, Fingerprint, FINGERPRINT_BYTES};
@@ -201,6 +201,37 @@ impl Store {
                 |r| r.get(0),
             )
             .optional()
+            .map_err(|e| self.sql(e))
+    }
+}
+
+/// What walwatch has read of a cluster's log files (table source), in wall-clock time.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct LogGrowth {
+    /// When walwatch first read any of the cluster's files.
+    pub first_read: Option<Timestamp>,
+    /// When walwatch last read new bytes from them (a commit happens only when the offset moves).
+    pub last_read: Option<Timestamp>,
+    /// Bytes read so far, all files together.
+    pub bytes_read: i64,
+}
+
+impl Store {
+    /// What walwatch has read of `cluster`'s files.
+    pub(crate) fn log_growth(&self, cluster: &str) -> Result<LogGrowth, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT MIN(s.first_read), MAX(s.last_read), COALESCE(SUM(s.read_to), 0)
+                 FROM source s JOIN cluster c ON c.id = s.cluster_id WHERE c.name = ?1",
+                [cluster],
+                |r| {
+                    Ok(LogGrowth {
+                        first_read: opt_from_micros(r.get(0)?),
+                        last_read: opt_from_micros(r.get(1)?),
+                        bytes_read: r.get(2)?,
+                    })
+                },
+            )
             .map_err(|e| self.sql(e))
     }
 }

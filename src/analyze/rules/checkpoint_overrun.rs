@@ -14,7 +14,7 @@ use crate::model::event::Trigger;
 use crate::config::value;
 use crate::model::alert::Severity;
 use crate::settings::Settings;
-use crate::store::query::CheckpointRow;
+use crate::store::CheckpointRow;
 use crate::store::StoreError;
 
 /// `[alerts.checkpoint_overrun]`

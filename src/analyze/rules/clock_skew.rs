@@ -21,7 +21,7 @@ use serde_json::json;
 use super::{Evidence, Finding, Rule, Window};
 use crate::config::value;
 use crate::model::alert::Severity;
-use crate::store::query::DatedAhead;
+use crate::store::DatedAhead;
 use crate::store::StoreError;
 use crate::timefmt::format_duration;
 

@@ -13,7 +13,7 @@ use crate::analyze::sizing::Suggestion;
 use crate::config::value;
 use crate::model::alert::{Severity, SuggestionText};
 use crate::model::event::{PointKind, Trigger};
-use crate::store::query::CheckpointRow;
+use crate::store::CheckpointRow;
 use crate::store::StoreError;
 
 /// `[alerts.forced_checkpoints]`

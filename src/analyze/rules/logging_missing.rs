@@ -22,8 +22,8 @@ use super::{secs, Evidence, Finding, Rule};
 use crate::config::value;
 use crate::model::alert::Severity;
 use crate::settings::Settings;
-use crate::store::query::LogGrowth;
-use crate::store::query::LogTimes;
+use crate::store::LogGrowth;
+use crate::store::LogTimes;
 use crate::store::{Store, StoreError};
 
 /// `[alerts.checkpoint_logging_missing]`

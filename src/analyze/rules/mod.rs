@@ -45,7 +45,7 @@ use crate::analyze::sizing::Suggestion;
 use crate::config::{AlertsSection, ConfigError, RuleTables};
 use crate::model::alert::{Severity, SuggestionText};
 use crate::settings::Settings;
-use crate::store::query::{CheckpointRow, LogTimes};
+use crate::store::{CheckpointRow, LogTimes};
 use crate::store::{Store, StoreError};
 
 pub use super::window::Window;
@@ -289,7 +289,7 @@ pub(crate) mod test_support {
     use jiff::Timestamp;
 
     use crate::settings::{Settings, Value, ValueSource};
-    use crate::store::query::CheckpointRow;
+    use crate::store::CheckpointRow;
 
     pub fn at(s: &str) -> Timestamp {
         s.parse().unwrap()
@@ -349,7 +349,7 @@ mod tests {
     /// on last week's log, and clock_skew reports the line.
     #[test]
     fn the_tolerance_decides_whether_a_line_dated_ahead_is_the_newest_event() {
-        use crate::store::query::test_store::{start, store, Line};
+        use crate::store::summary::test_store::{start, store, Line};
         let now = at("2026-11-22T12:00:00Z");
         let evaluate_with = |ahead_us: i64| {
             let dir = tempfile::tempdir().unwrap();

@@ -11,7 +11,7 @@ use super::{secs, Evidence, Finding, Rule, Window};
 use crate::config::value;
 use crate::model::alert::Severity;
 use crate::settings::Settings;
-use crate::store::query::CheckpointRow;
+use crate::store::CheckpointRow;
 use crate::store::StoreError;
 
 /// `[alerts.slow_sync]`

@@ -14,7 +14,7 @@ use crate::analyze::sizing::Suggestion;
 use crate::config::value;
 use crate::model::alert::{Severity, SuggestionText};
 use crate::settings::Settings;
-use crate::store::query::CheckpointRow;
+use crate::store::CheckpointRow;
 use crate::store::StoreError;
 
 /// `[alerts.wal_files_added]`

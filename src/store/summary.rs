@@ -1,21 +1,23 @@
-//! Reading the log's history: checkpoints and their summary (the CLI), and
-//! what the alert rules look at — the log times their windows come from,
-//! the points and too-frequent warnings in a window, the log's growth.
+//! What `walwatch summary` counts: checkpoints and restartpoints by
+//! trigger, events by kind, the log's first and last event — over a
+//! [`Filter`] that `walwatch checkpoints` shares.
 //!
 //! **Events dated ahead.** An event whose log time was more than a tolerance
 //! ahead of walwatch's clock when it was read (`event.ahead_us`, see
 //! migrations/0007_event_ahead.sql) is kept and counted, but its time is
-//! not believed: it is never a log's first, last or newest event here.
+//! not believed: it is never a log's first or last event here.
 
 use std::time::Duration;
 
-use jiff::{SignedDuration, Timestamp};
-use rusqlite::{params, params_from_iter, types::Value, Row};
+use jiff::Timestamp;
+use rusqlite::{params_from_iter, types::Value};
 use serde::Serialize;
 
-use super::columns::{from_micros, opt_from_micros, to_micros};
+use super::checkpoints::POINT_TIME;
+use super::columns::{opt_from_micros, to_micros};
+use super::events::{not_ahead, tolerance_us, RECOGNISED};
 use super::{Store, StoreError};
-use crate::model::event::{PointKind, Trigger};
+use crate::model::event::Trigger;
 
 /// Which rows a query covers. Times are UTC microseconds, `until` exclusive.
 #[derive(Debug, Clone, Default)]
@@ -28,7 +30,7 @@ pub struct Filter {
 
 impl Filter {
     /// SQL conditions on `cluster c` and the time expression `time`, with their values.
-    fn conditions(&self, time: &str) -> (String, Vec<Value>) {
+    pub(super) fn conditions(&self, time: &str) -> (String, Vec<Value>) {
         let mut sql = String::new();
         let mut values = Vec::new();
         if let Some(c) = &self.cluster {
@@ -45,68 +47,6 @@ impl Filter {
         }
         (sql, values)
     }
-}
-
-/// One checkpoint or restartpoint, as `walwatch checkpoints` shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CheckpointRow {
-    pub cluster: String,
-    pub kind: PointKind,
-    pub trigger: Option<Trigger>,
-    pub flags: Vec<String>,
-    #[serde(serialize_with = "crate::timefmt::serialize_opt")]
-    pub started_at: Option<Timestamp>,
-    #[serde(serialize_with = "crate::timefmt::serialize_opt")]
-    pub completed_at: Option<Timestamp>,
-    pub buffers_written: Option<i64>,
-    pub buffers_pct: Option<f64>,
-    pub slru_buffers_written: Option<i64>,
-    pub wal_files_added: Option<i64>,
-    pub wal_files_removed: Option<i64>,
-    pub wal_files_recycled: Option<i64>,
-    pub write_s: Option<f64>,
-    pub sync_s: Option<f64>,
-    pub total_s: Option<f64>,
-    pub sync_files: Option<i64>,
-    pub sync_longest_s: Option<f64>,
-    pub sync_average_s: Option<f64>,
-    pub distance_kb: Option<i64>,
-    pub estimate_kb: Option<i64>,
-    pub lsn: Option<String>,
-    pub redo_lsn: Option<String>,
-}
-
-const CHECKPOINT_COLUMNS: &str = "c.name, k.kind, k.trigger, k.flags, k.started_at, k.completed_at,
-    k.buffers_written, k.buffers_pct, k.slru_buffers_written, k.wal_files_added, k.wal_files_removed,
-    k.wal_files_recycled, k.write_s, k.sync_s, k.total_s, k.sync_files, k.sync_longest_s, k.sync_average_s,
-    k.distance_kb, k.estimate_kb, k.lsn, k.redo_lsn";
-
-fn checkpoint_row(r: &Row<'_>) -> rusqlite::Result<CheckpointRow> {
-    let flags: Option<String> = r.get("flags")?;
-    Ok(CheckpointRow {
-        cluster: r.get("name")?,
-        kind: r.get("kind")?,
-        trigger: r.get("trigger")?,
-        flags: flags.map(|f| f.split_whitespace().map(String::from).collect()).unwrap_or_default(),
-        started_at: opt_from_micros(r.get("started_at")?),
-        completed_at: opt_from_micros(r.get("completed_at")?),
-        buffers_written: r.get("buffers_written")?,
-        buffers_pct: r.get("buffers_pct")?,
-        slru_buffers_written: r.get("slru_buffers_written")?,
-        wal_files_added: r.get("wal_files_added")?,
-        wal_files_removed: r.get("wal_files_removed")?,
-        wal_files_recycled: r.get("wal_files_recycled")?,
-        write_s: r.get("write_s")?,
-        sync_s: r.get("sync_s")?,
-        total_s: r.get("total_s")?,
-        sync_files: r.get("sync_files")?,
-        sync_longest_s: r.get("sync_longest_s")?,
-        sync_average_s: r.get("sync_average_s")?,
-        distance_kb: r.get("distance_kb")?,
-        estimate_kb: r.get("estimate_kb")?,
-        lsn: r.get("lsn")?,
-        redo_lsn: r.get("redo_lsn")?,
-    })
 }
 
 /// Counts for one kind of point (checkpoints or restartpoints).
@@ -168,149 +108,7 @@ pub struct Summary {
     pub dated_ahead: i64,
 }
 
-/// The log times the alert rules use, leaving out the events dated ahead.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct LogTimes {
-    pub oldest: Option<Timestamp>,
-    pub newest: Option<Timestamp>,
-    /// The newest checkpoint or restartpoint line (start or complete).
-    pub last_point_line: Option<Timestamp>,
-    /// The newest server start (`starting PostgreSQL`, `ready to accept connections`).
-    pub last_start: Option<Timestamp>,
-}
-
-/// Events dated more than the tolerance ahead of walwatch's clock when it read them.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct DatedAhead {
-    pub count: i64,
-    /// The event most ahead: its log time and when it was read.
-    pub most_ahead_at: Timestamp,
-    pub most_ahead_read_at: Timestamp,
-    /// When the last of them was read.
-    pub latest_read_at: Timestamp,
-}
-
-impl DatedAhead {
-    /// How far the event most ahead was ahead.
-    pub(crate) fn max_ahead(&self) -> SignedDuration {
-        self.most_ahead_at.duration_since(self.most_ahead_read_at)
-    }
-}
-
-/// Recognised events only: a rejected record (a client's look-alike line)
-/// never counts as an event, here as in the summary.
-const RECOGNISED: &str = "e.kind <> 'rejected'";
-
-/// The condition leaving out the events dated ahead, with the tolerance in
-/// µs as `param`. (Not `ahead_us <= ?`: the id list comes from the small
-/// partial index event_ahead, and the time queries stay on the covering
-/// event index.)
-fn not_ahead(param: &str) -> String {
-    format!("e.id NOT IN (SELECT a.id FROM event a WHERE a.ahead_us > {param})")
-}
-
-const POINT_LINE_KINDS: &str =
-    "('checkpoint_start', 'checkpoint_complete', 'restartpoint_start', 'restartpoint_complete')";
-
-fn tolerance_us(tolerance: Duration) -> i64 {
-    i64::try_from(tolerance.as_micros()).unwrap_or(i64::MAX)
-}
-
-const POINT_TIME: &str = "COALESCE(k.started_at, k.completed_at)";
-
-/// What walwatch has read of a cluster's log files (table source), in wall-clock time.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct LogGrowth {
-    /// When walwatch first read any of the cluster's files.
-    pub first_read: Option<Timestamp>,
-    /// When walwatch last read new bytes from them (a commit happens only when the offset moves).
-    pub last_read: Option<Timestamp>,
-    /// Bytes read so far, all files together.
-    pub bytes_read: i64,
-}
-
 impl Store {
-    /// Too-frequent warnings of `cluster` with log time in `[since, until]`: (time, seconds apart).
-    pub(crate) fn too_frequent_between(
-        &self,
-        cluster: &str,
-        since: Timestamp,
-        until: Timestamp,
-    ) -> Result<Vec<(Timestamp, i64)>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT e.at, e.data FROM event e JOIN cluster c ON c.id = e.cluster_id
-                 WHERE c.name = ?1 AND e.kind = 'too_frequent' AND e.at >= ?2 AND e.at <= ?3 ORDER BY e.at, e.id",
-            )
-            .map_err(|e| self.sql(e))?;
-        let rows = stmt
-            .query_map(params![cluster, to_micros(since), to_micros(until)], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
-            })
-            .map_err(|e| self.sql(e))?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (at, data) = row.map_err(|e| self.sql(e))?;
-            let seconds = serde_json::from_str::<serde_json::Value>(&data).ok().and_then(|d| d["seconds"].as_i64());
-            // A warning without its figure still counts; it just cannot be the smallest.
-            out.push((from_micros(at), seconds.unwrap_or(i64::MAX)));
-        }
-        Ok(out)
-    }
-
-    /// Checkpoints and restartpoints of `cluster` that started (or, with no
-    /// start line, completed) in `[since, until]`.
-    pub(crate) fn points_between(
-        &self,
-        cluster: &str,
-        since: Timestamp,
-        until: Timestamp,
-    ) -> Result<Vec<CheckpointRow>, StoreError> {
-        // Filter's until is exclusive; the window's end is the newest evidence itself.
-        let until = until.checked_add(jiff::SignedDuration::from_micros(1)).unwrap_or(until);
-        self.checkpoints(&Filter {
-            cluster: Some(cluster.into()),
-            since: Some(since),
-            until: Some(until),
-            trigger: None,
-        })
-    }
-
-    /// What walwatch has read of `cluster`'s files.
-    pub(crate) fn log_growth(&self, cluster: &str) -> Result<LogGrowth, StoreError> {
-        self.conn
-            .query_row(
-                "SELECT MIN(s.first_read), MAX(s.last_read), COALESCE(SUM(s.read_to), 0)
-                 FROM source s JOIN cluster c ON c.id = s.cluster_id WHERE c.name = ?1",
-                [cluster],
-                |r| {
-                    Ok(LogGrowth {
-                        first_read: opt_from_micros(r.get(0)?),
-                        last_read: opt_from_micros(r.get(1)?),
-                        bytes_read: r.get(2)?,
-                    })
-                },
-            )
-            .map_err(|e| self.sql(e))
-    }
-
-    /// Checkpoints and restartpoints in time order.
-    pub fn checkpoints(&self, filter: &Filter) -> Result<Vec<CheckpointRow>, StoreError> {
-        let (mut cond, mut values) = filter.conditions(POINT_TIME);
-        if let Some(t) = &filter.trigger {
-            cond.push_str(" AND k.trigger = ?");
-            values.push(Value::Text(t.as_str().to_string()));
-        }
-        let sql = format!(
-            "SELECT {CHECKPOINT_COLUMNS} FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id
-             WHERE 1 = 1 {cond} ORDER BY {POINT_TIME}, k.id"
-        );
-        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.sql(e))?;
-        let rows = stmt.query_map(params_from_iter(values), checkpoint_row).map_err(|e| self.sql(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
-    }
-
     /// The counts cover every stored record; first and last event leave out
     /// those dated more than `tolerance` ahead, which `dated_ahead` counts.
     pub fn summary(&self, filter: &Filter, tolerance: Duration) -> Result<Summary, StoreError> {
@@ -382,65 +180,6 @@ impl Store {
         self.conn.query_row(&sql, params_from_iter(values), |r| r.get(0)).map_err(|e| self.sql(e))
     }
 
-    /// `cluster`'s oldest and newest events, last checkpoint line and last
-    /// server start, leaving out the events dated more than `tolerance` ahead.
-    pub(crate) fn log_times(&self, cluster: &str, tolerance: Duration) -> Result<LogTimes, StoreError> {
-        let sql = format!(
-            "SELECT MIN(e.at), MAX(e.at),
-                    MAX(CASE WHEN e.kind IN {POINT_LINE_KINDS} THEN e.at END),
-                    MAX(CASE WHEN e.kind IN ('server_start', 'server_ready') THEN e.at END)
-             FROM event e WHERE e.cluster_id = (SELECT id FROM cluster WHERE name = ?2)
-               AND {} AND {RECOGNISED}",
-            not_ahead("?1")
-        );
-        self.conn
-            .query_row(&sql, params![tolerance_us(tolerance), cluster], |r| {
-                Ok(LogTimes {
-                    oldest: opt_from_micros(r.get(0)?),
-                    newest: opt_from_micros(r.get(1)?),
-                    last_point_line: opt_from_micros(r.get(2)?),
-                    last_start: opt_from_micros(r.get(3)?),
-                })
-            })
-            .map_err(|e| self.sql(e))
-    }
-
-    /// `cluster`'s events dated more than `tolerance` ahead of walwatch's
-    /// clock that were read at `read_since` or later; None when there are none.
-    pub fn dated_ahead(
-        &self,
-        cluster: &str,
-        tolerance: Duration,
-        read_since: Timestamp,
-    ) -> Result<Option<DatedAhead>, StoreError> {
-        // An event's read time is at - ahead_us; the partial index event_ahead holds every candidate.
-        let from = format!(
-            "FROM event e WHERE e.cluster_id = (SELECT id FROM cluster WHERE name = ?1)
-               AND e.ahead_us > ?2 AND e.at - e.ahead_us >= ?3 AND {RECOGNISED}"
-        );
-        let values = params![cluster, tolerance_us(tolerance), to_micros(read_since)];
-        let (count, latest_read): (i64, Option<i64>) = self
-            .conn
-            .query_row(&format!("SELECT count(*), MAX(e.at - e.ahead_us) {from}"), values, |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
-            .map_err(|e| self.sql(e))?;
-        let Some(latest_read_at) = opt_from_micros(latest_read) else {
-            return Ok(None);
-        };
-        let most_ahead = format!("SELECT e.at, e.at - e.ahead_us {from} ORDER BY e.ahead_us DESC, e.id LIMIT 1");
-        let (at, read) = self
-            .conn
-            .query_row(&most_ahead, values, |r| Ok((opt_from_micros(r.get(0)?), opt_from_micros(r.get(1)?))))
-            .map_err(|e| self.sql(e))?;
-        Ok(Some(DatedAhead {
-            count,
-            most_ahead_at: at.unwrap_or(Timestamp::MAX),
-            most_ahead_read_at: read.unwrap_or(latest_read_at),
-            latest_read_at,
-        }))
-    }
-
     /// Names of all clusters in the store.
     pub fn clusters(&self) -> Result<Vec<String>, StoreError> {
         let mut stmt = self.conn.prepare("SELECT name FROM cluster ORDER BY name").map_err(|e| self.sql(e))?;
@@ -449,8 +188,6 @@ impl Store {
     }
 }
 
-/// A real store file with hand-made events, for the tests of the queries
-/// and of the rules that read them.
 #[cfg(test)]
 pub(crate) mod test_store {
     use std::path::Path;
@@ -511,7 +248,10 @@ pub(crate) mod test_store {
 mod tests {
     use super::test_store::{start, store, Line};
     use super::*;
+    use jiff::SignedDuration;
+
     use crate::model::event::EventBody;
+    use crate::store::{DatedAhead, LogTimes};
 
     fn at(s: &str) -> Timestamp {
         s.parse().unwrap()
