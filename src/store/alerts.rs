@@ -1,5 +1,5 @@
 //! Alerts and silences (tables alert, silence). The history the rules read
-//! is with what it is about: [`super::checkpoints`], [`super::events`], [`super::sources`].
+//! lives with what it is about: checkpoints.rs, events.rs, sources.rs.
 //!
 //! The lifecycle (crate::alert::lifecycle) changes a cluster's alerts and
 //! queues their notices in one transaction: `Store::alert_tx` opens it and
