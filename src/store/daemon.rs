@@ -80,10 +80,10 @@ impl Store {
         self.conn
             .query_row("SELECT pid, started_at, heartbeat_at, interval_ms FROM daemon WHERE id = 1", [], |r| {
                 Ok(Heartbeat {
-                    pid: r.get(0)?,
-                    started_at: from_micros(r.get(1)?),
-                    at: from_micros(r.get(2)?),
-                    interval_ms: r.get(3)?,
+                    pid: r.get("pid")?,
+                    started_at: from_micros(r.get("started_at")?),
+                    at: from_micros(r.get("heartbeat_at")?),
+                    interval_ms: r.get("interval_ms")?,
                 })
             })
             .optional()
@@ -126,10 +126,10 @@ impl Store {
         let sources = stmt
             .query_map([id], |r| {
                 Ok(SourceStatus {
-                    path: r.get(0)?,
-                    read_to: r.get::<_, i64>(1)? as u64,
-                    size_at_read: r.get::<_, Option<i64>>(2)?.map(|s| s as u64),
-                    last_read: from_micros(r.get(3)?),
+                    path: r.get("path")?,
+                    read_to: r.get::<_, i64>("read_to")? as u64,
+                    size_at_read: r.get::<_, Option<i64>>("size")?.map(|s| s as u64),
+                    last_read: from_micros(r.get("last_read")?),
                 })
             })?
             .collect::<Result<Vec<_>, _>>()?;
@@ -177,17 +177,17 @@ impl Store {
     pub(crate) fn refused_since(&self, cluster: &str, since: Timestamp) -> Result<Option<Refused>, StoreError> {
         self.conn
             .query_row(
-                "SELECT count(*) OVER (), s.path, e.line, json_extract(e.data, '$.reason')
+                "SELECT count(*) OVER () AS count, s.path, e.line, json_extract(e.data, '$.reason') AS reason
                  FROM event e JOIN source s ON s.id = e.source_id JOIN cluster c ON c.id = e.cluster_id
                  WHERE c.name = ?1 AND e.kind = 'rejected' AND s.last_read >= ?2
                  ORDER BY s.last_read DESC, s.id DESC, e.offset DESC LIMIT 1",
                 params![cluster, to_micros(since)],
                 |r| {
                     Ok(Refused {
-                        count: r.get(0)?,
-                        path: r.get(1)?,
-                        line: r.get::<_, i64>(2)? as u64,
-                        reason: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+                        count: r.get("count")?,
+                        path: r.get("path")?,
+                        line: r.get::<_, i64>("line")? as u64,
+                        reason: r.get::<_, Option<String>>("reason")?.unwrap_or_default(),
                     })
                 },
             )

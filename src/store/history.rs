@@ -79,10 +79,10 @@ impl Store {
         )?;
         let rows = stmt.query_map(params![cluster, since, until], |r| {
             Ok(PointStart {
-                started_at: from_micros(r.get(0)?),
-                trigger: r.get(1)?,
-                distance_kb: r.get(2)?,
-                wal_files_added: r.get(3)?,
+                started_at: from_micros(r.get("started_at")?),
+                trigger: r.get("trigger")?,
+                distance_kb: r.get("distance_kb")?,
+                wal_files_added: r.get("wal_files_added")?,
             })
         })?;
         rows.collect()

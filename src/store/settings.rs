@@ -128,14 +128,15 @@ impl Store {
             .map_err(|e| self.sql(e))?;
         let rows = stmt
             .query_map([cluster_id], |r| {
-                let source: String = r.get(2)?;
+                let source: String = r.get("source")?;
                 Ok(SettingRow {
-                    name: r.get(0)?,
-                    value: r.get(1)?,
+                    name: r.get("name")?,
+                    value: r.get("value")?,
+                    // The table's CHECK allows only these two.
                     source: if source == "config" { RowSource::Config } else { RowSource::ConfFile },
-                    path: r.get(3)?,
-                    line: r.get(4)?,
-                    since: from_micros(r.get(5)?),
+                    path: r.get("path")?,
+                    line: r.get("line")?,
+                    since: from_micros(r.get("since")?),
                 })
             })
             .map_err(|e| self.sql(e))?;
