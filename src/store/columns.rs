@@ -32,38 +32,15 @@ fn named<T>(value: ValueRef<'_>, parse: fn(&str) -> Option<T>) -> FromSqlResult<
     parse(text).ok_or_else(|| FromSqlError::Other(format!("unknown value {text:?}").into()))
 }
 
-impl FromSql for PointKind {
-    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
-        named(value, PointKind::parse)
-    }
+/// Columns that hold a name: read through the type's own `parse`.
+macro_rules! named_columns {
+    ($($kind:ty),* $(,)?) => {
+        $(impl FromSql for $kind {
+            fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+                named(value, <$kind>::parse)
+            }
+        })*
+    };
 }
 
-impl FromSql for Trigger {
-    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
-        named(value, Trigger::parse)
-    }
-}
-
-impl FromSql for Severity {
-    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
-        named(value, Severity::parse)
-    }
-}
-
-impl FromSql for AlertState {
-    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
-        named(value, AlertState::parse)
-    }
-}
-
-impl FromSql for NoticeKind {
-    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
-        named(value, NoticeKind::parse)
-    }
-}
-
-impl FromSql for Channel {
-    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
-        named(value, Channel::parse)
-    }
-}
+named_columns!(PointKind, Trigger, Severity, AlertState, NoticeKind, Channel);
