@@ -149,9 +149,14 @@ impl Store {
             Err(source) => return Err(StoreError::Open { path: path.into(), source }),
         };
         check_not_too_new(&conn, path)?;
-        if schema_version(&conn).map_err(|source| StoreError::Open { path: path.into(), source })?
-            < MIGRATIONS.len() as i64
-        {
+        let version = schema_version(&conn).map_err(|source| StoreError::Open { path: path.into(), source })?;
+        if version == 0 {
+            // Nothing in it yet: a store being created (the daemon's first
+            // start) or an empty file. Migrating it here would race the
+            // process creating it, which could then fail its own open.
+            return Err(StoreError::Missing { path: path.into() });
+        }
+        if version < MIGRATIONS.len() as i64 {
             // Written by an older walwatch (the daemon not restarted yet after
             // an upgrade): queries need the current schema, so upgrade it
             // here when we may write it, else say how.
@@ -295,6 +300,49 @@ mod tests {
         // A second open finds nothing to do (it would fail re-creating a table).
         let store = Store::open(&path).unwrap();
         assert_eq!(schema_version(&store.conn).unwrap(), MIGRATIONS.len() as i64);
+    }
+
+    /// A reader that has the new file open while the store is created (the
+    /// daemon's first start, `walwatch status` polling it) holds a shared
+    /// lock when the writer switches to WAL: the open waits for it.
+    #[test]
+    fn a_reader_on_the_new_file_does_not_fail_the_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        Connection::open(&path).unwrap().execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);").unwrap();
+        let reader = Connection::open(&path).unwrap();
+        reader.execute_batch("BEGIN; SELECT count(*) FROM t;").unwrap();
+        let count: i64 = reader.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();
+        assert_eq!(count, 1);
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            reader.execute_batch("COMMIT").unwrap();
+        });
+        let started = std::time::Instant::now();
+        let store = Store::open(&path).unwrap();
+        assert!(started.elapsed() >= Duration::from_millis(250), "the open waited for the reader");
+        let mode: String = store.conn.pragma_query_value(None, "journal_mode", |r| r.get(0)).unwrap();
+        assert_eq!(mode, "wal");
+        release.join().unwrap();
+    }
+
+    /// A store whose schema is not there yet (being created by another
+    /// process) is "no store yet" to a query: never migrated from here,
+    /// which would race its creator.
+    #[test]
+    fn a_query_leaves_a_store_being_created_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.db");
+        Connection::open(&path).unwrap().execute_batch("CREATE TABLE t(x);").unwrap();
+        let err = Store::open_read_only(&path).err().unwrap();
+        assert!(matches!(err, StoreError::Missing { .. }), "{err}");
+        let conn = Connection::open(&path).unwrap();
+        assert_eq!(schema_version(&conn).unwrap(), 0, "not migrated");
+        let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0)).unwrap();
+        assert_eq!(tables, 1);
+        // An empty file too.
+        std::fs::write(dir.path().join("e.db"), b"").unwrap();
+        assert!(matches!(Store::open_read_only(&dir.path().join("e.db")), Err(StoreError::Missing { .. })));
     }
 
     #[test]
