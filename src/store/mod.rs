@@ -233,11 +233,29 @@ fn file_uri(path: &Path) -> String {
     }
 }
 
+/// Switches the store to WAL (a no-op once it is). On a new store that
+/// needs the exclusive lock; while another process holds the reserved lock
+/// (creating the same store, migrating it) SQLite refuses at once, without
+/// the busy wait, as waiting could deadlock: "database is locked", which
+/// killed a daemon started while an import created its store. Retried for as
+/// long as the busy timeout, with this connection's lock released between.
+fn wal_mode(conn: &Connection) -> rusqlite::Result<()> {
+    let started = std::time::Instant::now();
+    loop {
+        match conn.pragma_update(None, "journal_mode", "WAL") {
+            Err(e) if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy) && started.elapsed() < BUSY_TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Per-connection settings; kept out of migrations because journal_mode
 /// cannot change inside a transaction and busy_timeout is per connection.
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
+    wal_mode(conn)?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     Ok(())
@@ -321,6 +339,27 @@ mod tests {
         let started = std::time::Instant::now();
         let store = Store::open(&path).unwrap();
         assert!(started.elapsed() >= Duration::from_millis(250), "the open waited for the reader");
+        let mode: String = store.conn.pragma_query_value(None, "journal_mode", |r| r.get(0)).unwrap();
+        assert_eq!(mode, "wal");
+        release.join().unwrap();
+    }
+
+    /// Another process in the middle of a write (as when two processes
+    /// create the store at once, one migrating) holds the reserved lock when
+    /// this open switches the file to WAL; SQLite refuses that upgrade at
+    /// once, without its busy wait (it could deadlock). The open retries.
+    #[test]
+    fn a_writer_on_the_new_file_does_not_fail_the_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.db");
+        Connection::open(&path).unwrap().execute_batch("CREATE TABLE t(x);").unwrap();
+        let writer = Connection::open(&path).unwrap();
+        writer.execute_batch("BEGIN IMMEDIATE; INSERT INTO t VALUES (1);").unwrap();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            writer.execute_batch("COMMIT").unwrap();
+        });
+        let store = Store::open(&path).unwrap();
         let mode: String = store.conn.pragma_query_value(None, "journal_mode", |r| r.get(0)).unwrap();
         assert_eq!(mode, "wal");
         release.join().unwrap();
