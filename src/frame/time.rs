@@ -520,6 +520,99 @@ mod tests {
         assert!(k.take_warnings().is_empty());
     }
 
+    /// Every abbreviation of the table means what PostgreSQL's tzdata means
+    /// by it: the same instant as the numeric offset it stands for.
+    #[test]
+    fn every_abbreviation_has_its_offset() {
+        let c = TimeContext::new(None).unwrap();
+        let meanings = [
+            ("UTC", "+00"),
+            ("GMT", "+00"),
+            ("CET", "+01"),
+            ("CEST", "+02"),
+            ("EST", "-05"),
+            ("EDT", "-04"),
+            ("CST", "-06"),
+            ("CDT", "-05"),
+            ("PST", "-08"),
+            ("PDT", "-07"),
+            ("MST", "-07"),
+            ("MDT", "-06"),
+            ("IST", "+05:30"),
+            ("BST", "+01"),
+            ("JST", "+09"),
+            ("KST", "+09"),
+            ("EET", "+02"),
+            ("EEST", "+03"),
+            ("WET", "+00"),
+            ("WEST", "+01"),
+            ("MSK", "+03"),
+            ("AEST", "+10"),
+            ("AEDT", "+11"),
+            ("ACST", "+09:30"),
+            ("ACDT", "+10:30"),
+            ("AWST", "+08"),
+            ("ACWST", "+08:45"),
+            ("NZST", "+12"),
+            ("NZDT", "+13"),
+            ("AKST", "-09"),
+            ("AKDT", "-08"),
+            ("HST", "-10"),
+            ("HDT", "-09"),
+            ("AST", "-04"),
+            ("ADT", "-03"),
+            ("NST", "-03:30"),
+            ("NDT", "-02:30"),
+            ("SGT", "+08"),
+            ("HKT", "+08"),
+            ("PKT", "+05"),
+            ("WIB", "+07"),
+            ("WITA", "+08"),
+            ("WIT", "+09"),
+            ("IDT", "+03"),
+            ("SAST", "+02"),
+            ("CAT", "+02"),
+            ("EAT", "+03"),
+            ("WAT", "+01"),
+            ("MET", "+01"),
+            ("MEST", "+02"),
+            ("ChST", "+10"),
+            ("SST", "-11"),
+            ("UT", "+00"),
+            ("Z", "+00"),
+        ];
+        assert_eq!(meanings.len(), ABBREVIATIONS.len());
+        for (abbr, offset) in meanings {
+            let local = "2026-11-22 08:04:20.708";
+            assert_eq!(
+                c.parse(&format!("{local} {abbr}")).unwrap(),
+                c.parse(&format!("{local} {offset}")).unwrap(),
+                "{abbr}"
+            );
+        }
+        let w = c.take_warnings();
+        assert_eq!(w.len(), 4, "CST, IST, BST and AST are ambiguous: {w:?}");
+        assert!(w[0].contains("\"CST\"") && w[0].contains("(UTC-06:00)"), "{}", w[0]);
+        assert!(w[1].contains("\"IST\"") && w[1].contains("(UTC+05:30)"), "{}", w[1]);
+    }
+
+    /// A server whose older tzdata still spelled a zone with letters, read
+    /// with this machine's tzdata that spells it with digits (tzdata 2017a):
+    /// the abbreviation's other meanings are accepted, without a warning.
+    #[test]
+    fn another_meaning_of_an_abbreviation_fits_the_zone() {
+        for (zone, text, expected) in [
+            ("Pacific/Bougainville", "2026-11-22 19:04:20.708 BST", "2026-11-22T08:04:20.708Z"),
+            ("Asia/Dhaka", "2026-11-22 14:04:20.708 BST", "2026-11-22T08:04:20.708Z"),
+            ("Asia/Riyadh", "2026-11-22 11:04:20.708 AST", "2026-11-22T08:04:20.708Z"),
+            ("Asia/Colombo", "2026-11-22 13:34:20.708 IST", "2026-11-22T08:04:20.708Z"),
+        ] {
+            let c = TimeContext::new(Some(zone)).unwrap();
+            assert_eq!(utc(&c, text), expected, "{zone}");
+            assert_eq!(c.take_warnings(), Vec::<String>::new(), "{zone}");
+        }
+    }
+
     #[test]
     fn table_fits_bitmask() {
         // `warned_ambiguous` is a u128 bitmask over the table.
