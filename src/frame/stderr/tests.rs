@@ -212,7 +212,9 @@ fn the_backend_type_is_kept_without_its_padding() {
 }
 
 /// The attack (captured from PostgreSQL 15 with `%m [%p] %q%u@%d `):
-/// two forged checkpoint lines inside failed logins' user names.
+/// two forged checkpoint lines inside failed logins' user names; then its
+/// second shape again with the database name ending in two line breaks, so
+/// that the real marker (` FATAL:`) is two lines after the forged one.
 const ATTACK: &[&str] = &[
     "2026-11-23 23:22:01.636 UTC [7429] LOG:  database system is ready to accept connections\n",
     "2026-11-23 23:22:01.825 UTC [7440] \n",
@@ -224,6 +226,11 @@ const ATTACK: &[&str] = &[
     "2026-11-23 23:22:01.000 Z [1] LOG:  checkpoint starting: wal\n",
     " FATAL:  password authentication failed for user \"LOG:  \"\n",
     "2026-11-23 23:22:02.825 UTC [7431] LOG:  checkpoint starting: time\n",
+    "2026-11-23 23:22:03.102 UTC [7450] LOG:  @\n",
+    "2026-11-23 23:22:01.000 Z [1] LOG:  checkpoint starting: wal\n",
+    "\n",
+    " FATAL:  password authentication failed for user \"LOG:  \"\n",
+    "2026-11-23 23:22:03.825 UTC [7431] LOG:  checkpoint starting: time\n",
 ];
 
 /// Offsets of the events and of the refused look-alikes among `records`.
@@ -245,7 +252,8 @@ fn verdicts(records: &[Record]) -> (Vec<u64>, Vec<u64>) {
 #[test]
 fn the_splice_check_sees_across_buffers_of_any_size() {
     let time = TimeContext::new(Some("UTC")).unwrap();
-    let log = ATTACK.concat();
+    // The captured part.
+    let log = ATTACK[..10].concat();
     let at = |i: usize| ATTACK[..i].concat().len() as u64;
     let expected = (vec![0, at(9)], vec![at(2), at(7)]);
     let debian = prefix("%m [%p] %q%u@%d ");
@@ -270,7 +278,7 @@ fn a_resumed_read_sees_the_bytes_before_it() {
     let time = TimeContext::new(Some("UTC")).unwrap();
     let log = ATTACK.concat();
     let at = |i: usize| ATTACK[..i].concat().len();
-    let (forged, real) = ([at(2), at(7)], [0, at(9)]);
+    let (forged, real) = ([at(2), at(7), at(11)], [0, at(9), at(14)]);
     let debian = prefix("%m [%p] %q%u@%d ");
     let wants = StderrScanner::new(debian.clone(), &time).wants_look_behind();
     for line in 1..ATTACK.len() {
