@@ -687,6 +687,11 @@ mod tests {
     fn epoch() {
         assert_eq!(TimeContext::parse_epoch("1763798660.708").unwrap().to_string(), "2025-11-22T08:04:20.708Z");
         assert_eq!(TimeContext::parse_epoch("0").unwrap(), Timestamp::UNIX_EPOCH);
+        // Twelve digits: up to the last instant jiff knows (Timestamp::MAX).
+        assert_eq!(TimeContext::parse_epoch("253402207200.999").unwrap().to_string(), "9999-12-30T22:00:00.999Z");
+        assert!(TimeContext::parse_epoch("253402207201").is_err(), "out of range");
+        // Longer is refused before it is read (twenty digits overflow an i64).
+        assert!(TimeContext::parse_epoch("12345678901234567890.708").is_err());
         for bad in ["", ".", "1.", "-1.000", "abc", "1763798660.7081234567", "99999999999999.000", "1.2.3", "１.０"] {
             assert!(TimeContext::parse_epoch(bad).is_err(), "{bad:?}");
         }
