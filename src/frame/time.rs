@@ -456,6 +456,7 @@ mod tests {
         assert_eq!(utc(&c, "2026-11-22 08:04:20 GMT"), "2026-11-22T08:04:20Z");
         assert_eq!(utc(&c, "2026-11-22 08:04:20.123456 UTC"), "2026-11-22T08:04:20.123456Z");
         assert_eq!(utc(&c, "2026-11-22T08:04:20.5Z"), "2026-11-22T08:04:20.5Z");
+        assert_eq!(utc(&c, "2026-11-22 08:04:20.123456789 UTC"), "2026-11-22T08:04:20.123456789Z");
         assert!(c.take_warnings().is_empty());
     }
 
@@ -485,6 +486,14 @@ mod tests {
         let b = TimeContext::new(Some("Europe/Berlin")).unwrap();
         assert_eq!(utc(&b, "2026-11-22 10:00:00 -03"), "2026-11-22T13:00:00Z");
         assert!(b.take_warnings().is_empty());
+        // Offsets with seconds (tzdata's historic ones, such as Amsterdam's +00:19:32).
+        assert_eq!(utc(&c, "1936-11-22 08:19:32 +001932"), "1936-11-22T08:00:00Z");
+        assert_eq!(utc(&c, "1936-11-22 08:19:32 +00:19:32"), "1936-11-22T08:00:00Z");
+        assert_eq!(utc(&c, "2026-11-22 13:59:59 +05:59:59"), "2026-11-22T08:00:00Z");
+        for bad in ["+05-30", "+05:30-00", "+05-30:00", "+05-30-00", "+05:30:60", "+05:60:00", "+0560"] {
+            let e = c.parse(&format!("2026-11-22 10:00:00 {bad}")).unwrap_err();
+            assert!(e.to_string().contains("numeric time zone must look like"), "{bad}: {e}");
+        }
         assert!(c.parse("2026-11-22 10:00:00 +3").is_err());
         assert!(c.parse("2026-11-22 10:00:00 +05:61").is_err());
         assert!(c.parse("2026-11-22 10:00:00 +99").is_err());
@@ -662,12 +671,15 @@ mod tests {
         let w = c.take_warnings();
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("\"UTC\"") && w[0].contains("Europe/Berlin"), "{}", w[0]);
+        assert!(w[0].contains("using its usual meaning UTC+00:00"), "{}", w[0]);
         // Unknown abbreviation: interpreted in the zone, with a warning.
         assert_eq!(utc(&c, "2026-11-22 09:00:00 FOO"), "2026-11-22T08:00:00Z");
         assert_eq!(c.take_warnings().len(), 1);
         // Summer abbreviation in winter: taken literally.
         assert_eq!(utc(&c, "2026-11-22 10:00:00 CEST"), "2026-11-22T08:00:00Z");
-        assert_eq!(c.take_warnings().len(), 1);
+        let w = c.take_warnings();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("using its usual meaning UTC+02:00"), "{}", w[0]);
         // Spelling drift between tzdata versions: same offset, no warning.
         let s = TimeContext::new(Some("Asia/Singapore")).unwrap();
         assert_eq!(utc(&s, "2026-11-22 16:00:00 SGT"), "2026-11-22T08:00:00Z");
@@ -713,11 +725,45 @@ mod tests {
             "2026-11-22 08:04:20.1234567890 UTC",
             "2026-11-22 08:04:20 U-C",
             "2026/11/22 08:04:20 UTC",
+            "2026-11/22 08:04:20 UTC",
+            "2026-11-22_08:04:20 UTC",
+            "2026-11-22 08.04:20 UTC",
+            "2026-11-22 08:04.20 UTC",
             "２０２６-11-22 08:04:20 UTC",
             "2026-11-22 08:04:20 ÄÖÜ",
             "0000-00-00 00:00:00 UTC",
         ] {
             assert!(c.parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    /// The error names what is wrong, and quotes at most 64 bytes of the
+    /// text, cut at a character boundary.
+    #[test]
+    fn errors_say_why_and_quote_a_bounded_text() {
+        let c = TimeContext::new(None).unwrap();
+        let reason = |text: &str| match c.parse(text) {
+            Err(TimeError::Malformed { reason, .. }) => reason,
+            other => panic!("{text}: {other:?}"),
+        };
+        assert_eq!(reason("2026-11-22 08:04:20"), "time zone missing");
+        assert_eq!(reason("2026-11-22 08:04"), "expected YYYY-MM-DD HH:MM:SS[.mmm] ZONE");
+        // 25 bytes, then two-byte characters: byte 64 is inside one.
+        let long = format!("2026-11-22 08:04:20.708 x{}", "é".repeat(30));
+        match c.parse(&long) {
+            Err(TimeError::Malformed { text, reason }) => {
+                assert_eq!(reason, "time zone is neither an abbreviation nor a numeric offset");
+                assert_eq!(text, format!("2026-11-22 08:04:20.708 x{}", "é".repeat(19)));
+            }
+            other => panic!("{other:?}"),
+        }
+        let zone = "Mitteleuropaeischenormalzeitundsommerzeit";
+        match c.parse(&format!("2026-11-22 08:04:20.708 {zone}")) {
+            Err(TimeError::UnknownAbbreviation { abbr, text }) => {
+                assert_eq!(abbr, zone[..32]);
+                assert_eq!(text, format!("2026-11-22 08:04:20.708 {zone}")[..64]);
+            }
+            other => panic!("{other:?}"),
         }
     }
 
