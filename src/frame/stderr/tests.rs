@@ -90,10 +90,10 @@ fn a_secondary_line_of_another_process_is_not_the_entry_s() {
     );
 }
 
-/// A log file without the logging collector, started and stopped with
-/// `pg_ctl -l`: pg_ctl's own lines are no log lines; a statement of 71
-/// lines has a needle far down its TAB lines; the stream ends without a
-/// final newline.
+/// A standby's log file without the logging collector (`pg_ctl -l`): the
+/// errors of its restore_command's `cp` (the documentation's example) are
+/// no log lines; a statement of 71 lines has a needle far down its TAB
+/// lines; the stream ends without a final newline.
 #[test]
 fn counts_lines_entries_candidates_and_failures() {
     let time = TimeContext::new(Some("UTC")).unwrap();
@@ -103,7 +103,8 @@ fn counts_lines_entries_candidates_and_failures() {
             .chain(std::iter::once("\t-- after the checkpoint\n".to_string()))
             .collect();
     let log = [
-        "waiting for server to shut down.... done\n",
+        "cp: cannot stat '/mnt/server/archivedir/00000002.history': No such file or directory\n",
+        "cp: cannot stat '/mnt/server/archivedir/000000010000000000000003': No such file or directory\n",
         TOO_FREQUENT,
         HINT,
         STARTING,
@@ -114,7 +115,7 @@ fn counts_lines_entries_candidates_and_failures() {
     let mut scanner = StderrScanner::new(prefix("%m [%p] "), &time);
     assert_eq!(scanner.wants_look_behind(), 0, "no raw field: nothing to look back at");
     let (records, reached) = frame_all(&mut scanner, log.as_bytes(), 1 << 20, Tail::Take, Pos::START);
-    assert_eq!(reached, Pos { offset: log.len() as u64, line: 76 });
+    assert_eq!(reached, Pos { offset: log.len() as u64, line: 77 });
     let messages: Vec<&str> = records.iter().map(|r| r.message.as_str()).collect();
     assert_eq!(
         messages,
@@ -125,9 +126,9 @@ fn counts_lines_entries_candidates_and_failures() {
         ]
     );
     let stats = scanner.stats();
-    // 76 lines, 70 of them TAB lines; pg_ctl's line fails, once; the HINT's
-    // needle is inside an entry already read, the statement's too deep.
-    assert_eq!((stats.lines, stats.entries, stats.candidates, stats.unparsed), (76, 6, 3, 1));
+    // 77 lines, 70 of them TAB lines; cp's lines fail, once each; the
+    // HINT's needle is inside an entry already read, the statement's too deep.
+    assert_eq!((stats.lines, stats.entries, stats.candidates, stats.unparsed), (77, 7, 3, 2));
     assert_eq!(StderrScanner::new(prefix("%m [%p] %q%u@%d "), &time).wants_look_behind(), 242);
 }
 
@@ -294,4 +295,68 @@ fn a_resumed_read_sees_the_bytes_before_it() {
             assert_eq!((events, refused), (want(&real), want(&forged)), "resumed at line {}, chunk {chunk}", line + 1);
         }
     }
+}
+
+/// The whole lines among the last `reach` bytes of `stream`, which starts
+/// at a line start when `aligned`.
+fn window(stream: &[u8], reach: usize, aligned: bool) -> Vec<u8> {
+    let from = stream.len().saturating_sub(reach);
+    let aligned = if from == 0 { aligned } else { stream[from - 1] == b'\n' };
+    let mut text = stream[from..].to_vec();
+    if !aligned {
+        let cut = text.iter().position(|&b| b == b'\n').map_or(text.len(), |i| i + 1);
+        text.drain(..cut);
+    }
+    text
+}
+
+/// The splice check's window before an entry near a buffer's start: the
+/// bytes remembered from earlier buffers (whole, or line by line as a
+/// followed file's small appends come) and the buffer's own, cut to a
+/// span and to whole lines; and what is remembered stays a span.
+#[test]
+fn the_window_before_an_entry_is_a_span_of_whole_lines() {
+    let time = TimeContext::new(Some("UTC")).unwrap();
+    let debian = prefix("%m [%p] %q%u@%d ");
+    let log = ATTACK.concat().into_bytes();
+    let starts: Vec<usize> = (0..=ATTACK.len()).map(|i| ATTACK[..i].concat().len()).collect();
+    for (i, &p) in starts.iter().enumerate() {
+        for by_line in [false, true] {
+            let mut scanner = StderrScanner::new(debian.clone(), &time);
+            let reach = scanner.reach();
+            if by_line {
+                for w in starts[..=i].windows(2) {
+                    scanner.remember(&log[w[0]..w[1]]);
+                }
+            } else {
+                scanner.remember(&log[..p]);
+            }
+            let kept = p.min(reach);
+            assert_eq!(scanner.behind, &log[p - kept..p], "buffer at {p}, by line {by_line}");
+            let aligned = p == kept || log[p - kept - 1] == b'\n';
+            assert_eq!(scanner.behind_aligned, aligned, "buffer at {p}, by line {by_line}");
+            for &e in &starts[i..] {
+                let got = scanner.lines_before(&log[p..e], reach);
+                assert_eq!(
+                    lossy(&got),
+                    lossy(&window(&log[..e], reach, true)),
+                    "buffer at {p}, entry at {e}, by line {by_line}"
+                );
+            }
+        }
+        // Resumed there: the bytes before it come from inside a line.
+        let mut scanner = StderrScanner::new(debian.clone(), &time);
+        let reach = scanner.reach();
+        let behind = &log[p.saturating_sub(reach)..p];
+        scanner.look_behind(behind);
+        for &e in &starts[i..] {
+            let got = scanner.lines_before(&log[p..e], reach);
+            let stream = [behind, &log[p..e]].concat();
+            assert_eq!(lossy(&got), lossy(&window(&stream, reach, behind.is_empty())), "resumed at {p}, entry at {e}");
+        }
+    }
+}
+
+fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
 }
