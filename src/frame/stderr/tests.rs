@@ -316,10 +316,26 @@ fn window(stream: &[u8], reach: usize, aligned: bool) -> Vec<u8> {
 /// span and to whole lines; and what is remembered stays a span.
 #[test]
 fn the_window_before_an_entry_is_a_span_of_whole_lines() {
-    let time = TimeContext::new(Some("UTC")).unwrap();
     let debian = prefix("%m [%p] %q%u@%d ");
-    let log = ATTACK.concat().into_bytes();
-    let starts: Vec<usize> = (0..=ATTACK.len()).map(|i| ATTACK[..i].concat().len()).collect();
+    check_windows(&debian, ATTACK);
+    // Lines a span long, and two lines a span long together, before an
+    // entry: the window then starts exactly at a line start.
+    let time = TimeContext::new(Some("UTC")).unwrap();
+    let span = StderrScanner::new(debian.clone(), &time).reach();
+    let statement = |len: usize| {
+        let head = "2026-11-22 08:04:24.000 UTC [24978] shop@shop LOG:  statement: SELECT abalance FROM pgbench_accounts WHERE aid = 4711; -- ";
+        format!("{head}{}\n", "x".repeat(len - head.len() - 1))
+    };
+    let (whole, part) = (statement(span), statement(span - STARTING.len()));
+    check_windows(&debian, &[ATTACK[0], &whole, STARTING, &part, TOO_FREQUENT, HINT, STARTING]);
+}
+
+/// [`the_window_before_an_entry_is_a_span_of_whole_lines`] on `lines`, with
+/// buffers and entries starting at each of them.
+fn check_windows(debian: &Prefix, lines: &[&str]) {
+    let time = TimeContext::new(Some("UTC")).unwrap();
+    let log = lines.concat().into_bytes();
+    let starts: Vec<usize> = (0..=lines.len()).map(|i| lines[..i].concat().len()).collect();
     for (i, &p) in starts.iter().enumerate() {
         for by_line in [false, true] {
             let mut scanner = StderrScanner::new(debian.clone(), &time);
