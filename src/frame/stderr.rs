@@ -357,3 +357,6 @@ impl Scan for StderrScanner<'_> {
         &self.stats
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -140,23 +140,24 @@ impl<'t> SyslogScanner<'t> {
         }
         text
     }
+}
 
-    fn syslog_time(&self, raw: &[u8]) -> Option<jiff::Timestamp> {
-        let raw = std::str::from_utf8(raw).ok()?;
-        if let Ok(t) = raw.parse::<jiff::Timestamp>() {
-            return Some(t);
-        }
-        // RFC 3164 has no year: take the one that puts the time closest before now.
-        let now = jiff::Zoned::now();
-        let tz = now.time_zone().clone();
-        let this_year = format!("{} {}", now.year(), raw.split_whitespace().collect::<Vec<_>>().join(" "));
-        let dt = jiff::civil::DateTime::strptime("%Y %b %d %H:%M:%S", &this_year).ok()?;
-        let t = dt.to_zoned(tz.clone()).ok()?;
-        if t.timestamp() > now.timestamp() + jiff::SignedDuration::from_hours(24) {
-            return dt.checked_sub(jiff::Span::new().years(1)).ok()?.to_zoned(tz).ok().map(|z| z.timestamp());
-        }
-        Some(t.timestamp())
+/// The instant of an envelope's time: RFC 3339 as is; RFC 3164 has no year,
+/// so the year is the one that puts the time closest before `now` (up to a
+/// day after it is still this year: the clocks may differ).
+fn envelope_time(raw: &[u8], now: &jiff::Zoned) -> Option<jiff::Timestamp> {
+    let raw = std::str::from_utf8(raw).ok()?;
+    if let Ok(t) = raw.parse::<jiff::Timestamp>() {
+        return Some(t);
     }
+    let tz = now.time_zone().clone();
+    let this_year = format!("{} {}", now.year(), raw.split_whitespace().collect::<Vec<_>>().join(" "));
+    let dt = jiff::civil::DateTime::strptime("%Y %b %d %H:%M:%S", &this_year).ok()?;
+    let t = dt.to_zoned(tz.clone()).ok()?;
+    if t.timestamp() > now.timestamp() + jiff::SignedDuration::from_hours(24) {
+        return dt.checked_sub(jiff::Span::new().years(1)).ok()?.to_zoned(tz).ok().map(|z| z.timestamp());
+    }
+    Some(t.timestamp())
 }
 
 impl Scan for SyslogScanner<'_> {
@@ -172,10 +173,16 @@ impl Scan for SyslogScanner<'_> {
         self.stats.entries += lines::count_lines(work).saturating_sub(continuations as u64);
         let mut seen: HashSet<(u32, Option<u64>)> = HashSet::new();
         let hits: Vec<usize> = self.needles.find_iter(work).collect();
+        // The last line without an envelope counted as unparsed: a line
+        // with several needles is one failure.
+        let mut refused = None;
         for hit in hits {
             let at = lines::start_of(work, hit);
             let Some(h) = header(lines::text(work, at)) else {
-                self.stats.unparsed += 1;
+                if refused != Some(at) {
+                    refused = Some(at);
+                    self.stats.unparsed += 1;
+                }
                 continue;
             };
             if !seen.insert((h.pid, h.seq)) {
@@ -199,7 +206,7 @@ impl Scan for SyslogScanner<'_> {
                 record.origin.doubt = Some(FOREIGN_PID);
             }
             record.origin.pid = record.origin.pid.or(Some(fh.pid));
-            record.time = record.time.or_else(|| self.syslog_time(fh.time));
+            record.time = record.time.or_else(|| envelope_time(fh.time, &jiff::Zoned::now()));
             self.stats.candidates += 1;
             emit(record);
         }
@@ -283,5 +290,128 @@ mod tests {
                 "{tail:?}"
             );
         }
+    }
+
+    #[test]
+    fn prefix_detection_reads_first_chunks_only() {
+        let first =
+            "2026-11-22 08:04:23.386 UTC [21760] LOG:  checkpoints are occurring too frequently (3 seconds apart)";
+        let line = format!("Nov 22 08:04:23 db1 postgres[21760]: [5-1] {first}");
+        assert_eq!(body(line.as_bytes()), Some(first.as_bytes()));
+        // Without syslog_split_messages' chunk number: a first chunk too.
+        let single = "2026-11-22 08:04:25.000 UTC [21760] LOG:  checkpoint starting: wal";
+        assert_eq!(
+            body(format!("Nov 22 08:04:25 db1 postgres[21760]: [7] {single}").as_bytes()),
+            Some(single.as_bytes())
+        );
+        // A further chunk continues a line: no prefix of its own.
+        assert_eq!(body(b"Nov 22 08:04:23 db1 postgres[21760]: [6-2] ce=11499 kB, estimate=11499 kB"), None);
+        assert_eq!(body(first.as_bytes()), None, "an stderr line has no envelope");
+    }
+
+    fn berlin(civil: &str) -> jiff::Zoned {
+        civil
+            .parse::<jiff::civil::DateTime>()
+            .unwrap()
+            .to_zoned(jiff::tz::TimeZone::get("Europe/Berlin").unwrap())
+            .unwrap()
+    }
+
+    fn instant(text: &str) -> Option<jiff::Timestamp> {
+        Some(text.parse().unwrap())
+    }
+
+    #[test]
+    fn the_envelope_time_takes_the_year_closest_before_now() {
+        // rsyslog's RSYSLOG_FileFormat: a full instant, whatever the time now.
+        let now = berlin("2026-11-22T09:00:00");
+        assert_eq!(envelope_time(b"2026-11-22T09:04:23.386123+01:00", &now), instant("2026-11-22T08:04:23.386123Z"));
+        assert_eq!(envelope_time(b"2025-03-01T00:00:00Z", &now), instant("2025-03-01T00:00:00Z"));
+        // RSYSLOG_TraditionalFileFormat: local time without a year.
+        assert_eq!(envelope_time(b"Nov 22 08:04:23", &now), instant("2026-11-22T07:04:23Z"));
+        assert_eq!(envelope_time(b"Nov  2 08:04:23", &now), instant("2026-11-02T07:04:23Z"));
+        assert_eq!(envelope_time(b"Jan 10 12:00:00", &now), instant("2026-01-10T11:00:00Z"));
+        // Up to a day ahead of now (another host's clock): still this year.
+        assert_eq!(envelope_time(b"Nov 23 08:04:23", &now), instant("2026-11-23T07:04:23Z"));
+        assert_eq!(envelope_time(b"Nov 23 09:00:00", &now), instant("2026-11-23T08:00:00Z"), "exactly a day ahead");
+        // Further ahead: last year's.
+        assert_eq!(envelope_time(b"Nov 23 09:00:01", &now), instant("2025-11-23T08:00:01Z"));
+        assert_eq!(envelope_time(b"Dec 31 23:59:58", &now), instant("2025-12-31T22:59:58Z"));
+        // Read just after new year: the last lines of December are last year's.
+        let new_year = berlin("2027-01-01T00:30:00");
+        assert_eq!(envelope_time(b"Dec 31 23:59:58", &new_year), instant("2026-12-31T22:59:58Z"));
+        assert_eq!(envelope_time(b"Jan  1 00:29:59", &new_year), instant("2026-12-31T23:29:59Z"));
+        // Summer time, in the zone of the machine reading.
+        assert_eq!(envelope_time(b"Jul  1 10:00:00", &now), instant("2026-07-01T08:00:00Z"));
+        for bad in [&b"Nov 31 08:04:23"[..], b"Feb 29 08:04:23", b"22 Nov 08:04:23", b"Nov 22 08:04:23\xff"] {
+            assert_eq!(envelope_time(bad, &now), None, "{}", lines::lossy(bad));
+        }
+    }
+
+    /// rsyslog's RSYSLOG_FileFormat (RFC 3339 times) without control
+    /// character escaping (a literal TAB), from a server whose
+    /// log_line_prefix has no time of its own, pgBadger's syslog advice
+    /// `user=%u,db=%d,app=%a,client=%h `; among its lines a script's
+    /// `logger -t` message without a pid and a line of a second cluster
+    /// (another log_line_prefix) on the same host.
+    const NO_TIME_LOG: &[&str] = &[
+        "2026-11-22T09:04:23.386123+01:00 db1 postgres[21760]: [5-1] user=,db=,app=,client= LOG:  checkpoint starting: time\n",
+        "2026-11-22T09:04:25.101000+01:00 db1 postgres[21770]: [8-1] user=shop,db=shop,app=psql,client=[local] LOG:  statement: SELECT 1,\n",
+        "2026-11-22T09:04:25.101000+01:00 db1 postgres[21770]: [8-2] \t2;\n",
+        "2026-11-22T09:04:30.000000+01:00 db1 backup.sh: pg_backup_start done, checkpoint starting: immediate force wait\n",
+        "2026-11-22T09:04:31.000000+01:00 db1 postgres[4242]: [3-1] 2026-11-22 09:04:31.000 CET [4242] LOG:  checkpoint starting: time\n",
+        "2026-11-22T09:04:33.497000+01:00 db1 postgres[21760]: [6-1] user=,db=,app=,client= LOG:  checkpoint complete: wrote 3 buffers (0.0%); 0 WAL file(s) added, 0 removed, 0 recycled; write=0.101 s, sync=0.002 s, total=0.111 s; sync files=2, longest=0.001 s, average=0.001 s; distance=0 kB, estimate=0 kB\n",
+    ];
+
+    #[test]
+    fn the_envelope_gives_the_time_and_pid_a_prefix_lacks() {
+        let time = TimeContext::new(Some("Europe/Berlin")).unwrap();
+        let prefix = Prefix::compile("user=%u,db=%d,app=%a,client=%h ", Catalog::global().markers()).unwrap();
+        let data = NO_TIME_LOG.concat();
+        let offset = |i: usize| NO_TIME_LOG[..i].concat().len() as u64;
+        let mut scanner = SyslogScanner::new(StderrScanner::new(prefix, &time));
+        let (records, reached) = frame_all(&mut scanner, data.as_bytes(), 1 << 20, Tail::Take, Pos::START);
+        assert_eq!(reached, Pos { offset: data.len() as u64, line: 7 });
+        let got: Vec<_> = records
+            .iter()
+            .map(|r| (r.offset, r.line, r.time.map(|t| t.to_string()), r.origin.pid, r.message.as_str()))
+            .collect();
+        let complete = NO_TIME_LOG[5].split("LOG:  ").nth(1).unwrap().trim_end();
+        assert_eq!(
+            got,
+            [
+                (0, 1, Some("2026-11-22T08:04:23.386123Z".to_string()), Some(21760), "checkpoint starting: time"),
+                (offset(5), 6, Some("2026-11-22T08:04:33.497Z".to_string()), Some(21760), complete),
+            ]
+        );
+        let stats = scanner.stats();
+        // 6 lines, one of them the TAB chunk of the statement; the script's
+        // line (two needles) and the other cluster's fail once each.
+        assert_eq!((stats.lines, stats.entries, stats.candidates, stats.unparsed), (6, 5, 2, 2));
+    }
+
+    #[test]
+    fn chunks_far_apart_in_a_busy_log_are_gathered() {
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        let prefix = Prefix::compile("%m [%p] ", Catalog::global().markers()).unwrap();
+        // pgbench's sessions with log_min_duration_statement = 0 write 100
+        // lines between the checkpointer's two chunks.
+        let busy: String = (0..100)
+            .map(|i| {
+                let pid = 21800 + i % 8;
+                format!("Nov 22 08:04:23 db1 postgres[{pid}]: [{}-1] 2026-11-22 08:04:23.{:03} UTC [{pid}] LOG:  duration: 0.0{} ms  statement: SELECT abalance FROM pgbench_accounts WHERE aid = {};\n", 40 + i / 8, 400 + i, 10 + i % 90, 4711 * i)
+            })
+            .collect();
+        let data = [
+            "Nov 22 08:04:23 db1 postgres[21760]: [6-1] 2026-11-22 08:04:23.497 UTC [21760] LOG:  checkpoint complete: wrote 25 buffers (0.6%); 0 WAL file(s) added, 1 removed, 0 recycled; write=0.192 s, sync=0.082 s, total=0.344 s; sync files=26, longest=0.078 s, average=0.004 s; distan\n",
+            &busy,
+            "Nov 22 08:04:23 db1 postgres[21760]: [6-2] ce=11499 kB, estimate=11499 kB\n",
+        ]
+        .concat();
+        let mut scanner = SyslogScanner::new(StderrScanner::new(prefix, &time));
+        let (records, _) = frame_all(&mut scanner, data.as_bytes(), 1 << 20, Tail::Take, Pos::START);
+        let messages: Vec<&str> = records.iter().map(|r| r.message.as_str()).collect();
+        assert_eq!(messages, ["checkpoint complete: wrote 25 buffers (0.6%); 0 WAL file(s) added, 1 removed, 0 recycled; write=0.192 s, sync=0.082 s, total=0.344 s; sync files=26, longest=0.078 s, average=0.004 s; distance=11499 kB, estimate=11499 kB"]);
+        assert_eq!((scanner.stats().lines, scanner.stats().candidates, scanner.stats().unparsed), (102, 1, 0));
     }
 }

@@ -456,6 +456,7 @@ mod tests {
         assert_eq!(utc(&c, "2026-11-22 08:04:20 GMT"), "2026-11-22T08:04:20Z");
         assert_eq!(utc(&c, "2026-11-22 08:04:20.123456 UTC"), "2026-11-22T08:04:20.123456Z");
         assert_eq!(utc(&c, "2026-11-22T08:04:20.5Z"), "2026-11-22T08:04:20.5Z");
+        assert_eq!(utc(&c, "2026-11-22 08:04:20.123456789 UTC"), "2026-11-22T08:04:20.123456789Z");
         assert!(c.take_warnings().is_empty());
     }
 
@@ -485,6 +486,14 @@ mod tests {
         let b = TimeContext::new(Some("Europe/Berlin")).unwrap();
         assert_eq!(utc(&b, "2026-11-22 10:00:00 -03"), "2026-11-22T13:00:00Z");
         assert!(b.take_warnings().is_empty());
+        // Offsets with seconds (tzdata's historic ones, such as Amsterdam's +00:19:32).
+        assert_eq!(utc(&c, "1936-11-22 08:19:32 +001932"), "1936-11-22T08:00:00Z");
+        assert_eq!(utc(&c, "1936-11-22 08:19:32 +00:19:32"), "1936-11-22T08:00:00Z");
+        assert_eq!(utc(&c, "2026-11-22 13:59:59 +05:59:59"), "2026-11-22T08:00:00Z");
+        for bad in ["+05-30", "+05:30-00", "+05-30:00", "+05-30-00", "+05:30:60", "+05:60:00", "+0560"] {
+            let e = c.parse(&format!("2026-11-22 10:00:00 {bad}")).unwrap_err();
+            assert!(e.to_string().contains("numeric time zone must look like"), "{bad}: {e}");
+        }
         assert!(c.parse("2026-11-22 10:00:00 +3").is_err());
         assert!(c.parse("2026-11-22 10:00:00 +05:61").is_err());
         assert!(c.parse("2026-11-22 10:00:00 +99").is_err());
@@ -518,6 +527,99 @@ mod tests {
         let k = TimeContext::new(Some("Asia/Kolkata")).unwrap();
         assert_eq!(utc(&k, "2026-11-22 13:53:00.123 IST"), "2026-11-22T08:23:00.123Z");
         assert!(k.take_warnings().is_empty());
+    }
+
+    /// Every abbreviation of the table means what PostgreSQL's tzdata means
+    /// by it: the same instant as the numeric offset it stands for.
+    #[test]
+    fn every_abbreviation_has_its_offset() {
+        let c = TimeContext::new(None).unwrap();
+        let meanings = [
+            ("UTC", "+00"),
+            ("GMT", "+00"),
+            ("CET", "+01"),
+            ("CEST", "+02"),
+            ("EST", "-05"),
+            ("EDT", "-04"),
+            ("CST", "-06"),
+            ("CDT", "-05"),
+            ("PST", "-08"),
+            ("PDT", "-07"),
+            ("MST", "-07"),
+            ("MDT", "-06"),
+            ("IST", "+05:30"),
+            ("BST", "+01"),
+            ("JST", "+09"),
+            ("KST", "+09"),
+            ("EET", "+02"),
+            ("EEST", "+03"),
+            ("WET", "+00"),
+            ("WEST", "+01"),
+            ("MSK", "+03"),
+            ("AEST", "+10"),
+            ("AEDT", "+11"),
+            ("ACST", "+09:30"),
+            ("ACDT", "+10:30"),
+            ("AWST", "+08"),
+            ("ACWST", "+08:45"),
+            ("NZST", "+12"),
+            ("NZDT", "+13"),
+            ("AKST", "-09"),
+            ("AKDT", "-08"),
+            ("HST", "-10"),
+            ("HDT", "-09"),
+            ("AST", "-04"),
+            ("ADT", "-03"),
+            ("NST", "-03:30"),
+            ("NDT", "-02:30"),
+            ("SGT", "+08"),
+            ("HKT", "+08"),
+            ("PKT", "+05"),
+            ("WIB", "+07"),
+            ("WITA", "+08"),
+            ("WIT", "+09"),
+            ("IDT", "+03"),
+            ("SAST", "+02"),
+            ("CAT", "+02"),
+            ("EAT", "+03"),
+            ("WAT", "+01"),
+            ("MET", "+01"),
+            ("MEST", "+02"),
+            ("ChST", "+10"),
+            ("SST", "-11"),
+            ("UT", "+00"),
+            ("Z", "+00"),
+        ];
+        assert_eq!(meanings.len(), ABBREVIATIONS.len());
+        for (abbr, offset) in meanings {
+            let local = "2026-11-22 08:04:20.708";
+            assert_eq!(
+                c.parse(&format!("{local} {abbr}")).unwrap(),
+                c.parse(&format!("{local} {offset}")).unwrap(),
+                "{abbr}"
+            );
+        }
+        let w = c.take_warnings();
+        assert_eq!(w.len(), 4, "CST, IST, BST and AST are ambiguous: {w:?}");
+        assert!(w[0].contains("\"CST\"") && w[0].contains("(UTC-06:00)"), "{}", w[0]);
+        assert!(w[1].contains("\"IST\"") && w[1].contains("(UTC+05:30)"), "{}", w[1]);
+    }
+
+    /// A server whose older tzdata still spelled a zone with letters, read
+    /// with this machine's tzdata that spells it with digits (tzdata 2017a):
+    /// the abbreviation's other meanings are accepted, without a warning.
+    #[test]
+    fn another_meaning_of_an_abbreviation_fits_the_zone() {
+        for (zone, text, expected) in [
+            ("Pacific/Bougainville", "2026-11-22 19:04:20.708 BST", "2026-11-22T08:04:20.708Z"),
+            ("Asia/Dhaka", "2026-11-22 14:04:20.708 BST", "2026-11-22T08:04:20.708Z"),
+            ("Asia/Riyadh", "2026-11-22 11:04:20.708 AST", "2026-11-22T08:04:20.708Z"),
+            ("Asia/Colombo", "2026-11-22 13:34:20.708 IST", "2026-11-22T08:04:20.708Z"),
+        ] {
+            let c = TimeContext::new(Some(zone)).unwrap();
+            assert_eq!(utc(&c, text), expected, "{zone}");
+            assert_eq!(c.take_warnings(), Vec::<String>::new(), "{zone}");
+        }
     }
 
     #[test]
@@ -569,12 +671,15 @@ mod tests {
         let w = c.take_warnings();
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("\"UTC\"") && w[0].contains("Europe/Berlin"), "{}", w[0]);
+        assert!(w[0].contains("using its usual meaning UTC+00:00"), "{}", w[0]);
         // Unknown abbreviation: interpreted in the zone, with a warning.
         assert_eq!(utc(&c, "2026-11-22 09:00:00 FOO"), "2026-11-22T08:00:00Z");
         assert_eq!(c.take_warnings().len(), 1);
         // Summer abbreviation in winter: taken literally.
         assert_eq!(utc(&c, "2026-11-22 10:00:00 CEST"), "2026-11-22T08:00:00Z");
-        assert_eq!(c.take_warnings().len(), 1);
+        let w = c.take_warnings();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("using its usual meaning UTC+02:00"), "{}", w[0]);
         // Spelling drift between tzdata versions: same offset, no warning.
         let s = TimeContext::new(Some("Asia/Singapore")).unwrap();
         assert_eq!(utc(&s, "2026-11-22 16:00:00 SGT"), "2026-11-22T08:00:00Z");
@@ -594,6 +699,11 @@ mod tests {
     fn epoch() {
         assert_eq!(TimeContext::parse_epoch("1763798660.708").unwrap().to_string(), "2025-11-22T08:04:20.708Z");
         assert_eq!(TimeContext::parse_epoch("0").unwrap(), Timestamp::UNIX_EPOCH);
+        // Twelve digits: up to the last instant jiff knows (Timestamp::MAX).
+        assert_eq!(TimeContext::parse_epoch("253402207200.999").unwrap().to_string(), "9999-12-30T22:00:00.999Z");
+        assert!(TimeContext::parse_epoch("253402207201").is_err(), "out of range");
+        // Longer is refused before it is read (twenty digits overflow an i64).
+        assert!(TimeContext::parse_epoch("12345678901234567890.708").is_err());
         for bad in ["", ".", "1.", "-1.000", "abc", "1763798660.7081234567", "99999999999999.000", "1.2.3", "１.０"] {
             assert!(TimeContext::parse_epoch(bad).is_err(), "{bad:?}");
         }
@@ -615,11 +725,45 @@ mod tests {
             "2026-11-22 08:04:20.1234567890 UTC",
             "2026-11-22 08:04:20 U-C",
             "2026/11/22 08:04:20 UTC",
+            "2026-11/22 08:04:20 UTC",
+            "2026-11-22_08:04:20 UTC",
+            "2026-11-22 08.04:20 UTC",
+            "2026-11-22 08:04.20 UTC",
             "２０２６-11-22 08:04:20 UTC",
             "2026-11-22 08:04:20 ÄÖÜ",
             "0000-00-00 00:00:00 UTC",
         ] {
             assert!(c.parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    /// The error names what is wrong, and quotes at most 64 bytes of the
+    /// text, cut at a character boundary.
+    #[test]
+    fn errors_say_why_and_quote_a_bounded_text() {
+        let c = TimeContext::new(None).unwrap();
+        let reason = |text: &str| match c.parse(text) {
+            Err(TimeError::Malformed { reason, .. }) => reason,
+            other => panic!("{text}: {other:?}"),
+        };
+        assert_eq!(reason("2026-11-22 08:04:20"), "time zone missing");
+        assert_eq!(reason("2026-11-22 08:04"), "expected YYYY-MM-DD HH:MM:SS[.mmm] ZONE");
+        // 25 bytes, then two-byte characters: byte 64 is inside one.
+        let long = format!("2026-11-22 08:04:20.708 x{}", "é".repeat(30));
+        match c.parse(&long) {
+            Err(TimeError::Malformed { text, reason }) => {
+                assert_eq!(reason, "time zone is neither an abbreviation nor a numeric offset");
+                assert_eq!(text, format!("2026-11-22 08:04:20.708 x{}", "é".repeat(19)));
+            }
+            other => panic!("{other:?}"),
+        }
+        let zone = "Mitteleuropaeischenormalzeitundsommerzeit";
+        match c.parse(&format!("2026-11-22 08:04:20.708 {zone}")) {
+            Err(TimeError::UnknownAbbreviation { abbr, text }) => {
+                assert_eq!(abbr, zone[..32]);
+                assert_eq!(text, format!("2026-11-22 08:04:20.708 {zone}")[..64]);
+            }
+            other => panic!("{other:?}"),
         }
     }
 
