@@ -369,7 +369,7 @@ mod tests {
         let prefix = Prefix::compile("user=%u,db=%d,app=%a,client=%h ", Catalog::global().markers()).unwrap();
         let data = NO_TIME_LOG.concat();
         let offset = |i: usize| NO_TIME_LOG[..i].concat().len() as u64;
-        let mut scanner = SyslogScanner::new(StderrScanner::new(prefix, &time));
+        let mut scanner = SyslogScanner::new(StderrScanner::new(prefix, &time, crate::frame::test_lexicon()));
         let (records, reached) = frame_all(&mut scanner, data.as_bytes(), 1 << 20, Tail::Take, Pos::START);
         assert_eq!(reached, Pos { offset: data.len() as u64, line: 7 });
         let got: Vec<_> = records
@@ -408,7 +408,7 @@ mod tests {
             "Nov 22 08:04:23 db1 postgres[21760]: [6-2] ce=11499 kB, estimate=11499 kB\n",
         ]
         .concat();
-        let mut scanner = SyslogScanner::new(StderrScanner::new(prefix, &time));
+        let mut scanner = SyslogScanner::new(StderrScanner::new(prefix, &time, crate::frame::test_lexicon()));
         let (records, _) = frame_all(&mut scanner, data.as_bytes(), 1 << 20, Tail::Take, Pos::START);
         let messages: Vec<&str> = records.iter().map(|r| r.message.as_str()).collect();
         assert_eq!(messages, ["checkpoint complete: wrote 25 buffers (0.6%); 0 WAL file(s) added, 1 removed, 0 recycled; write=0.192 s, sync=0.082 s, total=0.344 s; sync files=26, longest=0.078 s, average=0.004 s; distance=11499 kB, estimate=11499 kB"]);

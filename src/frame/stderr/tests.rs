@@ -2,7 +2,8 @@
 //! written, the origin it gives a record, and the splice check's window at
 //! the start of a buffer (the bytes remembered from the one before).
 
-use crate::classify::{self, catalog::Catalog, Outcome};
+use crate::catalog::Catalog;
+use crate::classify::{self, Outcome};
 use crate::frame::prefix::Prefix;
 use crate::frame::stderr::StderrScanner;
 use crate::frame::testing::frame_all;
@@ -36,7 +37,7 @@ const HINT: &str =
 fn the_last_entry_of_a_growing_file_is_held_back_with_its_secondary_lines() {
     let time = TimeContext::new(Some("UTC")).unwrap();
     // No raw field: the prefix cannot span lines, nothing more is held back.
-    let mut scanner = StderrScanner::new(prefix("%m [%p] "), &time);
+    let mut scanner = StderrScanner::new(prefix("%m [%p] "), &time, crate::frame::test_lexicon());
     assert_eq!(scanner.reach(), 0);
     let region = [COMPLETE, TOO_FREQUENT, HINT].concat();
     let (records, done) = scan_growing(&mut scanner, &region);
@@ -45,7 +46,7 @@ fn the_last_entry_of_a_growing_file_is_held_back_with_its_secondary_lines() {
     assert_eq!(messages, [COMPLETE[42..].trim_end()]);
 
     for tail in [Tail::Hold, Tail::Take] {
-        let mut scanner = StderrScanner::new(prefix("%m [%p] "), &time);
+        let mut scanner = StderrScanner::new(prefix("%m [%p] "), &time, crate::frame::test_lexicon());
         let (records, reached) = frame_all(&mut scanner, region.as_bytes(), 1 << 20, tail, Pos::START);
         let got: Vec<_> = records.iter().map(|r| (r.offset, r.hint.as_deref())).collect();
         if tail == Tail::Hold {
@@ -74,7 +75,7 @@ fn a_secondary_line_of_another_process_is_not_the_entry_s() {
         "\tstill the hint\n",
     ]
     .concat();
-    let mut scanner = StderrScanner::new(prefix("%m [%p] "), &time);
+    let mut scanner = StderrScanner::new(prefix("%m [%p] "), &time, crate::frame::test_lexicon());
     let (records, _) = frame_all(&mut scanner, log.as_bytes(), 1 << 20, Tail::Take, Pos::START);
     let got: Vec<_> = records.iter().map(|r| (r.message.as_str(), r.hint.as_deref(), r.context.as_deref())).collect();
     assert_eq!(
@@ -112,7 +113,7 @@ fn counts_lines_entries_candidates_and_failures() {
         "2026-11-22 08:04:30.001 UTC [21752] LOG:  database system is shut down",
     ]
     .concat();
-    let mut scanner = StderrScanner::new(prefix("%m [%p] "), &time);
+    let mut scanner = StderrScanner::new(prefix("%m [%p] "), &time, crate::frame::test_lexicon());
     assert_eq!(scanner.wants_look_behind(), 0, "no raw field: nothing to look back at");
     let (records, reached) = frame_all(&mut scanner, log.as_bytes(), 1 << 20, Tail::Take, Pos::START);
     assert_eq!(reached, Pos { offset: log.len() as u64, line: 77 });
@@ -129,7 +130,10 @@ fn counts_lines_entries_candidates_and_failures() {
     // 77 lines, 70 of them TAB lines; cp's lines fail, once each; the
     // HINT's needle is inside an entry already read, the statement's too deep.
     assert_eq!((stats.lines, stats.entries, stats.candidates, stats.unparsed), (77, 7, 3, 2));
-    assert_eq!(StderrScanner::new(prefix("%m [%p] %q%u@%d "), &time).wants_look_behind(), 242);
+    assert_eq!(
+        StderrScanner::new(prefix("%m [%p] %q%u@%d "), &time, crate::frame::test_lexicon()).wants_look_behind(),
+        242
+    );
 }
 
 /// A session's failed statement: its STATEMENT line and the statement's
@@ -144,7 +148,7 @@ const STARTING: &str = "2026-11-22 08:04:23.386 UTC [21760] LOG:  checkpoint sta
 #[test]
 fn a_growing_file_is_read_up_to_a_span_before_its_end() {
     let time = TimeContext::new(Some("UTC")).unwrap();
-    let mut scanner = StderrScanner::new(prefix("%m [%p] %q%u@%d "), &time);
+    let mut scanner = StderrScanner::new(prefix("%m [%p] %q%u@%d "), &time, crate::frame::test_lexicon());
     let span = scanner.reach();
     assert!(span > STARTING.len() + TOO_FREQUENT.len(), "span {span}");
 
@@ -161,7 +165,7 @@ fn a_growing_file_is_read_up_to_a_span_before_its_end() {
 
     // Many entries: those with a span of bytes after their start are read,
     // up to the last one that starts before the line a span before the end.
-    let mut scanner = StderrScanner::new(prefix("%m [%p] %q%u@%d "), &time);
+    let mut scanner = StderrScanner::new(prefix("%m [%p] %q%u@%d "), &time, crate::frame::test_lexicon());
     let entries: Vec<String> = (0..12)
         .map(|i| format!("2026-11-22 08:{:02}:23.386 UTC [21760] LOG:  checkpoint starting: time\n", 10 + i))
         .collect();
@@ -191,7 +195,7 @@ fn a_record_is_a_session_s_when_a_session_field_is_set() {
         ("%m [%p] %q%u@%d ", "2026-11-22 08:04:23.386 UTC [24978] @ LOG:  checkpoint starting: time", true),
     ];
     for (spec, line, session) in cases {
-        let mut scanner = StderrScanner::new(prefix(spec), &time);
+        let mut scanner = StderrScanner::new(prefix(spec), &time, crate::frame::test_lexicon());
         let (records, _) = frame_all(&mut scanner, format!("{line}\n").as_bytes(), 1 << 20, Tail::Take, Pos::START);
         let got: Vec<_> = records.iter().map(|r| (r.message.as_str(), r.origin.session)).collect();
         assert_eq!(got, [("checkpoint starting: time", session)], "{spec:?}: {line}");
@@ -202,12 +206,12 @@ fn a_record_is_a_session_s_when_a_session_field_is_set() {
 fn the_backend_type_is_kept_without_its_padding() {
     let time = TimeContext::new(Some("UTC")).unwrap();
     let log = "2026-11-22 08:04:23.386 UTC [21760] checkpointer LOG:  checkpoint starting: time\n2026-11-22 08:04:24.001 UTC [24978] client backend LOG:  statement: checkpoint;\n";
-    let mut scanner = StderrScanner::new(prefix("%m [%p] %b "), &time);
+    let mut scanner = StderrScanner::new(prefix("%m [%p] %b "), &time, crate::frame::test_lexicon());
     let (records, _) = frame_all(&mut scanner, log.as_bytes(), 1 << 20, Tail::Take, Pos::START);
     let got: Vec<_> = records.iter().map(|r| (r.origin.backend_type.as_deref(), r.origin.session)).collect();
     assert_eq!(got, [(Some("checkpointer"), false), (Some("client backend"), false)]);
     let padded = "2026-11-22 08:04:23.386 UTC [21760] checkpointer         LOG:  checkpoint starting: time\n";
-    let mut scanner = StderrScanner::new(prefix("%m [%p] %-20b "), &time);
+    let mut scanner = StderrScanner::new(prefix("%m [%p] %-20b "), &time, crate::frame::test_lexicon());
     let (records, _) = frame_all(&mut scanner, padded.as_bytes(), 1 << 20, Tail::Take, Pos::START);
     assert_eq!(records[0].origin.backend_type.as_deref(), Some("checkpointer"));
 }
@@ -258,13 +262,13 @@ fn the_splice_check_sees_across_buffers_of_any_size() {
     let at = |i: usize| ATTACK[..i].concat().len() as u64;
     let expected = (vec![0, at(9)], vec![at(2), at(7)]);
     let debian = prefix("%m [%p] %q%u@%d ");
-    let mut scanner = StderrScanner::new(debian.clone(), &time);
+    let mut scanner = StderrScanner::new(debian.clone(), &time, crate::frame::test_lexicon());
     let (records, _) = frame_all(&mut scanner, log.as_bytes(), 1 << 20, Tail::Take, Pos::START);
     assert_eq!(verdicts(&records), expected);
     // Buffers of at least a prefix's span (walwatch's are 2 MiB); in a
     // smaller one the entries around an injection overflow it and are cut.
     for chunk in scanner.reach()..=log.len() {
-        let mut scanner = StderrScanner::new(debian.clone(), &time);
+        let mut scanner = StderrScanner::new(debian.clone(), &time, crate::frame::test_lexicon());
         let (records, end) = frame_all(&mut scanner, log.as_bytes(), chunk, Tail::Take, Pos::START);
         assert_eq!(verdicts(&records), expected, "chunk {chunk}");
         assert_eq!(end.offset, log.len() as u64, "chunk {chunk}");
@@ -281,12 +285,12 @@ fn a_resumed_read_sees_the_bytes_before_it() {
     let at = |i: usize| ATTACK[..i].concat().len();
     let (forged, real) = ([at(2), at(7), at(11)], [0, at(9), at(14)]);
     let debian = prefix("%m [%p] %q%u@%d ");
-    let wants = StderrScanner::new(debian.clone(), &time).wants_look_behind();
+    let wants = StderrScanner::new(debian.clone(), &time, crate::frame::test_lexicon()).wants_look_behind();
     for line in 1..ATTACK.len() {
         let start = at(line);
         let behind = &log.as_bytes()[start.saturating_sub(wants)..start];
         for chunk in [1 << 20, 300] {
-            let mut resumed = StderrScanner::new(debian.clone(), &time);
+            let mut resumed = StderrScanner::new(debian.clone(), &time, crate::frame::test_lexicon());
             resumed.look_behind(behind);
             let pos = Pos { offset: start as u64, line: line as u64 + 1 };
             let (records, _) = frame_all(&mut resumed, &log.as_bytes()[start..], chunk, Tail::Take, pos);
@@ -321,7 +325,7 @@ fn the_window_before_an_entry_is_a_span_of_whole_lines() {
     // Lines a span long, and two lines a span long together, before an
     // entry: the window then starts exactly at a line start.
     let time = TimeContext::new(Some("UTC")).unwrap();
-    let span = StderrScanner::new(debian.clone(), &time).reach();
+    let span = StderrScanner::new(debian.clone(), &time, crate::frame::test_lexicon()).reach();
     let statement = |len: usize| {
         let head = "2026-11-22 08:04:24.000 UTC [24978] shop@shop LOG:  statement: SELECT abalance FROM pgbench_accounts WHERE aid = 4711; -- ";
         format!("{head}{}\n", "x".repeat(len - head.len() - 1))
@@ -338,7 +342,7 @@ fn check_windows(debian: &Prefix, lines: &[&str]) {
     let starts: Vec<usize> = (0..=lines.len()).map(|i| lines[..i].concat().len()).collect();
     for (i, &p) in starts.iter().enumerate() {
         for by_line in [false, true] {
-            let mut scanner = StderrScanner::new(debian.clone(), &time);
+            let mut scanner = StderrScanner::new(debian.clone(), &time, crate::frame::test_lexicon());
             let reach = scanner.reach();
             if by_line {
                 for w in starts[..=i].windows(2) {
@@ -361,7 +365,7 @@ fn check_windows(debian: &Prefix, lines: &[&str]) {
             }
         }
         // Resumed there: the bytes before it come from inside a line.
-        let mut scanner = StderrScanner::new(debian.clone(), &time);
+        let mut scanner = StderrScanner::new(debian.clone(), &time, crate::frame::test_lexicon());
         let reach = scanner.reach();
         let behind = &log[p.saturating_sub(reach)..p];
         scanner.look_behind(behind);
