@@ -44,6 +44,16 @@ pub(crate) struct ClusterStatus {
     pub problems: Vec<(String, String)>,
 }
 
+/// Cancels the statement a store's connection is running, from another
+/// thread (`Store::interrupt_handle`).
+pub struct Interrupt(rusqlite::InterruptHandle);
+
+impl Interrupt {
+    pub fn interrupt(&self) {
+        self.0.interrupt();
+    }
+}
+
 impl Store {
     pub fn heartbeat(&mut self, pid: u32, started_at: Timestamp, interval_ms: i64) -> Result<(), StoreError> {
         self.conn
@@ -72,8 +82,8 @@ impl Store {
 
     /// Cancels this connection's running statement from another thread
     /// (SQLITE_INTERRUPT): the daemon's stop does not wait for an alert pass.
-    pub(crate) fn interrupt_handle(&self) -> rusqlite::InterruptHandle {
-        self.conn.get_interrupt_handle()
+    pub(crate) fn interrupt_handle(&self) -> Interrupt {
+        Interrupt(self.conn.get_interrupt_handle())
     }
 
     pub(crate) fn last_heartbeat(&self) -> Result<Option<Heartbeat>, StoreError> {
