@@ -21,7 +21,7 @@ pub fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     let clusters = super::clusters(&store, args.cluster.as_deref())?;
     // What [cluster.settings] and the server's conf files say now, so the rules see it.
     for cluster in config.clusters.iter().filter(|c| clusters.contains(&c.name)) {
-        crate::settings::refresh(&mut store, &super::setting_sources(cluster), now)?;
+        crate::settings::refresh(&mut store, &crate::settings::Sources::of(cluster), now)?;
     }
     let report = evaluate::clusters(&mut store, &config, &rules, &clusters, now)?;
     if !args.no_send {

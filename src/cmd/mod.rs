@@ -109,16 +109,6 @@ fn config_and_db(args: &ConfigDbArgs) -> Result<Loaded> {
     Ok(Loaded { config, rules, db })
 }
 
-/// Where `cluster`'s settings are read (crate::settings::refresh).
-fn setting_sources(cluster: &crate::config::ClusterConfig) -> crate::settings::Sources<'_> {
-    crate::settings::Sources {
-        name: &cluster.name,
-        configured: &cluster.settings,
-        config_file: cluster.config_file.as_deref(),
-        data_directory: cluster.data_directory.as_deref(),
-    }
-}
-
 /// The clusters a command covers: `--cluster`, else every cluster in the store.
 fn clusters(store: &crate::store::Store, only: Option<&str>) -> Result<Vec<String>> {
     let known = store.clusters()?;

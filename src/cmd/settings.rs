@@ -58,7 +58,7 @@ fn refreshed(db: &std::path::Path, clusters: &[&config::ClusterConfig]) -> Resul
     };
     let now = Timestamp::now();
     for cluster in clusters {
-        settings::refresh(&mut store, &super::setting_sources(cluster), now)
+        settings::refresh(&mut store, &crate::settings::Sources::of(cluster), now)
             .with_context(|| format!("cannot record the settings of cluster {:?}", cluster.name))?;
     }
     Ok(store)

@@ -22,7 +22,7 @@ pub fn run(args: SuggestArgs) -> Result<ExitCode> {
         if let Some(cluster) = config.clusters.iter().find(|c| &c.name == name) {
             // A DBA reading the service's store may not be allowed to write
             // it: the settings the daemon recorded still apply.
-            if let Err(e) = crate::settings::refresh(&mut store, &super::setting_sources(cluster), now) {
+            if let Err(e) = crate::settings::refresh(&mut store, &crate::settings::Sources::of(cluster), now) {
                 tracing::warn!("cluster {name:?}: settings not refreshed from its config files: {e}");
             }
         }

@@ -227,13 +227,7 @@ fn pass(store: &mut Store, job: &Job, stop: &AtomicBool) {
 fn refresh_settings(store: &mut Store, clusters: &[ClusterConfig], stop: &AtomicBool) {
     let now = Timestamp::now();
     for cluster in clusters.iter().take_while(|_| !stop.load(Ordering::Relaxed)) {
-        let sources = crate::settings::Sources {
-            name: &cluster.name,
-            configured: &cluster.settings,
-            config_file: cluster.config_file.as_deref(),
-            data_directory: cluster.data_directory.as_deref(),
-        };
-        if let Err(e) = crate::settings::refresh(store, &sources, now) {
+        if let Err(e) = crate::settings::refresh(store, &crate::settings::Sources::of(cluster), now) {
             tracing::warn!(cluster = %cluster.name, error = %e, "Cannot record the cluster's settings.");
         }
     }

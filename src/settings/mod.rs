@@ -188,6 +188,18 @@ pub(crate) struct Sources<'a> {
     pub data_directory: Option<&'a Path>,
 }
 
+impl<'a> Sources<'a> {
+    /// Where a configured cluster's settings are read.
+    pub fn of(cluster: &'a crate::config::ClusterConfig) -> Sources<'a> {
+        Sources {
+            name: &cluster.name,
+            configured: &cluster.settings,
+            config_file: cluster.config_file.as_deref(),
+            data_directory: cluster.data_directory.as_deref(),
+        }
+    }
+}
+
 /// Records what `[cluster.settings]` and the server's conf files say now.
 ///
 /// The conf files are postgresql.conf (`config_file`, else
