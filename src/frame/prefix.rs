@@ -9,6 +9,7 @@
 //! the first reading (leftmost-first, lazy fields, the `%q` tail preferred
 //! when it fits) that is followed directly by a marker wins.
 
+mod detect;
 mod spanning;
 
 use std::collections::HashMap;
@@ -16,6 +17,7 @@ use std::collections::HashMap;
 use regex::Regex;
 
 use crate::frame::record::LineLevel;
+pub(crate) use detect::detect;
 pub use spanning::{Spanning, RAW_NAME_BYTES};
 
 /// Why a `log_line_prefix` could not be compiled.
@@ -33,7 +35,7 @@ pub enum PrefixError {
     },
 }
 
-/// Why [`detect`] could not find the prefix.
+/// Why [`detect()`] could not find the prefix.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum DetectError {
     #[error(
@@ -83,6 +85,19 @@ pub struct PrefixMatch<'a> {
     pub level: LineLevel,
     /// The text after the marker.
     pub message: &'a str,
+}
+
+impl PrefixMatch<'_> {
+    /// A client session wrote the line: the `%q` tail printed, or a field
+    /// only sessions fill in (`%u %d %a %h %r`) is not blank.
+    pub(crate) fn is_session(&self) -> bool {
+        let non_empty = |f: Option<&str>| f.is_some_and(|v| !v.trim().is_empty());
+        self.q_tail
+            || non_empty(self.user)
+            || non_empty(self.database)
+            || non_empty(self.application)
+            || non_empty(self.remote_host)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -452,301 +467,6 @@ fn emit(pieces: &[Piece], re: &mut String, groups: &mut Vec<(Field, usize)>, ngr
     }
 }
 
-/// Common prefixes, the usual ones first (earlier wins a tie).
-const CANDIDATES: &[&str] = &[
-    "%m [%p] %q%u@%d ",
-    "%m [%p] ",
-    "%m [%p] %b ",
-    "%t [%p]: [%l-1] user=%u,db=%d,app=%a,client=%h ",
-    "%t [%p]: [%l-1] user=%u,db=%d ",
-    "%t [%p]: [%l-1] ",
-    "%m [%p]: [%l-1] user=%u,db=%d,app=%a,client=%h ",
-    "%m [%p]: [%l-1] user=%u,db=%d ",
-    "%m [%p]: [%l-1] ",
-    "%t:%r:%u@%d:[%p]: ",
-    "%t:%r:%u@%d:[%p]:",
-    "%m:%r:%u@%d:[%p]: ",
-    "%m:%r:%u@%d:[%p]:",
-    "%m [%p] %q[user=%u,db=%d,app=%a] ",
-    "%m [%p] %q%u@%d %a ",
-    "%m [%p-%l] %q%u@%d ",
-    "%m [%p-%l] ",
-    "%m %u %d [%p] ",
-    "%t [%p] %q%u@%d ",
-    "%t [%p] ",
-    "%t-%c-",
-    "%t-%c- ",
-    "< %m > ",
-    "< %m >",
-    "%m ",
-    "%t ",
-    "",
-];
-
-/// Rank of a candidate on a sample; larger is better.
-///
-/// Among candidates that parse the same lines, the one whose literal text
-/// explains more of the prefixes wins (`user=%u,db=%d,app=%a,client=%h `
-/// over `user=%u,db=%d ` that would swallow `,app=,client=` into `%d`).
-/// Session fields that no sample line needed are not assumed: on a sample of
-/// background lines only, `%m [%p] ` beats `%m [%p] %q%u@%d `, so that
-/// [`Prefix::session_checkable`] never claims a check the log cannot support
-/// (under `%m [%p] ` a session's `RAISE LOG` looks exactly like a background
-/// line). A session line that the simpler prefix does not parse is simply not
-/// an event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct Score {
-    matched: usize,
-    /// Bytes of the matched prefixes that literals (not fields) account for.
-    literal: usize,
-    /// Lines that needed the `%q` tail.
-    tail_lines: usize,
-    /// Has session fields after `%q`: it parses every line the same prefix
-    /// without them parses, plus client sessions' lines, so forged session
-    /// lines get rejected instead of merely not parsing.
-    session_tail: bool,
-    /// Fewer fields is simpler.
-    fields: std::cmp::Reverse<usize>,
-    /// Earlier candidates win ties.
-    index: std::cmp::Reverse<usize>,
-}
-
-fn score(p: &Prefix, lines: &[&str], index: usize) -> Score {
-    let (mut matched, mut literal, mut tail_lines) = (0, 0, 0);
-    for l in lines {
-        let Some(caps) = p.re.captures(l) else {
-            continue;
-        };
-        let Some(marker) = caps.get(p.marker_group) else {
-            continue;
-        };
-        if !p.levels.contains_key(marker.as_str()) {
-            continue;
-        }
-        matched += 1;
-        if p.tail_group.is_some_and(|g| caps.get(g).is_some()) {
-            tail_lines += 1;
-        }
-        let fields: usize = p.groups.iter().filter_map(|&(_, g)| caps.get(g)).map(|m| m.len()).sum();
-        literal += marker.start().saturating_sub(fields);
-    }
-    Score {
-        matched,
-        literal,
-        tail_lines,
-        session_tail: p.tail_group.is_some() && p.tail_fields > 0,
-        fields: std::cmp::Reverse(p.head_fields + p.tail_fields),
-        index: std::cmp::Reverse(index),
-    }
-}
-
-/// Infer the prefix from the first lines of a file (lines starting with TAB
-/// are continuation lines and are skipped). A prefix fits when it parses at
-/// least one line and 90% of the lines that some candidate parses.
-///
-/// Lines that no candidate parses at all do not count against a fit: a
-/// client that fails to log in with line breaks in its user name leaves such
-/// lines (see [`Spanning`]), and a handful of them right after a rotation
-/// must not make the new file unreadable.
-pub(crate) fn detect(sample: &[&str], markers: &[(String, LineLevel)]) -> Result<Prefix, DetectError> {
-    let lines: Vec<&str> = sample
-        .iter()
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .filter(|l| !l.is_empty() && !l.starts_with('\t'))
-        .collect();
-    if lines.is_empty() {
-        return Err(DetectError::NoLines);
-    }
-    let mut prefixes = candidates(markers)?;
-    if let Some(p) = best_fit(&prefixes, &lines) {
-        return Ok(p);
-    }
-    // Structural inference: the text before the first marker is the prefix.
-    prefixes.extend(structural(&lines, markers)?);
-    best_fit(&prefixes, &lines).ok_or_else(|| DetectError::NoMatch { first_line: lines[0].chars().take(200).collect() })
-}
-
-/// [`CANDIDATES`] compiled, once per list of markers: detection runs for
-/// every new file, and compiling a prefix with every language's markers
-/// takes milliseconds.
-fn candidates(markers: &[(String, LineLevel)]) -> Result<Vec<Prefix>, PrefixError> {
-    use std::hash::{Hash, Hasher};
-    type Cache = Vec<(u64, Vec<Prefix>)>;
-    static CACHE: std::sync::Mutex<Cache> = std::sync::Mutex::new(Vec::new());
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    markers.hash(&mut hasher);
-    let key = hasher.finish();
-    let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some((_, compiled)) = cache.iter().find(|(k, _)| *k == key) {
-        return Ok(compiled.clone());
-    }
-    let compiled: Vec<Prefix> =
-        CANDIDATES.iter().map(|spec| Prefix::compile(spec, markers)).collect::<Result<_, _>>()?;
-    cache.push((key, compiled.clone()));
-    Ok(compiled)
-}
-
-/// The best-scoring prefix that fits (see [`detect`]); earlier ones win ties.
-fn best_fit(prefixes: &[Prefix], lines: &[&str]) -> Option<Prefix> {
-    let parseable = lines.iter().filter(|l| prefixes.iter().any(|p| p.parse(l).is_some())).count();
-    let fits = |s: &Score| s.matched > 0 && s.matched * 10 >= parseable * 9;
-    prefixes
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (score(p, lines, i), p))
-        .filter(|(s, _)| fits(s))
-        .max_by(|(a, _), (b, _)| a.cmp(b))
-        .map(|(_, p)| p.clone())
-}
-
-/// Prefixes inferred from the text before the first marker of each line.
-fn structural(lines: &[&str], markers: &[(String, LineLevel)]) -> Result<Vec<Prefix>, PrefixError> {
-    let (alt, _) = marker_alternation(markers)?;
-    let marker_re = Regex::new(&alt).map_err(|source| PrefixError::Regex { spec: String::new(), source })?;
-    let tokens = Tokens::new();
-    let mut specs: Vec<String> = Vec::new();
-    for l in lines {
-        let Some(m) = marker_re.find(l) else { continue };
-        let spec = tokens.infer(&l[..m.start()]);
-        if !specs.contains(&spec) {
-            specs.push(spec);
-            if specs.len() >= 16 {
-                break;
-            }
-        }
-    }
-    // Without a time there are no events to date; and a spec inferred from
-    // such lines (`%q%u@%d ` from `@postgres FATAL:  …`) is the rest of a
-    // prefix that a user name broke across lines, not a prefix.
-    let dated = |spec: &&String| ["%m", "%t", "%n"].iter().any(|e| spec.contains(e));
-    Ok(specs.iter().filter(dated).filter_map(|spec| Prefix::compile(spec, markers).ok()).collect())
-}
-
-/// Recognisers for the structural inference.
-struct Tokens {
-    ts_ms: Regex,
-    ts: Regex,
-    epoch: Regex,
-    session: Regex,
-    bracket_pair: Regex,
-    bracket: Regex,
-    key: Regex,
-    at: Regex,
-    digits: Regex,
-}
-
-impl Tokens {
-    fn new() -> Tokens {
-        let r = |s: &str| Regex::new(s).expect("static regex");
-        Tokens {
-            ts_ms: r(&format!("^{TS_MS}{ZONE}")),
-            ts: r(&format!("^{TS}{ZONE}")),
-            epoch: r("^[0-9]{9,11}\\.[0-9]{3}"),
-            session: r("^[0-9a-f]{6,}\\.[0-9a-f]{1,8}"),
-            bracket_pair: r("^\\[([0-9]+)-([0-9]+)\\]"),
-            bracket: r("^\\[[0-9]+\\]"),
-            key: r("^([A-Za-z_]+)=[^,;\\s\\]\\)]*"),
-            at: r("^[^\\s@\\[\\]\\(\\):,]*@[^\\s@\\[\\]\\(\\):,]*"),
-            digits: r("^[0-9]+"),
-        }
-    }
-
-    /// Build a spec from the text before the first marker of one line.
-    fn infer(&self, prefix: &str) -> String {
-        let mut spec = String::new();
-        let mut rest = prefix;
-        let (mut have_ts, mut have_pid, mut have_line, mut have_q) = (false, false, false, false);
-        // Only at a token start (start of text or after a non-alphanumeric).
-        let mut boundary = true;
-        while let Some(c) = rest.chars().next() {
-            let take = |len: usize, s: &str, spec: &mut String| {
-                spec.push_str(s);
-                len
-            };
-            let n = if let Some(m) = self.ts_ms.find(rest) {
-                let e = if have_ts { "%s" } else { "%m" };
-                have_ts = true;
-                take(m.end(), e, &mut spec)
-            } else if let Some(m) = self.ts.find(rest) {
-                let e = if have_ts { "%s" } else { "%t" };
-                have_ts = true;
-                take(m.end(), e, &mut spec)
-            } else if let (true, Some(m)) = (boundary, self.epoch.find(rest)) {
-                take(m.end(), "%n", &mut spec)
-            } else if let (true, Some(m)) = (boundary, self.session.find(rest)) {
-                take(m.end(), "%c", &mut spec)
-            } else if let Some(c) = self.bracket_pair.captures(rest) {
-                let len = c[0].len();
-                if have_pid {
-                    have_line = true;
-                    let s = format!("[%l-{}]", &c[2]);
-                    take(len, &s, &mut spec)
-                } else {
-                    have_pid = true;
-                    have_line = true;
-                    take(len, "[%p-%l]", &mut spec)
-                }
-            } else if let (Some(m), false) = (self.bracket.find(rest), have_pid && have_line) {
-                let s = if have_pid { "[%l]" } else { "[%p]" };
-                if have_pid {
-                    have_line = true;
-                }
-                have_pid = true;
-                take(m.end(), s, &mut spec)
-            } else if let (true, Some(c)) = (boundary, self.key.captures(rest)) {
-                let key = &c[1];
-                let esc = match key.to_ascii_lowercase().as_str() {
-                    "user" | "usr" | "u" | "username" => Some("%u"),
-                    "db" | "database" | "dbname" | "d" => Some("%d"),
-                    "app" | "application" | "appname" | "application_name" | "a" => Some("%a"),
-                    "client" | "host" | "remote" | "remote_host" | "clienthost" | "h" => Some("%h"),
-                    "pid" | "p" => Some("%p"),
-                    "session" | "sid" | "session_id" | "c" => Some("%c"),
-                    "xid" | "tx" | "x" => Some("%x"),
-                    "vxid" | "v" => Some("%v"),
-                    "sqlstate" | "e" => Some("%e"),
-                    "backend" | "backend_type" | "b" => Some("%b"),
-                    "line" | "l" => Some("%l"),
-                    _ => None,
-                };
-                match esc {
-                    Some(e) => {
-                        spec.push_str(key);
-                        spec.push('=');
-                        take(c[0].len(), e, &mut spec)
-                    }
-                    // Unknown key: keep it literal and carry on after '='.
-                    None => take(key.len() + 1, &format!("{key}="), &mut spec),
-                }
-            } else if let (true, false, Some(m)) = (boundary, have_q, self.at.find(rest)) {
-                have_q = true;
-                take(m.end(), "%q%u@%d", &mut spec)
-            } else if let (true, Some(m)) = (boundary, self.digits.find(rest)) {
-                if !have_pid {
-                    have_pid = true;
-                    take(m.end(), "%p", &mut spec)
-                } else if !have_line {
-                    have_line = true;
-                    take(m.end(), "%l", &mut spec)
-                } else {
-                    take(m.end(), m.as_str(), &mut spec)
-                }
-            } else {
-                if c == '%' {
-                    spec.push('%');
-                }
-                spec.push(c);
-                boundary = !c.is_alphanumeric();
-                rest = &rest[c.len_utf8()..];
-                continue;
-            };
-            boundary = true;
-            rest = &rest[n..];
-        }
-        spec
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1081,6 +801,10 @@ mod tests {
         assert!(matches!(detect(&["x"], &[]), Err(DetectError::Prefix(PrefixError::NoMarkers))));
     }
 
+    fn detect(lines: &[&str], markers: &[(String, LineLevel)]) -> Result<Prefix, DetectError> {
+        super::detect(lines, markers, crate::catalog::Catalog::global())
+    }
+
     fn detected(lines: &[&str]) -> String {
         detect(lines, &markers()).unwrap().spec().to_string()
     }
@@ -1138,7 +862,7 @@ mod tests {
             "{2026-11-22 08:04:21 CET} 21753/1 [checkpointer] LOG:  checkpoint complete",
         ];
         let p = detect(&lines, &markers()).unwrap();
-        assert_eq!(p.spec(), "{%t} %p/%l [checkpointer] ");
+        assert_eq!(p.spec(), "{%t} %p/%l [%b] ");
 
         let lines = ["1763798660.708 [21752]: [1-1] LOG:  a", "1763798661.708 [21752]: [2-1] HINT:  b"];
         let p = detect(&lines, &markers()).unwrap();

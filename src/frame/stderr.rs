@@ -137,15 +137,10 @@ impl<'t> StderrScanner<'t> {
             (None, Some(ep)) => TimeContext::parse_epoch(ep).ok(),
             (None, None) => None,
         };
-        let non_empty = |f: Option<&str>| f.is_some_and(|v| !v.trim().is_empty());
         let origin = Origin {
             pid: pm.pid,
             backend_type: pm.backend_type.filter(|b| !b.trim().is_empty()).map(|b| b.trim().to_string()),
-            session: pm.q_tail
-                || non_empty(pm.user)
-                || non_empty(pm.database)
-                || non_empty(pm.application)
-                || non_empty(pm.remote_host),
+            session: pm.is_session(),
             session_checkable: self.prefix.session_checkable(),
             doubt: None,
         };

@@ -144,8 +144,9 @@ fn inferred(hint: Option<&str>, head: &[u8], path: &str) -> Result<Prefix, Inges
     }
     let markers = Catalog::global().markers();
     let first = &lines[..lines.len().min(PREFIX_SAMPLE_LINES)];
-    prefix::detect(first, markers)
-        .or_else(|e| if lines.len() > first.len() { prefix::detect(&lines, markers) } else { Err(e) })
+    let catalog = Catalog::global();
+    prefix::detect(first, markers, catalog)
+        .or_else(|e| if lines.len() > first.len() { prefix::detect(&lines, markers, catalog) } else { Err(e) })
         .map_err(|e| IngestError::Prefix { path: path.into(), message: e.to_string() })
 }
 

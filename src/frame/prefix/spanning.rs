@@ -37,6 +37,9 @@ pub struct Spanning {
     /// identity, and a real line's head is as long as a real pid and zone
     /// make it.
     head_has_pid: bool,
+    /// A raw field is padded (`%-10u`): an empty name prints as spaces that
+    /// a long name can reproduce byte for byte.
+    padded_raw: bool,
     /// Prefix and marker, raw fields spanning lines; the marker group is 1.
     open: Regex,
     /// The same, ending exactly at the end of the text.
@@ -94,6 +97,7 @@ impl Spanning {
         let head_pieces: Vec<&Piece> = pieces[..first_raw].iter().filter(|p| **p != Piece::Q).collect();
         let head_is_distinctive = head_pieces.iter().any(|p| matches!(p, Piece::Field(..)));
         let head_has_pid = head_pieces.iter().any(|p| matches!(p, Piece::Field(Field::Pid, _)));
+        let padded_raw = pieces.iter().any(|p| matches!(p, Piece::Field(f, pad) if f.is_raw() && *pad != 0));
         let head = format!("^{}", pattern(head_pieces.into_iter()));
         let (before, after) = match q {
             Some(i) => (&pieces[..i], &pieces[i + 1..]),
@@ -109,6 +113,7 @@ impl Spanning {
             head: compile(&head),
             head_is_distinctive,
             head_has_pid,
+            padded_raw,
             closed: compile(&format!("{open}\\z")),
             open: compile(&open),
             markers: compile(markers),
@@ -127,6 +132,10 @@ impl Spanning {
 
     pub(crate) fn head_has_pid(&self) -> bool {
         self.head_has_pid
+    }
+
+    pub(crate) fn padded_raw(&self) -> bool {
+        self.padded_raw
     }
 
     /// The start of the marker that ends the prefix beginning at `text[0]`,

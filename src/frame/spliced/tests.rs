@@ -293,3 +293,22 @@ proptest! {
         check(LAYOUTS[which], &steps);
     }
 }
+
+/// Padded raw fields (`%-10u %-10d `): the server's lines print the padding
+/// of two empty names, 22 spaces, and no more than what PostgreSQL 15 wrote
+/// may be read as a prefix running across lines (lines from a real log).
+#[test]
+fn padded_names_refuse_no_real_line() {
+    let log = [
+        "2026-11-24 10:09:55.045 UTC [8749] postgres   postgres   LOG:  connection authorized: user=postgres database=postgres application_name=pgbench",
+        "2026-11-24 10:09:55.267 UTC [8728]                       LOG:  checkpoints are occurring too frequently (1 second apart)",
+        "2026-11-24 10:09:55.267 UTC [8728]                       HINT:  Consider increasing the configuration parameter \"max_wal_size\".",
+        "2026-11-24 10:09:55.278 UTC [8728]                       LOG:  checkpoint starting: wal",
+        "2026-11-24 10:09:56.584 UTC [8785] [unknown]  [unknown]  LOG:  connection received: host=[local]",
+        "2026-11-24 10:09:56.585 UTC [8785] postgres   postgres   LOG:  connection authorized: user=postgres database=postgres application_name=myapp",
+        "",
+    ]
+    .join("\n");
+    let (events, rejected) = read("%m [%p] %-10u %-10d ", log.as_bytes(), 1 << 20);
+    assert_eq!((events.len(), rejected), (2, vec![]));
+}

@@ -1,0 +1,595 @@
+//! Inferring a file's `log_line_prefix` from its first lines.
+//!
+//! The level marker (`LOG:  `, `ERROR:  `, translated) ends the prefix on
+//! every line, so the text before it is the prefix as printed. Candidates
+//! come from a list of common prefixes and from the sample itself (each
+//! distinct shape read token by token), and each is judged on the whole
+//! sample by what PostgreSQL guarantees: the server's own lines carry no
+//! session fields, and client sessions' lines carry them when the prefix
+//! has any (see [`Score`]).
+
+use std::cmp::Reverse;
+
+use regex::Regex;
+
+use super::{marker_alternation, DetectError, Prefix, PrefixError, TS, TS_MS, ZONE};
+use crate::catalog::{Catalog, Classification};
+use crate::frame::record::{LineLevel, LogSeverity, Secondary};
+
+/// Common prefixes, the usual ones first (earlier wins a tie).
+const CANDIDATES: &[&str] = &[
+    "%m [%p] %q%u@%d ",
+    "%m [%p] ",
+    "%m [%p] %b ",
+    "%t [%p]: [%l-1] user=%u,db=%d,app=%a,client=%h ",
+    "%t [%p]: [%l-1] user=%u,db=%d ",
+    "%t [%p]: [%l-1] ",
+    "%m [%p]: [%l-1] user=%u,db=%d,app=%a,client=%h ",
+    "%m [%p]: [%l-1] user=%u,db=%d ",
+    "%m [%p]: [%l-1] ",
+    "%t:%r:%u@%d:[%p]: ",
+    "%t:%r:%u@%d:[%p]:",
+    "%m:%r:%u@%d:[%p]: ",
+    "%m:%r:%u@%d:[%p]:",
+    "%m [%p] %q[user=%u,db=%d,app=%a] ",
+    "%m [%p] %q%u@%d %a ",
+    "%m [%p-%l] %q%u@%d ",
+    "%m [%p-%l] ",
+    "%m %u %d [%p] ",
+    "%t [%p] %q%u@%d ",
+    "%t [%p] ",
+    "%t-%c-",
+    "%t-%c- ",
+    "< %m > ",
+    "< %m >",
+    "%m ",
+    "%t ",
+    "",
+];
+
+/// Who wrote a sample line, as far as its message tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Writer {
+    /// A message only the server's own processes write (checkpoints,
+    /// startup, shutdown, reloads: the catalog's events).
+    Server,
+    /// A client session's line: an error, a statement, a connection.
+    Session,
+    Unknown,
+}
+
+/// Messages (English) that only a client session's backend writes.
+const SESSION_HEADS: &[&str] =
+    &["connection received:", "connection authorized:", "disconnection:", "statement:", "duration:", "execute "];
+
+/// One line of the sample: its text, where the first level marker starts
+/// (the end of the prefix as printed), and who wrote it.
+struct SampleLine<'a> {
+    text: &'a str,
+    /// None when no marker follows: not a log line of this format.
+    head: Option<&'a str>,
+    writer: Writer,
+}
+
+/// The lines detection learns from, and what their messages tell.
+struct Sample<'a> {
+    lines: Vec<SampleLine<'a>>,
+    /// Lines written by client sessions.
+    sessions: usize,
+    names: Names,
+}
+
+impl<'a> Sample<'a> {
+    fn new(lines: &[&'a str], markers: &[(String, LineLevel)], catalog: &Catalog) -> Result<Sample<'a>, PrefixError> {
+        let (alt, levels) = marker_alternation(markers)?;
+        let marker_re = Regex::new(&alt).map_err(|source| PrefixError::Regex { spec: String::new(), source })?;
+        let mut names = Names::default();
+        let lines: Vec<SampleLine<'a>> = lines
+            .iter()
+            .map(|&text| {
+                let Some(m) = marker_re.find(text) else {
+                    return SampleLine { text, head: None, writer: Writer::Unknown };
+                };
+                let message = &text[m.end()..];
+                names.learn(message);
+                let writer = writer_of(levels[m.as_str()], message, catalog);
+                SampleLine { text, head: Some(&text[..m.start()]), writer }
+            })
+            .collect();
+        let sessions = lines.iter().filter(|l| l.writer == Writer::Session).count();
+        Ok(Sample { lines, sessions, names })
+    }
+}
+
+fn writer_of(level: LineLevel, message: &str, catalog: &Catalog) -> Writer {
+    use LineLevel::{Primary, Secondary as S};
+    match level {
+        Primary(LogSeverity::Log) if !matches!(catalog.classify(message), Classification::Other) => Writer::Server,
+        Primary(LogSeverity::Error | LogSeverity::Fatal) | S(Secondary::Statement) => Writer::Session,
+        _ if SESSION_HEADS.iter().any(|h| message.starts_with(h)) => Writer::Session,
+        _ => Writer::Unknown,
+    }
+}
+
+/// User, database and application names the sample's `connection
+/// authorized` lines give, so that a bare name in a prefix is given the
+/// escape that prints it.
+#[derive(Debug, Default)]
+struct Names {
+    users: Vec<String>,
+    databases: Vec<String>,
+    applications: Vec<String>,
+}
+
+impl Names {
+    fn learn(&mut self, message: &str) {
+        let Some(rest) = message.strip_prefix("connection authorized: ") else { return };
+        for word in rest.split(' ') {
+            let (list, value) = if let Some(v) = word.strip_prefix("user=") {
+                (&mut self.users, v)
+            } else if let Some(v) = word.strip_prefix("database=") {
+                (&mut self.databases, v)
+            } else if let Some(v) = word.strip_prefix("application_name=") {
+                (&mut self.applications, v)
+            } else {
+                continue;
+            };
+            if !value.is_empty() && !list.iter().any(|n| n == value) && list.len() < 64 {
+                list.push(value.to_string());
+            }
+        }
+    }
+
+    /// The escape that prints `word`, when the sample says.
+    fn escape_of(&self, word: &str) -> Option<char> {
+        let has = |list: &[String]| list.iter().any(|n| n == word);
+        [(&self.users, 'u'), (&self.databases, 'd'), (&self.applications, 'a')]
+            .into_iter()
+            .find(|(list, _)| has(list))
+            .map(|(_, e)| e)
+    }
+}
+
+/// Rank of a candidate on a sample; larger is better.
+///
+/// What PostgreSQL guarantees decides first: the server's own lines carry no
+/// session fields, so a candidate that would read them as a client session's
+/// (and have its checkpoints refused as forged) is wrong — `(%q%u@%d)` on
+/// the checkpointer's `(@)`, or `db=%d ` swallowing `,client=`. Then the
+/// candidate whose literal text explains more of the prefixes wins.
+/// Session fields are credited when client sessions' lines show them, and
+/// assumed (`%m [%p] %q%u@%d ` over `%m [%p] `: it parses the same lines and
+/// refuses a session's look-alikes) only when the sample has no session
+/// line that could say otherwise; when it has and none shows them, the
+/// simpler prefix wins, so that [`Prefix::session_checkable`] never claims
+/// a check the log cannot support.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Score {
+    matched: usize,
+    /// It would read most of the server's lines as a client session's. Not
+    /// a count: under the right prefix a session's look-alike (`RAISE LOG
+    /// 'checkpoint starting: time'`) is refused too, and one of them in the
+    /// sample must not tip the choice to a prefix that would accept it.
+    refuses_server: Reverse<bool>,
+    /// Bytes of the matched prefixes that literals (not fields) account for.
+    literal: usize,
+    /// Client sessions' lines in which it finds session fields.
+    sessions_seen: usize,
+    /// Session fields after `%q` that no sample line can confirm or refute.
+    tail_assumed: bool,
+    /// Fewer fields is simpler.
+    fields: Reverse<usize>,
+    /// Earlier candidates win ties.
+    index: Reverse<usize>,
+}
+
+fn score(p: &Prefix, sample: &Sample<'_>, index: usize) -> Score {
+    let (mut matched, mut literal, mut server, mut refused, mut seen) = (0, 0, 0, 0, 0);
+    for line in &sample.lines {
+        let Some(caps) = p.re.captures(line.text) else {
+            continue;
+        };
+        let Some(marker) = caps.get(p.marker_group) else {
+            continue;
+        };
+        let Some(m) = p.parse(line.text) else {
+            continue;
+        };
+        matched += 1;
+        server += usize::from(line.writer == Writer::Server);
+        match (line.writer, m.is_session()) {
+            (Writer::Server, true) => refused += 1,
+            (Writer::Session, true) => seen += 1,
+            _ => {}
+        }
+        let fields: usize = p.groups.iter().filter_map(|&(_, g)| caps.get(g)).map(|m| m.len()).sum();
+        literal += marker.start().saturating_sub(fields);
+    }
+    Score {
+        matched,
+        refuses_server: Reverse(refused * 2 > server),
+        literal,
+        sessions_seen: seen,
+        tail_assumed: p.tail_group.is_some() && p.tail_fields > 0 && sample.sessions == 0,
+        fields: Reverse(p.head_fields + p.tail_fields),
+        index: Reverse(index),
+    }
+}
+
+/// Infer the prefix from the first lines of a file (lines starting with TAB
+/// are continuation lines and are skipped). A prefix fits when it parses at
+/// least one line and 90% of the lines that some candidate parses.
+///
+/// Lines that no candidate parses at all do not count against a fit: a
+/// client that fails to log in with line breaks in its user name leaves such
+/// lines (see [`super::Spanning`]), and a handful of them right after a
+/// rotation must not make the new file unreadable.
+pub(crate) fn detect(
+    sample: &[&str],
+    markers: &[(String, LineLevel)],
+    catalog: &Catalog,
+) -> Result<Prefix, DetectError> {
+    let lines: Vec<&str> = sample
+        .iter()
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .filter(|l| !l.is_empty() && !l.starts_with('\t'))
+        .collect();
+    if lines.is_empty() {
+        return Err(DetectError::NoLines);
+    }
+    let sample = Sample::new(&lines, markers, catalog)?;
+    let mut prefixes = candidates(markers)?;
+    prefixes.extend(structural(&sample, markers));
+    best_fit(&prefixes, &sample)
+        .ok_or_else(|| DetectError::NoMatch { first_line: lines[0].chars().take(200).collect() })
+}
+
+/// [`CANDIDATES`] compiled, once per list of markers: detection runs for
+/// every new file, and compiling a prefix with every language's markers
+/// takes milliseconds.
+fn candidates(markers: &[(String, LineLevel)]) -> Result<Vec<Prefix>, PrefixError> {
+    use std::hash::{Hash, Hasher};
+    type Cache = Vec<(u64, Vec<Prefix>)>;
+    static CACHE: std::sync::Mutex<Cache> = std::sync::Mutex::new(Vec::new());
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    markers.hash(&mut hasher);
+    let key = hasher.finish();
+    let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((_, compiled)) = cache.iter().find(|(k, _)| *k == key) {
+        return Ok(compiled.clone());
+    }
+    let compiled: Vec<Prefix> =
+        CANDIDATES.iter().map(|spec| Prefix::compile(spec, markers)).collect::<Result<_, _>>()?;
+    cache.push((key, compiled.clone()));
+    Ok(compiled)
+}
+
+/// The best-scoring prefix that fits (see [`detect`]); earlier ones win ties.
+fn best_fit(prefixes: &[Prefix], sample: &Sample<'_>) -> Option<Prefix> {
+    let parseable = sample.lines.iter().filter(|l| prefixes.iter().any(|p| p.fits(l.text))).count();
+    let fits = |s: &Score| s.matched > 0 && s.matched * 10 >= parseable * 9;
+    prefixes
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (score(p, sample, i), p))
+        .inspect(|(s, p)| tracing::trace!(spec = p.spec(), score = ?s, "log_line_prefix candidate"))
+        .filter(|(s, _)| fits(s))
+        .max_by(|(a, _), (b, _)| a.cmp(b))
+        .map(|(_, p)| p.clone())
+}
+
+/// At most this many distinct prefixes are inferred from one sample.
+const MAX_INFERRED: usize = 24;
+
+/// Prefixes inferred from the text before the first marker of the lines:
+/// the server's lines first (their prefix shows every literal with the
+/// session fields empty), read with names kept literal; then the other
+/// lines, read with bare names taken for session fields (`alice  appdb `
+/// under `%-10u %-10d `), which the server's lines then confirm or refute.
+fn structural(sample: &Sample<'_>, markers: &[(String, LineLevel)]) -> Vec<Prefix> {
+    let tokens = Tokens::new(&sample.names);
+    let order = [(Writer::Server, false), (Writer::Unknown, false), (Writer::Session, true), (Writer::Unknown, true)];
+    let mut specs: Vec<String> = Vec::new();
+    'outer: for (writer, names_as_fields) in order {
+        for line in sample.lines.iter().filter(|l| l.writer == writer) {
+            let Some(head) = line.head else { continue };
+            let spec = tokens.infer(head, names_as_fields);
+            // `(%q%u@%d)` and `(%u@%d)` read the same session lines; only
+            // the server's lines tell them apart.
+            let plain = spec.replace("%q", "");
+            for s in [spec, plain] {
+                if !specs.contains(&s) {
+                    specs.push(s);
+                }
+            }
+            if specs.len() >= MAX_INFERRED {
+                break 'outer;
+            }
+        }
+    }
+    // Without a time there are no events to date; and a spec inferred from
+    // such lines (`%q%u@%d ` from `@postgres FATAL:  …`) is the rest of a
+    // prefix that a user name broke across lines, not a prefix.
+    let dated = |spec: &&String| ["%m", "%t", "%n"].iter().any(|e| spec.contains(e));
+    specs.iter().filter(dated).filter_map(|spec| Prefix::compile(spec, markers).ok()).collect()
+}
+
+/// Recognisers for the structural inference.
+struct Tokens<'n> {
+    ts_ms: Regex,
+    ts: Regex,
+    epoch: Regex,
+    session: Regex,
+    bracket_pair: Regex,
+    bracket: Regex,
+    key: Regex,
+    at: Regex,
+    host: Regex,
+    backend: Regex,
+    tag: Regex,
+    vxid: Regex,
+    query_id: Regex,
+    name: Regex,
+    digits: Regex,
+    names: &'n Names,
+}
+
+/// A user or database name as the structural inference reads one: what
+/// PostgreSQL prints before authentication, or a run without separators.
+const NAME: &str = "(?:\\[unknown\\]|[^\\s@\\[\\]\\(\\):,/|;=]*)";
+
+/// What `%b` prints (PostgreSQL 13–18).
+const BACKEND_TYPES: &[&str] = &[
+    "autovacuum launcher",
+    "autovacuum worker",
+    "logical replication launcher",
+    "logical replication worker",
+    "parallel worker",
+    "background worker",
+    "background writer",
+    "client backend",
+    "standalone backend",
+    "slotsync worker",
+    "checkpointer",
+    "postmaster",
+    "startup",
+    "walreceiver",
+    "walsender",
+    "walsummarizer",
+    "walwriter",
+    "archiver",
+    "io worker",
+    "not initialized",
+];
+
+/// The session escapes a bare name is given, in order, when the sample's
+/// connection lines do not say which it is.
+const SESSION_ESCAPES: [char; 4] = ['u', 'd', 'a', 'h'];
+
+/// What a `key=` in a prefix usually labels.
+fn escape_for_key(key: &str) -> Option<&'static str> {
+    Some(match key.to_ascii_lowercase().as_str() {
+        "user" | "usr" | "u" | "username" | "role" => "%u",
+        "db" | "database" | "dbname" | "d" => "%d",
+        "app" | "application" | "appname" | "application_name" | "a" => "%a",
+        "client" | "host" | "remote" | "remote_host" | "clienthost" | "client_addr" | "addr" | "ip" | "h" => "%h",
+        "pid" | "p" => "%p",
+        "session" | "sess" | "sessid" | "sid" | "session_id" | "c" => "%c",
+        "xid" | "tx" | "txid" | "x" => "%x",
+        "vxid" | "v" => "%v",
+        "sqlstate" | "state" | "e" => "%e",
+        "backend" | "backend_type" | "b" => "%b",
+        "line" | "l" => "%l",
+        "query_id" | "queryid" | "qid" | "q" => "%Q",
+        "tag" | "cmd" | "command" | "i" => "%i",
+        _ => return None,
+    })
+}
+
+impl<'n> Tokens<'n> {
+    fn new(names: &'n Names) -> Tokens<'n> {
+        let r = |s: &str| Regex::new(s).expect("static regex");
+        Tokens {
+            ts_ms: r(&format!("^{TS_MS}{ZONE}")),
+            ts: r(&format!("^{TS}{ZONE}")),
+            epoch: r("^[0-9]{9,11}\\.[0-9]{3}"),
+            session: r("^[0-9a-f]{6,}\\.[0-9a-f]{1,8}"),
+            bracket_pair: r("^\\[([0-9]+)-([0-9]+)\\]"),
+            bracket: r("^\\[[0-9]+\\]"),
+            key: r("^([A-Za-z_]+)=[^,;\\s\\]\\)]*"),
+            at: r(&format!("^{NAME}@{NAME}")),
+            // [local], IPv4 or IPv6, with an optional (port).
+            host: r("^(?:\\[local\\]|[0-9]{1,3}(?:\\.[0-9]{1,3}){3}|[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7})(?:\\([0-9]+\\))?"),
+            backend: r(&format!("^(?:{})\\b", BACKEND_TYPES.join("|"))),
+            // What `%i` prints: a command tag, or the backend's activity.
+            tag: r("^(?:idle in transaction(?: \\(aborted\\))?|idle|authentication|startup|[A-Z]+(?: [A-Z]+)*)\\b"),
+            vxid: r("^[0-9]+/[0-9]+"),
+            query_id: r("^-?[0-9]{10,}"),
+            name: r("^(?:\\[unknown\\]|[A-Za-z_][A-Za-z0-9_.\\-]*)"),
+            digits: r("^[0-9]+"),
+            names,
+        }
+    }
+
+    /// Build a spec from the text before the first marker of one line.
+    /// With `names_as_fields`, a bare name (not `key=`, not a time) is a
+    /// session field: the escape the sample's connection lines give it, else
+    /// the next of `%u %d %a %h`; spaces after it beyond one are its padding.
+    fn infer(&self, prefix: &str, names_as_fields: bool) -> String {
+        let mut st = InferState::default();
+        let mut rest = prefix;
+        // Only at a token start (start of text or after a non-alphanumeric).
+        let mut boundary = true;
+        while let Some(c) = rest.chars().next() {
+            let n = match self.token(rest, boundary, names_as_fields, &mut st) {
+                Some(n) => n,
+                None => {
+                    if c == '%' {
+                        st.spec.push('%');
+                    }
+                    st.spec.push(c);
+                    boundary = !c.is_alphanumeric();
+                    rest = &rest[c.len_utf8()..];
+                    continue;
+                }
+            };
+            boundary = true;
+            rest = &rest[n..];
+            if let Some(padding) = st.padding.take() {
+                // `%-10u ` prints the name, spaces up to 10, then the literal space.
+                let spaces = rest.len() - rest.trim_start_matches(' ').len();
+                if spaces >= 2 {
+                    let at = st.spec.rfind('%').unwrap_or(0);
+                    st.spec.insert_str(at + 1, &format!("-{}", padding + spaces - 1));
+                    rest = &rest[spaces - 1..];
+                }
+            }
+        }
+        st.spec
+    }
+
+    /// The length of the token at the start of `rest`, its escape pushed
+    /// onto the spec; None when `rest` starts with literal text.
+    fn token(&self, rest: &str, boundary: bool, names_as_fields: bool, st: &mut InferState) -> Option<usize> {
+        if let Some(m) = self.ts_ms.find(rest) {
+            let e = if st.have_ts { "%s" } else { "%m" };
+            st.have_ts = true;
+            return Some(st.push(m.end(), e));
+        }
+        if let Some(m) = self.ts.find(rest) {
+            let e = if st.have_ts { "%s" } else { "%t" };
+            st.have_ts = true;
+            return Some(st.push(m.end(), e));
+        }
+        if !boundary {
+            return self.numbered(rest, false, st);
+        }
+        if let Some(m) = self.epoch.find(rest) {
+            return Some(st.push(m.end(), "%n"));
+        }
+        if let Some(m) = self.session.find(rest) {
+            return Some(st.push(m.end(), "%c"));
+        }
+        if let Some(m) = self.backend.find(rest) {
+            return Some(st.push(m.end(), "%b"));
+        }
+        if let Some(c) = self.key.captures(rest) {
+            let key = &c[1];
+            return Some(match escape_for_key(key) {
+                Some(e) => {
+                    st.spec.push_str(key);
+                    st.spec.push('=');
+                    st.push(c[0].len(), e)
+                }
+                // Unknown key: keep it literal and carry on after '='.
+                None => st.push(key.len() + 1, &format!("{key}=")),
+            });
+        }
+        if let (false, Some(m)) = (st.have_q, self.at.find(rest)) {
+            st.have_q = true;
+            return Some(st.push(m.end(), "%q%u@%d"));
+        }
+        if let (true, Some(m)) = (names_as_fields, self.host.find(rest)) {
+            let e = if m.as_str().ends_with(')') { 'r' } else { 'h' };
+            return Some(st.session_field(m.end(), e));
+        }
+        if names_as_fields {
+            if let Some(n) = self.session_only(rest, st) {
+                return Some(n);
+            }
+        }
+        if let (true, Some(m)) = (names_as_fields, self.name.find(rest)) {
+            let e = self.names.escape_of(m.as_str()).unwrap_or_else(|| st.next_session_escape());
+            return Some(st.session_field(m.end(), e));
+        }
+        self.numbered(rest, true, st)
+    }
+
+    /// `[pid]`, `[pid-line]`, `[line]`, or a number: pid first, line second.
+    /// Fields that print only in client sessions and are no session field
+    /// for the trust check: a virtual transaction id, a query id, a command tag.
+    fn session_only(&self, rest: &str, st: &mut InferState) -> Option<usize> {
+        if let Some(m) = self.vxid.find(rest) {
+            return Some(st.push(m.end(), "%v"));
+        }
+        if let Some(m) = self.query_id.find(rest) {
+            return Some(st.push(m.end(), "%Q"));
+        }
+        let m = self.tag.find(rest)?;
+        Some(st.push(m.end(), "%i"))
+    }
+
+    /// A `[pid]` further on: the bare numbers before it are something else.
+    fn bracketed_pid(&self, rest: &str) -> bool {
+        rest.char_indices()
+            .any(|(i, c)| c == '[' && (self.bracket.is_match(&rest[i..]) || self.bracket_pair.is_match(&rest[i..])))
+    }
+
+    /// Bare digits only at a token start.
+    fn numbered(&self, rest: &str, boundary: bool, st: &mut InferState) -> Option<usize> {
+        if let Some(c) = self.bracket_pair.captures(rest) {
+            let len = c[0].len();
+            let s = if st.have_pid { format!("[%l-{}]", &c[2]) } else { "[%p-%l]".to_string() };
+            st.have_pid = true;
+            st.have_line = true;
+            return Some(st.push(len, &s));
+        }
+        if let (Some(m), false) = (self.bracket.find(rest), st.have_pid && st.have_line) {
+            let s = if st.have_pid { "[%l]" } else { "[%p]" };
+            st.have_line |= st.have_pid;
+            st.have_pid = true;
+            return Some(st.push(m.end(), s));
+        }
+        let m = self.digits.find(rest).filter(|_| boundary)?;
+        let e = if !st.have_pid && !self.bracketed_pid(rest) {
+            st.have_pid = true;
+            "%p"
+        } else if !st.have_line {
+            st.have_line = true;
+            "%l"
+        } else if m.len() == 5 && !rest[5..].starts_with(|c: char| c.is_ascii_alphanumeric()) {
+            // `%e`: the SQLSTATE, `00000` on every line but errors.
+            "%e"
+        } else {
+            m.as_str()
+        };
+        Some(st.push(m.end(), e))
+    }
+}
+
+/// What [`Tokens::infer`] has seen so far of one prefix.
+#[derive(Default)]
+struct InferState {
+    spec: String,
+    have_ts: bool,
+    have_pid: bool,
+    have_line: bool,
+    have_q: bool,
+    /// Session escapes already in the spec (`%u`, `%d`, …).
+    used: Vec<char>,
+    /// The printed width of the session field just pushed (for padding).
+    padding: Option<usize>,
+}
+
+impl InferState {
+    fn push(&mut self, len: usize, text: &str) -> usize {
+        self.spec.push_str(text);
+        self.used.extend(SESSION_ESCAPES.iter().filter(|&&e| text.contains(&format!("%{e}"))));
+        len
+    }
+
+    /// The first of `%u %d %a %h` not yet in the spec.
+    fn next_session_escape(&self) -> char {
+        SESSION_ESCAPES.into_iter().find(|e| !self.used.contains(e)).unwrap_or('a')
+    }
+
+    /// A session field's escape for `len` bytes of a name or host.
+    fn session_field(&mut self, len: usize, escape: char) -> usize {
+        self.push(len, &format!("%{escape}"));
+        self.padding = Some(len);
+        len
+    }
+}
+
+#[cfg(test)]
+mod tests;
