@@ -197,7 +197,7 @@ fn score(p: &Prefix, sample: &Sample<'_>, index: usize) -> Score {
         };
         matched += 1;
         server += usize::from(line.writer == Writer::Server);
-        match (line.writer, m.is_session()) {
+        match (line.writer, m.is_session() || !server_backend(m.backend_type)) {
             (Writer::Server, true) => refused += 1,
             (Writer::Session, true) => seen += 1,
             _ => {}
@@ -213,6 +213,14 @@ fn score(p: &Prefix, sample: &Sample<'_>, index: usize) -> Score {
         tail_assumed: p.tail_group.is_some() && p.tail_fields > 0 && sample.sessions == 0,
         fields: Reverse(p.head_fields + p.tail_fields),
         index: Reverse(index),
+    }
+}
+
+/// `%b` as the server's own processes print it, or not printed.
+fn server_backend(backend_type: Option<&str>) -> bool {
+    match backend_type.map(str::trim) {
+        None | Some("") => true,
+        Some(b) => b != "client backend" && BACKEND_TYPES.contains(&b),
     }
 }
 
@@ -267,7 +275,9 @@ fn candidates(markers: &[(String, LineLevel)]) -> Result<Vec<Prefix>, PrefixErro
 /// The best-scoring prefix that fits (see [`detect`]); earlier ones win ties.
 fn best_fit(prefixes: &[Prefix], sample: &Sample<'_>) -> Option<Prefix> {
     let parseable = sample.lines.iter().filter(|l| prefixes.iter().any(|p| p.fits(l.text))).count();
-    let fits = |s: &Score| s.matched > 0 && s.matched * 10 >= parseable * 9;
+    // A prefix that reads the server's own lines as a client's would have
+    // every real checkpoint refused as forged: better no prefix at all.
+    let fits = |s: &Score| s.matched > 0 && s.matched * 10 >= parseable * 9 && !s.refuses_server.0;
     prefixes
         .iter()
         .enumerate()
@@ -276,6 +286,35 @@ fn best_fit(prefixes: &[Prefix], sample: &Sample<'_>) -> Option<Prefix> {
         .filter(|(s, _)| fits(s))
         .max_by(|(a, _), (b, _)| a.cmp(b))
         .map(|(_, p)| p.clone())
+}
+
+/// `spec` with `%q` where what a server's line prints ends: the longest
+/// start of `spec` that reads all of `server_head` (empty `%v`, `%u` …
+/// included), when sessions print more after it.
+fn with_session_tail(spec: &str, server_head: &str) -> Option<String> {
+    cuts(spec).into_iter().rev().filter(|&k| k < spec.len()).find_map(|k| {
+        let mut re = String::from("^");
+        super::emit(&super::parse_spec(&spec[..k]), &mut re, &mut Vec::new(), &mut 0);
+        re.push('$');
+        let reads = Regex::new(&re).is_ok_and(|re| re.is_match(server_head));
+        reads.then(|| format!("{}%q{}", &spec[..k], &spec[k..]))
+    })
+}
+
+/// Byte offsets in `spec` between escapes and literal characters.
+fn cuts(spec: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut it = spec.char_indices().peekable();
+    while let Some((i, c)) = it.next() {
+        if c == '%' {
+            // `%`, an optional `-`, digits, the letter.
+            while it.next_if(|(_, d)| *d == '-' || d.is_ascii_digit()).is_some() {}
+            it.next();
+        }
+        out.push(it.peek().map_or(spec.len(), |(j, _)| *j));
+        let _ = i;
+    }
+    out
 }
 
 /// At most this many distinct prefixes are inferred from one sample.
@@ -290,6 +329,7 @@ fn structural(sample: &Sample<'_>, markers: &[(String, LineLevel)]) -> Vec<Prefi
     let tokens = Tokens::new(&sample.names);
     let order = [(Writer::Server, false), (Writer::Unknown, false), (Writer::Session, true), (Writer::Unknown, true)];
     let mut specs: Vec<String> = Vec::new();
+    let mut server_heads: Vec<&str> = Vec::new();
     'outer: for (writer, names_as_fields) in order {
         for line in sample.lines.iter().filter(|l| l.writer == writer) {
             let Some(head) = line.head else { continue };
@@ -297,7 +337,14 @@ fn structural(sample: &Sample<'_>, markers: &[(String, LineLevel)]) -> Vec<Prefi
             // `(%q%u@%d)` and `(%u@%d)` read the same session lines; only
             // the server's lines tell them apart.
             let plain = spec.replace("%q", "");
-            for s in [spec, plain] {
+            // What sessions print after all that the server prints: `%q`.
+            let tail = (names_as_fields && !spec.contains("%q"))
+                .then(|| server_heads.iter().find_map(|h| with_session_tail(&spec, h)))
+                .flatten();
+            if writer == Writer::Server && server_heads.len() < 4 && !server_heads.contains(&head) {
+                server_heads.push(head);
+            }
+            for s in [Some(spec), Some(plain), tail].into_iter().flatten() {
                 if !specs.contains(&s) {
                     specs.push(s);
                 }
@@ -336,7 +383,8 @@ struct Tokens<'n> {
 
 /// A user or database name as the structural inference reads one: what
 /// PostgreSQL prints before authentication, or a run without separators.
-const NAME: &str = "(?:\\[unknown\\]|[^\\s@\\[\\]\\(\\):,/|;=]*)";
+/// (It starts with a letter: in `%l@` or `-1@` the digits are a number.)
+const NAME: &str = "(?:\\[unknown\\]|[A-Za-z_][^\\s@\\[\\]\\(\\):,/|;=]*|)";
 
 /// What `%b` prints (PostgreSQL 13–18).
 const BACKEND_TYPES: &[&str] = &[
@@ -365,6 +413,16 @@ const BACKEND_TYPES: &[&str] = &[
 /// The session escapes a bare name is given, in order, when the sample's
 /// connection lines do not say which it is.
 const SESSION_ESCAPES: [char; 4] = ['u', 'd', 'a', 'h'];
+
+/// Whether the field of `escape` (`%p`) can print `value` exactly.
+fn prints(escape: &str, value: &str) -> bool {
+    let field = escape.chars().nth(1).and_then(super::Field::from_escape);
+    field.is_some_and(|f| Regex::new(&format!("^(?:{})$", f.pattern())).is_ok_and(|re| re.is_match(value)))
+}
+
+fn is_session_escape(escape: &str) -> bool {
+    matches!(escape, "%u" | "%d" | "%a" | "%h" | "%r")
+}
 
 /// What a `key=` in a prefix usually labels.
 fn escape_for_key(key: &str) -> Option<&'static str> {
@@ -396,16 +454,19 @@ impl<'n> Tokens<'n> {
             session: r("^[0-9a-f]{6,}\\.[0-9a-f]{1,8}"),
             bracket_pair: r("^\\[([0-9]+)-([0-9]+)\\]"),
             bracket: r("^\\[[0-9]+\\]"),
-            key: r("^([A-Za-z_]+)=[^,;\\s\\]\\)]*"),
+            // A value holds a colon only as an IPv6 address (`db=%d: `).
+            key: r(&"^([A-Za-z_]+)=(?:(?:[0-9a-fA-F]{1,4}:|::)[0-9a-fA-F:]*[0-9a-fA-F](?:\\([0-9]+\\))?|(?:{V}+(?:[.\\-]{V}+)*)?)".replace("{V}", "[^,;:|/<>{}\\s\\]\\).\\-]")),
             at: r(&format!("^{NAME}@{NAME}")),
             // [local], IPv4 or IPv6, with an optional (port).
-            host: r("^(?:\\[local\\]|[0-9]{1,3}(?:\\.[0-9]{1,3}){3}|[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7})(?:\\([0-9]+\\))?"),
+            host: r("^(?:\\[local\\]|[0-9]{1,3}(?:\\.[0-9]{1,3}){3}|(?:[0-9a-fA-F]{1,4}:|::)[0-9a-fA-F:]*[0-9a-fA-F])(?:\\([0-9]+\\))?"),
             backend: r(&format!("^(?:{})\\b", BACKEND_TYPES.join("|"))),
             // What `%i` prints: a command tag, or the backend's activity.
             tag: r("^(?:idle in transaction(?: \\(aborted\\))?|idle|authentication|startup|[A-Z]+(?: [A-Z]+)*)\\b"),
-            vxid: r("^[0-9]+/[0-9]+"),
+            vxid: r("^[0-9]+/[0-9]+\\b"),
             query_id: r("^-?[0-9]{10,}"),
-            name: r("^(?:\\[unknown\\]|[A-Za-z_][A-Za-z0-9_.\\-]*)"),
+            // `-` and `.` inside a name, not after it (`%u-`), nor before
+            // digits (`%d-%e` prints `shop-00000`).
+            name: r("^(?:\\[unknown\\]|[A-Za-z_][A-Za-z0-9_]*(?:[.\\-][A-Za-z_][A-Za-z0-9_]*)*)"),
             digits: r("^[0-9]+"),
             names,
         }
@@ -475,7 +536,17 @@ impl<'n> Tokens<'n> {
         }
         if let Some(c) = self.key.captures(rest) {
             let key = &c[1];
-            return Some(match escape_for_key(key) {
+            // The server's lines print session fields empty: a value after
+            // `user=` there is literal text.
+            // Other fields' values must look like what they print (`pid=:`
+            // is literal text).
+            let value = &c[0][key.len() + 1..];
+            let fits = |e: &&str| match (value.is_empty(), is_session_escape(e)) {
+                (false, true) => names_as_fields,
+                (_, true) => true,
+                (_, false) => prints(e, value),
+            };
+            return Some(match escape_for_key(key).filter(fits) {
                 Some(e) => {
                     st.spec.push_str(key);
                     st.spec.push('=');
@@ -499,8 +570,22 @@ impl<'n> Tokens<'n> {
             }
         }
         if let (true, Some(m)) = (names_as_fields, self.name.find(rest)) {
-            let e = self.names.escape_of(m.as_str()).unwrap_or_else(|| st.next_session_escape());
-            return Some(st.session_field(m.end(), e));
+            // `shop-user=alice`: the name ends before a key.
+            let mut name = m.as_str();
+            if rest[name.len()..].starts_with('=') {
+                name = &name[..name.rfind(['-', '.'])?];
+            }
+            // `psql-client backend`, `psql-alice`: the name ends before a
+            // backend type, or after a name the connection lines give.
+            let ends = |i: usize| {
+                self.backend.is_match(&rest[i + 1..])
+                    || (self.names.escape_of(name).is_none() && self.names.escape_of(&name[..i]).is_some())
+            };
+            if let Some(cut) = name.match_indices(['-', '.']).map(|(i, _)| i).find(|&i| ends(i)) {
+                name = &name[..cut];
+            }
+            let e = self.names.escape_of(name).unwrap_or_else(|| st.next_session_escape());
+            return Some(st.session_field(name.len(), e));
         }
         self.numbered(rest, true, st)
     }
@@ -551,7 +636,8 @@ impl<'n> Tokens<'n> {
             // `%e`: the SQLSTATE, `00000` on every line but errors.
             "%e"
         } else {
-            m.as_str()
+            // Some other number (`%x`, or a repeated `%l`): it varies.
+            "%x"
         };
         Some(st.push(m.end(), e))
     }
@@ -593,3 +679,5 @@ impl InferState {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod random_prefixes;
