@@ -455,7 +455,7 @@ impl<'n> Tokens<'n> {
             bracket_pair: r("^\\[([0-9]+)-([0-9]+)\\]"),
             bracket: r("^\\[[0-9]+\\]"),
             // A value holds a colon only as an IPv6 address (`db=%d: `).
-            key: r(&"^([A-Za-z_]+)=(?:(?:[0-9a-fA-F]{1,4}:|::)[0-9a-fA-F:]*[0-9a-fA-F](?:\\([0-9]+\\))?|(?:{V}+(?:[.\\-]{V}+)*)?)".replace("{V}", "[^,;:|/<>{}\\s\\]\\).\\-]")),
+            key: r(&"^([A-Za-z_]+)=(?:\\[local\\]|\\[unknown\\]|(?:[0-9a-fA-F]{1,4}:|::)[0-9a-fA-F:]*[0-9a-fA-F](?:\\([0-9]+\\))?|(?:{V}+(?:[.\\-]{V}+)*)?)".replace("{V}", "[^,;:|/<>{}\\s\\]\\).\\-]")),
             at: r(&format!("^{NAME}@{NAME}")),
             // [local], IPv4 or IPv6, with an optional (port).
             host: r("^(?:\\[local\\]|[0-9]{1,3}(?:\\.[0-9]{1,3}){3}|(?:[0-9a-fA-F]{1,4}:|::)[0-9a-fA-F:]*[0-9a-fA-F])(?:\\([0-9]+\\))?"),
