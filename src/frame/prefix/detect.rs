@@ -74,8 +74,6 @@ struct SampleLine<'a> {
 /// The lines detection learns from, and what their messages tell.
 struct Sample<'a> {
     lines: Vec<SampleLine<'a>>,
-    /// Lines written by client sessions.
-    sessions: usize,
     names: Names,
 }
 
@@ -96,8 +94,7 @@ impl<'a> Sample<'a> {
                 SampleLine { text, head: Some(&text[..m.start()]), writer }
             })
             .collect();
-        let sessions = lines.iter().filter(|l| l.writer == Writer::Session).count();
-        Ok(Sample { lines, sessions, names })
+        Ok(Sample { lines, names })
     }
 }
 
@@ -185,6 +182,7 @@ struct Score {
 
 fn score(p: &Prefix, sample: &Sample<'_>, index: usize) -> Score {
     let (mut matched, mut literal, mut server, mut refused, mut seen) = (0, 0, 0, 0, 0);
+    let mut sessions = 0;
     for line in &sample.lines {
         let Some(caps) = p.re.captures(line.text) else {
             continue;
@@ -197,6 +195,7 @@ fn score(p: &Prefix, sample: &Sample<'_>, index: usize) -> Score {
         };
         matched += 1;
         server += usize::from(line.writer == Writer::Server);
+        sessions += usize::from(line.writer == Writer::Session);
         match (line.writer, m.is_session() || !server_backend(m.backend_type)) {
             (Writer::Server, true) => refused += 1,
             (Writer::Session, true) => seen += 1,
@@ -210,7 +209,9 @@ fn score(p: &Prefix, sample: &Sample<'_>, index: usize) -> Score {
         refuses_server: Reverse(refused * 2 > server),
         literal,
         sessions_seen: seen,
-        tail_assumed: p.tail_group.is_some() && p.tail_fields > 0 && sample.sessions == 0,
+        // Sessions' lines it cannot read (a failed login's name broken
+        // across lines) say nothing against it.
+        tail_assumed: p.tail_group.is_some() && p.tail_fields > 0 && sessions == 0,
         fields: Reverse(p.head_fields + p.tail_fields),
         index: Reverse(index),
     }
