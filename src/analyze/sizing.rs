@@ -99,6 +99,9 @@ pub struct Basis {
     pub forced_checkpoints: i64,
     pub timed_checkpoints: i64,
     pub too_frequent: i64,
+    /// Checkpoints in the window whose complete line has no `distance`
+    /// (PostgreSQL 9.4 and older): nothing to size from.
+    pub checkpoints_without_distance: i64,
 }
 
 /// What following the suggestion costs.
@@ -316,6 +319,7 @@ struct Model<'a> {
     forced: i64,
     timed: i64,
     too_frequent: i64,
+    without_distance: i64,
     replays: Vec<Replay>,
     peak_kb_s: Option<f64>,
 }
@@ -332,6 +336,7 @@ impl<'a> Model<'a> {
             forced: count(Trigger::Wal),
             timed: count(Trigger::Time),
             too_frequent: history.too_frequent,
+            without_distance: history.without_distance,
             replays: history.replays.clone(),
             peak_kb_s: percentile(&rates, advice.percentile),
             cycles,
@@ -407,6 +412,7 @@ impl<'a> Model<'a> {
                 forced_checkpoints: self.forced,
                 timed_checkpoints: self.timed,
                 too_frequent: self.too_frequent,
+                checkpoints_without_distance: self.without_distance,
             },
             confidence: self.confidence(),
             cost,
@@ -449,12 +455,7 @@ impl<'a> Model<'a> {
             self.too_frequent
         )];
         let (Some(peak), Some(w), Some(max)) = (self.peak_kb_s, self.projected_mb(), max) else {
-            out.push(format!(
-                "No suggestion: {} usable cycles, fewer than the {} needed ([advice] min_samples). Cycles that \
-                 span a restart, shutdown or recovery do not count; is log_checkpoints on?",
-                self.cycles.len(),
-                self.advice.min_samples
-            ));
+            out.push(self.no_suggestion());
             return out;
         };
         let div = p.divisor();
@@ -493,6 +494,26 @@ impl<'a> Model<'a> {
         out.push(self.cost_text(max, cost));
         out.push(format!("Confidence: {} ({} samples).", self.confidence(), self.cycles.len()));
         out
+    }
+
+    /// Why there is no suggestion. A log whose checkpoints all lack the WAL
+    /// distance (PostgreSQL 9.4 and older) is told so, not asked whether
+    /// log_checkpoints is on: it is, and no number of samples would help.
+    fn no_suggestion(&self) -> String {
+        if self.cycles.is_empty() && self.without_distance > 0 {
+            return format!(
+                "No suggestion: walwatch needs the WAL distance since the previous checkpoint (\"distance=… kB\" in \
+                 \"checkpoint complete\" lines, logged by PostgreSQL 9.5 and later), and the {} checkpoints \
+                 completed in this window logged none: the server is PostgreSQL 9.4 or older.",
+                self.without_distance
+            );
+        }
+        format!(
+            "No suggestion: {} usable cycles, fewer than the {} needed ([advice] min_samples). Cycles that span a \
+             restart, shutdown or recovery do not count; is log_checkpoints on?",
+            self.cycles.len(),
+            self.advice.min_samples
+        )
     }
 
     /// Full-page writes restart at every checkpoint, so WAL measured over

@@ -27,7 +27,9 @@ pub fn run(args: SuggestArgs) -> Result<ExitCode> {
             }
         }
         let settings = crate::settings::current(&store, name)?;
-        suggestions.push(sizing::suggest(&store, name, &settings, &config.advice, rules.clock_skew_tolerance(), now)?);
+        let s = sizing::suggest(&store, name, &settings, &config.advice, rules.clock_skew_tolerance(), now)?;
+        warn_without_distance(&s);
+        suggestions.push(s);
     }
     let mut out = std::io::stdout().lock();
     match (args.format, args.cluster.is_some()) {
@@ -36,6 +38,20 @@ pub fn run(args: SuggestArgs) -> Result<ExitCode> {
         (ReportFormat::Table, _) => suggestions.iter().try_for_each(|s| text(&mut out, s))?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A log of PostgreSQL 9.4 or older can never be sized from, however long:
+/// said on stderr as well as in the explanation, so that a script reading
+/// only the JSON's numbers still shows why there are none.
+fn warn_without_distance(s: &Suggestion) {
+    if s.basis.samples == 0 && s.basis.checkpoints_without_distance > 0 {
+        tracing::warn!(
+            "cluster {:?}: no suggestion: its {} checkpoints logged no WAL distance; walwatch needs \"distance=\" \
+             in \"checkpoint complete\" lines (PostgreSQL 9.5+)",
+            s.cluster,
+            s.basis.checkpoints_without_distance
+        );
+    }
 }
 
 fn text(out: &mut impl Write, s: &Suggestion) -> Result<()> {

@@ -33,6 +33,9 @@ pub struct SizingHistory {
     pub restarts: Vec<Timestamp>,
     pub too_frequent: i64,
     pub replays: Vec<Replay>,
+    /// Checkpoints and restartpoints whose complete line logged no WAL
+    /// distance (PostgreSQL 9.4 and older): they cannot be sized from.
+    pub without_distance: i64,
 }
 
 /// Markers of a server (re)start in the event table.
@@ -59,6 +62,14 @@ impl Store {
                     |r| r.get(0),
                 )?,
                 replays: self.replays(cluster)?,
+                without_distance: self.conn.query_row(
+                    "SELECT count(*) FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id
+                     WHERE c.name = ?1 AND k.completed_at IS NOT NULL AND k.distance_kb IS NULL
+                     AND COALESCE(k.started_at, k.completed_at) >= ?2
+                     AND COALESCE(k.started_at, k.completed_at) < ?3",
+                    params![cluster, since, until],
+                    |r| r.get(0),
+                )?,
             })
         };
         q().map_err(|e| self.sql(e))

@@ -16,3 +16,4 @@ mod layers;
 mod mail_config;
 mod settings_cli;
 mod tailer_model;
+mod wild_old_servers;

@@ -173,6 +173,7 @@ mod tests {
                 forced_checkpoints: 3,
                 timed_checkpoints: 9,
                 too_frequent: 0,
+                checkpoints_without_distance: 0,
             },
             confidence: crate::analyze::sizing::Confidence::High,
             cost: Cost { pg_wal_mb: None, crash_recovery_wal_mb: None, replay_mb_s: None, crash_recovery_s: None },

@@ -95,6 +95,7 @@ fn cycles_skip_shutdowns_restarts_missing_distances_and_subsecond_gaps() {
         restarts: vec![at(1400)],
         too_frequent: 0,
         replays: vec![],
+        without_distance: 0,
     };
     let c = cycles(&history, t0());
     let got: Vec<(i64, f64)> = c.iter().map(|c| (c.at.duration_since(t0()).as_secs(), c.rate_kb_s)).collect();
@@ -109,6 +110,7 @@ fn steady(rate_kb_s: i64, n: i64, period: i64, trigger: &str) -> SizingHistory {
         restarts: vec![],
         too_frequent: 3,
         replays: vec![Replay { bytes: 512 * 1_048_576, seconds: 4.0 }],
+        without_distance: 0,
     }
 }
 
@@ -180,6 +182,44 @@ fn too_few_samples_give_no_suggestion_and_say_why() {
     assert_eq!(s.suggested, Suggested { max_wal_size_mb: None, min_wal_size_mb: None });
     assert_eq!(s.sql, None);
     assert_eq!(s.confidence.to_string(), "low");
+    assert!(s.explanation[1].starts_with("No suggestion: 4 usable cycles, fewer than the 5 needed"));
+}
+
+/// A 9.4 log: starts and completes, every complete without a distance.
+fn without_distances(n: i64) -> SizingHistory {
+    let mut history = steady(1000, n, 20, "wal");
+    history.points.iter_mut().for_each(|p| p.distance_kb = None);
+    history.without_distance = n + 1;
+    history
+}
+
+#[test]
+fn checkpoints_without_distance_say_postgresql_9_5_is_needed() {
+    let s = from_history("main", Settings::default(), &without_distances(30), t0(), &pg(9, 32.0, 0.5), &advice());
+    assert_eq!(s.suggested, Suggested { max_wal_size_mb: None, min_wal_size_mb: None });
+    assert_eq!(s.sql, None);
+    assert_eq!((s.basis.samples, s.basis.checkpoints_without_distance, s.basis.forced_checkpoints), (0, 31, 31));
+    assert_eq!(s.confidence.to_string(), "low");
+    assert_eq!(
+        s.explanation[1],
+        "No suggestion: walwatch needs the WAL distance since the previous checkpoint (\"distance=… kB\" in \
+         \"checkpoint complete\" lines, logged by PostgreSQL 9.5 and later), and the 31 checkpoints completed in \
+         this window logged none: the server is PostgreSQL 9.4 or older."
+    );
+}
+
+#[test]
+fn a_few_checkpoints_without_distance_among_usable_cycles_change_nothing() {
+    // An upgrade from 9.4 in the window: the old checkpoints are counted, the new ones sized from.
+    let mut history = steady(1000, 30, 20, "wal");
+    history.without_distance = 2;
+    let s = from_history("main", Settings::default(), &history, t0(), &pg(15, 32.0, 0.9), &advice());
+    assert_eq!((s.basis.samples, s.basis.checkpoints_without_distance), (30, 2));
+    assert!(s.suggested.max_wal_size_mb.is_some());
+    // Too few usable cycles with some undistanced ones: the usual reason, not the 9.5 one.
+    let mut history = steady(1000, 4, 20, "wal");
+    history.without_distance = 2;
+    let s = from_history("main", Settings::default(), &history, t0(), &pg(15, 32.0, 0.9), &advice());
     assert!(s.explanation[1].starts_with("No suggestion: 4 usable cycles, fewer than the 5 needed"));
 }
 
