@@ -188,6 +188,15 @@ pub enum FormatArg {
     Csvlog,
     Jsonlog,
     Syslog,
+    /// Cloud SQL's log exported from Cloud Logging: JSON lines with textPayload or jsonPayload.message.
+    Cloudsql,
+    /// CloudNativePG's JSON lines (csvlog records under "record", stderr lines under "msg").
+    Cnpg,
+    /// `journalctl -o json` output.
+    #[value(name = "journald-json")]
+    JournaldJson,
+    /// `journalctl` plain output of a server logging to stderr.
+    Journald,
 }
 
 #[derive(Debug, Args)]

@@ -95,13 +95,7 @@ pub struct Follower {
 impl Follower {
     /// `stop` is raised at SIGTERM: a long read then ends at its next commit.
     pub fn new(store: &mut Store, config: &ClusterConfig, stop: Option<Arc<AtomicBool>>) -> Result<Follower> {
-        let format = match config.format.as_str() {
-            "stderr" => Some(Format::Stderr),
-            "csvlog" => Some(Format::Csvlog),
-            "jsonlog" => Some(Format::Jsonlog),
-            "syslog" => Some(Format::Syslog),
-            _ => None,
-        };
+        let format = Format::named(&config.format);
         let opts = Options {
             format,
             prefix: Some(config.prefix.clone()).filter(|p| p != "auto"),

@@ -9,7 +9,11 @@
 //! in bounded chunks and reports each chunk's records together with the
 //! position reached, so the caller can commit both in one transaction.
 
+pub mod cloudsql;
+pub mod cnpg;
 pub mod csvlog;
+pub mod envelope;
+pub mod journald;
 pub mod jsonlog;
 pub mod lines;
 pub mod prefix;
@@ -36,6 +40,14 @@ pub enum Format {
     Csvlog,
     Jsonlog,
     Syslog,
+    /// Cloud SQL's log exported from Cloud Logging (JSON lines).
+    CloudSql,
+    /// CloudNativePG's JSON lines.
+    Cnpg,
+    /// `journalctl -o json`.
+    JournaldJson,
+    /// `journalctl`'s plain output of a server logging to stderr.
+    Journald,
 }
 
 impl Format {
@@ -45,20 +57,60 @@ impl Format {
             Format::Csvlog => "csvlog",
             Format::Jsonlog => "jsonlog",
             Format::Syslog => "syslog",
+            Format::CloudSql => "cloudsql",
+            Format::Cnpg => "cnpg",
+            Format::JournaldJson => "journald-json",
+            Format::Journald => "journald",
         }
+    }
+
+    /// The format named `name` (as [`Format::as_str`] spells it).
+    pub fn named(name: &str) -> Option<Format> {
+        [
+            Format::Stderr,
+            Format::Csvlog,
+            Format::Jsonlog,
+            Format::Syslog,
+            Format::CloudSql,
+            Format::Cnpg,
+            Format::JournaldJson,
+            Format::Journald,
+        ]
+        .into_iter()
+        .find(|f| f.as_str() == name)
+    }
+
+    /// Whether the lines are another program's envelopes around PostgreSQL's.
+    pub fn is_envelope(self) -> bool {
+        matches!(self, Format::CloudSql | Format::Cnpg | Format::JournaldJson | Format::Journald)
     }
 
     /// Guesses the format from the first bytes of a source.
     pub(crate) fn detect(head: &[u8]) -> Format {
         let first = head.split(|&b| b == b'\n').find(|l| !l.is_empty()).unwrap_or_default();
         if first.first() == Some(&b'{') {
-            Format::Jsonlog
+            Format::detect_json(first)
         } else if csvlog::looks_like(first) || csvlog::starts_with_record(head) {
             Format::Csvlog
         } else if syslog::looks_like(first) {
             Format::Syslog
+        } else if journald::looks_like_plain(first) {
+            Format::Journald
         } else {
             Format::Stderr
+        }
+    }
+
+    /// Which JSON lines: PostgreSQL's jsonlog, or an envelope around its lines.
+    fn detect_json(first: &[u8]) -> Format {
+        if cloudsql::looks_like(first) {
+            Format::CloudSql
+        } else if cnpg::looks_like(first) {
+            Format::Cnpg
+        } else if journald::looks_like_json(first) {
+            Format::JournaldJson
+        } else {
+            Format::Jsonlog
         }
     }
 
@@ -496,6 +548,24 @@ mod tests {
             Format::detect(b"Nov 22 08:04:20 db1 postgres[21752]: [3-1] LOG:  starting PostgreSQL 15\n"),
             Format::Syslog
         );
+    }
+
+    #[test]
+    fn detects_envelopes_from_their_first_line() {
+        let cases: &[(&[u8], Format)] = &[
+            (br#"{"textPayload":"2024-03-01 10:00:00.123 UTC [27]: [5-1] db=,user= LOG:  x","timestamp":"2024-03-01T10:00:00Z"}"#, Format::CloudSql),
+            (br#"{"jsonPayload":{"message":"2024-03-01 10:00:00.123 UTC [27] LOG:  x"},"logName":"l"}"#, Format::CloudSql),
+            (br#"{"level":"info","ts":1.5,"logger":"postgres","msg":"record","record":{"message":"x"}}"#, Format::Cnpg),
+            (br#"{"level":"info","ts":1.5,"logger":"instance-manager","msg":"starting","logging_pod":"c-1"}"#, Format::Cnpg),
+            (br#"{"__REALTIME_TIMESTAMP":"1","_PID":"7","MESSAGE":"LOG:  x"}"#, Format::JournaldJson),
+            (br#"{"timestamp":"2026-11-22 08:08:08.916 UTC","message":"x"}"#, Format::Jsonlog),
+            (b"Nov 22 08:04:20 db1 postgres[21752]: 2026-11-22 08:04:20.708 UTC [21752] LOG:  starting\n", Format::Journald),
+            (b"-- Journal begins at Sun 2026-11-22 08:00:00 UTC, ends at Sun 2026-11-22 09:00:00 UTC. --\n", Format::Journald),
+        ];
+        for (head, want) in cases {
+            assert_eq!(Format::detect(head), *want, "{}", lines::lossy(head));
+            assert_eq!(Format::named(want.as_str()), Some(*want));
+        }
     }
 
     use proptest::prelude::*;

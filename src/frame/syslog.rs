@@ -9,6 +9,13 @@
 //! with a TAB (`#011` after rsyslog's escaping) is a continuation line; one
 //! that starts with the prefix and a level is a DETAIL/HINT line; anything
 //! else continues a long line that was cut.
+//!
+//! The envelope is RFC 3164's (`Nov 22 08:04:20 host ident[pid]: `, local
+//! time without a year), rsyslog's RFC 3339 variant of it, or RFC 5424's
+//! (`<134>1 2026-11-22T08:04:20.123+01:00 host ident pid - - `). Its time
+//! dates a record whose log_line_prefix has none. With
+//! `syslog_split_messages = off` a whole entry travels as one message, its
+//! newlines escaped by rsyslog as `#012` (TABs as `#011`).
 
 use std::collections::HashSet;
 use std::sync::OnceLock;
@@ -28,7 +35,7 @@ fn header_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
         Regex::new(
-            r"^(?P<ts>[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) \S+ [^\s\[]+\[(?P<pid>\d+)\]: (?:\[(?P<seq>\d+)(?:-(?P<chunk>\d+))?\] )?",
+            r"^(?:(?P<ts>[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) \S+ [^\s\[]+\[(?P<pid>\d+)\]:|<\d{1,3}>1 (?P<ts5424>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) \S+ \S+ (?P<pid5424>\d+) \S+ (?:-|\[.*?\]) ?) (?:\[(?P<seq>\d+)(?:-(?P<chunk>\d+))?\] )?",
         )
         .expect("valid regex")
     })
@@ -54,12 +61,19 @@ pub fn body(line: &[u8]) -> Option<&[u8]> {
     header(line).filter(|h| h.chunk == 1).map(|h| h.text)
 }
 
+/// An envelope's time, the text after it and its `[N-k] ` (whether it had
+/// a sequence number), for formats that share syslog's envelope.
+pub(crate) fn split(line: &[u8]) -> Option<(&[u8], &[u8], bool)> {
+    let h = header(line)?;
+    Some((h.time, h.text, h.seq.is_some()))
+}
+
 fn header(line: &[u8]) -> Option<Header<'_>> {
     let c = header_re().captures(line)?;
     let num = |name: &str| c.name(name).and_then(|m| std::str::from_utf8(m.as_bytes()).ok()?.parse::<u64>().ok());
     Some(Header {
-        time: c.name("ts")?.as_bytes(),
-        pid: num("pid")? as u32,
+        time: c.name("ts").or_else(|| c.name("ts5424"))?.as_bytes(),
+        pid: num("pid").or_else(|| num("pid5424"))? as u32,
         seq: num("seq"),
         chunk: num("chunk").unwrap_or(1) as u32,
         text: &line[c.get(0)?.end()..],
@@ -70,13 +84,34 @@ pub(crate) struct SyslogScanner<'t> {
     entry: StderrScanner<'t>,
     needles: &'static Needles,
     stats: FrameStats,
+    /// When the source was last written (its mtime), in the machine's
+    /// zone: RFC 3164 times without a year fall in the year before it.
+    /// None: now.
+    written: Option<jiff::Zoned>,
 }
 
 impl<'t> SyslogScanner<'t> {
     /// `entry` frames the reassembled text (it carries the log_line_prefix).
     pub fn new(entry: StderrScanner<'t>) -> Self {
         let needles = entry.needles;
-        SyslogScanner { entry, needles, stats: FrameStats::default() }
+        SyslogScanner { entry, needles, stats: FrameStats::default(), written: None }
+    }
+
+    /// Dates yearless envelope times by the source's last write (its mtime)
+    /// instead of by the time of reading: a file read a year later, or just
+    /// after new year, keeps its lines' year.
+    pub fn written_at(mut self, mtime: Option<jiff::Timestamp>) -> Self {
+        self.written = mtime.map(|t| t.to_zoned(jiff::tz::TimeZone::system()));
+        self
+    }
+
+    /// The instant of an envelope's time, its year (when it has none) the
+    /// one before the source's last write.
+    fn envelope_instant(&self, raw: &[u8]) -> Option<jiff::Timestamp> {
+        match &self.written {
+            Some(written) => envelope_time(raw, written),
+            None => envelope_time(raw, &jiff::Zoned::now()),
+        }
     }
 
     /// Start of the last message's first chunk: the rest may still grow.
@@ -125,27 +160,51 @@ impl<'t> SyslogScanner<'t> {
         let mut text = Vec::new();
         for (i, &s) in starts.iter().enumerate() {
             let Some(h) = header(lines::text(buf, s)) else { continue };
-            let body = h.text;
+            let body = unescape(h.text);
+            let first_line = body.split(|&b| b == b'\n').next().unwrap_or_default();
             if i == 0 {
-                text.extend_from_slice(body);
-            } else if let Some(rest) = body.strip_prefix(b"#011").or_else(|| body.strip_prefix(b"\t")) {
+                text.extend_from_slice(&body);
+            } else if let Some(rest) = body.strip_prefix(b"\t") {
                 text.extend_from_slice(b"\n\t");
                 text.extend_from_slice(rest);
-            } else if self.entry.prefix().parse(&lines::lossy(body)).is_some() {
+            } else if self.entry.prefix().parse(&lines::lossy(first_line)).is_some() {
                 text.push(b'\n');
-                text.extend_from_slice(body);
+                text.extend_from_slice(&body);
             } else {
-                text.extend_from_slice(body);
+                text.extend_from_slice(&body);
             }
         }
         text
     }
 }
 
+/// rsyslog's escapes of the control characters PostgreSQL sends: `#012`
+/// (a newline, in a message sent whole with `syslog_split_messages = off`)
+/// and `#011` (a TAB: a continuation line's first character).
+fn unescape(body: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if memchr::memchr(b'#', body).is_none() {
+        return std::borrow::Cow::Borrowed(body);
+    }
+    let mut out = Vec::with_capacity(body.len());
+    let mut rest = body;
+    while let Some(i) = memchr::memchr(b'#', rest) {
+        out.extend_from_slice(&rest[..i]);
+        let (decoded, len) = match &rest[i..] {
+            [b'#', b'0', b'1', b'2', ..] => (b'\n', 4),
+            [b'#', b'0', b'1', b'1', ..] => (b'\t', 4),
+            _ => (b'#', 1),
+        };
+        out.push(decoded);
+        rest = &rest[i + len..];
+    }
+    out.extend_from_slice(rest);
+    std::borrow::Cow::Owned(out)
+}
+
 /// The instant of an envelope's time: RFC 3339 as is; RFC 3164 has no year,
 /// so the year is the one that puts the time closest before `now` (up to a
 /// day after it is still this year: the clocks may differ).
-fn envelope_time(raw: &[u8], now: &jiff::Zoned) -> Option<jiff::Timestamp> {
+pub(crate) fn envelope_time(raw: &[u8], now: &jiff::Zoned) -> Option<jiff::Timestamp> {
     let raw = std::str::from_utf8(raw).ok()?;
     if let Ok(t) = raw.parse::<jiff::Timestamp>() {
         return Some(t);
@@ -206,7 +265,7 @@ impl Scan for SyslogScanner<'_> {
                 record.origin.doubt = Some(FOREIGN_PID);
             }
             record.origin.pid = record.origin.pid.or(Some(fh.pid));
-            record.time = record.time.or_else(|| envelope_time(fh.time, &jiff::Zoned::now()));
+            record.time = record.time.or_else(|| self.envelope_instant(fh.time));
             self.stats.candidates += 1;
             emit(record);
         }
@@ -231,6 +290,84 @@ mod tests {
         assert_eq!((h.pid, h.seq, h.chunk), (7, Some(9), 1));
         assert!(looks_like(b"Nov  2 08:04:20 db1 postgres[21752]: [3-1] LOG:  starting PostgreSQL 15"));
         assert!(header(b"not syslog").is_none());
+    }
+
+    #[test]
+    fn reads_rfc_5424_envelopes() {
+        // rsyslog's RSYSLOG_SyslogProtocol23Format: PRI, version, time,
+        // host, app, pid, msgid, structured data, then the message (which
+        // rsyslog may start with a space of its own).
+        for line in [
+            &b"<134>1 2026-11-22T09:04:23.386123+01:00 db1 postgres 21760 - - [5-2] #011(3 s)"[..],
+            b"<134>1 2026-11-22T09:04:23.386123+01:00 db1 postgres 21760 - -  [5-2] #011(3 s)",
+            b"<134>1 2026-11-22T09:04:23.386123+01:00 db1 postgres 21760 - [meta x=\"1\"] [5-2] #011(3 s)",
+        ] {
+            let h = header(line).unwrap_or_else(|| panic!("{}", lines::lossy(line)));
+            assert_eq!((h.time, h.pid, h.seq, h.chunk), (&b"2026-11-22T09:04:23.386123+01:00"[..], 21760, Some(5), 2));
+            assert_eq!(h.text, b"#011(3 s)");
+            assert!(looks_like(line));
+        }
+        let h = header(b"<134>1 2026-11-22T09:04:23Z db1 postgres 7 - - LOG:  x").unwrap();
+        assert_eq!((h.pid, h.seq, h.text), (7, None, &b"LOG:  x"[..]));
+        assert!(header(b"<134>1 2026-11-22T09:04:23Z db1 postgres - - - [5] x").is_none(), "no pid");
+    }
+
+    #[test]
+    fn rsyslog_escapes_are_decoded() {
+        assert_eq!(&*unescape(b"LOG:  a#012#011b#012HINT:  c"), b"LOG:  a\n\tb\nHINT:  c");
+        assert_eq!(&*unescape(b"#01 #0 # #013#011"), b"#01 #0 # #013\t");
+        assert_eq!(&*unescape(b"plain"), b"plain");
+    }
+
+    /// `syslog_split_messages = off`: an entry with its continuation and
+    /// HINT lines as one message, its newlines `#012`; a statement's line
+    /// that looks like a log line stays inside its entry.
+    #[test]
+    fn a_whole_message_with_escaped_newlines_is_one_entry() {
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        let prefix = Prefix::compile("%m [%p] %q%u@%d ", Catalog::global().markers()).unwrap();
+        let data = [
+            "Nov 22 08:04:23 db1 postgres[21760]: [5] 2026-11-22 08:04:23.386 UTC [21760] LOG:  checkpoints are occurring too frequently (3 seconds apart)#0122026-11-22 08:04:23.386 UTC [21760] HINT:  Consider increasing the configuration parameter \"max_wal_size\".\n",
+            "Nov 22 08:04:24 db1 postgres[21770]: [6] 2026-11-22 08:04:24.000 UTC [21770] u@d LOG:  statement: SELECT '#0122026-11-22 08:04:24.000 UTC [21760] LOG:  checkpoint starting: wal'\n",
+        ]
+        .concat();
+        let mut scanner = SyslogScanner::new(StderrScanner::new(prefix, &time, crate::frame::test_lexicon()));
+        let (records, _) = frame_all(&mut scanner, data.as_bytes(), 1 << 20, Tail::Take, Pos::START);
+        let got: Vec<_> =
+            records.iter().map(|r| (r.line, r.message.as_str(), r.hint.as_deref(), r.origin.session)).collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    1,
+                    "checkpoints are occurring too frequently (3 seconds apart)",
+                    Some("Consider increasing the configuration parameter \"max_wal_size\"."),
+                    false
+                ),
+                (2, "statement: SELECT '", None, true),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_yearless_time_takes_its_year_from_the_file() {
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        let prefix = Prefix::compile("db=%d,user=%u ", Catalog::global().markers()).unwrap();
+        // Written across new year; the file last written on 2 January 2025.
+        let data = [
+            "Dec 31 23:59:59 db1 postgres[7]: [3-1] db=,user= LOG:  checkpoint starting: time\n",
+            "Jan  1 00:00:02 db1 postgres[7]: [4-1] db=,user= LOG:  checkpoint starting: wal\n",
+        ]
+        .concat();
+        let written: jiff::Timestamp = "2025-01-02T10:00:00Z".parse().unwrap();
+        let mut scanner = SyslogScanner::new(StderrScanner::new(prefix, &time, crate::frame::test_lexicon()))
+            .written_at(Some(written));
+        let (records, _) = frame_all(&mut scanner, data.as_bytes(), 1 << 20, Tail::Take, Pos::START);
+        let zone = jiff::tz::TimeZone::system();
+        let local =
+            |civil: &str| civil.parse::<jiff::civil::DateTime>().unwrap().to_zoned(zone.clone()).unwrap().timestamp();
+        let got: Vec<_> = records.iter().map(|r| r.time).collect();
+        assert_eq!(got, [Some(local("2024-12-31T23:59:59")), Some(local("2025-01-01T00:00:02"))]);
     }
 
     use crate::catalog::Catalog;

@@ -5,11 +5,13 @@
 use super::IngestError;
 use crate::catalog::Catalog;
 use crate::frame::csvlog::CsvScanner;
+use crate::frame::envelope::{self, EnvelopeScanner};
 use crate::frame::jsonlog::JsonScanner;
 use crate::frame::prefix::{self, Prefix};
 use crate::frame::stderr::StderrScanner;
 use crate::frame::syslog::{self, SyslogScanner};
 use crate::frame::time::TimeContext;
+use crate::frame::{cloudsql, cnpg, journald};
 use crate::frame::{Format, Lexicon, Scan};
 use crate::source::Source;
 
@@ -19,9 +21,84 @@ const PREFIX_SAMPLE_LINES: usize = 200;
 /// Everything format-specific about reading one source.
 pub(super) enum FormatReader {
     Stderr(Prefix),
-    Syslog(Prefix),
+    /// The prefix, and when the file was last written (the year of
+    /// envelope times that have none).
+    Syslog(Prefix, Option<jiff::Timestamp>),
     Csv,
     Json,
+    /// Another program's lines around PostgreSQL's (see `frame::envelope`).
+    Envelope(Wrapped),
+}
+
+/// How to read an envelope format: its payload lines' prefix, whether they
+/// are syslog messages, and when the file was last written.
+pub(super) struct Wrapped {
+    format: Format,
+    prefix: Prefix,
+    as_syslog: bool,
+    written: Option<jiff::Timestamp>,
+}
+
+/// CloudNativePG's JSON holds stderr lines only from before the logging
+/// collector starts, often none: without them to learn from, they are read
+/// with PostgreSQL's default prefix.
+const CNPG_FALLBACK_PREFIX: &str = "%m [%p] ";
+
+impl Wrapped {
+    fn new(format: Format, choice: &PrefixChoice<'_>, source: &Source, path: &str) -> Result<Wrapped, IngestError> {
+        let written = source.modified.and_then(|t| jiff::Timestamp::try_from(t).ok());
+        let probe = Wrapped {
+            format,
+            prefix: compiled(CNPG_FALLBACK_PREFIX).map_err(|e| prefix_error(path, e))?,
+            as_syslog: false,
+            written,
+        };
+        let payloads = envelope::text_payloads(&probe.opener(), source.head());
+        let as_syslog = format == Format::JournaldJson && payloads.split(|&b| b == b'\n').any(journald::numbered);
+        let sample = if as_syslog { syslog_bodies(&payloads_as_syslog(&probe, source.head())) } else { payloads };
+        let prefix = match stderr_prefix(choice, &sample, path) {
+            Err(IngestError::Prefix { .. }) if format == Format::Cnpg && choice.given.is_none() => probe.prefix,
+            found => found?,
+        };
+        Ok(Wrapped { format, prefix, as_syslog, written })
+    }
+
+    /// The function that opens one envelope line.
+    fn opener(&self) -> envelope::Open {
+        match self.format {
+            Format::CloudSql => Box::new(cloudsql::open),
+            Format::Cnpg => Box::new(cnpg::open),
+            Format::JournaldJson => {
+                let as_syslog = self.as_syslog;
+                Box::new(move |line| journald::open_json(line, as_syslog))
+            }
+            _ => {
+                let written = self.written.map_or_else(jiff::Zoned::now, |t| t.to_zoned(jiff::tz::TimeZone::system()));
+                Box::new(move |line| journald::open_plain(line, &written))
+            }
+        }
+    }
+
+    fn scanner<'t>(&self, time: &'t TimeContext) -> Box<dyn Scan + 't> {
+        let stderr = StderrScanner::new(self.prefix.clone(), time, lexicon());
+        let text: Box<dyn Scan + 't> = match self.as_syslog {
+            true => Box::new(SyslogScanner::new(stderr)),
+            false => Box::new(stderr),
+        };
+        let json = Box::new(JsonScanner::new(time, lexicon()));
+        Box::new(EnvelopeScanner::new(self.opener(), text, json, &lexicon().needles))
+    }
+}
+
+/// The head's journald entries rebuilt as syslog lines.
+fn payloads_as_syslog(probe: &Wrapped, head: &[u8]) -> Vec<u8> {
+    let syslog =
+        Wrapped { as_syslog: true, format: probe.format, prefix: probe.prefix.clone(), written: probe.written };
+    envelope::text_payloads(&syslog.opener(), head)
+}
+
+fn prefix_error(path: &str, e: prefix::PrefixError) -> IngestError {
+    IngestError::Prefix { path: path.into(), message: e.to_string() }
 }
 
 impl FormatReader {
@@ -32,26 +109,31 @@ impl FormatReader {
         path: &str,
     ) -> Result<FormatReader, IngestError> {
         match format {
-            Format::Stderr => Ok(FormatReader::Stderr(stderr_prefix(prefix, source.head(), path)?)),
+            Format::Stderr => Ok(FormatReader::Stderr(dated(stderr_prefix(prefix, source.head(), path)?, path)?)),
             Format::Csvlog => Ok(FormatReader::Csv),
             Format::Jsonlog => Ok(FormatReader::Json),
             Format::Syslog => {
                 let sample = syslog_bodies(source.head());
-                Ok(FormatReader::Syslog(stderr_prefix(prefix, &sample, path)?))
+                // The envelope dates what a prefix without a time does not.
+                let written = source.modified.and_then(|t| jiff::Timestamp::try_from(t).ok());
+                Ok(FormatReader::Syslog(stderr_prefix(prefix, &sample, path)?, written))
             }
+            wrapped => Ok(FormatReader::Envelope(Wrapped::new(wrapped, prefix, source, path)?)),
         }
     }
 
     pub(super) fn prefix_spec(&self) -> Option<String> {
         match self {
-            FormatReader::Stderr(p) | FormatReader::Syslog(p) => Some(p.spec().to_string()),
+            FormatReader::Stderr(p) | FormatReader::Syslog(p, _) => Some(p.spec().to_string()),
+            FormatReader::Envelope(w) => Some(w.prefix.spec().to_string()),
             _ => None,
         }
     }
 
     pub(super) fn session_checkable(&self) -> bool {
         match self {
-            FormatReader::Stderr(p) | FormatReader::Syslog(p) => p.session_checkable(),
+            FormatReader::Stderr(p) | FormatReader::Syslog(p, _) => p.session_checkable(),
+            FormatReader::Envelope(w) => w.format == Format::Cnpg || w.prefix.session_checkable(),
             _ => true,
         }
     }
@@ -59,16 +141,20 @@ impl FormatReader {
     pub(super) fn scanner<'t>(&self, time: &'t TimeContext) -> Box<dyn Scan + 't> {
         match self {
             FormatReader::Stderr(p) => Box::new(StderrScanner::new(p.clone(), time, lexicon())),
-            FormatReader::Syslog(p) => Box::new(SyslogScanner::new(StderrScanner::new(p.clone(), time, lexicon()))),
+            FormatReader::Syslog(p, written) => {
+                Box::new(SyslogScanner::new(StderrScanner::new(p.clone(), time, lexicon())).written_at(*written))
+            }
             FormatReader::Csv => Box::new(CsvScanner::new(time, lexicon())),
             FormatReader::Json => Box::new(JsonScanner::new(time, lexicon())),
+            FormatReader::Envelope(w) => w.scanner(time),
         }
     }
 
     /// The message of `line` read as a whole log line of this format.
     pub(super) fn message_of(&self, line: &str) -> Option<String> {
         match self {
-            FormatReader::Stderr(p) | FormatReader::Syslog(p) => p.parse(line).map(|m| m.message.to_string()),
+            FormatReader::Stderr(p) | FormatReader::Syslog(p, _) => p.parse(line).map(|m| m.message.to_string()),
+            FormatReader::Envelope(w) => w.prefix.parse(line).map(|m| m.message.to_string()),
             FormatReader::Csv => {
                 let mut r = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(line.as_bytes());
                 r.records().next()?.ok()?.get(13).map(String::from)
@@ -105,9 +191,15 @@ fn compiled(spec: &str) -> Result<Prefix, crate::frame::prefix::PrefixError> {
 /// inferred from the file.
 fn stderr_prefix(choice: &PrefixChoice<'_>, head: &[u8], path: &str) -> Result<Prefix, IngestError> {
     let prefix = match choice.given {
-        Some(spec) => compiled(spec).map_err(|e| IngestError::Prefix { path: path.into(), message: e.to_string() })?,
+        Some(spec) => compiled(spec).map_err(|e| prefix_error(path, e))?,
         None => inferred(choice.hint, head, path)?,
     };
+    Ok(prefix)
+}
+
+/// `prefix`, if it dates its lines: a format without an envelope time has
+/// nothing else to date events by.
+fn dated(prefix: Prefix, path: &str) -> Result<Prefix, IngestError> {
     let spec = prefix.spec();
     if !(spec.contains("%m") || spec.contains("%t") || spec.contains("%n")) {
         return Err(IngestError::NoTime { path: path.into(), prefix: spec.into() });

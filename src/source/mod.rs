@@ -73,6 +73,9 @@ pub struct FileMeta {
 pub(crate) struct Source {
     pub name: String,
     pub meta: Option<FileMeta>,
+    /// When the file was last written (None for standard input): the year
+    /// of syslog times that print none.
+    pub modified: Option<std::time::SystemTime>,
     pub compression: Compression,
     head: Vec<u8>,
     inner: Inner,
@@ -106,7 +109,8 @@ impl Source {
         file.seek(SeekFrom::Start(0)).map_err(|source| SourceError::Read { path: path.into(), source })?;
         let n = read_full(&mut file, &mut magic).map_err(|source| SourceError::Read { path: path.into(), source })?;
         file.seek(SeekFrom::Start(0)).map_err(|source| SourceError::Read { path: path.into(), source })?;
-        match compression_of(&magic[..n]) {
+        let modified = md.modified().ok();
+        let source = match compression_of(&magic[..n]) {
             Compression::None => Self::plain(path.into(), meta, file),
             Compression::Gzip => {
                 Self::from_stream(path.into(), meta, Box::new(flate2::read::MultiGzDecoder::new(file)))
@@ -117,7 +121,8 @@ impl Source {
                     .map_err(|source| SourceError::Read { path: path.into(), source })?;
                 Self::from_stream(path.into(), meta, Box::new(dec)).map(|s| s.with_compression(Compression::Zstd))
             }
-        }
+        };
+        source.map(|s| Source { modified, ..s })
     }
 
     fn with_compression(mut self, c: Compression) -> Self {
@@ -127,7 +132,7 @@ impl Source {
 
     fn plain(name: String, meta: Option<FileMeta>, mut file: File) -> Result<Source, SourceError> {
         let head = read_head(&mut file).map_err(|source| SourceError::Read { path: name.clone(), source })?;
-        Ok(Source { name, meta, compression: Compression::None, head, inner: Inner::Plain(file) })
+        Ok(Source { name, meta, modified: None, compression: Compression::None, head, inner: Inner::Plain(file) })
     }
 
     fn from_stream(
@@ -136,7 +141,7 @@ impl Source {
         mut reader: Box<dyn Read + Send>,
     ) -> Result<Source, SourceError> {
         let head = read_head(&mut reader).map_err(|source| SourceError::Read { path: name.clone(), source })?;
-        Ok(Source { name, meta, compression: Compression::None, head, inner: Inner::Stream(reader) })
+        Ok(Source { name, meta, modified: None, compression: Compression::None, head, inner: Inner::Stream(reader) })
     }
 
     /// The first [`HEAD_BYTES`] bytes of the (decompressed) content.
