@@ -63,6 +63,24 @@ impl Wrapped {
         Ok(Wrapped { format, prefix, as_syslog, written })
     }
 
+    /// The message of `line` read as a whole line of this format: for
+    /// CloudNativePG one of its JSON lines (a csvlog field's lines are
+    /// none, as in csvlog); else PostgreSQL's text line, as it is unwrapped.
+    fn message_of(&self, line: &str) -> Option<String> {
+        if self.format != Format::Cnpg {
+            return self.prefix.parse(line).map(|m| m.message.to_string());
+        }
+        match cnpg::open(line.as_bytes()) {
+            envelope::Unwrapped::Json { line, .. } => {
+                serde_json::from_slice::<serde_json::Value>(&line).ok()?.get("message")?.as_str().map(String::from)
+            }
+            envelope::Unwrapped::Text { text, .. } => {
+                self.prefix.parse(&String::from_utf8_lossy(&text)).map(|m| m.message.to_string())
+            }
+            _ => None,
+        }
+    }
+
     /// The function that opens one envelope line.
     fn opener(&self) -> envelope::Open {
         match self.format {
@@ -154,7 +172,7 @@ impl FormatReader {
     pub(super) fn message_of(&self, line: &str) -> Option<String> {
         match self {
             FormatReader::Stderr(p) | FormatReader::Syslog(p, _) => p.parse(line).map(|m| m.message.to_string()),
-            FormatReader::Envelope(w) => w.prefix.parse(line).map(|m| m.message.to_string()),
+            FormatReader::Envelope(w) => w.message_of(line),
             FormatReader::Csv => {
                 let mut r = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(line.as_bytes());
                 r.records().next()?.ok()?.get(13).map(String::from)

@@ -12,5 +12,6 @@ mod attack_csvlog;
 mod attack_prefix;
 mod daemon_postgres;
 mod e2e_postgres;
+mod managed_postgres;
 mod settings_postgres;
 mod syslog_postgres;

@@ -28,6 +28,13 @@ impl Rsyslog {
     /// in `dir` (created if missing), and wait until `/dev/log` accepts
     /// messages. Panics, never skips, when that cannot be done.
     pub fn start(dir: &Path) -> Rsyslog {
+        Rsyslog::start_with_outputs(dir, &[])
+    }
+
+    /// [`Rsyslog::start`], local0 also written to each `(file name,
+    /// rsyslog template)` in `dir` (e.g. `RSYSLOG_FileFormat` for RFC 3339
+    /// times, `RSYSLOG_SyslogProtocol23Format` for RFC 5424 lines).
+    pub fn start_with_outputs(dir: &Path, outputs: &[(&str, &str)]) -> Rsyslog {
         assert!(
             is_root(),
             "this test runs its own rsyslogd on {DEV_LOG} (PostgreSQL's syslog(3) cannot write anywhere \
@@ -38,7 +45,7 @@ impl Rsyslog {
         fs::create_dir_all(dir).expect("create rsyslog dir");
         let dir = dir.canonicalize().expect("canonicalize rsyslog dir");
         let conf = dir.join("rsyslog.conf");
-        fs::write(&conf, config(&dir)).expect("write rsyslog.conf");
+        fs::write(&conf, config(&dir, outputs)).expect("write rsyslog.conf");
         let stderr = fs::File::create(dir.join("rsyslogd.stderr")).expect("create rsyslogd.stderr");
         let child = Command::new(exe)
             .arg("-n")
@@ -137,8 +144,14 @@ impl Drop for Rsyslog {
 /// syslog side differ from stderr for reasons that are not walwatch's.
 /// Control-character escaping stays at rsyslog's default (TAB → `#011`):
 /// that is what walwatch meets on real machines.
-fn config(dir: &Path) -> String {
-    format!(
+fn config(dir: &Path, outputs: &[(&str, &str)]) -> String {
+    let more: String = outputs
+        .iter()
+        .map(|(file, template)| {
+            format!("local0.* action(type=\"omfile\" file=\"{}\" template=\"{template}\")\n", dir.join(file).display())
+        })
+        .collect();
+    more + &format!(
         r#"# Written by tests/support/syslog.rs
 global(workDirectory="{dir}")
 module(load="imuxsock" SysSock.Name="{DEV_LOG}" SysSock.RateLimit.Interval="0")

@@ -379,31 +379,44 @@ impl PrefixRe {
 }
 
 /// Strips rsyslogd's envelope `Mon DD HH:MM:SS host ident[pid]: [seq-chunk] `
-/// and turns `#011` back into TABs; None for other lines.
-fn unwrap_syslog(line: &str) -> Option<String> {
-    let (_, rest) = line.split_once("]: [")?;
+/// (or with an RFC 3339 time) and turns `#011` back into TABs; None for
+/// other lines. Also returns the sender's pid and the envelope's time: RFC 3339 in UTC as
+/// `YYYY-MM-DD HH:MM:SS.ffffff UTC`, else as written.
+fn unwrap_syslog(line: &str) -> Option<(String, String, String)> {
+    let (head, rest) = line.split_once("]: [")?;
     let (seq, text) = rest.split_once("] ")?;
     if !seq.split('-').all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) {
         return None;
     }
-    Some(text.replace("#011", "\t"))
+    let stamp = head.split(' ').next().unwrap_or("");
+    let time = match stamp.strip_suffix("+00:00").or_else(|| stamp.strip_suffix('Z')) {
+        Some(utc) if stamp.as_bytes().get(10) == Some(&b'T') => format!("{} UTC", utc.replacen('T', " ", 1)),
+        _ => head.get(..15).unwrap_or("").to_string(),
+    };
+    let pid = head.rsplit('[').next().unwrap_or("").to_string();
+    Some((time, pid, text.replace("#011", "\t")))
 }
 
 fn stderr_records(text: &str, prefix: &PrefixRe, heads: &Heads, syslog: bool) -> Vec<Rec> {
     // First the entries (one per prefixed line, with its TAB lines).
     let mut entries: Vec<Rec> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
-        let owned;
+        let (envelope_ts, envelope_pid, owned);
         let line = if syslog {
-            owned = match unwrap_syslog(raw) {
+            (envelope_ts, envelope_pid, owned) = match unwrap_syslog(raw) {
                 Some(l) => l,
                 None => continue,
             };
             owned.as_str()
         } else {
+            (envelope_ts, envelope_pid) = (String::new(), String::new());
             raw
         };
         if let Some((ts, pid, client, level, msg)) = prefix.parse(line) {
+            // A prefix without a time or pid: the envelope's date the line
+            // and name its process.
+            let ts = if ts.is_empty() { envelope_ts } else { ts };
+            let pid = if pid.is_empty() { envelope_pid } else { pid };
             entries.push(Rec { line: i + 1, ts, pid, client, level, msg, ..Rec::default() });
         } else if let Some(last) = entries.last_mut() {
             last.msg.push('\n');
