@@ -199,3 +199,154 @@ pub(crate) fn text_payloads(open: &dyn Fn(&[u8]) -> Unwrapped, head: &[u8]) -> V
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+    use crate::frame::jsonlog::JsonScanner;
+    use crate::frame::prefix::Prefix;
+    use crate::frame::stderr::StderrScanner;
+    use crate::frame::testing::{check_growing_file, frame_all};
+    use crate::frame::time::TimeContext;
+    use crate::frame::{cloudsql, cnpg, test_lexicon, Tail};
+    use serde_json::json;
+
+    const PREFIX: &str = "%m [%p]: [%l-1] db=%d,user=%u ";
+
+    fn scanner<'t>(open: Open, time: &'t TimeContext) -> EnvelopeScanner<'t> {
+        let prefix = Prefix::compile(PREFIX, Catalog::global().markers()).unwrap();
+        let text = Box::new(StderrScanner::new(prefix, time, test_lexicon()));
+        let json = Box::new(JsonScanner::new(time, test_lexicon()));
+        EnvelopeScanner::new(open, text, json, &test_lexicon().needles)
+    }
+
+    fn logged(line: &str) -> String {
+        format!("{}\n", json!({"textPayload": line, "timestamp": "2026-11-22T08:04:24Z", "severity": "INFO"}))
+    }
+
+    /// Cloud SQL's entries, one per stderr line: the warning's HINT line is
+    /// an entry of its own that joins it, a session's line carries its
+    /// session, an audit entry is another program's, a broken line that
+    /// mentions checkpoints is counted.
+    fn cloudsql_log() -> Vec<String> {
+        vec![
+            [
+                logged("2026-11-22 08:04:23.386 UTC [21760]: [5-1] db=,user= LOG:  checkpoints are occurring too frequently (3 seconds apart)"),
+                logged("2026-11-22 08:04:23.386 UTC [21760]: [6-1] db=,user= HINT:  Consider increasing the configuration parameter \"max_wal_size\"."),
+            ]
+            .concat(),
+            logged("2026-11-22 08:04:23.497 UTC [21760]: [7-1] db=,user= LOG:  checkpoint starting: wal"),
+            format!("{}\n", json!({"protoPayload": {"methodName": "cloudsql.instances.update"}, "timestamp": "2026-11-22T08:04:25Z"})),
+            logged("2026-11-22 08:04:25.000 UTC [30000]: [2-1] db=shop,user=app LOG:  checkpoint starting: time"),
+            "{\"textPayload\": \"checkpoint complete: wrote 1 buffers\n".to_string(),
+            logged("2026-11-22 08:04:26.000 UTC [21760]: [8-1] db=,user= LOG:  checkpoint complete: wrote 25 buffers (0.6%); 0 WAL file(s) added, 1 removed, 0 recycled; write=0.192 s, sync=0.082 s, total=0.344 s; sync files=26, longest=0.078 s, average=0.004 s; distance=11499 kB, estimate=11499 kB"),
+        ]
+    }
+
+    #[test]
+    fn cloudsql_entries_are_framed_as_their_stderr_lines() {
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        let log = cloudsql_log();
+        let data = log.concat();
+        let offset = |i: usize| log[..i].concat().len() as u64;
+        let mut s = scanner(Box::new(cloudsql::open), &time);
+        let (records, end) = frame_all(&mut s, data.as_bytes(), 1 << 20, Tail::Take, Pos::START);
+        assert_eq!(end, Pos { offset: data.len() as u64, line: 8 });
+        let got: Vec<_> = records
+            .iter()
+            .map(|r| {
+                (
+                    r.offset,
+                    r.line,
+                    r.message.split(':').next().unwrap(),
+                    r.hint.is_some(),
+                    r.origin.session,
+                    r.origin.pid,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0, 1, "checkpoints are occurring too frequently (3 seconds apart)", true, false, Some(21760)),
+                (offset(1), 3, "checkpoint starting", false, false, Some(21760)),
+                (offset(3), 5, "checkpoint starting", false, true, Some(30000)),
+                (offset(5), 7, "checkpoint complete", false, false, Some(21760)),
+            ]
+        );
+        assert_eq!(records[0].time, Some("2026-11-22T08:04:23.386Z".parse().unwrap()), "the prefix's time first");
+        let stats = s.stats();
+        // 7 lines; entries: 5 of PostgreSQL, the audit entry, the broken one.
+        assert_eq!((stats.lines, stats.entries, stats.candidates, stats.unparsed), (7, 7, 4, 1));
+    }
+
+    /// Stopped at any byte and read on: the same records. (Without the
+    /// HINT: a file read to its end takes a warning whose HINT is not yet
+    /// written, in an envelope as in stderr; the daemon holds it back.)
+    #[test]
+    fn a_growing_cloudsql_export_is_read_like_the_whole() {
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        let log = cloudsql_log()[1..].to_vec();
+        for chunk in [400, 1 << 20] {
+            check_growing_file(|| Box::new(scanner(Box::new(cloudsql::open), &time)), &log, chunk);
+        }
+    }
+
+    fn record(pid: u32, user: &str, message: &str) -> String {
+        let record = json!({"log_time": "2026-11-22 08:04:23.386 UTC", "user_name": user, "database_name": user,
+            "process_id": pid.to_string(), "error_severity": "LOG", "message": message, "backend_type": if user.is_empty() { "checkpointer" } else { "client backend" }});
+        format!(
+            "{}\n",
+            json!({"level": "info", "ts": 1795334663.386, "logger": "postgres", "msg": "record", "logging_pod": "c-1", "record": record})
+        )
+    }
+
+    /// CloudNativePG: records (to the jsonlog scanner) and raw stderr lines
+    /// (to the stderr scanner) interleaved with the operator's lines.
+    fn cnpg_log() -> Vec<String> {
+        let raw = |line: &str| {
+            format!(
+                "{}\n",
+                json!({"level": "info", "ts": 1795334663.0, "logger": "postgres", "msg": line, "pipe": "stderr"})
+            )
+        };
+        vec![
+            raw("2026-11-22 08:04:20.000 UTC [21752]: [1-1] db=,user= LOG:  redirecting log output to logging collector process"),
+            record(21760, "", "checkpoint starting: time"),
+            format!("{}\n", json!({"level": "info", "ts": 1795334663.5, "logger": "instance-manager", "msg": "checkpoint starting soon"})),
+            raw("2026-11-22 08:04:24.000 UTC [21760]: [2-1] db=,user= LOG:  checkpoint starting: wal"),
+            record(30000, "app", "checkpoint starting: wal"),
+            record(21760, "", "checkpoint complete: wrote 25 buffers (0.6%); 0 WAL file(s) added, 1 removed, 0 recycled; write=0.192 s, sync=0.082 s, total=0.344 s; sync files=26, longest=0.078 s, average=0.004 s; distance=11499 kB, estimate=11499 kB"),
+        ]
+    }
+
+    #[test]
+    fn cnpg_records_and_raw_lines_keep_their_order_and_sessions() {
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        let log = cnpg_log();
+        let data = log.concat();
+        let offset = |i: usize| log[..i].concat().len() as u64;
+        let mut s = scanner(Box::new(cnpg::open), &time);
+        let (records, _) = frame_all(&mut s, data.as_bytes(), 1 << 20, Tail::Take, Pos::START);
+        let got: Vec<_> = records
+            .iter()
+            .map(|r| (r.offset, r.line, r.message.split(':').next().unwrap(), r.origin.session))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (offset(1), 2, "checkpoint starting", false),
+                (offset(3), 4, "checkpoint starting", false),
+                (offset(4), 5, "checkpoint starting", true),
+                (offset(5), 6, "checkpoint complete", false),
+            ]
+        );
+        // The operator's line mentions a checkpoint but is no line of PostgreSQL's.
+        let stats = s.stats();
+        assert_eq!((stats.lines, stats.entries, stats.candidates, stats.unparsed), (6, 6, 4, 0));
+        for chunk in [600, 1 << 20] {
+            check_growing_file(|| Box::new(scanner(Box::new(cnpg::open), &time)), &log, chunk);
+        }
+    }
+}
