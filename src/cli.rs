@@ -197,6 +197,8 @@ pub enum FormatArg {
     JournaldJson,
     /// `journalctl` plain output of a server logging to stderr.
     Journald,
+    /// Azure Database for PostgreSQL's diagnostic log records (JSON lines).
+    Azure,
 }
 
 #[derive(Debug, Args)]

@@ -26,6 +26,7 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
             FormatArg::Cnpg => Some(Format::Cnpg),
             FormatArg::JournaldJson => Some(Format::JournaldJson),
             FormatArg::Journald => Some(Format::Journald),
+            FormatArg::Azure => Some(Format::Azure),
         },
         prefix: Some(args.prefix.clone()).filter(|p| p != "auto"),
         new_files_from_end: false,

@@ -31,8 +31,8 @@ pub use discover::{cluster_name, current_logfiles, discover, Discovery};
 pub(crate) const DEFAULT_PATH: &str = "/etc/walwatch/walwatch.toml";
 
 /// The formats `import --format` accepts; "auto" detects from the content.
-pub const FORMATS: [&str; 9] =
-    ["auto", "stderr", "csvlog", "jsonlog", "syslog", "cloudsql", "cnpg", "journald-json", "journald"];
+pub const FORMATS: [&str; 10] =
+    ["auto", "stderr", "csvlog", "jsonlog", "syslog", "cloudsql", "cnpg", "journald-json", "journald", "azure"];
 
 /// The values of `[daemon] log_level`.
 pub const LOG_LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];

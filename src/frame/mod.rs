@@ -9,6 +9,7 @@
 //! in bounded chunks and reports each chunk's records together with the
 //! position reached, so the caller can commit both in one transaction.
 
+pub mod azure;
 pub mod cloudsql;
 pub mod cnpg;
 pub mod csvlog;
@@ -48,6 +49,8 @@ pub enum Format {
     JournaldJson,
     /// `journalctl`'s plain output of a server logging to stderr.
     Journald,
+    /// Azure Database for PostgreSQL's diagnostic log records (JSON lines).
+    Azure,
 }
 
 impl Format {
@@ -61,6 +64,7 @@ impl Format {
             Format::Cnpg => "cnpg",
             Format::JournaldJson => "journald-json",
             Format::Journald => "journald",
+            Format::Azure => "azure",
         }
     }
 
@@ -75,6 +79,7 @@ impl Format {
             Format::Cnpg,
             Format::JournaldJson,
             Format::Journald,
+            Format::Azure,
         ]
         .into_iter()
         .find(|f| f.as_str() == name)
@@ -82,7 +87,7 @@ impl Format {
 
     /// Whether the lines are another program's envelopes around PostgreSQL's.
     pub fn is_envelope(self) -> bool {
-        matches!(self, Format::CloudSql | Format::Cnpg | Format::JournaldJson | Format::Journald)
+        matches!(self, Format::CloudSql | Format::Cnpg | Format::JournaldJson | Format::Journald | Format::Azure)
     }
 
     /// Guesses the format from the first bytes of a source.
@@ -109,6 +114,8 @@ impl Format {
             Format::Cnpg
         } else if journald::looks_like_json(first) {
             Format::JournaldJson
+        } else if azure::looks_like(first) {
+            Format::Azure
         } else {
             Format::Jsonlog
         }
@@ -558,6 +565,7 @@ mod tests {
             (br#"{"level":"info","ts":1.5,"logger":"postgres","msg":"record","record":{"message":"x"}}"#, Format::Cnpg),
             (br#"{"level":"info","ts":1.5,"logger":"instance-manager","msg":"starting","logging_pod":"c-1"}"#, Format::Cnpg),
             (br#"{"__REALTIME_TIMESTAMP":"1","_PID":"7","MESSAGE":"LOG:  x"}"#, Format::JournaldJson),
+            (br#"{"time":"2023-02-27T23:21:40Z","category":"PostgreSQLLogs","properties":{"message":"x","errorLevel":"LOG"}}"#, Format::Azure),
             (br#"{"timestamp":"2026-11-22 08:08:08.916 UTC","message":"x"}"#, Format::Jsonlog),
             (b"Nov 22 08:04:20 db1 postgres[21752]: 2026-11-22 08:04:20.708 UTC [21752] LOG:  starting\n", Format::Journald),
             (b"-- Journal begins at Sun 2026-11-22 08:00:00 UTC, ends at Sun 2026-11-22 09:00:00 UTC. --\n", Format::Journald),

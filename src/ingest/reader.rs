@@ -11,7 +11,7 @@ use crate::frame::prefix::{self, Prefix};
 use crate::frame::stderr::StderrScanner;
 use crate::frame::syslog::{self, SyslogScanner};
 use crate::frame::time::TimeContext;
-use crate::frame::{cloudsql, cnpg, journald};
+use crate::frame::{azure, cloudsql, cnpg, journald};
 use crate::frame::{Format, Lexicon, Scan};
 use crate::source::Source;
 
@@ -86,6 +86,7 @@ impl Wrapped {
         match self.format {
             Format::CloudSql => Box::new(cloudsql::open),
             Format::Cnpg => Box::new(cnpg::open),
+            Format::Azure => Box::new(azure::open),
             Format::JournaldJson => {
                 let as_syslog = self.as_syslog;
                 Box::new(move |line| journald::open_json(line, as_syslog))

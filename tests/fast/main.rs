@@ -13,6 +13,7 @@ mod config;
 mod fixtures_truth;
 mod import_behaviour;
 mod layers;
+mod managed_samples;
 mod mail_config;
 mod settings_cli;
 mod tailer_model;
