@@ -349,4 +349,45 @@ mod tests {
             check_growing_file(|| Box::new(scanner(Box::new(cnpg::open), &time)), &log, chunk);
         }
     }
+
+    use proptest::prelude::*;
+
+    /// Every format's opener.
+    fn opener(i: usize) -> Open {
+        match i {
+            0 => Box::new(cloudsql::open),
+            1 => Box::new(cnpg::open),
+            2 => Box::new(crate::frame::azure::open),
+            3 => Box::new(|l| crate::frame::journald::open_json(l, false)),
+            4 => Box::new(|l| crate::frame::journald::open_json(l, true)),
+            _ => Box::new(|l| crate::frame::journald::open_plain(l, &jiff::Zoned::now())),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Envelope lines cut, spliced and garbled at random: never a panic,
+        /// and everything consumed.
+        #[test]
+        fn garbled_envelopes_never_panic(
+            which in 0usize..6,
+            picks in proptest::collection::vec((0usize..6, any::<u16>(), any::<u8>()), 1..24),
+            chunk in 400usize..2000,
+        ) {
+            let time = TimeContext::new(Some("UTC")).unwrap();
+            let lines: Vec<String> = cloudsql_log().into_iter().chain(cnpg_log()).collect();
+            let mut data = Vec::new();
+            for (i, cut, byte) in picks {
+                let line = lines[i % lines.len()].as_bytes();
+                let at = usize::from(cut) % line.len();
+                data.extend_from_slice(&line[..at]);
+                data.push(byte);
+                data.extend_from_slice(&line[at..]);
+            }
+            let mut s = scanner(opener(which), &time);
+            let (_, end) = frame_all(&mut s, &data, chunk, Tail::Take, Pos::START);
+            prop_assert_eq!(end.offset, data.len() as u64);
+        }
+    }
 }
