@@ -379,7 +379,8 @@ impl PrefixRe {
 }
 
 /// Strips rsyslogd's envelope `Mon DD HH:MM:SS host ident[pid]: [seq-chunk] `
-/// (or with an RFC 3339 time) and turns `#011` back into TABs; None for
+/// (or with an RFC 3339 time) and turns `#011` back into TABs (`#012`, a
+/// newline, is left to the caller); None for
 /// other lines. Also returns the sender's pid and the envelope's time: RFC 3339 in UTC as
 /// `YYYY-MM-DD HH:MM:SS.ffffff UTC`, else as written.
 fn unwrap_syslog(line: &str) -> Option<(String, String, String)> {
@@ -400,18 +401,17 @@ fn unwrap_syslog(line: &str) -> Option<(String, String, String)> {
 fn stderr_records(text: &str, prefix: &PrefixRe, heads: &Heads, syslog: bool) -> Vec<Rec> {
     // First the entries (one per prefixed line, with its TAB lines).
     let mut entries: Vec<Rec> = Vec::new();
-    for (i, raw) in text.lines().enumerate() {
-        let (envelope_ts, envelope_pid, owned);
-        let line = if syslog {
-            (envelope_ts, envelope_pid, owned) = match unwrap_syslog(raw) {
-                Some(l) => l,
-                None => continue,
-            };
-            owned.as_str()
-        } else {
-            (envelope_ts, envelope_pid) = (String::new(), String::new());
-            raw
-        };
+    // A syslog message sent whole (syslog_split_messages = off) holds all
+    // of an entry's lines, rsyslog's `#012` between them.
+    let lines = text.lines().enumerate().flat_map(|(i, raw)| match (syslog, unwrap_syslog(raw)) {
+        (false, _) => vec![(i, String::new(), String::new(), raw.to_string())],
+        (true, None) => vec![],
+        (true, Some((ts, pid, body))) => {
+            body.split("#012").map(|l| (i, ts.clone(), pid.clone(), l.to_string())).collect::<Vec<_>>()
+        }
+    });
+    for (i, envelope_ts, envelope_pid, line) in lines {
+        let line = line.as_str();
         if let Some((ts, pid, client, level, msg)) = prefix.parse(line) {
             // A prefix without a time or pid: the envelope's date the line
             // and name its process.
