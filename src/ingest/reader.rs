@@ -47,17 +47,17 @@ const CNPG_FALLBACK_PREFIX: &str = "%m [%p] ";
 impl Wrapped {
     fn new(format: Format, choice: &PrefixChoice<'_>, source: &Source, path: &str) -> Result<Wrapped, IngestError> {
         let written = source.modified.and_then(|t| jiff::Timestamp::try_from(t).ok());
-        let probe = Wrapped {
-            format,
-            prefix: compiled(CNPG_FALLBACK_PREFIX).map_err(|e| prefix_error(path, e))?,
-            as_syslog: false,
-            written,
-        };
-        let payloads = envelope::text_payloads(&probe.opener(), source.head());
+        let payloads = envelope::text_payloads(&opener(format, false, written), source.head());
+        // journald's entries came through syslog(3) when they are numbered.
         let as_syslog = format == Format::JournaldJson && payloads.split(|&b| b == b'\n').any(journald::numbered);
-        let sample = if as_syslog { syslog_bodies(&payloads_as_syslog(&probe, source.head())) } else { payloads };
+        let sample = match as_syslog {
+            true => syslog_bodies(&envelope::text_payloads(&opener(format, true, written), source.head())),
+            false => payloads,
+        };
         let prefix = match stderr_prefix(choice, &sample, path) {
-            Err(IngestError::Prefix { .. }) if format == Format::Cnpg && choice.given.is_none() => probe.prefix,
+            Err(IngestError::Prefix { .. }) if format == Format::Cnpg && choice.given.is_none() => {
+                compiled(CNPG_FALLBACK_PREFIX).map_err(|e| prefix_error(path, e))?
+            }
             found => found?,
         };
         Ok(Wrapped { format, prefix, as_syslog, written })
@@ -81,23 +81,6 @@ impl Wrapped {
         }
     }
 
-    /// The function that opens one envelope line.
-    fn opener(&self) -> envelope::Open {
-        match self.format {
-            Format::CloudSql => Box::new(cloudsql::open),
-            Format::Cnpg => Box::new(cnpg::open),
-            Format::Azure => Box::new(azure::open),
-            Format::JournaldJson => {
-                let as_syslog = self.as_syslog;
-                Box::new(move |line| journald::open_json(line, as_syslog))
-            }
-            _ => {
-                let written = self.written.map_or_else(jiff::Zoned::now, |t| t.to_zoned(jiff::tz::TimeZone::system()));
-                Box::new(move |line| journald::open_plain(line, &written))
-            }
-        }
-    }
-
     fn scanner<'t>(&self, time: &'t TimeContext) -> Box<dyn Scan + 't> {
         let stderr = StderrScanner::new(self.prefix.clone(), time, lexicon());
         let text: Box<dyn Scan + 't> = match self.as_syslog {
@@ -105,15 +88,25 @@ impl Wrapped {
             false => Box::new(stderr),
         };
         let json = Box::new(JsonScanner::new(time, lexicon()));
-        Box::new(EnvelopeScanner::new(self.opener(), text, json, &lexicon().needles))
+        let open = opener(self.format, self.as_syslog, self.written);
+        Box::new(EnvelopeScanner::new(open, text, json, &lexicon().needles))
     }
 }
 
-/// The head's journald entries rebuilt as syslog lines.
-fn payloads_as_syslog(probe: &Wrapped, head: &[u8]) -> Vec<u8> {
-    let syslog =
-        Wrapped { as_syslog: true, format: probe.format, prefix: probe.prefix.clone(), written: probe.written };
-    envelope::text_payloads(&syslog.opener(), head)
+/// The function that opens one line of an envelope `format`: journald's
+/// entries rebuilt as syslog lines when `as_syslog`; plain journalctl's
+/// yearless times dated by `written` (the file's last change), else now.
+fn opener(format: Format, as_syslog: bool, written: Option<jiff::Timestamp>) -> envelope::Open {
+    match format {
+        Format::CloudSql => Box::new(cloudsql::open),
+        Format::Cnpg => Box::new(cnpg::open),
+        Format::Azure => Box::new(azure::open),
+        Format::JournaldJson => Box::new(move |line| journald::open_json(line, as_syslog)),
+        _ => {
+            let written = written.map_or_else(jiff::Zoned::now, |t| t.to_zoned(jiff::tz::TimeZone::system()));
+            Box::new(move |line| journald::open_plain(line, &written))
+        }
+    }
 }
 
 fn prefix_error(path: &str, e: prefix::PrefixError) -> IngestError {
