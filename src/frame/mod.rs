@@ -31,6 +31,10 @@ use aho_corasick::AhoCorasick;
 use crate::catalog::Catalog;
 pub use record::{LineLevel, LogSeverity, Origin, Record, Secondary};
 
+/// How many JSON lines of a source's head are looked at to tell an
+/// envelope format from jsonlog.
+const JSON_SNIFF_LINES: usize = 20;
+
 /// Bytes read per chunk. Memory stays bounded by a few of these whatever the input.
 pub const CHUNK_BYTES: usize = 2 << 20;
 
@@ -94,7 +98,7 @@ impl Format {
     pub(crate) fn detect(head: &[u8]) -> Format {
         let first = head.split(|&b| b == b'\n').find(|l| !l.is_empty()).unwrap_or_default();
         if first.first() == Some(&b'{') {
-            Format::detect_json(first)
+            Format::detect_json(head)
         } else if csvlog::looks_like(first) || csvlog::starts_with_record(head) {
             Format::Csvlog
         } else if syslog::looks_like(first) {
@@ -106,18 +110,25 @@ impl Format {
         }
     }
 
-    /// Which JSON lines: PostgreSQL's jsonlog, or an envelope around its lines.
-    fn detect_json(first: &[u8]) -> Format {
-        if cloudsql::looks_like(first) {
-            Format::CloudSql
-        } else if cnpg::looks_like(first) {
-            Format::Cnpg
-        } else if journald::looks_like_json(first) {
-            Format::JournaldJson
-        } else if azure::looks_like(first) {
-            Format::Azure
+    /// Which JSON lines: PostgreSQL's jsonlog, or an envelope around its
+    /// lines. An export may start with another program's entries (an audit
+    /// log's, the operator's): the first lines that tell decide.
+    fn detect_json(head: &[u8]) -> Format {
+        let lines = head.split(|&b| b == b'\n').filter(|l| l.first() == Some(&b'{')).take(JSON_SNIFF_LINES);
+        lines.filter_map(Format::envelope_of).next().unwrap_or(Format::Jsonlog)
+    }
+
+    fn envelope_of(line: &[u8]) -> Option<Format> {
+        if cloudsql::looks_like(line) {
+            Some(Format::CloudSql)
+        } else if cnpg::looks_like(line) {
+            Some(Format::Cnpg)
+        } else if journald::looks_like_json(line) {
+            Some(Format::JournaldJson)
+        } else if azure::looks_like(line) {
+            Some(Format::Azure)
         } else {
-            Format::Jsonlog
+            None
         }
     }
 
@@ -558,7 +569,7 @@ mod tests {
     }
 
     #[test]
-    fn detects_envelopes_from_their_first_line() {
+    fn detects_envelopes_from_their_first_lines() {
         let cases: &[(&[u8], Format)] = &[
             (br#"{"textPayload":"2024-03-01 10:00:00.123 UTC [27]: [5-1] db=,user= LOG:  x","timestamp":"2024-03-01T10:00:00Z"}"#, Format::CloudSql),
             (br#"{"jsonPayload":{"message":"2024-03-01 10:00:00.123 UTC [27] LOG:  x"},"logName":"l"}"#, Format::CloudSql),
@@ -574,6 +585,18 @@ mod tests {
             assert_eq!(Format::detect(head), *want, "{}", lines::lossy(head));
             assert_eq!(Format::named(want.as_str()), Some(*want));
         }
+        // Another program's entries first: the first line that tells decides.
+        let audit =
+            br#"{"protoPayload":{"methodName":"cloudsql.instances.update"},"timestamp":"2024-03-01T10:00:00Z"}"#;
+        let head = [
+            &audit[..],
+            b"\n",
+            br#"{"textPayload":"2024-03-01 10:00:00.123 UTC [27]: [5-1] db=,user= LOG:  x"}"#,
+            b"\n",
+        ]
+        .concat();
+        assert_eq!(Format::detect(&head), Format::CloudSql);
+        assert_eq!(Format::detect(&[&audit[..], b"\n"].concat()), Format::Jsonlog, "nothing tells");
     }
 
     use proptest::prelude::*;
