@@ -122,6 +122,22 @@ impl<'t> EnvelopeScanner<'t> {
         (text, json, other)
     }
 
+    /// Counts the lines of `done` (the consumed part of the region) and
+    /// its lines that held no payload.
+    fn count(&mut self, done: &[u8], other: &[(usize, bool)]) {
+        self.own.lines += lines::count_lines(done);
+        for &(at, foreign) in other.iter().filter(|(at, _)| *at < done.len()) {
+            // Another program's message is an entry of the log, though not
+            // PostgreSQL's; a broken one that mentions checkpoints is a line
+            // that did not fit.
+            self.own.entries += 1;
+            if !foreign && self.needles.find_iter(lines::text(done, at)).next().is_some() {
+                self.own.unparsed += 1;
+            }
+        }
+        self.total();
+    }
+
     fn total(&mut self) {
         let (t, j) = (self.text.stats(), self.json.stats());
         self.stats = FrameStats {
@@ -156,19 +172,8 @@ impl Scan for EnvelopeScanner<'_> {
         }
         placed.sort_by_key(|r| r.offset);
         placed.into_iter().for_each(&mut *emit);
-        let done = &region[..boundary];
-        self.own.lines += lines::count_lines(done);
-        for &(at, foreign) in other.iter().filter(|(at, _)| *at < boundary) {
-            // Another program's message is an entry of the log, though not
-            // PostgreSQL's; a broken one that mentions checkpoints is a line
-            // that did not fit.
-            self.own.entries += 1;
-            if !foreign && self.needles.find_iter(lines::text(region, at)).next().is_some() {
-                self.own.unparsed += 1;
-            }
-        }
-        self.total();
-        Consumed { bytes: boundary, newlines: lines::count(done) }
+        self.count(&region[..boundary], &other);
+        Consumed { bytes: boundary, newlines: lines::count(&region[..boundary]) }
     }
 
     fn skip(&mut self, piece: &[u8], _first: bool, last: bool) -> Option<usize> {
