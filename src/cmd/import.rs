@@ -26,6 +26,10 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
         prefix: Some(args.prefix.clone()).filter(|p| p != "auto"),
         new_files_from_end: false,
         hold_last_entry: false,
+        // PostgreSQL ends every entry with a line break; a file without one
+        // at its end and untouched for two seconds was cut short for good
+        // (a crash, a copy) and its last entry counts.
+        finished_after: Some(std::time::Duration::from_secs(2)),
         stop: None,
         alive: None,
     };

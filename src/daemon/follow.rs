@@ -107,6 +107,8 @@ impl Follower {
             prefix: Some(config.prefix.clone()).filter(|p| p != "auto"),
             new_files_from_end: config.start_at == StartAt::End,
             hold_last_entry: true,
+            // A followed file is live: an unterminated line waits for its end.
+            finished_after: None,
             stop,
             alive: Some(super::notify::watchdog_now_and_then),
         };

@@ -46,6 +46,10 @@ pub struct Options {
     /// Leave the last entry of a plain file for a later read: a followed
     /// file may still get that entry's HINT or continuation lines.
     pub hold_last_entry: bool,
+    /// A plain file not written for this long is finished: its last entry
+    /// is read even without a line break (`import`; the daemon follows live
+    /// files and waits for the line break instead).
+    pub finished_after: Option<std::time::Duration>,
     /// Set (by SIGTERM) to stop reading after the current chunk; what was
     /// read is committed and the import ends early without an error.
     pub stop: Option<Arc<AtomicBool>>,
@@ -93,6 +97,22 @@ pub fn import(
     import_source(store, cluster_id, Source::open(path)?, opts, time)
 }
 
+/// How much of the end of `source` to read: a plain file may still be
+/// written to, so its unterminated last line waits — unless the file has
+/// been quiet for [`Options::finished_after`]; a stream (stdin, a compressed
+/// file) has ended for good.
+fn tail_of(source: &Source, opts: &Options) -> Tail {
+    let plain = source.compression == Compression::None && source.meta.is_some();
+    let quiet =
+        |after: std::time::Duration| source.modified.and_then(|t| t.elapsed().ok()).is_some_and(|age| age >= after);
+    match (plain, opts.hold_last_entry) {
+        (false, _) => Tail::Take,
+        (true, true) => Tail::Hold,
+        (true, false) if opts.finished_after.is_some_and(quiet) => Tail::Take,
+        (true, false) => Tail::Wait,
+    }
+}
+
 /// Imports an opened source (see [`import`]).
 pub(crate) fn import_source(
     store: &mut Store,
@@ -119,12 +139,7 @@ pub(crate) fn import_source(
     let spec = SourceSpec { path: &path, meta: source.meta, format, prefix: prefix_spec.as_deref() };
     let mut row = source_row(store, cluster_id, &source, &spec, opts, &mut report)?;
     let start = Pos { offset: row.read_to, line: row.line };
-    // A plain file may still be written to: its unterminated last line waits.
-    let tail = match (source.compression == Compression::None && source.meta.is_some(), opts.hold_last_entry) {
-        (true, true) => Tail::Hold,
-        (true, false) => Tail::Wait,
-        (false, _) => Tail::Take,
-    };
+    let tail = tail_of(&source, opts);
     report.resumed_at = start.offset;
     let mut scanner = kit.scanner(time);
     let reader = open_at(source, start.offset, scanner.as_mut())

@@ -73,6 +73,8 @@ pub struct FileMeta {
 pub(crate) struct Source {
     pub name: String,
     pub meta: Option<FileMeta>,
+    /// When a plain file was last written: one quiet for a while is finished.
+    pub modified: Option<std::time::SystemTime>,
     pub compression: Compression,
     head: Vec<u8>,
     inner: Inner,
@@ -107,7 +109,7 @@ impl Source {
         let n = read_full(&mut file, &mut magic).map_err(|source| SourceError::Read { path: path.into(), source })?;
         file.seek(SeekFrom::Start(0)).map_err(|source| SourceError::Read { path: path.into(), source })?;
         match compression_of(&magic[..n]) {
-            Compression::None => Self::plain(path.into(), meta, file),
+            Compression::None => Self::plain(path.into(), meta, file).map(|s| s.modified_at(md.modified().ok())),
             Compression::Gzip => {
                 Self::from_stream(path.into(), meta, Box::new(flate2::read::MultiGzDecoder::new(file)))
                     .map(|s| s.with_compression(Compression::Gzip))
@@ -120,6 +122,11 @@ impl Source {
         }
     }
 
+    fn modified_at(mut self, t: Option<std::time::SystemTime>) -> Self {
+        self.modified = t;
+        self
+    }
+
     fn with_compression(mut self, c: Compression) -> Self {
         self.compression = c;
         self
@@ -127,7 +134,7 @@ impl Source {
 
     fn plain(name: String, meta: Option<FileMeta>, mut file: File) -> Result<Source, SourceError> {
         let head = read_head(&mut file).map_err(|source| SourceError::Read { path: name.clone(), source })?;
-        Ok(Source { name, meta, compression: Compression::None, head, inner: Inner::Plain(file) })
+        Ok(Source { name, meta, modified: None, compression: Compression::None, head, inner: Inner::Plain(file) })
     }
 
     fn from_stream(
@@ -136,7 +143,7 @@ impl Source {
         mut reader: Box<dyn Read + Send>,
     ) -> Result<Source, SourceError> {
         let head = read_head(&mut reader).map_err(|source| SourceError::Read { path: name.clone(), source })?;
-        Ok(Source { name, meta, compression: Compression::None, head, inner: Inner::Stream(reader) })
+        Ok(Source { name, meta, modified: None, compression: Compression::None, head, inner: Inner::Stream(reader) })
     }
 
     /// The first [`HEAD_BYTES`] bytes of the (decompressed) content.
