@@ -14,5 +14,6 @@ mod fixtures_truth;
 mod import_behaviour;
 mod layers;
 mod mail_config;
+mod never_silent;
 mod settings_cli;
 mod tailer_model;
