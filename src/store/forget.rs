@@ -140,3 +140,121 @@ fn forget_events(tx: &Transaction<'_>, source: i64, from: u64) -> rusqlite::Resu
     let events = tx.execute("DELETE FROM event WHERE source_id = ?1 AND offset >= ?2", args)?;
     Ok((events as u64, checkpoints as u64))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::time::TimeContext;
+    use crate::ingest::{self, Options};
+
+    /// The real fixture's lines 1–12: a server start, then two checkpoint
+    /// starts of the checkpointer (pid 21760) with a complete between them.
+    fn fixture_lines() -> Vec<String> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/15-stderr-default-std/log/postgresql-2026-11-22_080420.log");
+        std::fs::read_to_string(path).unwrap().lines().take(12).map(|l| format!("{l}\n")).collect()
+    }
+
+    fn import(store: &mut Store, cluster: i64, path: &std::path::Path) -> ingest::ImportReport {
+        let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        ingest::import(store, cluster, path.to_str().unwrap(), &opts, &time).unwrap()
+    }
+
+    /// Every checkpoint row: (start event id set, complete event id set, pairable).
+    fn points(store: &Store) -> Vec<(bool, bool, bool)> {
+        let mut stmt = store
+            .conn
+            .prepare("SELECT start_event_id IS NOT NULL, complete_event_id IS NOT NULL, pairable FROM checkpoint ORDER BY id")
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().collect::<Result<_, _>>().unwrap()
+    }
+
+    /// A checkpoint whose start is in one file and whose complete is in the
+    /// next: forgetting the second file leaves the start waiting again, and
+    /// reading the file again pairs it as the first read did.
+    #[test]
+    fn forgetting_a_file_unpairs_its_halves_and_reading_it_again_pairs_them_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("w.db")).unwrap();
+        let cluster = store.cluster_id("c").unwrap();
+        let lines = fixture_lines();
+        let (a, b) = (dir.path().join("a.log"), dir.path().join("b.log"));
+        std::fs::write(&a, lines[..8].concat()).unwrap();
+        std::fs::write(&b, lines[8..].concat()).unwrap();
+        import(&mut store, cluster, &a);
+        import(&mut store, cluster, &b);
+        let paired = points(&store);
+        assert_eq!(paired, [(true, true, false), (true, false, true)]);
+
+        let known = store.known_sources(Some("c")).unwrap();
+        assert_eq!(
+            known.iter().map(|s| s.path.as_str()).collect::<Vec<_>>(),
+            [a.to_str().unwrap(), b.to_str().unwrap()]
+        );
+        let gone = store.forget_sources(&[known[1].id]).unwrap();
+        // b.log: the complete, a too-frequent warning and the second start.
+        assert_eq!(gone, Forgotten { sources: 1, events: 3, checkpoints: 1 });
+        assert_eq!(points(&store), [(true, false, true)]);
+        assert_eq!(store.known_sources(None).unwrap().len(), 1);
+
+        let again = import(&mut store, cluster, &b);
+        assert_eq!((again.resumed_at, again.stored), (0, 3));
+        assert_eq!(points(&store), paired);
+    }
+
+    /// A read that did not fit takes back what it stored from where it
+    /// started: a source known before keeps what was read before.
+    #[test]
+    fn taking_back_a_read_keeps_what_was_read_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("w.db")).unwrap();
+        let cluster = store.cluster_id("c").unwrap();
+        let lines = fixture_lines();
+        let log = dir.path().join("a.log");
+        std::fs::write(&log, lines[..8].concat()).unwrap();
+        import(&mut store, cluster, &log);
+        std::fs::write(&log, lines.concat()).unwrap();
+        let second = import(&mut store, cluster, &log);
+        assert_eq!((second.resumed_at, second.stored), (lines[..8].concat().len() as u64, 3));
+        let row = store.find_source(cluster, lines.concat().as_bytes()).unwrap().unwrap();
+        let from = Pos { offset: second.resumed_at, line: 9 };
+        let gone = store.take_back(&row, from).unwrap();
+        assert_eq!(gone, Forgotten { sources: 0, events: 3, checkpoints: 1 });
+        let row = store.find_source(cluster, lines.concat().as_bytes()).unwrap().unwrap();
+        assert_eq!((row.read_to, row.line), (from.offset, 9));
+        assert_eq!(points(&store), [(true, false, true)]);
+        let events: i64 = store.conn.query_row("SELECT count(*) FROM event", [], |r| r.get(0)).unwrap();
+        assert_eq!(events, 4, "the first read's server start, ready, warning and checkpoint start stay");
+    }
+
+    /// Migration 8 on a store of schema 7: every source counts no unmatched
+    /// line, and no cluster has a daemon setting yet; the first setting
+    /// recorded is not a change, another one is.
+    #[test]
+    fn the_migration_starts_every_count_at_zero_and_the_first_setting_is_no_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        for sql in &super::super::MIGRATIONS[..7] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 7).unwrap();
+        conn.execute_batch(
+            "INSERT INTO cluster(id, name) VALUES (1, 'main');
+             INSERT INTO source(id, cluster_id, path, fp_len, fp_hash, format, first_read, last_read)
+               VALUES (1, 1, '/log', 0, 0, 'stderr', 1, 2);",
+        )
+        .unwrap();
+        drop(conn);
+        let mut store = Store::open(&path).unwrap();
+        let unmatched: i64 = store.conn.query_row("SELECT unmatched FROM source", [], |r| r.get(0)).unwrap();
+        assert_eq!(unmatched, 0);
+        assert_eq!(store.follow_setting(1, "auto", "auto").unwrap(), None);
+        assert_eq!(store.follow_setting(1, "auto", "auto").unwrap(), None);
+        assert_eq!(
+            store.follow_setting(1, "stderr", "%m [%p] ").unwrap(),
+            Some(("auto".to_string(), "auto".to_string()))
+        );
+    }
+}
