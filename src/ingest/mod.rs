@@ -120,12 +120,14 @@ impl ImportReport {
     }
 
     /// Why the lines that look like events say this read went wrong: some
-    /// but no event, more unmatched than [`UNMATCHED_SHARE`], or (stderr,
-    /// syslog) more rejected than accepted: a prefix that is not the
-    /// server's can make the checkpointer's own lines look like a client's
-    /// (`%u` reading its backend type, say). None when the
-    /// read is believable — a log with no such line at all included (its
-    /// warning asks whether log_checkpoints is on).
+    /// but none read as an event (a wrong prefix that makes the
+    /// checkpointer's own lines look like a client's — `%u` reading its `%b`
+    /// — has every one rejected), or more unmatched than
+    /// [`UNMATCHED_SHARE`]. Rejections alone never make a misfit while some
+    /// line is read as an event: a client can make the server log as many
+    /// look-alikes as it likes, and must not make walwatch refuse the log.
+    /// None when the read is believable — a log with no such line at all
+    /// included (its warning asks whether log_checkpoints is on).
     pub fn verdict(&self) -> Option<String> {
         let (events, candidates) = (self.event_count(), self.candidates());
         let layout = self.layout();
@@ -142,13 +144,6 @@ impl ImportReport {
             return Some(format!(
                 "{} of {candidates} lines that look like PostgreSQL events did not fit the {layout}",
                 self.unmatched
-            ));
-        }
-        // Only a prefix can be misread so: csvlog and jsonlog name the writer in columns of their own.
-        if self.prefix.is_some() && self.rejected > events {
-            return Some(format!(
-                "{} of {candidates} lines that look like PostgreSQL events were refused as written by a client session, more than were read as events: is the {layout} the server's?",
-                self.rejected
             ));
         }
         None
@@ -342,3 +337,5 @@ pub use reader::lexicon;
 
 #[cfg(test)]
 mod batch_tests;
+#[cfg(test)]
+mod verdict_tests;
