@@ -21,9 +21,11 @@ pub(crate) fn access_fix(path: &Path) -> String {
             .into();
     }
     "RHEL/PGDG keep $PGDATA and its log private to postgres (0700, log_file_mode = 0600): set log_file_mode = \
-     0640 in postgresql.conf, `chmod 0750 $PGDATA $PGDATA/log`, and give the service group postgres \
-     (`systemctl edit walwatch`: [Service] SupplementaryGroups=postgres); or point log_directory at a directory \
-     outside $PGDATA that group walwatch can read"
+     0640 in postgresql.conf, give group postgres the way down to the log (`chmod 0750 /var/lib/pgsql $PGDATA \
+     $PGDATA/log`, then restart PostgreSQL: it takes its files' mode from $PGDATA's at start), and the service \
+     group postgres (`systemctl edit walwatch`: [Service] \
+     SupplementaryGroups=postgres); or point log_directory at a directory outside $PGDATA that group walwatch can \
+     read"
         .into()
 }
 

@@ -122,7 +122,8 @@ impl ImportReport {
     /// Why the lines that look like events say this read went wrong: some
     /// but none read as an event (a wrong prefix that makes the
     /// checkpointer's own lines look like a client's — `%u` reading its `%b`
-    /// — has every one rejected), or more unmatched than
+    /// — has every one rejected; only rejections in a read from the start
+    /// count so), or more unmatched than
     /// [`UNMATCHED_SHARE`]. Rejections alone never make a misfit while some
     /// line is read as an event: a client can make the server log as many
     /// look-alikes as it likes, and must not make walwatch refuse the log.
@@ -134,7 +135,12 @@ impl ImportReport {
         if candidates == 0 {
             return None;
         }
-        if events == 0 {
+        // Rejections say something about the prefix only where it has not
+        // been proven: a read that resumes after events were read with it
+        // trusts them (a client's single RAISE LOG in the new lines of a
+        // followed file must not stop the daemon from following it).
+        let accused = if self.resumed_at == 0 { self.rejected } else { 0 };
+        if events == 0 && self.unmatched + self.unreadable + accused > 0 {
             return Some(format!(
                 "{candidates} line(s) look like PostgreSQL events but none could be read as one ({} did not fit the {layout}, {} were refused as written by a client session, {} could not be read)",
                 self.unmatched, self.rejected, self.unreadable

@@ -20,6 +20,9 @@ fn no_event_among_candidates_or_too_many_unmatched_is_a_misfit_and_forgeries_alo
     );
     // A client may flood the log with look-alikes: it must not make walwatch refuse the log.
     assert_eq!(report(100, 400, 0).verdict(), None);
+    // New lines of a file read before (its prefix proven): a lone look-alike is only rejected.
+    assert_eq!(ImportReport { resumed_at: 4096, ..report(0, 1, 0) }.verdict(), None);
+    assert!(ImportReport { resumed_at: 4096, ..report(0, 0, 1) }.verdict().is_some(), "a new prefix mid-file");
     // 5 % unmatched is still believable; more is not.
     assert_eq!(report(95, 0, 5).verdict(), None);
     assert_eq!(

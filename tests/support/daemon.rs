@@ -346,6 +346,21 @@ impl Workspace {
 
 // ---------------------------------------------------------------- the daemon
 
+/// The walwatch binary run as `user` with its primary group and `groups`
+/// (comma-separated; None: the user's own) through setpriv. Needs root.
+pub fn as_user(user: &str, groups: Option<&str>) -> Command {
+    let gid = Command::new("id").args(["-g", user]).output().unwrap();
+    let gid = String::from_utf8_lossy(&gid.stdout).trim().to_string();
+    let mut cmd = Command::new("setpriv");
+    cmd.args([format!("--reuid={user}"), format!("--regid={gid}")]);
+    match groups {
+        Some(g) => cmd.arg(format!("--groups={g}")),
+        None => cmd.arg("--init-groups"),
+    };
+    cmd.arg(env!("CARGO_BIN_EXE_walwatch"));
+    cmd
+}
+
 /// A running `walwatch run`; killed (SIGKILL) when dropped, so a failed
 /// test leaves no process behind.
 pub struct Daemon {
@@ -360,14 +375,17 @@ impl Daemon {
         Daemon::start_with(walwatch(), config, db, log)
     }
 
-    /// [`Daemon::start`] as `user` (with its own groups only, through
-    /// setpriv, as tests/support runs PostgreSQL): a daemon that may not
-    /// read what the root running the tests may. Needs root.
+    /// [`Daemon::start`] as `user` (with its own groups, through setpriv,
+    /// as tests/support runs PostgreSQL): a daemon that may not read what
+    /// the root running the tests may. Needs root.
     pub fn start_as(user: &str, config: &Path, db: &Path, log: &Path) -> Daemon {
-        let mut cmd = Command::new("setpriv");
-        cmd.args([format!("--reuid={user}"), format!("--regid={user}"), "--init-groups".into()]);
-        cmd.arg(env!("CARGO_BIN_EXE_walwatch"));
-        Daemon::start_with(cmd, config, db, log)
+        Daemon::start_with(as_user(user, None), config, db, log)
+    }
+
+    /// [`Daemon::start_as`] with the supplementary groups `groups` only (a
+    /// service's `SupplementaryGroups=`).
+    pub fn start_as_in(user: &str, groups: &str, config: &Path, db: &Path, log: &Path) -> Daemon {
+        Daemon::start_with(as_user(user, Some(groups)), config, db, log)
     }
 
     fn start_with(mut cmd: Command, config: &Path, db: &Path, log: &Path) -> Daemon {
