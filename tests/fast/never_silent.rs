@@ -93,7 +93,7 @@ fn a_stderr_log_read_as_csvlog_or_with_a_wrong_prefix_is_not_used_up() {
     assert!(!stdout.contains("resumed at byte"), "{stdout}");
     assert!(stdout.contains("rejected 0, unmatched 0, unparsed 0, new in store 86\n"), "{stdout}");
     let got = summary(&db);
-    let want = Truth::from_files(&[log.clone()]);
+    let want = Truth::from_files(std::slice::from_ref(&log));
     for (path, n) in want.expected_summary() {
         assert_eq!(path.split('.').fold(&got, |v, k| &v[k]).as_i64(), Some(n), "{path}: {}", want.brief());
     }
