@@ -71,17 +71,92 @@ pub struct ImportReport {
     pub frame: FrameStats,
     /// Events read, by kind (rejected ones excluded).
     pub events: BTreeMap<&'static str, u64>,
+    /// Records the trust rule proved a client session wrote (`classify::trust`).
     pub rejected: u64,
+    /// The first of them: its line and why it was refused.
+    pub first_rejected: Option<(u64, &'static str)>,
+    /// Lines that hold an event's message head but that the format or
+    /// log_line_prefix did not fit: who wrote them cannot be said
+    /// (`frame::unmatched`).
+    pub unmatched: u64,
+    /// The first of them: its line number and text.
+    pub first_unmatched: Option<(u64, String)>,
+    /// Records with an event's message head that could not be read as one:
+    /// no time, or a shape walwatch does not know (also in `unparsed`).
+    pub unreadable: u64,
     pub unparsed: u64,
     /// Events that were new to the store.
     pub stored: u64,
     pub seconds: f64,
     pub warnings: Vec<String>,
+    /// Why this read does not count as reading the source (see
+    /// [`ImportReport::verdict`]): what it stored was taken back, and the
+    /// source is not recorded as read.
+    pub misfit: Option<String>,
 }
+
+/// Unmatched lines above this share of the lines that look like events make
+/// a read a misfit: a log read with its own format and prefix has none (a
+/// few may be lines written to stderr by something other than the server).
+pub const UNMATCHED_SHARE: f64 = 0.05;
 
 impl ImportReport {
     pub(crate) fn mb_per_s(&self) -> f64 {
         self.bytes as f64 / 1e6 / self.seconds.max(1e-9)
+    }
+
+    /// Events read, every kind.
+    pub fn event_count(&self) -> u64 {
+        self.events.values().sum()
+    }
+
+    /// Lines that look like events: read as events, rejected, unmatched or unreadable.
+    pub fn candidates(&self) -> u64 {
+        self.event_count() + self.rejected + self.unmatched + self.unreadable
+    }
+
+    /// The format and prefix the source was read with, as a phrase.
+    pub fn layout(&self) -> String {
+        match &self.prefix {
+            Some(p) => format!("{} format with log_line_prefix '{p}'", self.format),
+            None => format!("{} format", self.format),
+        }
+    }
+
+    /// Why the lines that look like events say this read went wrong: some
+    /// but none read as an event (a wrong prefix that makes the
+    /// checkpointer's own lines look like a client's — `%u` reading its `%b`
+    /// — has every one rejected; only rejections in a read from the start
+    /// count so), or more unmatched than
+    /// [`UNMATCHED_SHARE`]. Rejections alone never make a misfit while some
+    /// line is read as an event: a client can make the server log as many
+    /// look-alikes as it likes, and must not make walwatch refuse the log.
+    /// None when the read is believable — a log with no such line at all
+    /// included (its warning asks whether log_checkpoints is on).
+    pub fn verdict(&self) -> Option<String> {
+        let (events, candidates) = (self.event_count(), self.candidates());
+        let layout = self.layout();
+        if candidates == 0 {
+            return None;
+        }
+        // Rejections say something about the prefix only where it has not
+        // been proven: a read that resumes after events were read with it
+        // trusts them (a client's single RAISE LOG in the new lines of a
+        // followed file must not stop the daemon from following it).
+        let accused = if self.resumed_at == 0 { self.rejected } else { 0 };
+        if events == 0 && self.unmatched + self.unreadable + accused > 0 {
+            return Some(format!(
+                "{candidates} line(s) look like PostgreSQL events but none could be read as one ({} did not fit the {layout}, {} were refused as written by a client session, {} could not be read)",
+                self.unmatched, self.rejected, self.unreadable
+            ));
+        }
+        if self.unmatched as f64 > UNMATCHED_SHARE * candidates as f64 {
+            return Some(format!(
+                "{} of {candidates} lines that look like PostgreSQL events did not fit the {layout}",
+                self.unmatched
+            ));
+        }
+        None
     }
 }
 
@@ -158,6 +233,16 @@ pub(crate) fn import_source(
     report.bytes = end.offset - start.offset;
     report.frame = scanner.stats().clone();
     report.unparsed += report.frame.unparsed;
+    report.unmatched = report.frame.unmatched;
+    report.first_unmatched = report.frame.first_unmatched.clone();
+    report.misfit = report.verdict();
+    if report.misfit.is_some() {
+        // Never used up by a mistake: a later import (with the right
+        // --format/--prefix) or a daemon with a fixed setting reads it again.
+        store.take_back(&row, start)?;
+    } else if report.unmatched > 0 {
+        store.add_unmatched(&row, report.unmatched)?;
+    }
     report.seconds = started.elapsed().as_secs_f64();
     finish_warnings(&mut report, time, &kit);
     Ok(report)
@@ -243,13 +328,21 @@ impl From<std::io::Error> for IngestError {
 fn emptiness_warnings(r: &ImportReport) -> Vec<String> {
     let mut out = Vec::new();
     let prefix = r.prefix.as_deref().map(|p| format!(" log_line_prefix '{p}'")).unwrap_or_default();
+    if r.unmatched > 0 && r.misfit.is_none() {
+        out.push(format!(
+            "{} line(s) that look like PostgreSQL events did not fit the {}, the first at line {}; if events are missing, pass --format/--prefix",
+            r.unmatched,
+            r.layout(),
+            r.first_unmatched.as_ref().map_or(0, |(line, _)| *line)
+        ));
+    }
     if r.frame.unparsed > 0 {
         out.push(format!(
             "{} line(s) that mention checkpoints did not fit the {}{prefix} layout; if events are missing, pass --format/--prefix",
             r.frame.unparsed, r.format
         ));
     }
-    if r.bytes > 0 && r.events.is_empty() && r.rejected == 0 {
+    if r.bytes > 0 && r.candidates() == 0 {
         out.push(format!(
             "no checkpoint events in {} entries: is log_checkpoints on (off by default before PostgreSQL 15)?",
             r.frame.entries
@@ -265,3 +358,5 @@ pub use reader::lexicon;
 
 #[cfg(test)]
 mod batch_tests;
+#[cfg(test)]
+mod verdict_tests;

@@ -14,6 +14,7 @@ mod fixtures_truth;
 mod import_behaviour;
 mod layers;
 mod mail_config;
+mod never_silent;
 mod settings_cli;
 mod tailer_model;
 mod wild_old_servers;

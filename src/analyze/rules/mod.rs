@@ -71,6 +71,7 @@ registry! {
     slow_sync::SlowSync,
     checkpoint_overrun::CheckpointOverrun,
     logging_missing::LoggingMissing,
+    logs_not_read::LogsNotRead,
     durability_off::DurabilityOff,
     wal_files_added::WalFilesAdded,
     clock_skew::ClockSkew,
@@ -389,7 +390,7 @@ mod tests {
     fn every_rule_runs_by_default_in_registry_order() {
         let ids: Vec<&str> = REGISTRY.iter().map(|r| r.id).collect();
         assert_eq!(RuleSet::default().enabled(), ids);
-        assert_eq!(ids.len(), 8);
+        assert_eq!(ids.len(), 9);
         assert_eq!(RuleSet::default().clock_skew_tolerance(), Duration::from_secs(300));
         assert!(RuleSet::default().uses_suggestion());
     }
