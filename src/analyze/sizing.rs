@@ -204,14 +204,14 @@ pub enum LeftOut {
 }
 
 impl LeftOut {
-    /// "N cycles {this}" in the explanation.
+    /// "N {this}" in the explanation.
     fn reason(self) -> &'static str {
         match self {
-            LeftOut::Downtime => "span a shutdown, restart or recovery",
-            LeftOut::Manual => "end in a requested checkpoint (CHECKPOINT, a base backup, CREATE DATABASE)",
-            LeftOut::NoDistance => "end in a checkpoint that never completed (no distance logged)",
-            LeftOut::NoTime => "have two starts the log's timestamps do not separate",
-            LeftOut::OtherSettings => "ran under the settings before the latest change",
+            LeftOut::Downtime => "spanning a shutdown, restart or recovery",
+            LeftOut::Manual => "ending in a requested checkpoint (CHECKPOINT, a base backup, CREATE DATABASE)",
+            LeftOut::NoDistance => "ending in a checkpoint that never completed (no distance logged)",
+            LeftOut::NoTime => "whose two starts the log's timestamps do not separate",
+            LeftOut::OtherSettings => "run under the settings before the latest change",
         }
     }
 }
@@ -651,7 +651,7 @@ impl<'a> Model<'a> {
 
     /// Every cycle that gave no rate, counted by why.
     fn left_out_text(&self) -> Option<String> {
-        let parts: Vec<String> = self.left_out.iter().map(|(why, n)| format!("{n} that {}", why.reason())).collect();
+        let parts: Vec<String> = self.left_out.iter().map(|(why, n)| format!("{n} {}", why.reason())).collect();
         let total: usize = self.left_out.values().sum();
         (total > 0).then(|| format!("Left out of the rate: {total} cycles: {}.", parts.join("; ")))
     }
