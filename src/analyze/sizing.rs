@@ -40,7 +40,7 @@
 //! `W × headroom` (default 1.25) is put through the rule above, rounded up to
 //! whole segments, then to a readable value (next 64 MB up to 1 GB, next
 //! 256 MB up to 4 GB, next GB above). It never goes below the current value while forced
-//! checkpoints are seen; a value far above the need only earns a note.
+//! checkpoints are seen at the current settings; a value far above the need only earns a note.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
