@@ -660,17 +660,21 @@ impl<'a> Model<'a> {
     fn change_text(&self) -> Option<String> {
         let change = self.change.as_ref()?;
         let c = &change.what;
-        let value = |v: &Option<String>| v.clone().unwrap_or_else(|| "its default".into());
+        // A first `parameter` line does not say what the value was before.
+        let from = match (&c.old, &c.source) {
+            (Some(old), _) => format!(" from {old}"),
+            (None, ValueSource::Log { .. }) => String::new(),
+            (None, _) => " from its default".into(),
+        };
+        let to = c.new.clone().unwrap_or_else(|| "its default".into());
         let source = match &c.source {
             ValueSource::Log { .. } => "logged".to_string(),
             other => format!("in {other}"),
         };
         let head = format!(
-            "{} changed from {} to {} at {} ({}): the {} forced checkpoints before ran under the old settings and do \
+            "{} changed{from} to {to} at {} ({}): the {} forced checkpoints before ran under the old settings and do \
              not count against the current ones",
             c.name,
-            value(&c.old),
-            value(&c.new),
             crate::timefmt::rfc3339(c.at),
             source,
             self.forced - self.forced_now

@@ -502,6 +502,23 @@ fn too_few_cycles_since_a_change_keep_the_older_ones_and_say_how_many_more_are_n
 }
 
 #[test]
+fn a_first_logged_change_does_not_claim_the_value_before() {
+    let (history, mut change) = changed_at_size(30, 1000, 6, 500);
+    change.old = None;
+    let p = pg(15, 1280.0, 0.9);
+    let s = from_history("main", Settings::default(), &history, t0(), &p, &advice(), Some(change.clone()));
+    let changed = |s: &Suggestion| s.explanation.iter().find(|e| e.contains(" changed")).cloned().unwrap_or_default();
+    assert!(changed(&s).starts_with("max_wal_size changed to 1280MB at 2026-11-01T00:10:01.000+00:00 (logged):"));
+    // Set in a conf file where it was not before: from the default.
+    change.source = crate::settings::ValueSource::ConfFile { path: "/d/postgresql.auto.conf".into(), line: 3 };
+    let s = from_history("main", Settings::default(), &history, t0(), &p, &advice(), Some(change));
+    assert!(changed(&s).starts_with(
+        "max_wal_size changed from its default to 1280MB at 2026-11-01T00:10:01.000+00:00 (in \
+         /d/postgresql.auto.conf:3):"
+    ));
+}
+
+#[test]
 fn a_change_before_the_window_changes_nothing() {
     let (history, mut change) = changed_at_size(30, 1000, 6, 500);
     change.at = at(-10);
