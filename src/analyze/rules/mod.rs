@@ -304,7 +304,7 @@ pub(crate) mod test_support {
                 (k.to_string(), Value { value: v.to_string(), source: ValueSource::Default { version: Some(version) } })
             })
             .collect();
-        Settings { version: Some(version), values }
+        Settings { version: Some(version), values, ..Settings::default() }
     }
 
     /// A completed checkpoint started at `start` with `trigger`.
