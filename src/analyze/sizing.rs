@@ -212,7 +212,9 @@ impl LeftOut {
         match self {
             LeftOut::Downtime => "spanning a shutdown, restart or recovery",
             LeftOut::Manual => "ending in a requested checkpoint (CHECKPOINT, a base backup, CREATE DATABASE)",
-            LeftOut::NoDistance => "ending in a checkpoint that never completed (no distance logged)",
+            LeftOut::NoDistance => {
+                "ending in a checkpoint with no distance logged (it never completed, or PostgreSQL 9.4 or older)"
+            }
             LeftOut::NoTime => "whose two starts the log's timestamps do not separate",
             LeftOut::OtherSettings => "run under the settings before the latest change",
         }

@@ -213,13 +213,18 @@ fn without_distances(n: i64) -> SizingHistory {
 
 #[test]
 fn checkpoints_without_distance_say_postgresql_9_5_is_needed() {
-    let s = from_history("main", Settings::default(), &without_distances(30), t0(), &pg(9, 32.0, 0.5), &advice());
+    let s = from_history("main", Settings::default(), &without_distances(30), t0(), &pg(9, 32.0, 0.5), &advice(), None);
     assert_eq!(s.suggested, Suggested { max_wal_size_mb: None, min_wal_size_mb: None });
     assert_eq!(s.sql, None);
     assert_eq!((s.basis.samples, s.basis.checkpoints_without_distance, s.basis.forced_checkpoints), (0, 31, 31));
     assert_eq!(s.confidence.to_string(), "low");
     assert_eq!(
         s.explanation[1],
+        "Left out of the rate: 30 cycles: 30 ending in a checkpoint with no distance logged (it never completed, or \
+         PostgreSQL 9.4 or older)."
+    );
+    assert_eq!(
+        s.explanation[2],
         "No suggestion: walwatch needs the WAL distance since the previous checkpoint (\"distance=… kB\" in \
          \"checkpoint complete\" lines, logged by PostgreSQL 9.5 and later), and the 31 checkpoints completed in \
          this window logged none: the server is PostgreSQL 9.4 or older."
@@ -231,13 +236,13 @@ fn a_few_checkpoints_without_distance_among_usable_cycles_change_nothing() {
     // An upgrade from 9.4 in the window: the old checkpoints are counted, the new ones sized from.
     let mut history = steady(1000, 30, 20, "wal");
     history.without_distance = 2;
-    let s = from_history("main", Settings::default(), &history, t0(), &pg(15, 32.0, 0.9), &advice());
+    let s = from_history("main", Settings::default(), &history, t0(), &pg(15, 32.0, 0.9), &advice(), None);
     assert_eq!((s.basis.samples, s.basis.checkpoints_without_distance), (30, 2));
     assert!(s.suggested.max_wal_size_mb.is_some());
     // Too few usable cycles with some undistanced ones: the usual reason, not the 9.5 one.
     let mut history = steady(1000, 4, 20, "wal");
     history.without_distance = 2;
-    let s = from_history("main", Settings::default(), &history, t0(), &pg(15, 32.0, 0.9), &advice());
+    let s = from_history("main", Settings::default(), &history, t0(), &pg(15, 32.0, 0.9), &advice(), None);
     assert!(s.explanation[1].starts_with("No suggestion: 4 usable cycles, fewer than the 5 needed"));
 }
 
