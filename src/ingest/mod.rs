@@ -200,6 +200,13 @@ pub(crate) fn import_source(
     let path = source.name.clone();
     let format = opts.format.unwrap_or_else(|| Format::detect_named(&source.name, source.head()));
     let mut report = ImportReport { name: path.clone(), format: format.as_str(), ..ImportReport::default() };
+    if source.head().is_empty() {
+        // A log file the server has just created (or rotated to twice in a
+        // row): nothing to read or to learn a prefix from yet, and nothing
+        // recorded, so that its content is read once it comes.
+        report.warnings.push("empty: nothing to read yet".into());
+        return Ok(report);
+    }
     let known = store.find_source(cluster_id, source.head())?;
     // A known source keeps the prefix detected when it was first read.
     let given = opts.prefix.clone().or_else(|| known.as_ref().and_then(|k| k.prefix.clone()));

@@ -266,3 +266,24 @@ fn a_finished_file_is_read_to_its_end() {
         assert_eq!(rows, checkpoints(&reference).to_string().replace(log.file_name().unwrap().to_str().unwrap(), ""));
     }
 }
+
+/// A log file the server has only just created is empty: importing it reads
+/// nothing, says so, fails nothing and records nothing, so the same file
+/// once written is read in full.
+#[test]
+fn an_empty_file_is_read_once_it_has_content() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("w.db");
+    let file = tmp.path().join("postgresql.log");
+    std::fs::write(&file, b"").unwrap();
+    let out = walwatch(&["import", "--db", db.to_str().unwrap(), "--cluster", "c", file.to_str().unwrap()]);
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("empty: nothing to read yet"), "{text}");
+    assert_eq!(summary(&db)["checkpoints"]["completed"], 0);
+    std::fs::copy(fixture("15-stderr-default-std"), &file).unwrap();
+    import(&db, &file);
+    let reference = tmp.path().join("ref.db");
+    import(&reference, &fixture("15-stderr-default-std"));
+    assert_eq!(summary(&db), summary(&reference));
+}
