@@ -24,6 +24,11 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Import PostgreSQL log files (plain, .gz, .zst, or - for stdin) into the store.
+    #[command(after_help = "Exit status: 0 every file read; 1 an error (a file that cannot be read, an unknown \
+                            log_line_prefix, the store; what was read before it is kept); 3 a file held lines that \
+                            look like PostgreSQL events but did not fit the format or prefix it was read with \
+                            (stderr names the prefix and the first such line; nothing of that file was recorded as \
+                            read, so an import with the right --format/--prefix reads it whole).")]
     Import(ImportArgs),
     /// List checkpoints and restartpoints.
     Checkpoints(CheckpointsArgs),
@@ -35,6 +40,8 @@ pub enum Command {
     /// Follow the configured PostgreSQL logs (the daemon; see systemd/walwatch.service).
     Run(RunArgs),
     /// Show what the daemon follows, how far it has read, and what is wrong.
+    #[command(after_help = "Exit status: 0 no problem; 1 an error; 4 a cluster has a problem (a log the daemon \
+                            cannot read, or one whose lines did not fit its format or prefix), shown as `problem:`.")]
     Status(StatusArgs),
     /// Show the settings walwatch knows for each cluster, their source, and the change timeline.
     Settings(SettingsArgs),
@@ -44,6 +51,21 @@ pub enum Command {
     Analyze(AnalyzeArgs),
     /// List alerts; acknowledge, silence, or send a test mail.
     Alerts(AlertsArgs),
+    /// Forget what was read of log files (their events and how far they were read), to read them again.
+    #[command(after_help = "Exit status: 0 something was forgotten; 1 nothing matched (or an error).")]
+    Forget(ForgetArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ForgetArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Only this cluster's sources; without FILE, all of them.
+    #[arg(long)]
+    pub cluster: Option<String>,
+    /// Log files to forget, found by their content (or, when gone, by the path they were read under).
+    #[arg(value_name = "FILE")]
+    pub files: Vec<String>,
 }
 
 /// The configuration (cluster settings, thresholds, mail) and the store.

@@ -22,17 +22,27 @@
 //! Each `checkpoint complete` line logs `distance`: the WAL between the
 //! previous checkpoint's REDO and this one's, i.e. written since the previous
 //! checkpoint started. `distance / (time since the previous start)` is the
-//! WAL rate of that cycle. Cycles that span a shutdown, crash or recovery are
-//! skipped (their time includes downtime). The peak rate is a high percentile
-//! (nearest rank, `[advice] percentile`, p95) of the cycles in the lookback
-//! window; `W = peak × checkpoint_timeout`.
+//! WAL rate of that cycle. Cycles are left out by what ends them, never by
+//! their length (see [`LeftOut`]): those that span a shutdown, crash or
+//! recovery (their time includes downtime), those ending in a requested
+//! checkpoint, those without a distance. The peak rate is a high percentile
+//! (`[advice] percentile`, p95) of the cycles in the lookback window weighted
+//! by the time each covers: the rate the WAL stayed at or below for 95 % of
+//! the time. Weighting by count instead let a bulk load's many sub-second
+//! cycles (a few seconds in all, 100 MB/s) set W for a whole
+//! checkpoint_timeout. `W = peak × checkpoint_timeout`. Evidence from before
+//! the latest change of max_wal_size, checkpoint_timeout or
+//! checkpoint_completion_target is judged against the settings then: its
+//! forced checkpoints do not hold the size up, and its cycles are left out
+//! once `[advice] min_samples` cycles ran since.
 //!
 //! # The suggestion
 //! `W × headroom` (default 1.25) is put through the rule above, rounded up to
 //! whole segments, then to a readable value (next 64 MB up to 1 GB, next
 //! 256 MB up to 4 GB, next GB above). It never goes below the current value while forced
-//! checkpoints are seen; a value far above the need only earns a note.
+//! checkpoints are seen at the current settings; a value far above the need only earns a note.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
@@ -41,7 +51,7 @@ use serde::Serialize;
 use crate::analyze::window::Window;
 use crate::config::AdviceSection;
 use crate::model::event::Trigger;
-use crate::settings::Settings;
+use crate::settings::{SettingChange, Settings, ValueSource};
 use crate::store::history::{Replay, SizingHistory};
 use crate::store::{Store, StoreError};
 
@@ -96,12 +106,21 @@ pub struct Basis {
     pub window: String,
     pub peak_wal_rate_kb_s: Option<f64>,
     pub projected_wal_per_timeout_mb: Option<f64>,
+    /// WAL-triggered checkpoints in the window.
     pub forced_checkpoints: i64,
+    /// Those since the latest settings change: the ones that say the current
+    /// max_wal_size is too small (all of them when no change is known).
+    pub forced_at_current_settings: i64,
     pub timed_checkpoints: i64,
     pub too_frequent: i64,
     /// Checkpoints in the window whose complete line has no `distance`
     /// (PostgreSQL 9.4 and older): nothing to size from.
     pub checkpoints_without_distance: i64,
+    /// The latest change of max_wal_size, checkpoint_timeout or
+    /// checkpoint_completion_target walwatch knows of, if any.
+    pub settings_changed: Option<SettingChange>,
+    /// Cycles in the window that gave no WAL rate, by why.
+    pub left_out: BTreeMap<LeftOut, usize>,
 }
 
 /// What following the suggestion costs.
@@ -145,10 +164,7 @@ impl Params {
 
     /// 1 + cct from PG 11 on; 2 + cct in 9.6 and 10, which kept two cycles of WAL.
     pub fn divisor(&self) -> f64 {
-        match self.version {
-            Some(v) if v < 11 => 2.0 + self.completion_target,
-            _ => 1.0 + self.completion_target,
-        }
+        crate::guc::trigger::divisor(self.version, self.completion_target)
     }
 
     /// WAL since the last REDO at which a checkpoint is requested, in MB.
@@ -158,21 +174,67 @@ impl Params {
     }
 }
 
-/// One measured checkpoint cycle.
+/// One measured checkpoint cycle: from one checkpoint start to the next.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cycle {
+    /// The start of the checkpoint that ends the cycle.
     pub at: Timestamp,
+    /// The start of the checkpoint before it, where the cycle's WAL begins.
+    pub from: Timestamp,
     pub seconds: f64,
     pub distance_kb: i64,
     pub rate_kb_s: f64,
     pub wal_files_added: Option<i64>,
 }
 
+/// Why a cycle in the window gives no WAL rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LeftOut {
+    /// It spans a shutdown, restart or recovery: its time includes downtime.
+    Downtime,
+    /// It ends in a requested checkpoint (CHECKPOINT, a base backup, CREATE
+    /// DATABASE): when that came says nothing of the load, and back-to-back
+    /// ones are milliseconds apart.
+    Manual,
+    /// Its checkpoint never completed, so no distance was logged.
+    NoDistance,
+    /// The log's timestamps do not separate its two starts (%t: whole seconds).
+    NoTime,
+    /// It ran before the latest change of max_wal_size, checkpoint_timeout or
+    /// checkpoint_completion_target, and enough cycles ran since.
+    OtherSettings,
+}
+
+impl LeftOut {
+    /// "N {this}" in the explanation.
+    fn reason(self) -> &'static str {
+        match self {
+            LeftOut::Downtime => "spanning a shutdown, restart or recovery",
+            LeftOut::Manual => "ending in a requested checkpoint (CHECKPOINT, a base backup, CREATE DATABASE)",
+            LeftOut::NoDistance => {
+                "ending in a checkpoint with no distance logged (it never completed, or PostgreSQL 9.4 or older)"
+            }
+            LeftOut::NoTime => "whose two starts the log's timestamps do not separate",
+            LeftOut::OtherSettings => "run under the settings before the latest change",
+        }
+    }
+}
+
+/// The cycles in a window: those that give a WAL rate, and how many did not and why.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Cycles {
+    pub usable: Vec<Cycle>,
+    pub left_out: BTreeMap<LeftOut, usize>,
+}
+
 /// Checkpoints that end or follow a server run: their cycle includes downtime.
 const NOT_A_CYCLE: [Trigger; 2] = [Trigger::Shutdown, Trigger::EndOfRecovery];
 
-/// The usable cycles whose checkpoint started at or after `since`.
-pub fn cycles(history: &SizingHistory, since: Timestamp) -> Vec<Cycle> {
+/// The cycles whose checkpoint started at or after `since`. Left out by
+/// what ends them, never by their length: under a small max_wal_size the
+/// busiest WAL-triggered cycles are shorter than a second.
+pub fn cycles(history: &SizingHistory, since: Timestamp) -> Cycles {
     // A binary search per cycle, not a scan of every restart: a long log with
     // many restarts made that quadratic (issue 8: a minute per alert pass).
     let mut restarts = history.restarts.clone();
@@ -181,25 +243,50 @@ pub fn cycles(history: &SizingHistory, since: Timestamp) -> Vec<Cycle> {
         let first_after = restarts.partition_point(|t| *t <= from);
         restarts.get(first_after).is_some_and(|t| *t <= to)
     };
-    history
-        .points
-        .windows(2)
-        .filter(|w| w[1].started_at >= since)
-        .filter(|w| w.iter().all(|p| !p.trigger.is_some_and(|t| NOT_A_CYCLE.contains(&t))))
-        .filter(|w| !restarted(w[0].started_at, w[1].started_at))
-        .filter_map(|w| {
-            let seconds = (w[1].started_at - w[0].started_at).total(jiff::Unit::Second).ok()?;
-            let distance_kb = w[1].distance_kb?;
-            // Sub-second cycles (back-to-back manual checkpoints) say nothing about a rate.
-            (seconds >= 1.0).then(|| Cycle {
-                at: w[1].started_at,
-                seconds,
-                distance_kb,
-                rate_kb_s: distance_kb as f64 / seconds,
-                wal_files_added: w[1].wal_files_added,
-            })
-        })
-        .collect()
+    let mut out = Cycles::default();
+    for w in history.points.windows(2).filter(|w| w[1].started_at >= since) {
+        let (a, b) = (&w[0], &w[1]);
+        let outside_a_run = [a, b].iter().any(|p| p.trigger.is_some_and(|t| NOT_A_CYCLE.contains(&t)));
+        let seconds = (b.started_at - a.started_at).total(jiff::Unit::Second).unwrap_or(0.0);
+        let left_out = match b.distance_kb {
+            _ if outside_a_run || restarted(a.started_at, b.started_at) => Some(LeftOut::Downtime),
+            _ if b.trigger == Some(Trigger::Manual) => Some(LeftOut::Manual),
+            None => Some(LeftOut::NoDistance),
+            Some(_) if seconds <= 0.0 => Some(LeftOut::NoTime),
+            Some(distance_kb) => {
+                out.usable.push(Cycle {
+                    at: b.started_at,
+                    from: a.started_at,
+                    seconds,
+                    distance_kb,
+                    rate_kb_s: distance_kb as f64 / seconds,
+                    wal_files_added: b.wal_files_added,
+                });
+                None
+            }
+        };
+        if let Some(reason) = left_out {
+            *out.left_out.entry(reason).or_default() += 1;
+        }
+    }
+    out
+}
+
+/// The time-weighted percentile of the cycles' rates: the smallest rate such
+/// that the cycles at or below it cover at least p% of the cycles' time.
+pub fn time_percentile(cycles: &[Cycle], p: f64) -> Option<f64> {
+    let mut by_rate: Vec<&Cycle> = cycles.iter().filter(|c| c.rate_kb_s.is_finite() && c.seconds > 0.0).collect();
+    by_rate.sort_by(|a, b| a.rate_kb_s.total_cmp(&b.rate_kb_s));
+    let total: f64 = by_rate.iter().map(|c| c.seconds).sum();
+    let mut covered = 0.0;
+    for c in &by_rate {
+        covered += c.seconds;
+        // A relative epsilon: sums of fractions of a second are not exact.
+        if covered >= total * (p / 100.0) * (1.0 - 1e-12) {
+            return Some(c.rate_kb_s);
+        }
+    }
+    by_rate.last().map(|c| c.rate_kb_s)
 }
 
 /// Nearest-rank percentile: the smallest value with at least p% of the values at or below it.
@@ -237,11 +324,7 @@ pub(crate) fn readable_mb(mb: f64, segment_mb: f64) -> u64 {
 
 /// "4GB", "1536MB": how the SQL and the text spell a size.
 pub fn pg_size(mb: u64) -> String {
-    if mb >= 1024 && mb.is_multiple_of(1024) {
-        format!("{}GB", mb / 1024)
-    } else {
-        format!("{mb}MB")
-    }
+    crate::guc::units::size_text(mb)
 }
 
 /// The lookback window in the unit a DBA would use.
@@ -272,10 +355,16 @@ pub fn suggest(
     let since = window.start;
     let history = store.sizing_history(cluster, since, window.end + SignedDuration::from_micros(1))?;
     let params = Params::from_settings(settings);
-    Ok(from_history(cluster, settings.clone(), &history, since, &params, advice))
+    let changed = crate::settings::latest_change(store, cluster, &SIZING_SETTINGS)?;
+    Ok(from_history(cluster, settings.clone(), &history, since, &params, advice, changed))
 }
 
-/// The model on a history already read: cycles from `since` on.
+/// The settings that decide when PostgreSQL checkpoints: evidence from
+/// before their latest change was seen under other settings.
+pub(crate) const SIZING_SETTINGS: [&str; 3] = ["max_wal_size", "checkpoint_timeout", "checkpoint_completion_target"];
+
+/// The model on a history already read: cycles from `since` on, judged
+/// against the settings in force since `changed` (when known).
 pub(crate) fn from_history(
     cluster: &str,
     current: Settings,
@@ -283,24 +372,49 @@ pub(crate) fn from_history(
     since: Timestamp,
     params: &Params,
     advice: &AdviceSection,
+    changed: Option<SettingChange>,
 ) -> Suggestion {
-    let mut s = Model::new(history, since, params, advice).into_suggestion(cluster, current);
-    if let Some(note) = assumed_defaults(&s.current) {
-        s.explanation.push(note);
-    }
+    let mut s = Model::new(history, since, params, advice, changed).into_suggestion(cluster, current);
+    s.explanation.extend(inferred_inputs(&s.current));
+    s.explanation.extend(assumed_defaults(&s.current));
     s
 }
+
+/// The model's inputs that no config, conf file or line stated and that
+/// walwatch worked out from the log's checkpoints.
+fn inferred_inputs(current: &Settings) -> Option<String> {
+    let inferred: Vec<String> = MODEL_INPUTS
+        .iter()
+        .filter_map(|name| current.values.get(*name).map(|v| (name, v)))
+        .filter_map(|(name, v)| match &v.source {
+            ValueSource::Inferred { how, .. } => Some(format!("{name} = {} ({how})", v.value)),
+            _ => None,
+        })
+        .collect();
+    (!inferred.is_empty()).then(|| {
+        format!(
+            "Inferred from the log, as neither the config nor the server's conf files or log lines state them: {}. \
+             A config_file or data_directory walwatch may read, or [cluster.settings], wins over this.",
+            inferred.join("; ")
+        )
+    })
+}
+
+/// The settings the model reads.
+const MODEL_INPUTS: [&str; 4] =
+    ["checkpoint_timeout", "checkpoint_completion_target", "max_wal_size", "wal_segment_size"];
 
 /// The model's inputs walwatch could only take from PostgreSQL's defaults:
 /// a server with checkpoint_timeout = 30s read as 5min gets a 10x suggestion.
 fn assumed_defaults(current: &Settings) -> Option<String> {
-    const INPUTS: [&str; 4] =
-        ["checkpoint_timeout", "checkpoint_completion_target", "max_wal_size", "wal_segment_size"];
-    let assumed: Vec<String> = INPUTS
+    let assumed: Vec<String> = MODEL_INPUTS
         .iter()
         .filter_map(|name| current.values.get(*name).map(|v| (name, v)))
-        .filter(|(_, v)| matches!(v.source, crate::settings::ValueSource::Default { .. }))
-        .map(|(name, v)| format!("{name} = {}", v.value))
+        .filter(|(_, v)| matches!(v.source, ValueSource::Default { .. }))
+        .map(|(name, v)| match current.not_inferred.get(*name) {
+            Some(why) => format!("{name} = {} (not inferred from the log: {why})", v.value),
+            None => format!("{name} = {}", v.value),
+        })
         .collect();
     (!assumed.is_empty()).then(|| {
         format!(
@@ -315,31 +429,66 @@ fn assumed_defaults(current: &Settings) -> Option<String> {
 struct Model<'a> {
     params: &'a Params,
     advice: &'a AdviceSection,
+    /// The cycles the rate comes from.
     cycles: Vec<Cycle>,
+    left_out: BTreeMap<LeftOut, usize>,
     forced: i64,
+    forced_now: i64,
     timed: i64,
     too_frequent: i64,
     without_distance: i64,
     replays: Vec<Replay>,
     peak_kb_s: Option<f64>,
+    change: Option<Change>,
+}
+
+/// The latest settings change inside the window, and what it did to the evidence.
+struct Change {
+    what: SettingChange,
+    /// Usable cycles that started before it.
+    cycles_before: usize,
+    /// Whether those were left out (enough cycles ran since).
+    left_out: bool,
 }
 
 impl<'a> Model<'a> {
-    fn new(history: &SizingHistory, since: Timestamp, params: &'a Params, advice: &'a AdviceSection) -> Model<'a> {
-        let cycles = cycles(history, since);
-        let rates: Vec<f64> = cycles.iter().map(|c| c.rate_kb_s).collect();
-        let in_window = history.points.iter().filter(|p| p.started_at >= since);
-        let count = |t: Trigger| in_window.clone().filter(|p| p.trigger == Some(t)).count() as i64;
+    fn new(
+        history: &SizingHistory,
+        since: Timestamp,
+        params: &'a Params,
+        advice: &'a AdviceSection,
+        changed: Option<SettingChange>,
+    ) -> Model<'a> {
+        let Cycles { usable, mut left_out } = cycles(history, since);
+        let in_window: Vec<_> = history.points.iter().filter(|p| p.started_at >= since).collect();
+        let count = |t: Trigger, from: Timestamp| {
+            in_window.iter().filter(|p| p.trigger == Some(t) && p.started_at >= from).count() as i64
+        };
+        let changed = changed.filter(|c| c.at > since);
+        let settings_from = changed.as_ref().map_or(since, |c| c.at);
+        let (after, before): (Vec<Cycle>, Vec<Cycle>) = usable.into_iter().partition(|c| c.from >= settings_from);
+        let drop_before = after.len() >= advice.min_samples && !before.is_empty();
+        let change = changed.map(|what| Change { what, cycles_before: before.len(), left_out: drop_before });
+        let cycles = if drop_before {
+            left_out.insert(LeftOut::OtherSettings, before.len());
+            after
+        } else {
+            [before, after].concat()
+        };
+        let peak_kb_s = time_percentile(&cycles, advice.percentile);
         Model {
             params,
             advice,
-            forced: count(Trigger::Wal),
-            timed: count(Trigger::Time),
+            forced: count(Trigger::Wal, since),
+            forced_now: count(Trigger::Wal, settings_from),
+            timed: count(Trigger::Time, since),
             too_frequent: history.too_frequent,
             without_distance: history.without_distance,
             replays: history.replays.clone(),
-            peak_kb_s: percentile(&rates, advice.percentile),
+            peak_kb_s,
             cycles,
+            left_out,
+            change,
         }
     }
 
@@ -357,7 +506,8 @@ impl<'a> Model<'a> {
         let need = required_mb(self.projected_mb()? * self.advice.headroom, self.params);
         let mut mb = readable_mb(need, self.params.segment_mb);
         let current = self.params.max_wal_size_mb.ceil() as u64;
-        if self.forced > 0 {
+        // Only forced checkpoints seen at the current settings say it is too small.
+        if self.forced_now > 0 {
             mb = mb.max(current);
         }
         Some(mb)
@@ -410,9 +560,12 @@ impl<'a> Model<'a> {
                 peak_wal_rate_kb_s: self.peak_kb_s.map(round1),
                 projected_wal_per_timeout_mb: self.projected_mb().map(round1),
                 forced_checkpoints: self.forced,
+                forced_at_current_settings: self.forced_now,
                 timed_checkpoints: self.timed,
                 too_frequent: self.too_frequent,
                 checkpoints_without_distance: self.without_distance,
+                settings_changed: self.change.as_ref().map(|c| c.what.clone()),
+                left_out: self.left_out.clone(),
             },
             confidence: self.confidence(),
             cost,
@@ -454,6 +607,8 @@ impl<'a> Model<'a> {
             self.timed,
             self.too_frequent
         )];
+        out.extend(self.left_out_text());
+        out.extend(self.change_text());
         let (Some(peak), Some(w), Some(max)) = (self.peak_kb_s, self.projected_mb(), max) else {
             out.push(self.no_suggestion());
             return out;
@@ -465,7 +620,8 @@ impl<'a> Model<'a> {
             "1 + checkpoint_completion_target"
         };
         out.push(format!(
-            "Peak WAL rate (p{} of the cycles' distance / time since the previous checkpoint started): {:.1} kB/s, \
+            "Peak WAL rate (p{} by time of the cycles' distance / time since the previous checkpoint \
+             started): {:.1} kB/s, \
              so up to {:.1} MB of WAL per checkpoint_timeout ({}s).",
             self.advice.percentile, peak, w, p.timeout_s
         ));
@@ -516,6 +672,50 @@ impl<'a> Model<'a> {
         )
     }
 
+    /// Every cycle that gave no rate, counted by why.
+    fn left_out_text(&self) -> Option<String> {
+        let parts: Vec<String> = self.left_out.iter().map(|(why, n)| format!("{n} {}", why.reason())).collect();
+        let total: usize = self.left_out.values().sum();
+        (total > 0).then(|| format!("Left out of the rate: {total} cycles: {}.", parts.join("; ")))
+    }
+
+    /// The latest settings change in the window and what it does to the evidence.
+    fn change_text(&self) -> Option<String> {
+        let change = self.change.as_ref()?;
+        let c = &change.what;
+        // A first `parameter` line does not say what the value was before.
+        let from = match (&c.old, &c.source) {
+            (Some(old), _) => format!(" from {old}"),
+            (None, ValueSource::Log { .. }) => String::new(),
+            (None, _) => " from its default".into(),
+        };
+        let to = c.new.clone().unwrap_or_else(|| "its default".into());
+        let source = match &c.source {
+            ValueSource::Log { .. } => "logged".to_string(),
+            other => format!("in {other}"),
+        };
+        let head = format!(
+            "{} changed{from} to {to} at {} ({}): the {} forced checkpoints before ran under the old settings and do \
+             not count against the current ones",
+            c.name,
+            crate::timefmt::rfc3339(c.at),
+            source,
+            self.forced - self.forced_now
+        );
+        let min = self.advice.min_samples;
+        let since = self.cycles.len() - if change.left_out { 0 } else { change.cycles_before };
+        Some(if change.left_out || change.cycles_before == 0 {
+            format!("{head}; the rate comes from the {since} cycles since.")
+        } else {
+            format!(
+                "{head}; only {since} cycles ran since, fewer than the {min} needed ([advice] min_samples): the rate \
+                 still includes the {} before, measured under the old settings, until {} more have run.",
+                change.cycles_before,
+                min - since
+            )
+        })
+    }
+
     /// Full-page writes restart at every checkpoint, so WAL measured over
     /// cycles much shorter than checkpoint_timeout overstates the rate the
     /// same load has once checkpoints are time-driven (1.4x in the closed-loop
@@ -523,13 +723,16 @@ impl<'a> Model<'a> {
     fn short_cycles_note(&self) -> Option<String> {
         let seconds: Vec<f64> = self.cycles.iter().map(|c| c.seconds).collect();
         let median = percentile(&seconds, 50.0)?;
-        (self.forced > 0 && median < self.params.timeout_s / 2.0).then(|| {
+        let min = self.advice.min_samples;
+        (self.forced_now > 0 && median < self.params.timeout_s / 2.0).then(|| {
             format!(
                 "The cycles were short (median {median:.0} s against checkpoint_timeout {:.0} s): after each \
                  checkpoint every changed page goes to WAL whole (full_page_writes), so the rate measured under \
-                 forced checkpoints is an upper bound. Once checkpoints are time-driven, ask again: the next \
-                 suggestion may be smaller.",
-                self.params.timeout_s
+                 forced checkpoints is an upper bound. After a change, ask again once {min} checkpoint cycles have \
+                 run under it (about {:.0} s): the cycles from before are then left out, and the suggestion may be \
+                 smaller.",
+                self.params.timeout_s,
+                min as f64 * self.params.timeout_s
             )
         })
     }
@@ -539,12 +742,12 @@ impl<'a> Model<'a> {
         if (max as f64) > current {
             return format!("Raise max_wal_size from {} to {}.", pg_size(current as u64), pg_size(max));
         }
-        if self.forced > 0 {
+        if self.forced_now > 0 {
             return format!(
                 "Keep max_wal_size at least {}: {} forced checkpoints came from bursts above the p{} rate \
                  (set [advice] percentile = 100 to size for them).",
                 pg_size(current as u64),
-                self.forced,
+                self.forced_now,
                 self.advice.percentile
             );
         }

@@ -24,7 +24,25 @@ pub fn run(cmd: ConfigCommand) -> Result<ExitCode> {
 pub fn check(path: Option<&Path>, root: &Path) -> Result<String> {
     let (config, source) = crate::config::load_or_default(path)?;
     let rules = RuleSet::configure(&config.alerts)?;
-    Ok(format!("{}{}", crate::config::describe(&config, &source, root), alerting_line(&config, &rules)))
+    Ok(format!(
+        "{}{}{}",
+        crate::config::describe(&config, &source, root),
+        reading_lines(&config),
+        alerting_line(&config, &rules)
+    ))
+}
+
+/// What keeps the daemon from reading each configured cluster's logs, as
+/// this user sees them (run it as the service's user to see what it sees):
+/// a valid config that follows nothing is still said to be wrong.
+fn reading_lines(config: &Config) -> String {
+    let mut out = String::new();
+    for cluster in &config.clusters {
+        for (path, problem) in crate::daemon::follow::listing_problems(cluster) {
+            out += &format!("warning: cluster {}: {path}: {problem}\n", cluster.name);
+        }
+    }
+    out
 }
 
 /// Which rules run and where their notices go.

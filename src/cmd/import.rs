@@ -31,16 +31,27 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
         prefix: Some(args.prefix.clone()).filter(|p| p != "auto"),
         new_files_from_end: false,
         hold_last_entry: false,
+        // PostgreSQL ends every entry with a line break; a file without one
+        // at its end and untouched for two seconds was cut short for good
+        // (a crash, a copy) and its last entry counts.
+        finished_after: Some(std::time::Duration::from_secs(2)),
         stop: None,
         alive: None,
     };
-    let mut failed = 0;
+    let (mut failed, mut misfits) = (0, 0);
     let mut stdout = std::io::stdout().lock();
     for file in &args.files {
         let cluster = args.cluster.clone().unwrap_or_else(|| crate::config::cluster_name(file));
         let cluster_id = store.cluster_id(&cluster)?;
         match ingest::import(&mut store, cluster_id, file, &opts, &time) {
-            Ok(report) => print_report(&mut stdout, &cluster, &report)?,
+            Ok(report) => {
+                print_report(&mut stdout, &cluster, &report)?;
+                if let Some(why) = &report.misfit {
+                    misfits += 1;
+                    stdout.flush()?;
+                    eprint!("{}", misfit_text(&report, why));
+                }
+            }
             Err(err) => {
                 failed += 1;
                 eprintln!("walwatch: {err}");
@@ -54,7 +65,29 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
         );
         return Ok(ExitCode::from(super::EXIT_FAILURE));
     }
+    if misfits > 0 {
+        return Ok(ExitCode::from(super::EXIT_MISFIT));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `import` says on stderr about a file whose lines did not fit: why,
+/// how it was read, the first such line, and what to pass instead.
+fn misfit_text(r: &ImportReport, why: &str) -> String {
+    let mut text = format!("walwatch: {}: {why}; nothing of it was recorded as read\n", r.name);
+    match (&r.first_unmatched, r.first_rejected) {
+        (Some((line, shown)), _) => text += &format!("walwatch:   first such line (line {line}): {shown}\n"),
+        (None, Some((line, reason))) => {
+            text += &format!("walwatch:   first line refused (line {line}): {reason}\n");
+        }
+        (None, None) => {}
+    }
+    text += &format!(
+        "walwatch:   it was read as {}; pass the server's log format with --format (stderr, csvlog, jsonlog, syslog) \
+         and its log_line_prefix with --prefix (the value of `SHOW log_line_prefix;`), or leave both at auto to detect them\n",
+        r.layout()
+    );
+    text
 }
 
 fn print_report(out: &mut impl Write, cluster: &str, r: &ImportReport) -> Result<()> {
@@ -79,7 +112,11 @@ fn print_report(out: &mut impl Write, cluster: &str, r: &ImportReport) -> Result
     )?;
     let events: Vec<String> = r.events.iter().map(|(k, n)| format!("{k} {n}")).collect();
     writeln!(out, "  events: {}", if events.is_empty() { "none".to_string() } else { events.join(", ") })?;
-    writeln!(out, "  rejected {}, unparsed {}, new in store {}", r.rejected, r.unparsed, r.stored)?;
+    writeln!(
+        out,
+        "  rejected {}, unmatched {}, unparsed {}, new in store {}",
+        r.rejected, r.unmatched, r.unparsed, r.stored
+    )?;
     for w in &r.warnings {
         writeln!(out, "  warning: {w}")?;
     }

@@ -4,6 +4,7 @@ mod alerts;
 mod analyze;
 mod checkpoints;
 pub mod config;
+mod forget;
 mod import;
 mod run;
 mod settings;
@@ -21,8 +22,16 @@ use crate::cli::{Cli, Command, ConfigDbArgs, DbArg, WindowArgs};
 use crate::config::{Config, StoreUser};
 use crate::store::Filter;
 
-/// Exit status for an error; 0 is success.
+/// Exit status for an error; 0 is success (2 is clap's, for a usage error).
 pub const EXIT_FAILURE: u8 = 1;
+
+/// `import`: a file held lines that look like PostgreSQL events but did not
+/// fit the format or prefix it was read with; nothing of it was recorded as read.
+pub const EXIT_MISFIT: u8 = 3;
+
+/// `status`: a cluster has a problem — a log the daemon cannot read, or one
+/// whose lines did not fit its format or prefix.
+pub const EXIT_PROBLEMS: u8 = 4;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
@@ -36,6 +45,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Suggest(args) => suggest::run(args),
         Command::Analyze(args) => analyze::run(args),
         Command::Alerts(args) => alerts::run(args),
+        Command::Forget(args) => forget::run(args),
     }
 }
 

@@ -6,8 +6,12 @@
 //! "timeline": [{"at": "…", "name": "max_wal_size", "old": "1GB" | null,
 //! "new": "2GB" | null, "source": {…}}]}]`. A source is
 //! `{"kind": "config"}`, `{"kind": "conf_file", "path", "line"}`,
-//! `{"kind": "log", "at"}` or `{"kind": "default", "version"}`; `version` is
-//! the major version (9 is 9.6), null when the log has not said it.
+//! `{"kind": "log", "at"}`, `{"kind": "inferred", "how", "samples"}` or
+//! `{"kind": "default", "version"}`; `version` is the major version (9 is
+//! 9.6), null when the log has not said it. `not_inferred` (name -> why;
+//! left out when empty) says why a value the log could tell stayed at its
+//! default; `data_directory_from_log` (`{"path", "log"}` or null) is the data
+//! directory found from a log file inside it, when the config names none.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
@@ -20,7 +24,7 @@ use serde::Serialize;
 use crate::cli::{ReportFormat, SettingsArgs};
 use crate::config;
 use crate::output;
-use crate::settings::{self, SettingChange, Value};
+use crate::settings::{self, FoundDataDirectory, SettingChange, Value};
 use crate::store::Store;
 
 #[derive(Serialize)]
@@ -28,6 +32,9 @@ struct ClusterSettings {
     cluster: String,
     version: Option<u32>,
     current: BTreeMap<String, Value>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    not_inferred: BTreeMap<String, String>,
+    data_directory_from_log: Option<FoundDataDirectory>,
     timeline: Vec<SettingChange>,
 }
 
@@ -37,7 +44,8 @@ pub fn run(args: SettingsArgs) -> Result<ExitCode> {
         config.clusters.iter().filter(|c| args.cluster.as_ref().is_none_or(|only| &c.name == only)).collect();
     let store = if configured.is_empty() { Store::open_read_only(&db)? } else { refreshed(&db, &configured)? };
     let names = cluster_names(&store, &configured, args.cluster.as_deref())?;
-    let report = names.into_iter().map(|name| describe(&store, name)).collect::<Result<Vec<_>>>()?;
+    let store = refreshed_from_logs(store, &db, &names, &configured)?;
+    let report = names.into_iter().map(|name| describe(&store, &configured, name)).collect::<Result<Vec<_>>>()?;
     let mut out = std::io::stdout().lock();
     match args.format {
         ReportFormat::Json => output::json(&mut out, &report)?,
@@ -64,6 +72,44 @@ fn refreshed(db: &std::path::Path, clusters: &[&config::ClusterConfig]) -> Resul
     Ok(store)
 }
 
+/// Whether walwatch's config says where `name`'s conf files are.
+fn names_conf(configured: &[&config::ClusterConfig], name: &str) -> bool {
+    configured.iter().any(|c| c.name == name && (c.config_file.is_some() || c.data_directory.is_some()))
+}
+
+/// The store after recording the conf files of the clusters whose log lies
+/// in a data directory and whose config names none; as it was when there
+/// are none or it may not be written.
+fn refreshed_from_logs(
+    store: Store,
+    db: &std::path::Path,
+    names: &[String],
+    configured: &[&config::ClusterConfig],
+) -> Result<Store> {
+    let mut found = Vec::new();
+    for name in names.iter().filter(|n| !names_conf(configured, n)) {
+        if settings::data_directory_from_logs(&store, name)?.is_some() {
+            found.push(name);
+        }
+    }
+    if found.is_empty() {
+        return Ok(store);
+    }
+    let mut store = match Store::open(db) {
+        Ok(writable) => writable,
+        Err(e) => {
+            tracing::warn!("{e}: the conf files in the data directories found from the logs are not read");
+            return Ok(store);
+        }
+    };
+    let now = Timestamp::now();
+    for name in found {
+        settings::refresh_from_logs(&mut store, name, now)
+            .with_context(|| format!("cannot record the settings of cluster {name:?}"))?;
+    }
+    Ok(store)
+}
+
 /// The configured clusters and those only imported, or just `--cluster`.
 fn cluster_names(store: &Store, configured: &[&config::ClusterConfig], only: Option<&str>) -> Result<Vec<String>> {
     let stored = store.clusters()?;
@@ -78,10 +124,18 @@ fn cluster_names(store: &Store, configured: &[&config::ClusterConfig], only: Opt
     }
 }
 
-fn describe(store: &Store, name: String) -> Result<ClusterSettings> {
+fn describe(store: &Store, configured: &[&config::ClusterConfig], name: String) -> Result<ClusterSettings> {
     let current = settings::current(store, &name)?;
     let timeline = settings::timeline(store, &name)?;
-    Ok(ClusterSettings { version: current.version, current: current.values, timeline, cluster: name })
+    let found = if names_conf(configured, &name) { None } else { settings::data_directory_from_logs(store, &name)? };
+    Ok(ClusterSettings {
+        version: current.version,
+        current: current.values,
+        not_inferred: current.not_inferred,
+        data_directory_from_log: found,
+        timeline,
+        cluster: name,
+    })
 }
 
 fn table(out: &mut impl Write, report: &[ClusterSettings]) -> Result<()> {
@@ -97,6 +151,13 @@ fn table(out: &mut impl Write, report: &[ClusterSettings]) -> Result<()> {
             .map(|(name, v)| vec![name.clone(), printable(&v.value), printable(&v.source.to_string())])
             .collect();
         output::table(out, &["name", "value", "source"], &rows, &[])?;
+        if let Some(found) = &c.data_directory_from_log {
+            let (dir, log) = (printable(&found.path.display().to_string()), printable(&found.log));
+            writeln!(out, "data directory {dir} (holds the log {log}): its conf files are read")?;
+        }
+        for (name, why) in &c.not_inferred {
+            writeln!(out, "{name} not inferred from the log: {}", printable(why))?;
+        }
         if c.timeline.is_empty() {
             writeln!(out, "no changes recorded")?;
             continue;

@@ -43,6 +43,10 @@ struct ClusterReport {
     files: Vec<FileReport>,
     last_event_at: Option<String>,
     last_commit_at: Option<String>,
+    /// What keeps the daemon from reading the cluster's logs (a path it
+    /// cannot list, open or read, a file whose lines did not fit): `status`
+    /// exits with [`super::EXIT_PROBLEMS`] while there is one.
+    problems: Vec<String>,
     warnings: Vec<String>,
     /// What the log format leaves open to clients, and what closes it.
     advice: Vec<String>,
@@ -67,6 +71,7 @@ pub fn run(args: StatusArgs) -> Result<ExitCode> {
         let mut r = report(c);
         dated_ahead(&store, &mut r, rules.get::<ClockSkew>(), now)?;
         trust(&store, &mut r, now)?;
+        unmatched(&store, &mut r)?;
         clusters.push(r);
     }
     let status = Status { daemon: daemon(heartbeat.as_ref(), now), clusters };
@@ -75,7 +80,22 @@ pub fn run(args: StatusArgs) -> Result<ExitCode> {
         ReportFormat::Json => output::json(&mut out, &status)?,
         ReportFormat::Table => table(&mut out, &status)?,
     }
+    if status.clusters.iter().any(|c| !c.problems.is_empty()) {
+        return Ok(ExitCode::from(super::EXIT_PROBLEMS));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Lines that look like events but did not fit their file's format or
+/// prefix, in files that were read all the same (below the share that makes
+/// a read a misfit): nothing could be said about who wrote them.
+fn unmatched(store: &Store, r: &mut ClusterReport) -> Result<()> {
+    for (path, n) in store.unmatched_sources(&r.name)? {
+        r.warnings.push(format!(
+            "{path}: {n} line(s) that look like PostgreSQL events did not fit its format or prefix (counted as unmatched, neither events nor rejected)"
+        ));
+    }
+    Ok(())
 }
 
 fn daemon(h: Option<&Heartbeat>, now: Timestamp) -> DaemonStatus {
@@ -89,7 +109,8 @@ fn daemon(h: Option<&Heartbeat>, now: Timestamp) -> DaemonStatus {
 
 fn report(c: ClusterStatus) -> ClusterReport {
     let files = c.sources.iter().map(|s| file_report(&s.path, s.read_to)).collect();
-    let mut warnings: Vec<String> = c.problems.iter().map(|(p, w)| format!("{p}: {w}")).collect();
+    let problems: Vec<String> = c.problems.iter().map(|(p, w)| format!("{p}: {w}")).collect();
+    let mut warnings = Vec::new();
     let read: u64 = c.sources.iter().map(|s| s.read_to).sum();
     if read > 0 && c.last_checkpoint_event.is_none() {
         warnings.push(format!(
@@ -103,6 +124,7 @@ fn report(c: ClusterStatus) -> ClusterReport {
         files,
         last_event_at: c.last_event.map(rfc3339),
         last_commit_at: c.last_commit.map(rfc3339),
+        problems,
         warnings,
         advice: Vec::new(),
     }
@@ -171,6 +193,9 @@ fn table(out: &mut impl Write, s: &Status) -> Result<()> {
             })
             .collect();
         output::table(out, &["file", "offset", "size", "lag"], &rows, &["offset", "size", "lag"])?;
+        for p in &c.problems {
+            writeln!(out, "  problem: {p}")?;
+        }
         for w in &c.warnings {
             writeln!(out, "  warning: {w}")?;
         }

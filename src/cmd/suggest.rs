@@ -19,12 +19,15 @@ pub fn run(args: SuggestArgs) -> Result<ExitCode> {
     let clusters = super::clusters(&store, args.cluster.as_deref())?;
     let mut suggestions = Vec::with_capacity(clusters.len());
     for name in &clusters {
-        if let Some(cluster) = config.clusters.iter().find(|c| &c.name == name) {
-            // A DBA reading the service's store may not be allowed to write
-            // it: the settings the daemon recorded still apply.
-            if let Err(e) = crate::settings::refresh(&mut store, &crate::settings::Sources::of(cluster), now) {
-                tracing::warn!("cluster {name:?}: settings not refreshed from its config files: {e}");
-            }
+        // An imported cluster's log may lie in its data directory, whose conf files then count.
+        let refreshed = match config.clusters.iter().find(|c| &c.name == name) {
+            Some(cluster) => crate::settings::refresh(&mut store, &crate::settings::Sources::of(cluster), now),
+            None => crate::settings::refresh_from_logs(&mut store, name, now),
+        };
+        // A DBA reading the service's store may not be allowed to write it:
+        // the settings the daemon recorded still apply.
+        if let Err(e) = refreshed {
+            tracing::warn!("cluster {name:?}: settings not refreshed from its config files: {e}");
         }
         let settings = crate::settings::current(&store, name)?;
         let s = sizing::suggest(&store, name, &settings, &config.advice, rules.clock_skew_tolerance(), now)?;
@@ -64,7 +67,9 @@ fn text(out: &mut impl Write, s: &Suggestion) -> Result<()> {
         if ["max_wal_size", "min_wal_size", "checkpoint_timeout", "checkpoint_completion_target"]
             .contains(&name.as_str())
         {
-            writeln!(out, "  current {name:<28} {}", value.value)?;
+            let inferred = matches!(value.source, crate::settings::ValueSource::Inferred { .. });
+            let note = if inferred { " (inferred from the log)" } else { "" };
+            writeln!(out, "  current {name:<28} {}{note}", value.value)?;
         }
     }
     writeln!(out)?;

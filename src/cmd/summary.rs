@@ -43,6 +43,7 @@ fn table(out: &mut impl Write, s: &Summary) -> Result<()> {
     writeln!(out, "too frequent warnings  {}", s.too_frequent)?;
     writeln!(out, "parameter changes      {}", s.parameter_changes)?;
     writeln!(out, "rejected (forged)      {}", s.rejected)?;
+    writeln!(out, "unmatched (no fit)     {}", s.unmatched)?;
     let t = |t: &Option<jiff::Timestamp>| t.map(rfc3339).unwrap_or_else(|| "-".into());
     writeln!(out, "first event            {}", t(&s.first_at))?;
     writeln!(out, "last event             {}", t(&s.last_at))?;

@@ -11,7 +11,7 @@ use super::problem::{interval, Problem};
 pub struct AdviceSection {
     /// How far back the WAL rate is sampled.
     pub lookback: Duration,
-    /// The percentile of per-cycle WAL rates taken as the peak (0 < p <= 100).
+    /// The percentile of per-cycle WAL rates, weighted by each cycle's time, taken as the peak (0 < p <= 100).
     pub percentile: f64,
     /// Fewer usable checkpoint cycles than this: no suggestion, only a note.
     pub min_samples: usize,

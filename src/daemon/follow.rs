@@ -29,10 +29,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
+use super::access::{self, Problems};
 use crate::config::{self, ClusterConfig, StartAt};
 use crate::frame::time::TimeContext;
 use crate::frame::Format;
-use crate::ingest::{self, IngestError, Options};
+use crate::ingest::{self, ImportReport, IngestError, Options};
 use crate::source::Source;
 use crate::store::{Store, StoreError};
 
@@ -69,6 +70,11 @@ struct Tracked {
     changed_at: Instant,
     /// Why the last read failed: warned about once, not at every poll.
     problem: Option<String>,
+    /// Its lines did not fit the cluster's format or prefix when it had this
+    /// size: read again only once it has doubled (or the setting changes,
+    /// which makes a new follower), so a wrong setting costs a bounded
+    /// number of reads of a growing file, not one per poll.
+    misfit_at: Option<u64>,
 }
 
 pub struct Follower {
@@ -90,6 +96,11 @@ pub struct Follower {
     settle: Duration,
     /// Events stored since [`Follower::take_stored`] was last called.
     stored: u64,
+    /// What the last listing could not find or read (directories, globs,
+    /// current_logfiles): warned about once, then on change.
+    listing_problems: Problems,
+    /// Files that cannot be opened, by path: warned about once, then on change.
+    unopened: HashMap<PathBuf, String>,
 }
 
 impl Follower {
@@ -101,12 +112,18 @@ impl Follower {
             prefix: Some(config.prefix.clone()).filter(|p| p != "auto"),
             new_files_from_end: config.start_at == StartAt::End,
             hold_last_entry: true,
+            // A followed file is live: an unterminated line waits for its end.
+            finished_after: None,
             stop,
             alive: Some(super::notify::watchdog_now_and_then),
         };
+        let cluster_id = store.cluster_id(&config.name)?;
+        reread_if_setting_changed(store, cluster_id, config)?;
+        // Problems are found again by the first round; those of an earlier run may be gone.
+        store.clear_problems(cluster_id)?;
         Ok(Follower {
             name: config.name.clone(),
-            cluster_id: store.cluster_id(&config.name)?,
+            cluster_id,
             config: config.clone(),
             opts,
             time: TimeContext::new(config.timezone.as_deref())?,
@@ -117,6 +134,8 @@ impl Follower {
             first_round: true,
             settle: Duration::ZERO,
             stored: 0,
+            listing_problems: Problems::new(),
+            unopened: HashMap::new(),
         })
     }
 
@@ -141,31 +160,20 @@ impl Follower {
     /// before the live name) whatever their mtimes (a coarse clock often
     /// gives the old and the new file the same one), then by mtime and name.
     pub fn paths(&self) -> Vec<PathBuf> {
-        let mut paths: Vec<PathBuf> = self.patterns().iter().flat_map(|p| expand(p)).collect();
-        paths.sort_by_cached_key(|p| {
-            let mtime = std::fs::metadata(p).and_then(|m| m.modified()).ok();
-            (std::cmp::Reverse(rotation_number(p)), mtime, p.clone())
-        });
-        paths.dedup();
-        paths
+        self.listing().0
+    }
+
+    /// The files to follow now (see [`Follower::paths`]), and what keeps
+    /// the cluster's logs from being found: a current_logfiles that cannot
+    /// be read, a directory that cannot be listed, a glob matching nothing.
+    fn listing(&self) -> (Vec<PathBuf>, Problems) {
+        listing(&self.config)
     }
 
     /// The globs to expand: the configured ones, or the log directory named
     /// by `$PGDATA/current_logfiles`.
     fn patterns(&self) -> Vec<String> {
-        if !self.config.logs.is_empty() {
-            return self.config.logs.clone();
-        }
-        let Some(data_dir) = &self.config.data_directory else { return Vec::new() };
-        let Ok(current) = config::current_logfiles(data_dir) else { return Vec::new() };
-        let preferred = ["jsonlog", "csvlog", "stderr"].iter().find_map(|f| current.iter().find(|(fmt, _)| fmt == f));
-        preferred
-            .and_then(|(_, path)| {
-                let dir = path.parent()?;
-                let ext = path.extension().map(|e| format!("*.{}", e.to_string_lossy())).unwrap_or("*".into());
-                Some(vec![format!("{}/{ext}", glob::Pattern::escape(&dir.to_string_lossy()))])
-            })
-            .unwrap_or_default()
+        patterns_checked(&self.config).0
     }
 
     /// Directories whose changes should wake the daemon.
@@ -243,8 +251,10 @@ impl Follower {
     /// are no longer matched (renamed out of the globs or deleted: older
     /// than anything matched now, so read to their end first, then let go).
     fn list(&mut self, store: &mut Store) -> Result<(), StoreError> {
+        let (paths, problems) = self.listing();
+        self.report_listing(store, problems)?;
         let listed: VecDeque<(PathBuf, std::io::Result<Metadata>)> =
-            self.paths().into_iter().map(|p| (p.clone(), std::fs::metadata(p))).collect();
+            paths.into_iter().map(|p| (p.clone(), std::fs::metadata(p))).collect();
         let keys: HashSet<FileKey> =
             listed.iter().filter_map(|(_, md)| md.as_ref().ok().filter(|m| m.is_file()).map(key_of)).collect();
         let gone: Vec<FileKey> = self.files.keys().filter(|k| !keys.contains(k)).copied().collect();
@@ -254,6 +264,24 @@ impl Follower {
         }
         self.closed.retain(|k, _| keys.contains(k));
         self.queue = listed;
+        Ok(())
+    }
+
+    /// Records the listing's problems for `status` and the alert rules, and
+    /// warns in the daemon's log about each new or changed one (once: the
+    /// listing runs every round) and says when one is gone.
+    fn report_listing(&mut self, store: &mut Store, now: Problems) -> Result<(), StoreError> {
+        for (path, problem) in &now {
+            if self.listing_problems.get(path) != Some(problem) {
+                tracing::warn!(cluster = %self.name, path = %path, problem = %problem, "Cannot follow the cluster's logs there.");
+                store.set_problem(self.cluster_id, path, Some(problem))?;
+            }
+        }
+        for path in self.listing_problems.keys().filter(|p| !now.contains_key(*p)) {
+            tracing::info!(cluster = %self.name, path = %path, "A problem with the cluster's logs is gone.");
+            store.set_problem(self.cluster_id, path, None)?;
+        }
+        self.listing_problems = now;
         Ok(())
     }
 
@@ -306,6 +334,7 @@ impl Follower {
             Ok(file) if file.metadata().is_ok_and(|m| key_of(&m) != key) => Ok(false),
             Ok(file) => {
                 store.set_problem(self.cluster_id, &shown, None)?;
+                self.unopened.remove(path);
                 // A closed file comes back unread: the store's offset for its content says where to go on.
                 self.closed.remove(&key);
                 let tracked = Tracked {
@@ -315,12 +344,16 @@ impl Follower {
                     pending: false,
                     changed_at: Instant::now(),
                     problem: None,
+                    misfit_at: None,
                 };
                 self.files.insert(key, tracked);
                 Ok(true)
             }
             Err(e) => {
-                let problem = format!("cannot open: {e} (is walwatch in the group that can read PostgreSQL's logs?)");
+                let problem = access::cannot("open", path, &e);
+                if self.unopened.insert(path.to_path_buf(), problem.clone()).as_ref() != Some(&problem) {
+                    tracing::warn!(cluster = %self.name, path = %shown, problem = %problem, "Cannot open a log file.");
+                }
                 store.set_problem(self.cluster_id, &shown, Some(&problem))?;
                 Ok(false)
             }
@@ -344,7 +377,8 @@ impl Follower {
         let quiet =
             md.and_then(|m| m.modified().ok()).and_then(|m| m.elapsed().ok()).is_some_and(|age| age >= self.settle);
         let settled = quiet || (unchanged && t.changed_at.elapsed() >= self.settle);
-        if state.0 == 0 || (unchanged && !finish && !(t.pending && settled)) {
+        let waits_after_misfit = t.misfit_at.is_some_and(|size| state.0 < size.saturating_mul(2));
+        if state.0 == 0 || waits_after_misfit || (unchanged && !finish && !(t.pending && settled)) {
             // Nothing yet to fingerprint, or nothing new.
             t.state_read = Some(state);
             return Ok(0);
@@ -362,6 +396,15 @@ impl Follower {
             .and_then(|f| Source::from_file(f, &shown).map_err(IngestError::from))
             .and_then(|src| ingest::import_source(store, self.cluster_id, src, &opts, &self.time));
         match result {
+            Ok(report) if report.misfit.is_some() => {
+                let problem = misfit_problem(&report);
+                if t.problem.as_deref() != Some(problem.as_str()) {
+                    tracing::warn!(cluster = %self.name, path = %shown, problem = %problem, "A log file did not fit the cluster's format or prefix; nothing of it was recorded as read.");
+                }
+                store.set_problem(self.cluster_id, &shown, Some(&problem))?;
+                (t.state_read, t.pending, t.misfit_at, t.problem) = (Some(state), false, Some(state.0), Some(problem));
+                Ok(0)
+            }
             Ok(report) => {
                 t.state_read = Some(state);
                 // Held back only if this read held something back; after a
@@ -375,7 +418,7 @@ impl Follower {
                     tracing::info!(cluster = %self.name, path = %shown, events = report.stored, bytes = report.bytes, "Stored new events.");
                 }
                 store.set_problem(self.cluster_id, &shown, None)?;
-                t.problem = None;
+                (t.problem, t.misfit_at) = (None, None);
                 Ok(report.stored)
             }
             Err(IngestError::Store(e)) => Err(e),
@@ -405,6 +448,105 @@ fn problem_of(e: &IngestError) -> String {
     }
 }
 
+/// What a cluster's globs find now (see [`Follower::paths`]) and what keeps
+/// its logs from being found: a current_logfiles that cannot be read, a
+/// directory that cannot be listed, a glob that matches nothing.
+fn listing(cluster: &ClusterConfig) -> (Vec<PathBuf>, Problems) {
+    let (patterns, mut problems) = patterns_checked(cluster);
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for pattern in &patterns {
+        let (found, unlisted) = expand_checked(pattern);
+        if found.is_empty() && unlisted.is_empty() {
+            let dir = leading_dir(pattern);
+            match access::listing_problem(&dir) {
+                Some(problem) => problems.insert(dir.to_string_lossy().into_owned(), problem),
+                None => problems.insert(pattern.clone(), access::no_match_problem()),
+            };
+        }
+        problems.extend(unlisted);
+        paths.extend(found);
+    }
+    paths.sort_by_cached_key(|p| {
+        let mtime = std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        (std::cmp::Reverse(rotation_number(p)), mtime, p.clone())
+    });
+    paths.dedup();
+    (paths, problems)
+}
+
+/// The globs of a cluster (see [`Follower::patterns`]), and why there are
+/// none when current_logfiles cannot say.
+fn patterns_checked(cluster: &ClusterConfig) -> (Vec<String>, Problems) {
+    if !cluster.logs.is_empty() {
+        return (cluster.logs.clone(), Problems::new());
+    }
+    let Some(data_dir) = &cluster.data_directory else { return (Vec::new(), Problems::new()) };
+    let read = config::current_logfiles(data_dir);
+    if let Some(problem) = access::current_logfiles_problem(data_dir, &read) {
+        let path = data_dir.join("current_logfiles").to_string_lossy().into_owned();
+        return (Vec::new(), Problems::from([(path, problem)]));
+    }
+    let current = read.unwrap_or_default();
+    let preferred = ["jsonlog", "csvlog", "stderr"].iter().find_map(|f| current.iter().find(|(fmt, _)| fmt == f));
+    let patterns = preferred
+        .and_then(|(_, path)| {
+            let dir = path.parent()?;
+            let ext = path.extension().map(|e| format!("*.{}", e.to_string_lossy())).unwrap_or("*".into());
+            Some(vec![format!("{}/{ext}", glob::Pattern::escape(&dir.to_string_lossy()))])
+        })
+        .unwrap_or_default();
+    (patterns, Problems::new())
+}
+
+/// Why the daemon could not follow all of `config`'s logs now, as it would
+/// record them (`walwatch config check` shows them too).
+pub fn listing_problems(cluster: &ClusterConfig) -> Problems {
+    listing(cluster).1
+}
+
+/// A read whose lines did not fit, as the log and `status` show it: why,
+/// the first such line (control characters blanked: it is log text), and
+/// what to set.
+fn misfit_problem(r: &ImportReport) -> String {
+    let why = r.misfit.as_deref().unwrap_or_default();
+    let first = match (&r.first_unmatched, r.first_rejected) {
+        (Some((line, text)), _) => {
+            let text: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+            format!("; first such line (line {line}): {text}")
+        }
+        (None, Some((line, reason))) => format!("; first line refused (line {line}): {reason}"),
+        (None, None) => String::new(),
+    };
+    format!(
+        "{why}; nothing of it was recorded as read{first}; set format and prefix in the cluster's [[cluster]] table \
+         (the server's log_destination and `SHOW log_line_prefix;`): the daemon then reads it again"
+    )
+}
+
+/// A cluster followed before with another `format` or `prefix` setting had
+/// its files read the wrong way: say so, and forget what was read of the
+/// files still there, so that they are read again with the new setting.
+/// Files gone since keep their events: nothing could read them again.
+fn reread_if_setting_changed(store: &mut Store, cluster_id: i64, config: &ClusterConfig) -> Result<(), StoreError> {
+    let Some((format, prefix)) = store.follow_setting(cluster_id, &config.format, &config.prefix)? else {
+        return Ok(());
+    };
+    let (present, gone): (Vec<_>, Vec<_>) =
+        store.known_sources(Some(&config.name))?.into_iter().partition(|s| Path::new(&s.path).is_file());
+    tracing::warn!(
+        cluster = %config.name,
+        was = format!("format {format:?}, prefix {prefix:?}"),
+        now = format!("format {:?}, prefix {:?}", config.format, config.prefix),
+        "The cluster's format or prefix setting changed: forgetting what was read of its {} file(s) still present, to read them again ({} gone keep their events).",
+        present.len(),
+        gone.len()
+    );
+    let ids: Vec<i64> = present.iter().map(|s| s.id).collect();
+    let forgotten = store.forget_sources(&ids)?;
+    tracing::info!(cluster = %config.name, sources = forgotten.sources, events = forgotten.events, "Forgot them.");
+    Ok(())
+}
+
 /// N of a logrotate-style name ending in `.N` (or `.N.gz`, `.N.zst`); 0 otherwise.
 fn rotation_number(path: &Path) -> u32 {
     let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
@@ -425,9 +567,20 @@ fn inside(path: &Path, roots: &[PathBuf]) -> bool {
     path.canonicalize().is_ok_and(|real| roots.iter().any(|r| real.starts_with(r)))
 }
 
-/// Paths matching a glob (an invalid pattern matches nothing; config check reports it).
-fn expand(pattern: &str) -> Vec<PathBuf> {
-    glob::glob(pattern).map(|paths| paths.filter_map(Result::ok).collect()).unwrap_or_default()
+/// Paths matching a glob (an invalid pattern matches nothing; config check
+/// reports it), and the directories it could not list on the way.
+fn expand_checked(pattern: &str) -> (Vec<PathBuf>, Problems) {
+    let (mut found, mut unlisted) = (Vec::new(), Problems::new());
+    for entry in glob::glob(pattern).into_iter().flatten() {
+        match entry {
+            Ok(path) => found.push(path),
+            Err(e) => {
+                let problem = access::cannot("list the directory", e.path(), e.error());
+                unlisted.insert(e.path().to_string_lossy().into_owned(), problem);
+            }
+        }
+    }
+    (found, unlisted)
 }
 
 /// The longest leading absolute directory of a glob that has no wildcard.

@@ -10,6 +10,7 @@
 //! SIGHUP reloads the clusters and the transports, SIGTERM commits and exits
 //! without waiting for an alert pass or a network peer.
 
+pub mod access;
 mod alerting;
 pub mod follow;
 pub mod notify;

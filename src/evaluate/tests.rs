@@ -54,7 +54,7 @@ fn evaluate_all_reads_a_real_log_and_fires_with_the_sizing_advice() {
     // The advice is read whenever forced_checkpoints carries it, even with wal_files_added off.
     let text = "[alerts.wal_files_added]\nenabled = false\n";
     let only_forced = RuleSet::configure(&crate::config::parse(text, Path::new("w.toml")).unwrap().alerts).unwrap();
-    assert_eq!(only_forced.enabled().len(), 7);
+    assert_eq!(only_forced.enabled().len(), 8);
     let report = clusters(&mut store, &config, &only_forced, &["main".to_string()], now).unwrap();
     assert_eq!(summary(&report), want);
     assert_eq!(ids(&report.clusters[0].changes.still_open), [1, 2]);

@@ -166,14 +166,14 @@ impl<'t> CsvScanner<'t> {
 
     fn parse(&mut self, bytes: &[u8], pos: Pos) -> Option<Record> {
         if !self.fields.read(bytes) || self.fields.len() < MIN_COLUMNS {
-            self.stats.unparsed += 1;
+            self.stats.misfit(self.catalog, pos.line, &lines::lossy(bytes));
             return None;
         }
         let row = &self.fields;
         let get = |i: usize| row.get(i).map(|f| lines::lossy(f).into_owned()).filter(|s| !s.is_empty());
         let severity_word = get(SEVERITY).unwrap_or_default();
         let Some(severity) = self.catalog.severity(&severity_word) else {
-            self.stats.unparsed += 1;
+            self.stats.misfit(self.catalog, pos.line, &lines::lossy(bytes));
             return None;
         };
         let session = [USER, DATABASE, CONNECTION_FROM, APPLICATION].iter().any(|&i| get(i).is_some());
@@ -491,10 +491,8 @@ mod tests {
         assert_eq!(r.message, "checkpoint starting: wal");
         assert_eq!((r.origin.pid, r.origin.backend_type.as_deref(), r.origin.session), (Some(28304), None, false));
         assert_eq!(r.time, Some(time.parse("2026-11-22 08:15:38.417 UTC").unwrap()));
-        assert_eq!(
-            (scanner.stats().entries, scanner.stats().lines, scanner.stats().candidates, scanner.stats().unparsed),
-            (1, 1, 1, 0)
-        );
+        let counts = |s: &FrameStats| (s.entries, s.lines, s.candidates, s.unparsed, s.unmatched);
+        assert_eq!(counts(scanner.stats()), (1, 1, 1, 0, 0));
         // The same record without its application_name: 22 columns, a
         // LOG in the severity column, but not a record any version writes.
         let short = record.replace(",\"\"\n", "\n");
@@ -502,15 +500,14 @@ mod tests {
         let (records, end) = frame_all(&mut scanner, short.as_bytes(), 1 << 20, Tail::Take, Pos::START);
         assert!(records.is_empty());
         assert_eq!(end, Pos { offset: short.len() as u64, line: 2 });
-        assert_eq!(
-            (scanner.stats().entries, scanner.stats().lines, scanner.stats().candidates, scanner.stats().unparsed),
-            (1, 1, 1, 1)
-        );
+        // It holds a checkpoint line's message: unmatched, not merely unparsed.
+        assert_eq!(counts(scanner.stats()), (1, 1, 1, 0, 1));
+        assert_eq!(scanner.stats().first_unmatched.as_ref().map(|(line, _)| *line), Some(1));
     }
 
     /// A candidate record (a needle in it) whose severity is no word
-    /// PostgreSQL writes is counted unparsed, once, and not framed; the
-    /// records around it are.
+    /// PostgreSQL writes is counted once, and not framed — unmatched, as it
+    /// holds a checkpoint line's message —; the records around it are.
     #[test]
     fn an_unknown_severity_is_unparsed_and_counted() {
         let bad = event_record("checkpoint starting: wal").replace(",LOG,", ",NOTALEVEL,");
@@ -524,7 +521,10 @@ mod tests {
             [(at[0].offset, 1, LogSeverity::Log, EVENTS[0]), (at[2].offset, 3, LogSeverity::Log, EVENTS[1])]
         );
         assert_eq!(end, at[3]);
-        assert_eq!((stats.entries, stats.lines, stats.candidates, stats.unparsed, stats.oversized), (3, 3, 3, 1, 0));
+        assert_eq!(
+            (stats.entries, stats.lines, stats.candidates, stats.unparsed, stats.unmatched, stats.oversized),
+            (3, 3, 3, 0, 1, 0)
+        );
     }
 
     /// A finished stream whose last record has no newline: the record is

@@ -15,7 +15,7 @@
 
 use jiff::Timestamp;
 
-use super::{lines, Consumed, FrameStats, Needles, Pos, Record, Scan};
+use super::{lines, Consumed, FrameStats, Lexicon, Pos, Record, Scan};
 
 /// What one envelope line holds.
 #[derive(Debug, Clone, PartialEq)]
@@ -74,6 +74,13 @@ impl Lane {
         self.span_of(consumed).map_or(end, |s| s.source)
     }
 
+    /// The source line of the envelope holding line `line` (1-based) of the buffer.
+    fn source_line(&self, line: u64) -> Option<u64> {
+        let skip = usize::try_from(line.checked_sub(1)?).ok()?;
+        let at = if skip == 0 { 0 } else { memchr::memchr_iter(b'\n', &self.buf).nth(skip - 1)? + 1 };
+        self.span_of(at).map(|s| s.line)
+    }
+
     /// `record` at its envelope's position, dated by it if need be.
     fn place(&self, mut record: Record, pos: Pos) -> Record {
         if let Some(s) = self.span_of(record.offset as usize) {
@@ -91,20 +98,42 @@ pub(crate) struct EnvelopeScanner<'t> {
     text: Box<dyn Scan + 't>,
     /// Frames jsonlog payloads; always consumes all it is given.
     json: Box<dyn Scan + 't>,
-    needles: &'static Needles,
-    /// Lines and the envelopes that failed, counted here.
+    lexicon: &'static Lexicon,
+    /// Lines and the envelopes that failed, counted here; and the first
+    /// unmatched line, the lanes' at their envelope's line number.
     own: FrameStats,
     stats: FrameStats,
 }
 
 impl<'t> EnvelopeScanner<'t> {
-    pub fn new(open: Open, text: Box<dyn Scan + 't>, json: Box<dyn Scan + 't>, needles: &'static Needles) -> Self {
-        EnvelopeScanner { open, text, json, needles, own: FrameStats::default(), stats: FrameStats::default() }
+    pub fn new(open: Open, text: Box<dyn Scan + 't>, json: Box<dyn Scan + 't>, lexicon: &'static Lexicon) -> Self {
+        EnvelopeScanner { open, text, json, lexicon, own: FrameStats::default(), stats: FrameStats::default() }
+    }
+
+    /// Runs `scan` on a lane's scanner; a first unmatched line it found is
+    /// kept at its envelope's line number.
+    fn scan_lane(
+        &mut self,
+        json: bool,
+        lane: &Lane,
+        upto: usize,
+        last: bool,
+        emit: &mut dyn FnMut(Record),
+    ) -> Consumed {
+        let scanner = if json { &mut self.json } else { &mut self.text };
+        let had = scanner.stats().first_unmatched.is_some();
+        let done = scanner.scan(&lane.buf[..upto], Pos::START, last, emit);
+        if let (false, Some((line, text))) = (had, scanner.stats().first_unmatched.clone()) {
+            if self.own.first_unmatched.is_none() {
+                self.own.first_unmatched = lane.source_line(line).map(|l| (l, text));
+            }
+        }
+        done
     }
 
     /// Opens every line of `region` into the two lanes; returns them and
     /// the lines that are no envelope or another program's (with their start).
-    fn open_all(&self, region: &[u8], pos: Pos) -> (Lane, Lane, Vec<(usize, bool)>) {
+    fn open_all(&self, region: &[u8], pos: Pos) -> (Lane, Lane, Vec<(usize, u64, bool)>) {
         let (mut text, mut json, mut other) = (Lane::default(), Lane::default(), Vec::new());
         let (mut at, mut line) = (0, pos.line);
         while at < region.len() {
@@ -113,8 +142,8 @@ impl<'t> EnvelopeScanner<'t> {
             match (self.open)(raw) {
                 Unwrapped::Text { text: t, time } => text.push(&t, at, line, time),
                 Unwrapped::Json { line: l, time } => json.push(&l, at, line, time),
-                Unwrapped::Foreign => other.push((at, true)),
-                Unwrapped::Broken => other.push((at, false)),
+                Unwrapped::Foreign => other.push((at, line, true)),
+                Unwrapped::Broken => other.push((at, line, false)),
             }
             at = lines::next_start(region, at);
             line += 1;
@@ -124,15 +153,16 @@ impl<'t> EnvelopeScanner<'t> {
 
     /// Counts the lines of `done` (the consumed part of the region) and
     /// its lines that held no payload.
-    fn count(&mut self, done: &[u8], other: &[(usize, bool)]) {
+    fn count(&mut self, done: &[u8], other: &[(usize, u64, bool)]) {
         self.own.lines += lines::count_lines(done);
-        for &(at, foreign) in other.iter().filter(|(at, _)| *at < done.len()) {
+        for &(at, line, foreign) in other.iter().filter(|(at, _, _)| *at < done.len()) {
             // Another program's message is an entry of the log, though not
             // PostgreSQL's; a broken one that mentions checkpoints is a line
             // that did not fit.
             self.own.entries += 1;
-            if !foreign && self.needles.find_iter(lines::text(done, at)).next().is_some() {
-                self.own.unparsed += 1;
+            let text = lines::text(done, at);
+            if !foreign && self.lexicon.needles.find_iter(text).next().is_some() {
+                self.own.misfit(self.lexicon.catalog, line, &lines::lossy(text));
             }
         }
         self.total();
@@ -145,6 +175,8 @@ impl<'t> EnvelopeScanner<'t> {
             entries: t.entries + j.entries + self.own.entries,
             candidates: t.candidates + j.candidates,
             unparsed: t.unparsed + j.unparsed + self.own.unparsed,
+            unmatched: t.unmatched + j.unmatched + self.own.unmatched,
+            first_unmatched: self.own.first_unmatched.clone(),
             oversized: self.own.oversized + j.oversized,
         };
     }
@@ -157,7 +189,7 @@ impl Scan for EnvelopeScanner<'_> {
         let consumed = if text.buf.is_empty() {
             0
         } else {
-            self.text.scan(&text.buf, Pos::START, last, &mut |r| records.push(r)).bytes
+            self.scan_lane(false, &text, text.buf.len(), last, &mut |r| records.push(r)).bytes
         };
         let boundary = text.reach(consumed, region.len());
         let mut placed: Vec<Record> = records
@@ -168,7 +200,7 @@ impl Scan for EnvelopeScanner<'_> {
         // The JSON payloads before the boundary; the rest come again.
         let upto = json.spans.iter().find(|s| s.source >= boundary).map_or(json.buf.len(), |s| s.at);
         if upto > 0 {
-            self.json.scan(&json.buf[..upto], Pos::START, true, &mut |r| placed.push(json.place(r, pos)));
+            self.scan_lane(true, &json, upto, true, &mut |r| placed.push(json.place(r, pos)));
         }
         placed.sort_by_key(|r| r.offset);
         placed.into_iter().for_each(&mut *emit);
@@ -223,7 +255,7 @@ mod tests {
         let prefix = Prefix::compile(PREFIX, Catalog::global().markers()).unwrap();
         let text = Box::new(StderrScanner::new(prefix, time, test_lexicon()));
         let json = Box::new(JsonScanner::new(time, test_lexicon()));
-        EnvelopeScanner::new(open, text, json, &test_lexicon().needles)
+        EnvelopeScanner::new(open, text, json, test_lexicon())
     }
 
     fn logged(line: &str) -> String {
@@ -282,8 +314,10 @@ mod tests {
         );
         assert_eq!(records[0].time, Some("2026-11-22T08:04:23.386Z".parse().unwrap()), "the prefix's time first");
         let stats = s.stats();
-        // 7 lines; entries: 5 of PostgreSQL, the audit entry, the broken one.
-        assert_eq!((stats.lines, stats.entries, stats.candidates, stats.unparsed), (7, 7, 4, 1));
+        // 7 lines; entries: 5 of PostgreSQL, the audit entry, the broken
+        // one, which holds a complete line's head: unmatched, at its line.
+        assert_eq!((stats.lines, stats.entries, stats.candidates, stats.unparsed, stats.unmatched), (7, 7, 4, 0, 1));
+        assert_eq!(stats.first_unmatched.as_ref().map(|(line, _)| *line), Some(6));
     }
 
     /// Stopped at any byte and read on: the same records. (Without the

@@ -44,11 +44,11 @@ impl<'t> JsonScanner<'t> {
 
     fn parse(&mut self, line: &[u8], pos: Pos) -> Option<Record> {
         let Ok(e) = serde_json::from_slice::<Entry>(line) else {
-            self.stats.unparsed += 1;
+            self.stats.misfit(self.catalog, pos.line, &lines::lossy(line));
             return None;
         };
         let Some(severity) = e.error_severity.as_deref().and_then(|s| self.catalog.severity(s)) else {
-            self.stats.unparsed += 1;
+            self.stats.misfit(self.catalog, pos.line, &lines::lossy(line));
             return None;
         };
         let present = |f: &Option<String>| f.as_deref().is_some_and(|v| !v.is_empty());
@@ -242,7 +242,12 @@ mod tests {
             Some("Consider increasing the configuration parameter \"max_wal_size\".")
         );
         assert_eq!(end, at[10]);
-        assert_eq!((stats.entries, stats.lines, stats.candidates, stats.unparsed, stats.oversized), (10, 10, 10, 3, 0));
+        // The three hold a checkpoint line's message: unmatched, not merely unparsed.
+        assert_eq!(
+            (stats.entries, stats.lines, stats.candidates, stats.unparsed, stats.unmatched, stats.oversized),
+            (10, 10, 10, 0, 3, 0)
+        );
+        assert_eq!(stats.first_unmatched.as_ref().map(|(line, _)| *line), Some(7));
     }
 
     /// A file read while PostgreSQL is writing it, stopped at any byte

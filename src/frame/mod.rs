@@ -23,6 +23,7 @@ pub mod spliced;
 pub mod stderr;
 pub mod syslog;
 pub mod time;
+pub mod unmatched;
 
 use std::io::{self, Read};
 
@@ -156,8 +157,14 @@ pub struct FrameStats {
     pub entries: u64,
     /// Entries that contained a needle and were framed fully.
     pub candidates: u64,
-    /// Candidate lines that could not be framed (prefix or structure did not fit).
+    /// Candidate lines that could not be framed (prefix or structure did
+    /// not fit) and hold no event's message head (see [`unmatched`]).
     pub unparsed: u64,
+    /// Candidate lines that could not be framed but hold an event's message
+    /// head: the log is not in the format or prefix it is read with.
+    pub unmatched: u64,
+    /// The first of them: its line number and text (cut short).
+    pub first_unmatched: Option<(u64, String)>,
     /// Entries longer than the buffer (or cut off by the end of the input),
     /// consumed without being framed: they cannot be checkpoint events.
     /// Counted by the formats that count them as entries (csvlog, jsonlog).

@@ -9,6 +9,7 @@ use super::prefix::{Prefix, PrefixMatch};
 use super::spliced::{self, Around};
 use super::time::TimeContext;
 use super::{Consumed, FrameStats, Lexicon, LineLevel, Needles, Origin, Pos, Record, Scan, Secondary};
+use crate::catalog::Catalog;
 
 /// How far back (in lines) a candidate may sit from the first line of its entry.
 /// Checkpoint entries have at most a handful of lines; a deeper hit is inside
@@ -22,6 +23,7 @@ pub struct StderrScanner<'t> {
     prefix: Prefix,
     time: &'t TimeContext,
     pub(super) needles: &'static Needles,
+    pub(super) catalog: &'static Catalog,
     stats: FrameStats,
     /// The last bytes consumed (at most a prefix's span), for the splice
     /// checks of entries at the start of the next region.
@@ -36,6 +38,7 @@ impl<'t> StderrScanner<'t> {
             prefix,
             time,
             needles: &lexicon.needles,
+            catalog: lexicon.catalog,
             stats: FrameStats::default(),
             behind: Vec::new(),
             behind_aligned: true,
@@ -101,7 +104,7 @@ impl<'t> StderrScanner<'t> {
         let first = lines::lossy(lines::text(buf, start)).into_owned();
         let mut next = lines::next_start(buf, start);
         let Some(pm) = self.prefix.parse(&first) else {
-            self.stats.unparsed += 1;
+            self.stats.misfit(self.catalog, pos.line, &first);
             return (None, next);
         };
         let LineLevel::Primary(severity) = pm.level else { return (None, next) };
@@ -314,8 +317,10 @@ impl Scan for StderrScanner<'_> {
             }
             let at = lines::start_of(work, hit);
             let Some(start) = self.entry_start(work, at).filter(|&s| s >= done) else {
-                if lines::text(work, at).first() != Some(&b'\t') {
-                    self.stats.unparsed += 1;
+                let text = lines::text(work, at);
+                if text.first() != Some(&b'\t') {
+                    let number = line + lines::count(&work[counted..at]);
+                    self.stats.misfit(self.catalog, number, &lines::lossy(text));
                 }
                 done = lines::next_start(work, at);
                 continue;

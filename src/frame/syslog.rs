@@ -240,7 +240,8 @@ impl Scan for SyslogScanner<'_> {
             let Some(h) = header(lines::text(work, at)) else {
                 if refused != Some(at) {
                     refused = Some(at);
-                    self.stats.unparsed += 1;
+                    let number = pos.line + lines::count(&work[..at]);
+                    self.stats.misfit(self.entry.catalog, number, &lines::lossy(lines::text(work, at)));
                 }
                 continue;
             };
@@ -254,7 +255,8 @@ impl Scan for SyslogScanner<'_> {
             let entry_pos = Pos { offset: pos.offset + first as u64, line };
             let (record, _) = self.entry.frame_entry(&text, 0, entry_pos);
             let Some(mut record) = record else {
-                self.stats.unparsed += 1;
+                let first_line = lines::lossy(lines::text(&text, 0)).into_owned();
+                self.stats.misfit(self.entry.catalog, line, &first_line);
                 continue;
             };
             let fh = header(lines::text(work, first)).unwrap_or(h);
@@ -523,8 +525,10 @@ mod tests {
         );
         let stats = scanner.stats();
         // 6 lines, one of them the TAB chunk of the statement; the script's
-        // line (two needles) and the other cluster's fail once each.
-        assert_eq!((stats.lines, stats.entries, stats.candidates, stats.unparsed), (6, 5, 2, 2));
+        // line (two needles) and the other cluster's fail once each, and
+        // both hold a checkpoint line's message: unmatched.
+        assert_eq!((stats.lines, stats.entries, stats.candidates, stats.unparsed, stats.unmatched), (6, 5, 2, 0, 2));
+        assert_eq!(stats.first_unmatched.as_ref().map(|(line, _)| *line), Some(4));
     }
 
     #[test]

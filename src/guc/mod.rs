@@ -1,12 +1,14 @@
 //! PostgreSQL's settings as the server defines them, for the versions
 //! walwatch reads (9.6 to 18): the names the advice and the alerts use,
 //! their units ([`units`]) and defaults ([`defaults`]) per major version,
-//! and how a major version is written. Knowledge only: no store, no files.
+//! when max_wal_size triggers a checkpoint ([`trigger`]), and how a major
+//! version is written. Knowledge only: no store, no files.
 //! (GUC, "Grand Unified Configuration", is PostgreSQL's own name for its
 //! settings.) [`crate::settings`] finds a cluster's values; `config` checks
 //! `[cluster.settings]` against what is here.
 
 pub mod defaults;
+pub mod trigger;
 pub mod units;
 
 /// The settings the advice and the alerts read.

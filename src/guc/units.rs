@@ -113,6 +113,26 @@ pub(crate) fn parse_with_segment(
     }
 }
 
+/// A size in MB as SHOW spells it: "1GB" for whole gigabytes, else "1280MB".
+pub fn size_text(mb: u64) -> String {
+    if mb >= 1024 && mb.is_multiple_of(1024) {
+        format!("{}GB", mb / 1024)
+    } else {
+        format!("{mb}MB")
+    }
+}
+
+/// A time in seconds as SHOW spells it, in the largest unit that divides
+/// it: "30s", "5min", "1h", "1d".
+pub fn time_text(seconds: u64) -> String {
+    match seconds {
+        s if s > 0 && s.is_multiple_of(86_400) => format!("{}d", s / 86_400),
+        s if s > 0 && s.is_multiple_of(3600) => format!("{}h", s / 3600),
+        s if s > 0 && s.is_multiple_of(60) => format!("{}min", s / 60),
+        s => format!("{s}s"),
+    }
+}
+
 /// Like [`parse`], and within the range PostgreSQL accepts (for walwatch's own config).
 pub(crate) fn parse_checked(name: &str, text: &str, version: Option<u32>) -> Result<Parsed, String> {
     let parsed = parse(name, text, version)?;
@@ -347,6 +367,24 @@ mod tests {
         assert!(parse("checkpoint_timeout", "5 mins", Some(15)).is_err());
         let e = parse("commit_delay", "10ms", Some(15)).unwrap_err();
         assert!(e.contains("takes no unit"), "{e}");
+    }
+
+    #[test]
+    fn sizes_and_times_are_spelled_as_show_prints_them() {
+        assert_eq!(size_text(32), "32MB");
+        assert_eq!(size_text(1024), "1GB");
+        assert_eq!(size_text(1280), "1280MB");
+        assert_eq!(size_text(5120), "5GB");
+        assert_eq!(time_text(30), "30s");
+        assert_eq!(time_text(90), "90s");
+        assert_eq!(time_text(300), "5min");
+        assert_eq!(time_text(5400), "90min");
+        assert_eq!(time_text(3600), "1h");
+        assert_eq!(time_text(86_400), "1d");
+        assert_eq!(time_text(0), "0s");
+        for s in [30, 45, 300, 3600, 7200, 86_400] {
+            assert_eq!(secs("checkpoint_timeout", &time_text(s), 15), s as f64);
+        }
     }
 
     #[test]

@@ -91,23 +91,27 @@ impl Batch {
 fn classify_all(catalog: &Catalog, kit: &FormatReader, records: &[Record], report: &mut ImportReport) -> Vec<Event> {
     let mut events = Vec::new();
     for record in records {
+        let outcome = classify::classify(catalog, record);
         let Some(at) = record.time else {
             report.unparsed += 1;
+            report.unreadable += u64::from(outcome != Outcome::Ignored);
             continue;
         };
         let event =
             |nth, body| Event { at, pid: record.origin.pid, offset: record.offset, line: record.line, nth, body };
-        match classify::classify(catalog, record) {
+        match outcome {
             Outcome::Event(body) => {
                 *report.events.entry(body.kind_name()).or_default() += 1;
                 events.push(event(0, body));
             }
             Outcome::Rejected { looked_like, reason } => {
                 report.rejected += 1;
+                report.first_rejected.get_or_insert((record.line, reason));
                 events.push(event(0, EventBody::Rejected { looked_like, reason }));
             }
             Outcome::Unparsed(kind) => {
                 report.unparsed += 1;
+                report.unreadable += 1;
                 if report.warnings.len() < 20 {
                     report.warnings.push(format!(
                         "line {}: a {kind} line in a shape walwatch does not know: {:.200}",
@@ -119,8 +123,9 @@ fn classify_all(catalog: &Catalog, kit: &FormatReader, records: &[Record], repor
         }
         let embedded = classify::embedded_lookalikes(catalog, record, |l| kit.message_of(l));
         for (nth, looked_like) in (1..).zip(embedded) {
-            report.rejected += 1;
             let reason = "inside another entry (e.g. a logged statement)";
+            report.rejected += 1;
+            report.first_rejected.get_or_insert((record.line, reason));
             events.push(event(nth, EventBody::Rejected { looked_like, reason }));
         }
     }

@@ -46,6 +46,10 @@ pub struct Options {
     /// Leave the last entry of a plain file for a later read: a followed
     /// file may still get that entry's HINT or continuation lines.
     pub hold_last_entry: bool,
+    /// A plain file not written for this long is finished: its last entry
+    /// is read even without a line break (`import`; the daemon follows live
+    /// files and waits for the line break instead).
+    pub finished_after: Option<std::time::Duration>,
     /// Set (by SIGTERM) to stop reading after the current chunk; what was
     /// read is committed and the import ends early without an error.
     pub stop: Option<Arc<AtomicBool>>,
@@ -67,17 +71,92 @@ pub struct ImportReport {
     pub frame: FrameStats,
     /// Events read, by kind (rejected ones excluded).
     pub events: BTreeMap<&'static str, u64>,
+    /// Records the trust rule proved a client session wrote (`classify::trust`).
     pub rejected: u64,
+    /// The first of them: its line and why it was refused.
+    pub first_rejected: Option<(u64, &'static str)>,
+    /// Lines that hold an event's message head but that the format or
+    /// log_line_prefix did not fit: who wrote them cannot be said
+    /// (`frame::unmatched`).
+    pub unmatched: u64,
+    /// The first of them: its line number and text.
+    pub first_unmatched: Option<(u64, String)>,
+    /// Records with an event's message head that could not be read as one:
+    /// no time, or a shape walwatch does not know (also in `unparsed`).
+    pub unreadable: u64,
     pub unparsed: u64,
     /// Events that were new to the store.
     pub stored: u64,
     pub seconds: f64,
     pub warnings: Vec<String>,
+    /// Why this read does not count as reading the source (see
+    /// [`ImportReport::verdict`]): what it stored was taken back, and the
+    /// source is not recorded as read.
+    pub misfit: Option<String>,
 }
+
+/// Unmatched lines above this share of the lines that look like events make
+/// a read a misfit: a log read with its own format and prefix has none (a
+/// few may be lines written to stderr by something other than the server).
+pub const UNMATCHED_SHARE: f64 = 0.05;
 
 impl ImportReport {
     pub(crate) fn mb_per_s(&self) -> f64 {
         self.bytes as f64 / 1e6 / self.seconds.max(1e-9)
+    }
+
+    /// Events read, every kind.
+    pub fn event_count(&self) -> u64 {
+        self.events.values().sum()
+    }
+
+    /// Lines that look like events: read as events, rejected, unmatched or unreadable.
+    pub fn candidates(&self) -> u64 {
+        self.event_count() + self.rejected + self.unmatched + self.unreadable
+    }
+
+    /// The format and prefix the source was read with, as a phrase.
+    pub fn layout(&self) -> String {
+        match &self.prefix {
+            Some(p) => format!("{} format with log_line_prefix '{p}'", self.format),
+            None => format!("{} format", self.format),
+        }
+    }
+
+    /// Why the lines that look like events say this read went wrong: some
+    /// but none read as an event (a wrong prefix that makes the
+    /// checkpointer's own lines look like a client's — `%u` reading its `%b`
+    /// — has every one rejected; only rejections in a read from the start
+    /// count so), or more unmatched than
+    /// [`UNMATCHED_SHARE`]. Rejections alone never make a misfit while some
+    /// line is read as an event: a client can make the server log as many
+    /// look-alikes as it likes, and must not make walwatch refuse the log.
+    /// None when the read is believable — a log with no such line at all
+    /// included (its warning asks whether log_checkpoints is on).
+    pub fn verdict(&self) -> Option<String> {
+        let (events, candidates) = (self.event_count(), self.candidates());
+        let layout = self.layout();
+        if candidates == 0 {
+            return None;
+        }
+        // Rejections say something about the prefix only where it has not
+        // been proven: a read that resumes after events were read with it
+        // trusts them (a client's single RAISE LOG in the new lines of a
+        // followed file must not stop the daemon from following it).
+        let accused = if self.resumed_at == 0 { self.rejected } else { 0 };
+        if events == 0 && self.unmatched + self.unreadable + accused > 0 {
+            return Some(format!(
+                "{candidates} line(s) look like PostgreSQL events but none could be read as one ({} did not fit the {layout}, {} were refused as written by a client session, {} could not be read)",
+                self.unmatched, self.rejected, self.unreadable
+            ));
+        }
+        if self.unmatched as f64 > UNMATCHED_SHARE * candidates as f64 {
+            return Some(format!(
+                "{} of {candidates} lines that look like PostgreSQL events did not fit the {layout}",
+                self.unmatched
+            ));
+        }
+        None
     }
 }
 
@@ -93,6 +172,22 @@ pub fn import(
     import_source(store, cluster_id, Source::open(path)?, opts, time)
 }
 
+/// How much of the end of `source` to read: a plain file may still be
+/// written to, so its unterminated last line waits — unless the file has
+/// been quiet for [`Options::finished_after`]; a stream (stdin, a compressed
+/// file) has ended for good.
+fn tail_of(source: &Source, opts: &Options) -> Tail {
+    let plain = source.compression == Compression::None && source.meta.is_some();
+    let quiet =
+        |after: std::time::Duration| source.modified.and_then(|t| t.elapsed().ok()).is_some_and(|age| age >= after);
+    match (plain, opts.hold_last_entry) {
+        (false, _) => Tail::Take,
+        (true, true) => Tail::Hold,
+        (true, false) if opts.finished_after.is_some_and(quiet) => Tail::Take,
+        (true, false) => Tail::Wait,
+    }
+}
+
 /// Imports an opened source (see [`import`]).
 pub(crate) fn import_source(
     store: &mut Store,
@@ -105,6 +200,13 @@ pub(crate) fn import_source(
     let path = source.name.clone();
     let format = opts.format.unwrap_or_else(|| Format::detect_named(&source.name, source.head()));
     let mut report = ImportReport { name: path.clone(), format: format.as_str(), ..ImportReport::default() };
+    if source.head().is_empty() {
+        // A log file the server has just created (or rotated to twice in a
+        // row): nothing to read or to learn a prefix from yet, and nothing
+        // recorded, so that its content is read once it comes.
+        report.warnings.push("empty: nothing to read yet".into());
+        return Ok(report);
+    }
     let known = store.find_source(cluster_id, source.head())?;
     // A known source keeps the prefix detected when it was first read.
     let given = opts.prefix.clone().or_else(|| known.as_ref().and_then(|k| k.prefix.clone()));
@@ -119,12 +221,7 @@ pub(crate) fn import_source(
     let spec = SourceSpec { path: &path, meta: source.meta, format, prefix: prefix_spec.as_deref() };
     let mut row = source_row(store, cluster_id, &source, &spec, opts, &mut report)?;
     let start = Pos { offset: row.read_to, line: row.line };
-    // A plain file may still be written to: its unterminated last line waits.
-    let tail = match (source.compression == Compression::None && source.meta.is_some(), opts.hold_last_entry) {
-        (true, true) => Tail::Hold,
-        (true, false) => Tail::Wait,
-        (false, _) => Tail::Take,
-    };
+    let tail = tail_of(&source, opts);
     report.resumed_at = start.offset;
     let mut scanner = kit.scanner(time);
     let reader = open_at(source, start.offset, scanner.as_mut())
@@ -143,6 +240,16 @@ pub(crate) fn import_source(
     report.bytes = end.offset - start.offset;
     report.frame = scanner.stats().clone();
     report.unparsed += report.frame.unparsed;
+    report.unmatched = report.frame.unmatched;
+    report.first_unmatched = report.frame.first_unmatched.clone();
+    report.misfit = report.verdict();
+    if report.misfit.is_some() {
+        // Never used up by a mistake: a later import (with the right
+        // --format/--prefix) or a daemon with a fixed setting reads it again.
+        store.take_back(&row, start)?;
+    } else if report.unmatched > 0 {
+        store.add_unmatched(&row, report.unmatched)?;
+    }
     report.seconds = started.elapsed().as_secs_f64();
     finish_warnings(&mut report, time, &kit);
     Ok(report)
@@ -228,13 +335,21 @@ impl From<std::io::Error> for IngestError {
 fn emptiness_warnings(r: &ImportReport) -> Vec<String> {
     let mut out = Vec::new();
     let prefix = r.prefix.as_deref().map(|p| format!(" log_line_prefix '{p}'")).unwrap_or_default();
+    if r.unmatched > 0 && r.misfit.is_none() {
+        out.push(format!(
+            "{} line(s) that look like PostgreSQL events did not fit the {}, the first at line {}; if events are missing, pass --format/--prefix",
+            r.unmatched,
+            r.layout(),
+            r.first_unmatched.as_ref().map_or(0, |(line, _)| *line)
+        ));
+    }
     if r.frame.unparsed > 0 {
         out.push(format!(
             "{} line(s) that mention checkpoints did not fit the {}{prefix} layout; if events are missing, pass --format/--prefix",
             r.frame.unparsed, r.format
         ));
     }
-    if r.bytes > 0 && r.events.is_empty() && r.rejected == 0 {
+    if r.bytes > 0 && r.candidates() == 0 {
         out.push(format!(
             "no checkpoint events in {} entries: is log_checkpoints on (off by default before PostgreSQL 15)?",
             r.frame.entries
@@ -250,3 +365,5 @@ pub use reader::lexicon;
 
 #[cfg(test)]
 mod batch_tests;
+#[cfg(test)]
+mod verdict_tests;

@@ -89,7 +89,7 @@ impl Wrapped {
         };
         let json = Box::new(JsonScanner::new(time, lexicon()));
         let open = opener(self.format, self.as_syslog, self.written);
-        Box::new(EnvelopeScanner::new(open, text, json, &lexicon().needles))
+        Box::new(EnvelopeScanner::new(open, text, json, lexicon()))
     }
 }
 

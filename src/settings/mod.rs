@@ -9,6 +9,12 @@
 //! `parameter_changed` events import stored; [`current`] reads the store only,
 //! so `walwatch suggest` works for a user who cannot read postgresql.conf.
 //!
+//! When none of these sets `checkpoint_timeout` or `max_wal_size` and the
+//! conf files were never read, the checkpoints in the log tell them
+//! ([`infer`]); such a value says so in its source. When the cluster's
+//! config names neither config_file nor data_directory, a log file inside the
+//! data directory (`$PGDATA/log/…`, `$PGDATA/pg_log/…`) points to it.
+//!
 //! Versions: `Settings::version` is the server's major version as PostgreSQL
 //! 10+ numbers them (10 … 18); 9.6 is 9 (older releases are not supported and
 //! read as 9.6). It comes from `[cluster.settings] server_version`, else the
@@ -17,6 +23,7 @@
 //! units apply.
 
 pub mod conf;
+pub(crate) mod infer;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -51,6 +58,13 @@ pub enum ValueSource {
         #[serde(serialize_with = "crate::timefmt::serialize")]
         at: Timestamp,
     },
+    /// Worked out from the checkpoints in the log: no source above sets it.
+    Inferred {
+        /// How, in one sentence.
+        how: String,
+        /// The checkpoints or spacings it rests on.
+        samples: usize,
+    },
     /// PostgreSQL's default for the server's major version (or the newest when unknown).
     Default { version: Option<u32> },
 }
@@ -67,6 +81,10 @@ pub struct Value {
 pub struct Settings {
     pub version: Option<u32>,
     pub values: BTreeMap<String, Value>,
+    /// Settings left at their default that the log could have told, and why
+    /// it did not (too few checkpoints of the kind needed, …).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub not_inferred: BTreeMap<String, String>,
 }
 
 impl Settings {
@@ -80,7 +98,7 @@ impl Settings {
                 Some((name.to_string(), Value { value, source: ValueSource::Default { version } }))
             })
             .collect();
-        Settings { version, values }
+        Settings { version, values, not_inferred: BTreeMap::new() }
     }
 
     /// The value of `name` read in its unit for the server's version; None
@@ -153,6 +171,7 @@ impl fmt::Display for ValueSource {
             ValueSource::Config => write!(f, "walwatch config"),
             ValueSource::ConfFile { path, line } => write!(f, "{path}:{line}"),
             ValueSource::Log { at } => write!(f, "log {}", crate::timefmt::rfc3339(*at)),
+            ValueSource::Inferred { how, .. } => write!(f, "inferred from the log: {how}"),
             ValueSource::Default { version: Some(v) } => write!(f, "default (PG {})", version_name(*v)),
             ValueSource::Default { version: None } => {
                 write!(f, "default (PG {}; server version unknown)", version_name(units::NEWEST))
@@ -205,11 +224,12 @@ impl<'a> Sources<'a> {
 /// The conf files are postgresql.conf (`config_file`, else
 /// `data_directory/postgresql.conf`), what it includes, and
 /// `data_directory/postgresql.auto.conf` (the data directory may also come
-/// from the conf's own `data_directory`). They are read as a whole: when one
-/// cannot be read or has a syntax error, nothing from them is recorded this
-/// time and a warning says why. That is what PostgreSQL does on reload too
-/// ("configuration file contains errors; no changes were applied"), and a
-/// partial read would wrongly drop what an unreadable file sets.
+/// from the conf's own `data_directory`, or, when the config names neither,
+/// from the log's path: [`data_directory_from_logs`]). They are read as a
+/// whole: when one cannot be read or has a syntax error, nothing from them is
+/// recorded this time and a warning says why. That is what PostgreSQL does on
+/// reload too ("configuration file contains errors; no changes were
+/// applied"), and a partial read would wrongly drop what an unreadable file sets.
 pub(crate) fn refresh(store: &mut Store, cluster: &Sources<'_>, now: Timestamp) -> Result<(), StoreError> {
     let config: Vec<(String, Observed)> = KNOWN
         .iter()
@@ -220,10 +240,58 @@ pub(crate) fn refresh(store: &mut Store, cluster: &Sources<'_>, now: Timestamp) 
         })
         .collect();
     store.record_settings(cluster.name, RowSource::Config, &config, now)?;
+    if cluster.config_file.is_some() || cluster.data_directory.is_some() {
+        return record_conf(store, cluster, now);
+    }
+    refresh_from_logs(store, cluster.name, now)
+}
+
+/// For a cluster whose config names no conf file (or that is only imported):
+/// records the conf files of the data directory its logs lie in, if any.
+pub(crate) fn refresh_from_logs(store: &mut Store, name: &str, now: Timestamp) -> Result<(), StoreError> {
+    let Some(found) = data_directory_from_logs(store, name)? else { return Ok(()) };
+    let empty = BTreeMap::new();
+    let sources = Sources { name, configured: &empty, config_file: None, data_directory: Some(&found.path) };
+    record_conf(store, &sources, now)
+}
+
+fn record_conf(store: &mut Store, cluster: &Sources<'_>, now: Timestamp) -> Result<(), StoreError> {
     if let Some(observed) = read_conf(cluster) {
         store.record_settings(cluster.name, RowSource::ConfFile, &observed, now)?;
     }
     Ok(())
+}
+
+/// A data directory found from a log file's path.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FoundDataDirectory {
+    pub path: PathBuf,
+    /// The log file it holds, as it was imported or followed.
+    pub log: String,
+}
+
+/// How many directories above a log file the data directory may be:
+/// `$PGDATA/log/x.log` is one, a dated subdirectory of log_directory two.
+const DATA_DIRECTORY_DEPTH: usize = 3;
+
+/// The data directory that holds one of the cluster's log files (the most
+/// recently read first): a directory above it with PG_VERSION and a
+/// postgresql.conf or postgresql.auto.conf, as PostgreSQL's default
+/// log_directory (`log`, `pg_log` in 9.6) puts them. None when no log lies
+/// inside one this process may look into. A relative log path is taken
+/// from the current directory, as it was imported.
+pub fn data_directory_from_logs(store: &Store, cluster: &str) -> Result<Option<FoundDataDirectory>, StoreError> {
+    let Some(id) = store.find_cluster(cluster)? else { return Ok(None) };
+    let found = store.source_paths(id)?.into_iter().find_map(|log| {
+        let path = Path::new(&log).ancestors().skip(1).take(DATA_DIRECTORY_DEPTH).find(|d| is_data_directory(d))?;
+        Some(FoundDataDirectory { path: path.to_path_buf(), log: log.clone() })
+    });
+    Ok(found)
+}
+
+fn is_data_directory(dir: &Path) -> bool {
+    let conf = ["postgresql.conf", "postgresql.auto.conf"].iter().any(|f| dir.join(f).is_file());
+    !dir.as_os_str().is_empty() && dir.join("PG_VERSION").is_file() && conf
 }
 
 /// The tracked settings as the cluster's conf files set them, or None when
@@ -289,7 +357,55 @@ pub fn current(store: &Store, cluster: &str) -> Result<Settings, StoreError> {
         conf_read: store.settings_read_at(id, RowSource::ConfFile)?,
         log: store.parameter_changes(id)?,
     };
-    Ok(resolve(version(&known, logged), &known))
+    let mut settings = resolve(version(&known, logged), &known);
+    // Conf files read completely say what they do not set is at its default.
+    if known.conf_read.is_none() {
+        infer_from_log(store, cluster, &known.log, &mut settings)?;
+    }
+    Ok(settings)
+}
+
+/// The newest checkpoints the inference reads: days of history, bounded.
+const INFERENCE_POINTS: usize = 5000;
+
+/// checkpoint_timeout and max_wal_size from the log where only their
+/// default is known, from the checkpoints after the latest logged change of
+/// what they depend on.
+fn infer_from_log(store: &Store, cluster: &str, log: &[LogChange], settings: &mut Settings) -> Result<(), StoreError> {
+    let at_default = |s: &Settings, name: &str| matches!(s.values[name].source, ValueSource::Default { .. });
+    if at_default(settings, "checkpoint_timeout") {
+        let starts = store.recent_starts(cluster, None, INFERENCE_POINTS)?;
+        settle(settings, "checkpoint_timeout", infer::checkpoint_timeout(&starts));
+    }
+    if at_default(settings, "max_wal_size") {
+        let since = last_change(log, &["checkpoint_completion_target"]);
+        let starts = store.recent_starts(cluster, since, INFERENCE_POINTS)?;
+        let rule = infer::TriggerRule {
+            segment_mb: settings.mb("wal_segment_size").filter(|m| *m > 0.0).unwrap_or(16.0),
+            completion_target: settings.number("checkpoint_completion_target").unwrap_or(0.9),
+            completion_target_assumed: at_default(settings, "checkpoint_completion_target"),
+            version: settings.version,
+        };
+        settle(settings, "max_wal_size", infer::max_wal_size(&starts, &rule));
+    }
+    Ok(())
+}
+
+/// The time of the latest logged change of any of `names`.
+fn last_change(log: &[LogChange], names: &[&str]) -> Option<Timestamp> {
+    log.iter().filter(|c| names.contains(&c.name.as_str())).map(|c| c.at).max()
+}
+
+fn settle(settings: &mut Settings, name: &str, outcome: infer::Outcome) {
+    match outcome {
+        Ok(found) => {
+            let source = ValueSource::Inferred { how: found.how, samples: found.samples };
+            settings.values.insert(name.to_string(), Value { value: found.value, source });
+        }
+        Err(why) => {
+            settings.not_inferred.insert(name.to_string(), why);
+        }
+    }
 }
 
 /// The server's major version: walwatch's config, else the latest start in
@@ -332,6 +448,43 @@ fn resolve(version: Option<u32>, known: &Known) -> Settings {
         }
     }
     settings
+}
+
+/// The latest change walwatch knows of any of `names`, dated as precisely as
+/// it can be: a `parameter "X" changed` line at its time; a change in the
+/// config or the conf files at the latest `parameter` line that announced
+/// the same value before the read that found it, else at that read. The
+/// first read of a source is no change: it is where walwatch started looking.
+pub fn latest_change(store: &Store, cluster: &str, names: &[&str]) -> Result<Option<SettingChange>, StoreError> {
+    let Some(id) = store.find_cluster(cluster)? else { return Ok(None) };
+    let version = store.latest_server_version(id)?.as_deref().and_then(defaults::major);
+    let rows = store.setting_rows(id)?;
+    let log = store.parameter_changes(id)?;
+    let first_read =
+        |config: bool| rows.iter().filter(|r| (r.source == RowSource::Config) == config).map(|r| r.since).min();
+    let (config_from, conf_from) = (first_read(true), first_read(false));
+    let from_rows = row_changes(&rows).into_iter().filter(|c| {
+        let first = if c.source == ValueSource::Config { config_from } else { conf_from };
+        first.is_some_and(|first| c.at > first)
+    });
+    // On a tie the file's change is taken (the last maximum): it knows the old value.
+    let changes = log_changes(&log).into_iter().chain(from_rows.map(|c| announced(c, &log, version)));
+    Ok(changes.filter(|c| names.contains(&c.name.as_str())).max_by_key(|c| c.at))
+}
+
+/// A change walwatch read in a file, dated at the log line that announced
+/// the same value before the read, if there is one.
+fn announced(mut change: SettingChange, log: &[LogChange], version: Option<u32>) -> SettingChange {
+    let parse = |text: &str| units::parse(&change.name, text, version).ok();
+    let same = |a: &str, b: &str| a == b || parse(a).is_some_and(|a| Some(a) == parse(b));
+    let line = change
+        .new
+        .as_deref()
+        .and_then(|new| log.iter().rev().find(|l| l.name == change.name && l.at <= change.at && same(&l.value, new)));
+    if let Some(line) = line {
+        change.at = line.at;
+    }
+    change
 }
 
 /// The value of `name` from the most trusted source that sets it, None for the default.

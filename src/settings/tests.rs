@@ -208,3 +208,166 @@ fn the_version_comes_from_the_config_the_log_or_pg_version() {
     assert_eq!(parse_version("18"), Ok(18));
     assert!(parse_version("9.5").is_err() && parse_version("9").is_err() && parse_version("x").is_err());
 }
+
+// --- Issue 11 §6: what the log alone says, and where the conf files are ---
+
+/// A real PostgreSQL 15 log (checkpoint_timeout = 30s, max_wal_size = 32MB, then
+/// ALTER SYSTEM SET max_wal_size = '64MB' at 08:07:38.097).
+const STD: &str = "tests/fixtures/15-stderr-default-std/log/postgresql-2026-11-22_080420.log";
+
+/// `STD` into a new store as cluster "c": whole, or up to the line containing `until`.
+fn imported(until: Option<&str>, dir: &Path) -> Store {
+    use crate::frame::time::TimeContext;
+    use crate::ingest::{self, Options};
+    let text = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(STD)).unwrap();
+    let text = String::from_utf8_lossy(&text);
+    let kept: String = match until {
+        Some(marker) => text.split_inclusive('\n').take_while(|l| !l.contains(marker)).collect(),
+        None => text.into_owned(),
+    };
+    let log = dir.join("postgresql.log");
+    std::fs::write(&log, kept).unwrap();
+    let mut store = Store::open(&dir.join("w.db")).unwrap();
+    let cluster = store.cluster_id("c").unwrap();
+    let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
+    ingest::import(&mut store, cluster, log.to_str().unwrap(), &opts, &TimeContext::new(Some("UTC")).unwrap()).unwrap();
+    store
+}
+
+fn inferred(s: &Settings, name: &str) -> (String, String, usize) {
+    match &s.values[name] {
+        Value { value, source: ValueSource::Inferred { how, samples } } => (value.clone(), how.clone(), *samples),
+        other => panic!("{name} is not inferred: {other:?}"),
+    }
+}
+
+#[test]
+fn the_log_alone_tells_checkpoint_timeout_and_max_wal_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = imported(Some("parameter \"max_wal_size\" changed"), dir.path());
+    let s = current(&store, "c").unwrap();
+    assert_eq!(s.version, Some(15));
+    assert_eq!(
+        inferred(&s, "checkpoint_timeout"),
+        (
+            "30s".into(),
+            "3 of 3 time-triggered checkpoints started 30 s, or a multiple (idle periods skip one), after the \
+             previous checkpoint started"
+                .into(),
+            3
+        )
+    );
+    assert_eq!(
+        inferred(&s, "max_wal_size"),
+        (
+            "32MB".into(),
+            "the smallest distance of 21 WAL-triggered checkpoints, 12284 kB, puts PostgreSQL's trigger at 1 \
+             segment(s) of 16 MB (CheckPointSegments), which max_wal_size 32MB to 48MB (the roundest taken) gives \
+             with checkpoint_completion_target 0.9, its default"
+                .into(),
+            21
+        )
+    );
+    assert_eq!(s.seconds("checkpoint_timeout"), Some(30.0));
+    assert_eq!(s.mb("max_wal_size"), Some(32.0));
+    assert!(s.not_inferred.is_empty(), "{:?}", s.not_inferred);
+    assert_eq!(
+        s.values["checkpoint_timeout"].source.to_string(),
+        "inferred from the log: 3 of 3 time-triggered checkpoints started 30 s, or a multiple (idle periods skip \
+         one), after the previous checkpoint started"
+    );
+    let json = serde_json::to_value(&s.values["checkpoint_timeout"].source).unwrap();
+    assert_eq!(json["kind"], "inferred");
+    assert_eq!(json["samples"], 3);
+}
+
+#[test]
+fn a_logged_value_and_conf_files_read_win_over_inference() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = imported(None, dir.path());
+    let s = current(&store, "c").unwrap();
+    assert_eq!(inferred(&s, "checkpoint_timeout").0, "30s");
+    let changed_at: Timestamp = "2026-11-22T08:07:38.097Z".parse().unwrap();
+    assert_eq!(value(&s, "max_wal_size"), ("64MB".into(), ValueSource::Log { at: changed_at }));
+    // Conf files read completely: what they do not set is at its default, known, not guessed.
+    let conf = vec![(
+        "max_wal_size".to_string(),
+        Observed { value: Some("64MB".into()), path: Some("/d/pg.conf".into()), line: Some(3) },
+    )];
+    store.record_settings("c", RowSource::ConfFile, &conf, Timestamp::now()).unwrap();
+    let s = current(&store, "c").unwrap();
+    assert_eq!(value(&s, "checkpoint_timeout"), ("5min".into(), ValueSource::Default { version: Some(15) }));
+    assert!(s.not_inferred.is_empty());
+}
+
+#[test]
+fn what_the_log_cannot_tell_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    // Up to the first time-triggered checkpoint: only WAL-triggered ones before it.
+    let store = imported(Some("08:06:25.062"), dir.path());
+    let s = current(&store, "c").unwrap();
+    assert_eq!(value(&s, "checkpoint_timeout"), ("5min".into(), ValueSource::Default { version: Some(15) }));
+    assert_eq!(
+        s.not_inferred["checkpoint_timeout"],
+        "1 time-triggered checkpoint(s) follow another checkpoint of the same server run in the log, 3 needed to \
+         tell checkpoint_timeout"
+    );
+    assert_eq!(inferred(&s, "max_wal_size").0, "32MB");
+    // A store that does not know the cluster: defaults, nothing tried.
+    assert!(current(&store, "other").unwrap().not_inferred.is_empty());
+}
+
+#[test]
+fn a_change_is_dated_by_the_log_line_that_announced_it_and_a_first_read_is_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = imported(None, dir.path());
+    let logged: Timestamp = "2026-11-22T08:07:38.097Z".parse().unwrap();
+    let names = ["max_wal_size", "checkpoint_timeout"];
+    let change = latest_change(&store, "c", &names).unwrap().unwrap();
+    assert_eq!((change.at, change.name.as_str(), change.new.as_deref()), (logged, "max_wal_size", Some("64MB")));
+    assert_eq!(latest_change(&store, "c", &["checkpoint_timeout"]).unwrap(), None);
+    let obs = |v: &str| {
+        vec![(
+            "max_wal_size".to_string(),
+            Observed { value: Some(v.into()), path: Some("/d/auto.conf".into()), line: Some(3) },
+        )]
+    };
+    // The first read of the conf files is where walwatch started looking, no change.
+    let first: Timestamp = "2026-11-22T09:00:00Z".parse().unwrap();
+    store.record_settings("c", RowSource::ConfFile, &obs("32MB"), first).unwrap();
+    assert_eq!(latest_change(&store, "c", &names).unwrap().unwrap().at, logged);
+    // Then it says 64MB: the same value the log announced (spelled in kB), dated there.
+    let second: Timestamp = "2026-11-22T10:00:00Z".parse().unwrap();
+    store.record_settings("c", RowSource::ConfFile, &obs("65536kB"), second).unwrap();
+    let change = latest_change(&store, "c", &names).unwrap().unwrap();
+    assert_eq!((change.at, change.old.as_deref(), change.new.as_deref()), (logged, Some("32MB"), Some("65536kB")));
+    // A value no line announced: dated at the read that found it.
+    let third: Timestamp = "2026-11-22T11:00:00Z".parse().unwrap();
+    store.record_settings("c", RowSource::ConfFile, &obs("2GB"), third).unwrap();
+    assert_eq!(latest_change(&store, "c", &names).unwrap().unwrap().at, third);
+    assert_eq!(latest_change(&store, "unknown", &names).unwrap(), None);
+}
+
+#[test]
+fn a_log_inside_the_data_directory_points_to_its_conf_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(data.join("log")).unwrap();
+    std::fs::write(data.join("PG_VERSION"), "15\n").unwrap();
+    std::fs::write(data.join("postgresql.conf"), "max_wal_size = 32MB\ncheckpoint_timeout = 30s\n").unwrap();
+    let store_dir = data.join("log");
+    let mut store = imported(None, &store_dir);
+    let found = data_directory_from_logs(&store, "c").unwrap().unwrap();
+    assert_eq!(found.path, data);
+    assert_eq!(found.log, store_dir.join("postgresql.log").display().to_string());
+    refresh_from_logs(&mut store, "c", Timestamp::now()).unwrap();
+    let s = current(&store, "c").unwrap();
+    let conf = data.join("postgresql.conf").display().to_string();
+    assert_eq!(value(&s, "checkpoint_timeout"), ("30s".into(), ValueSource::ConfFile { path: conf.clone(), line: 2 }));
+    // The log changed it to 64MB at 08:07:38; the conf file read since says 32MB and is newer.
+    assert_eq!(value(&s, "max_wal_size"), ("32MB".into(), ValueSource::ConfFile { path: conf, line: 1 }));
+    // Without PG_VERSION it is not a data directory: nothing found, nothing read.
+    std::fs::remove_file(data.join("PG_VERSION")).unwrap();
+    assert_eq!(data_directory_from_logs(&store, "c").unwrap(), None);
+    assert_eq!(data_directory_from_logs(&store, "unknown").unwrap(), None);
+}

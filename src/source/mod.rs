@@ -73,8 +73,8 @@ pub struct FileMeta {
 pub(crate) struct Source {
     pub name: String,
     pub meta: Option<FileMeta>,
-    /// When the file was last written (None for standard input): the year
-    /// of syslog times that print none.
+    /// When a plain file was last written: one quiet for a while is
+    /// finished, and syslog times without a year fall in the year before it.
     pub modified: Option<std::time::SystemTime>,
     pub compression: Compression,
     head: Vec<u8>,
@@ -109,9 +109,8 @@ impl Source {
         file.seek(SeekFrom::Start(0)).map_err(|source| SourceError::Read { path: path.into(), source })?;
         let n = read_full(&mut file, &mut magic).map_err(|source| SourceError::Read { path: path.into(), source })?;
         file.seek(SeekFrom::Start(0)).map_err(|source| SourceError::Read { path: path.into(), source })?;
-        let modified = md.modified().ok();
-        let source = match compression_of(&magic[..n]) {
-            Compression::None => Self::plain(path.into(), meta, file),
+        match compression_of(&magic[..n]) {
+            Compression::None => Self::plain(path.into(), meta, file).map(|s| s.modified_at(md.modified().ok())),
             Compression::Gzip => {
                 Self::from_stream(path.into(), meta, Box::new(flate2::read::MultiGzDecoder::new(file)))
                     .map(|s| s.with_compression(Compression::Gzip))
@@ -121,8 +120,12 @@ impl Source {
                     .map_err(|source| SourceError::Read { path: path.into(), source })?;
                 Self::from_stream(path.into(), meta, Box::new(dec)).map(|s| s.with_compression(Compression::Zstd))
             }
-        };
-        source.map(|s| Source { modified, ..s })
+        }
+    }
+
+    fn modified_at(mut self, t: Option<std::time::SystemTime>) -> Self {
+        self.modified = t;
+        self
     }
 
     fn with_compression(mut self, c: Compression) -> Self {

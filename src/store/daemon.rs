@@ -115,6 +115,57 @@ impl Store {
         result.map(drop).map_err(|e| self.sql(e))
     }
 
+    /// Forgets the problems recorded for a cluster's paths (a new follower
+    /// finds the ones that remain in its first round).
+    pub(crate) fn clear_problems(&mut self, cluster_id: i64) -> Result<(), StoreError> {
+        self.conn
+            .execute("DELETE FROM file_problem WHERE cluster_id = ?1", [cluster_id])
+            .map(drop)
+            .map_err(|e| self.sql(e))
+    }
+
+    /// The problems the daemon recorded for `cluster`'s paths: (path, problem, when last seen).
+    pub(crate) fn file_problems(&self, cluster: &str) -> Result<Vec<(String, String, Timestamp)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT p.path, p.problem, p.seen_at FROM file_problem p JOIN cluster c ON c.id = p.cluster_id
+                 WHERE c.name = ?1 ORDER BY p.path",
+            )
+            .map_err(|e| self.sql(e))?;
+        let rows = stmt
+            .query_map([cluster], |r| Ok((r.get(0)?, r.get(1)?, from_micros(r.get(2)?))))
+            .map_err(|e| self.sql(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
+    }
+
+    /// Records the `format` and `prefix` settings the daemon follows
+    /// cluster `cluster_id` with, and returns the earlier ones when a daemon
+    /// followed it with others before (its files were read the wrong way).
+    pub(crate) fn follow_setting(
+        &mut self,
+        cluster_id: i64,
+        format: &str,
+        prefix: &str,
+    ) -> Result<Option<(String, String)>, StoreError> {
+        let before: (Option<String>, Option<String>) = self
+            .conn
+            .query_row("SELECT follow_format, follow_prefix FROM cluster WHERE id = ?1", [cluster_id], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .map_err(|e| self.sql(e))?;
+        self.conn
+            .execute(
+                "UPDATE cluster SET follow_format = ?2, follow_prefix = ?3 WHERE id = ?1",
+                params![cluster_id, format, prefix],
+            )
+            .map_err(|e| self.sql(e))?;
+        Ok(match before {
+            (Some(f), Some(p)) if (f.as_str(), p.as_str()) != (format, prefix) => Some((f, p)),
+            _ => None,
+        })
+    }
+
     /// Status facts of every cluster (or one).
     pub(crate) fn cluster_status(&self, only: Option<&str>) -> Result<Vec<ClusterStatus>, StoreError> {
         let mut out = Vec::new();
@@ -155,6 +206,23 @@ impl Store {
             self.conn.prepare("SELECT path, problem FROM file_problem WHERE cluster_id = ?1 ORDER BY path")?;
         let problems = stmt.query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<Vec<_>, _>>()?;
         Ok(ClusterStatus { name: name.into(), sources, last_event, last_checkpoint_event, last_commit, problems })
+    }
+}
+
+impl Store {
+    /// The cluster's sources with lines that look like events but did not
+    /// fit their format or prefix: (path, how many).
+    pub(crate) fn unmatched_sources(&self, cluster: &str) -> Result<Vec<(String, u64)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT s.path, s.unmatched FROM source s JOIN cluster c ON c.id = s.cluster_id
+                 WHERE c.name = ?1 AND s.unmatched > 0 ORDER BY s.path",
+            )
+            .map_err(|e| self.sql(e))?;
+        let rows =
+            stmt.query_map([cluster], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64))).map_err(|e| self.sql(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
     }
 }
 

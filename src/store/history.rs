@@ -6,11 +6,12 @@ use rusqlite::params;
 
 use super::columns::{from_micros, to_micros};
 use super::{Store, StoreError};
-use crate::model::event::Trigger;
+use crate::model::event::{PointKind, Trigger};
 
 /// One checkpoint or restartpoint that has a start time.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PointStart {
+    pub kind: PointKind,
     pub started_at: Timestamp,
     pub trigger: Option<Trigger>,
     pub distance_kb: Option<i64>,
@@ -36,6 +37,15 @@ pub struct SizingHistory {
     /// Checkpoints and restartpoints whose complete line logged no WAL
     /// distance (PostgreSQL 9.4 and older): they cannot be sized from.
     pub without_distance: i64,
+}
+
+/// The newest checkpoint and restartpoint starts, with the server restarts
+/// among them: what the settings inference reads.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RecentStarts {
+    /// Oldest first.
+    pub points: Vec<PointStart>,
+    pub restarts: Vec<Timestamp>,
 }
 
 /// Markers of a server (re)start in the event table.
@@ -83,20 +93,42 @@ impl Store {
             "WITH cl AS (SELECT id FROM cluster WHERE name = ?1),
                   lo AS (SELECT COALESCE((SELECT max(k2.started_at) FROM checkpoint k2, cl
                                           WHERE k2.cluster_id = cl.id AND k2.started_at < ?2), ?2) AS at)
-             SELECT k.started_at, k.trigger, k.distance_kb, k.wal_files_added
+             SELECT k.kind, k.started_at, k.trigger, k.distance_kb, k.wal_files_added
              FROM checkpoint k, cl, lo
              WHERE k.cluster_id = cl.id AND k.started_at IS NOT NULL AND k.started_at < ?3 AND k.started_at >= lo.at
              ORDER BY k.started_at, k.id",
         )?;
-        let rows = stmt.query_map(params![cluster, since, until], |r| {
-            Ok(PointStart {
-                started_at: from_micros(r.get("started_at")?),
-                trigger: r.get("trigger")?,
-                distance_kb: r.get("distance_kb")?,
-                wal_files_added: r.get("wal_files_added")?,
-            })
-        })?;
+        let rows = stmt.query_map(params![cluster, since, until], point_start)?;
         rows.collect()
+    }
+
+    /// The newest `limit` starts of `cluster` at or after `since`, oldest
+    /// first, and the restarts from the first of them on.
+    pub(crate) fn recent_starts(
+        &self,
+        cluster: &str,
+        since: Option<Timestamp>,
+        limit: usize,
+    ) -> Result<RecentStarts, StoreError> {
+        let since = since.map_or(i64::MIN, to_micros);
+        let q = || -> rusqlite::Result<RecentStarts> {
+            // Ordered by the expression the checkpoint_cluster_time index holds.
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT k.kind, k.started_at, k.trigger, k.distance_kb, k.wal_files_added
+                 FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id
+                 WHERE c.name = ?1 AND k.started_at IS NOT NULL AND k.started_at >= ?2
+                 ORDER BY COALESCE(k.started_at, k.completed_at) DESC, k.id DESC LIMIT ?3",
+            )?;
+            let rows = stmt.query_map(params![cluster, since, limit as i64], point_start)?;
+            let mut points = rows.collect::<rusqlite::Result<Vec<PointStart>>>()?;
+            points.reverse();
+            let restarts = match points.first() {
+                Some(first) => self.restarts(cluster, to_micros(first.started_at), i64::MAX)?,
+                None => Vec::new(),
+            };
+            Ok(RecentStarts { points, restarts })
+        };
+        q().map_err(|e| self.sql(e))
     }
 
     fn restarts(&self, cluster: &str, since: i64, until: i64) -> rusqlite::Result<Vec<Timestamp>> {
@@ -136,6 +168,16 @@ impl Store {
         }
         Ok(replays)
     }
+}
+
+fn point_start(r: &rusqlite::Row<'_>) -> rusqlite::Result<PointStart> {
+    Ok(PointStart {
+        kind: r.get("kind")?,
+        started_at: from_micros(r.get("started_at")?),
+        trigger: r.get("trigger")?,
+        distance_kb: r.get("distance_kb")?,
+        wal_files_added: r.get("wal_files_added")?,
+    })
 }
 
 /// "1A/4F1A2B60" -> the 64-bit WAL position.

@@ -20,6 +20,7 @@ pub mod outbox;
 pub mod settings;
 mod checkpoints;
 mod events;
+pub mod forget;
 mod sources;
 pub mod summary;
 
@@ -44,6 +45,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0005_settings.sql"),
     include_str!("migrations/0006_source_identity.sql"),
     include_str!("migrations/0007_event_ahead.sql"),
+    include_str!("migrations/0008_unmatched.sql"),
 ];
 
 /// How long a writer waits for another writer's lock before giving up.

@@ -178,6 +178,17 @@ impl Store {
         Ok(changes)
     }
 
+    /// The paths of the cluster's log sources as they were read, the most
+    /// recently read first (where the data directory may be found).
+    pub(crate) fn source_paths(&self, cluster_id: i64) -> Result<Vec<String>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT path FROM source WHERE cluster_id = ?1 GROUP BY path ORDER BY max(last_read) DESC, max(id) DESC")
+            .map_err(|e| self.sql(e))?;
+        let rows = stmt.query_map([cluster_id], |r| r.get(0)).map_err(|e| self.sql(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
+    }
+
     /// The version of the latest server start in the log ("15.18"), if any said it.
     pub(crate) fn latest_server_version(&self, cluster_id: i64) -> Result<Option<String>, StoreError> {
         let data: Option<String> = self

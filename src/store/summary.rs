@@ -98,7 +98,13 @@ pub struct Summary {
     pub restartpoints: PointCounts,
     pub too_frequent: i64,
     pub parameter_changes: i64,
+    /// Records the trust rule proved a client session wrote.
     pub rejected: i64,
+    /// Lines that look like events but that their file's format or prefix
+    /// did not fit (who wrote them cannot be said), in the files read for
+    /// the clusters chosen: such a line has no time, so --since/--until do
+    /// not apply.
+    pub unmatched: i64,
     /// First and last event, leaving out those dated ahead.
     #[serde(serialize_with = "crate::timefmt::serialize_opt")]
     pub first_at: Option<Timestamp>,
@@ -118,10 +124,22 @@ impl Store {
             too_frequent: self.count_events(filter, "too_frequent")?,
             parameter_changes: self.count_events(filter, "parameter_changed")?,
             rejected: self.count_events(filter, "rejected")?,
+            unmatched: self.count_unmatched(filter)?,
             first_at: self.event_time(filter, "MIN", tolerance)?,
             last_at: self.event_time(filter, "MAX", tolerance)?,
             dated_ahead: self.count_dated_ahead(filter, tolerance)?,
         })
+    }
+
+    fn count_unmatched(&self, filter: &Filter) -> Result<i64, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT COALESCE(SUM(s.unmatched), 0) FROM source s JOIN cluster c ON c.id = s.cluster_id
+                 WHERE ?1 IS NULL OR c.name = ?1",
+                [filter.cluster.as_deref()],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.sql(e))
     }
 
     fn point_counts(&self, filter: &Filter, kind: &str) -> Result<PointCounts, StoreError> {

@@ -442,10 +442,10 @@ fn a_symlink_out_of_the_log_directory_is_refused_and_its_target_never_shown() {
     let db = ws.db();
     daemon.wait_until("the link refused in status", || {
         let st = status(&db)?;
-        let warnings = st["clusters"][0]["warnings"].as_array().cloned().unwrap_or_default();
+        let problems = st["clusters"][0]["problems"].as_array().cloned().unwrap_or_default();
         let named =
             |w: &serde_json::Value| w.as_str().is_some_and(|w| w.starts_with(&format!("{}: refused", s(&link))));
-        warnings.iter().find(|w| named(w)).map(drop).ok_or(format!("{st}"))
+        problems.iter().find(|w| named(w)).map(drop).ok_or(format!("{st}"))
     });
     // Two polls later, still nothing of it anywhere.
     std::thread::sleep(Duration::from_millis(600));

@@ -8,6 +8,7 @@ mod support;
 
 mod clock_skew;
 mod daemon_alerts;
+mod daemon_never_silent;
 mod daemon_rotation;
 mod daemon_stop;
 mod store_concurrency;

@@ -541,7 +541,7 @@ fn identities(conn: &Connection) -> Vec<Identity> {
 /// one reader's start with the other's complete, and a lone complete row;
 /// one checkpoint is rewritten into that shape by SQL. Finally the schema
 /// is taken back to version 5 (the indexes, the columns and the version
-/// that 0006 and 0007 add removed).
+/// that 0006, 0007 and 0008 add removed).
 #[test]
 fn a_store_that_counted_a_log_twice_is_repaired_when_opened() {
     let ws = Workspace::new();
@@ -585,7 +585,9 @@ fn a_store_that_counted_a_log_twice_is_repaired_when_opened() {
     conn.execute_batch(
         "DROP INDEX event_ahead; ALTER TABLE event DROP COLUMN ahead_us;
          DROP INDEX checkpoint_start_event; DROP INDEX checkpoint_complete_event;
-         ALTER TABLE source DROP COLUMN head; PRAGMA user_version = 5;",
+         ALTER TABLE source DROP COLUMN head; ALTER TABLE source DROP COLUMN unmatched;
+         ALTER TABLE cluster DROP COLUMN follow_format; ALTER TABLE cluster DROP COLUMN follow_prefix;
+         PRAGMA user_version = 5;",
     )
     .unwrap();
     drop(conn);

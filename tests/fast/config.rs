@@ -28,7 +28,7 @@ fn shipped_example_documents_the_defaults() {
     // The rule tables are read by the rules: every rule at its defaults.
     let rules = walwatch::analyze::rules::RuleSet::configure(&example.alerts).unwrap();
     assert_eq!(format!("{rules:?}"), format!("{:?}", walwatch::analyze::rules::RuleSet::default()));
-    assert_eq!(example.alerts.rules.ids().count(), 8);
+    assert_eq!(example.alerts.rules.ids().count(), 9);
     let tables = config::AlertsSection { rules: config::RuleTables::default(), ..example.alerts.clone() };
     assert_eq!(Config { alerts: tables, ..example }, Config::default());
 }
@@ -263,8 +263,15 @@ fn check_describes_the_clusters() {
         report.contains("store /var/lib/walwatch/walwatch.db; poll every 1s, log level from RUST_LOG (default info)\n"),
         "{report}"
     );
+    // A valid config that follows nothing is still said to be wrong.
     assert!(
-        report.ends_with("alert rules: 8 of 8 enabled; delivery: none: alerts are kept in the store\n"),
+        report.contains(
+            "warning: cluster pgdg: /d/log: cannot list the directory: No such file or directory (os error 2)\n"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.ends_with("alert rules: 9 of 9 enabled; delivery: none: alerts are kept in the store\n"),
         "{report}"
     );
 
@@ -276,7 +283,7 @@ fn check_describes_the_clusters() {
     let report = walwatch::cmd::config::check(Some(&path), Path::new("/")).unwrap();
     assert!(
         report.ends_with(
-            "alert rules: 7 of 8 enabled; delivery: mail to 2 recipients via .eml files in /tmp/x, \
+            "alert rules: 8 of 9 enabled; delivery: mail to 2 recipients via .eml files in /tmp/x, \
              webhook https://hooks.example.com/…\n"
         ),
         "{report}"

@@ -304,6 +304,8 @@ fn walwatch_summary_equals_the_independent_counter_on_every_fixture() {
             let got = path.split('.').fold(&summary, |v, k| &v[k]);
             assert_eq!(got.as_i64(), Some(n), "{name}: walwatch summary {path} vs the counter ({})", want.brief());
         }
+        // Read with its own layout, no line that looks like an event fails to fit.
+        assert_eq!(summary["unmatched"].as_i64(), Some(0), "{name}: unmatched lines");
         let conn = rusqlite::Connection::open(&db).unwrap();
         let hints: i64 = conn
             .query_row(

@@ -231,3 +231,59 @@ fn the_newer_part_read_first_pairs_like_the_log_in_order() {
     assert_eq!(checkpoints(&reversed), want);
     assert_eq!(summary(&reversed), summary(&in_order));
 }
+
+/// issue 11 §5: a file nobody writes any more is complete — PostgreSQL ends
+/// every entry with a line break, so a file cut short and left alone (a
+/// crash, a copy) was cut for good, and its last entry counts. A file
+/// written a moment ago keeps its unterminated line for later. Either way,
+/// the file grown afterwards adds nothing twice.
+#[test]
+fn a_finished_file_is_read_to_its_end() {
+    let log = fixture("15-stderr-default-std");
+    let full = std::fs::read(&log).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let reference = tmp.path().join("ref.db");
+    import(&reference, &log);
+    let want = summary(&reference);
+    assert_eq!(want["checkpoints"]["completed"], 28);
+    // The last checkpoint's complete line, without its line break.
+    let text = String::from_utf8(full.clone()).unwrap();
+    let last = text.rfind("LOG:  checkpoint complete:").unwrap();
+    let cut = last + text[last..].find('\n').unwrap();
+    let completed = |db: &Path| summary(db)["checkpoints"]["completed"].as_u64().unwrap();
+    for (age, read_to_end) in [(0u64, false), (10, true)] {
+        let db = tmp.path().join(format!("age{age}.db"));
+        let file = tmp.path().join(format!("cut{age}.log"));
+        std::fs::write(&file, &full[..cut]).unwrap();
+        let modified = std::time::SystemTime::now() - std::time::Duration::from_secs(age);
+        std::fs::File::options().write(true).open(&file).unwrap().set_modified(modified).unwrap();
+        import(&db, &file);
+        assert_eq!(completed(&db), if read_to_end { 28 } else { 27 }, "written {age} s ago");
+        std::fs::write(&file, &full).unwrap();
+        import(&db, &file);
+        assert_eq!(summary(&db), want, "written {age} s ago, then grown");
+        let rows = checkpoints(&db).to_string().replace(&format!("cut{age}.log"), "");
+        assert_eq!(rows, checkpoints(&reference).to_string().replace(log.file_name().unwrap().to_str().unwrap(), ""));
+    }
+}
+
+/// A log file the server has only just created is empty: importing it reads
+/// nothing, says so, fails nothing and records nothing, so the same file
+/// once written is read in full.
+#[test]
+fn an_empty_file_is_read_once_it_has_content() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("w.db");
+    let file = tmp.path().join("postgresql.log");
+    std::fs::write(&file, b"").unwrap();
+    let out = walwatch(&["import", "--db", db.to_str().unwrap(), "--cluster", "c", file.to_str().unwrap()]);
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("empty: nothing to read yet"), "{text}");
+    assert_eq!(summary(&db)["checkpoints"]["completed"], 0);
+    std::fs::copy(fixture("15-stderr-default-std"), &file).unwrap();
+    import(&db, &file);
+    let reference = tmp.path().join("ref.db");
+    import(&reference, &fixture("15-stderr-default-std"));
+    assert_eq!(summary(&db), summary(&reference));
+}

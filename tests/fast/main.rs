@@ -15,6 +15,7 @@ mod import_behaviour;
 mod layers;
 mod managed_samples;
 mod mail_config;
+mod never_silent;
 mod settings_cli;
 mod tailer_model;
 mod wild_old_servers;

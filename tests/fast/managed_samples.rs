@@ -72,7 +72,7 @@ fn cloudnative_pg_records_from_public_issues() {
     assert!(report.contains("(cluster c, cnpg, prefix"), "{report}");
     assert!(report.contains("lines 4, entries 4"), "{report}");
     assert!(report.contains("events: checkpoint_complete 1\n"), "{report}");
-    assert!(report.contains("rejected 0, unparsed 0, new in store 1"), "{report}");
+    assert!(report.contains("rejected 0, unmatched 0, unparsed 0, new in store 1"), "{report}");
     let want = complete_row(
         "2025-06-03T08:30:23.203+00:00",
         (10, 0.1),
@@ -99,11 +99,20 @@ fn a_cnpg_record_of_a_session_is_rejected() {
     );
     let file = dir.path().join("forged.json");
     std::fs::write(&file, format!("{forged}\n")).unwrap();
-    let (report, db) = import(&file, dir.path());
+    let db = dir.path().join("w.db").to_str().unwrap().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_walwatch"))
+        .args(["import", "--db", &db, "--cluster", "c", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    // Its only event-like line refused: the import says so and fails.
+    assert!(!out.status.success(), "{report}");
     assert!(report.contains("events: none\n"), "{report}");
-    assert!(report.contains("rejected 1, unparsed 0"), "{report}");
+    assert!(report.contains("rejected 1, unmatched 0, unparsed 0"), "{report}");
+    assert!(report.contains("1 were refused as written by a client session"), "{report}");
+    // Nothing of such a file is recorded as read.
     assert_eq!(checkpoints(&db), json!([]));
-    assert_eq!(summary_counts(&db), (0, 0, 1));
+    assert_eq!(summary_counts(&db), (0, 0, 0));
 }
 
 /// Azure Database for PostgreSQL Single Server (PostgreSQL 11): the
@@ -117,7 +126,7 @@ fn azure_single_server_records() {
     // 5 records; the bind's DETAIL is a line of its own.
     assert!(report.contains("lines 5, entries 6"), "{report}");
     assert!(report.contains("events: checkpoint_complete 1\n"), "{report}");
-    assert!(report.contains("rejected 0, unparsed 0, new in store 1"), "{report}");
+    assert!(report.contains("rejected 0, unmatched 0, unparsed 0, new in store 1"), "{report}");
     let want = complete_row(
         "2023-02-27T23:26:18.000+00:00",
         (0, 0.0),
@@ -139,6 +148,6 @@ fn azure_flexible_server_records() {
     assert!(report.contains("(cluster c, azure, prefix '%m [%p] %q[user=%u,db=%d,app=%a] ')"), "{report}");
     assert!(report.contains("lines 4, entries 5"), "{report}");
     assert!(report.contains("events: none"), "{report}");
-    assert!(report.contains("rejected 0, unparsed 0, new in store 0"), "{report}");
+    assert!(report.contains("rejected 0, unmatched 0, unparsed 0, new in store 0"), "{report}");
     assert_eq!(summary_counts(&db), (0, 0, 0));
 }

@@ -71,7 +71,7 @@ fn rds_9_3_start_and_complete_pair_into_one_row_with_null_distance() {
     let report = import(&db, "rds", "rds-9.3-stderr.log", &[]);
     assert!(report.contains("prefix '%t:%r:%u@%d:[%p]:'"), "{report}");
     assert!(report.contains("events: checkpoint_complete 1, checkpoint_start 1"), "{report}");
-    assert!(report.contains("rejected 0, unparsed 0, new in store 2"), "{report}");
+    assert!(report.contains("rejected 0, unmatched 0, unparsed 0, new in store 2"), "{report}");
     let at = "2013-11-05T16:41:07.000+00:00";
     let expected = old_row("rds", Some(at), at, (1, 0.3), (0, 0, 1), (0.0, 0.003, 0.012), (1, 0.003, 0.003));
     assert_eq!(checkpoints(&db), json!([expected]));
@@ -84,7 +84,7 @@ fn csvlog_9_x_complete_lines_without_starts_are_five_rows_with_null_distance() {
     let report = import(&db, "se", "dba-se-61822-csvlog.csv", &[]);
     assert!(report.contains("(cluster se, csvlog)"), "{report}");
     assert!(report.contains("events: checkpoint_complete 5"), "{report}");
-    assert!(report.contains("rejected 0, unparsed 0, new in store 5"), "{report}");
+    assert!(report.contains("rejected 0, unmatched 0, unparsed 0, new in store 5"), "{report}");
     // 11:51:29.341 CDT (UTC-5) is 16:51:29.341 UTC.
     let row = |at, buffers, recycled, times, sync| old_row("se", None, at, buffers, (0, 0, recycled), times, sync);
     let expected = json!([

@@ -208,11 +208,14 @@ fn check_summary(s: &Value, t: &Truth) {
         "too_frequent",
         "parameter_changes",
         "rejected",
+        "unmatched",
         "first_at",
         "last_at",
         "dated_ahead",
     ];
     assert_keys(s, &top, "summary");
+    // Read with its own prefix, every line that looks like an event fits.
+    assert_eq!(s["unmatched"], 0, "unmatched: {s}");
     for part in ["checkpoints", "restartpoints"] {
         assert_keys(&s[part], &["started", "completed", "by_trigger"], part);
         let triggers = ["shutdown", "end-of-recovery", "wal", "time", "manual"];

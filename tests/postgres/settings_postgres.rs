@@ -227,3 +227,45 @@ fn settings_match_show_with_their_sources() {
     );
     assert_eq!(last["source"], conf_source(&files.auto, auto_line));
 }
+
+/// Issue 11 §6: a log written inside the data directory (log_directory =
+/// 'log', PostgreSQL's default) points walwatch at the server's conf files
+/// with no config at all: `import` + `settings` show postgresql.conf's
+/// values with their file and line, and where the data directory was found.
+#[test]
+fn a_log_inside_pgdata_points_to_its_conf_files() {
+    let mut settings: Vec<(&str, &str)> = SETTINGS.iter().copied().filter(|(n, _)| *n != "include_dir").collect();
+    settings.push(("log_directory", "'log'"));
+    let mut pg = PgCluster::init(&settings);
+    pg.start();
+    pg.psql("CHECKPOINT;");
+    pg.stop(StopMode::Fast);
+    let logs: Vec<PathBuf> = fs::read_dir(pg.data_dir().join("log"))
+        .expect("$PGDATA/log")
+        .map(|e| e.unwrap().path())
+        .filter(|p| fs::metadata(p).is_ok_and(|m| m.len() > 0))
+        .collect();
+    assert!(!logs.is_empty(), "no log in $PGDATA/log");
+
+    let work = tempfile::Builder::new().prefix("walwatch-settings-").tempdir().unwrap();
+    let (db, empty) = (work.path().join("w.db"), work.path().join("empty.toml"));
+    fs::write(&empty, "").unwrap();
+    let out = walwatch().args(["import", "--db", db.to_str().unwrap()]).args(&logs).output().expect("spawn import");
+    assert!(out.status.success(), "walwatch import: {}", describe(&out));
+    let args = ["settings", "--config", empty.to_str().unwrap(), "--db", db.to_str().unwrap()];
+    let out = walwatch().args(args).args(["--format", "json"]).output().expect("spawn walwatch settings");
+    assert!(out.status.success(), "walwatch settings: {}", describe(&out));
+    let all: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = &all.as_array().expect("an array of clusters")[0];
+    let conf = pg.data_dir().join("postgresql.conf");
+    for name in ["max_wal_size", "checkpoint_timeout"] {
+        assert_eq!(source(report, name), conf_source(&conf, support::conf_line_of(&conf, name)), "{name}: {report}");
+    }
+    assert_eq!(report["current"]["max_wal_size"]["value"], "2GB");
+    assert_eq!(report["data_directory_from_log"]["path"], pg.data_dir().display().to_string(), "{report}");
+    assert!(report.get("not_inferred").is_none(), "the conf files were read: nothing to infer: {report}");
+    let table = walwatch().args(args).output().expect("spawn walwatch settings");
+    let text = String::from_utf8_lossy(&table.stdout);
+    let found = format!("data directory {} (holds the log ", pg.data_dir().display());
+    assert!(text.contains(&found) && text.contains("its conf files are read"), "{text}");
+}

@@ -242,8 +242,23 @@ pub fn differences(got: &Snapshot, want: &Snapshot) -> String {
 }
 
 /// `walwatch status --format json`.
+/// `walwatch status --format json`, printed in full whether it found a
+/// problem (exit status 4, see [`status_exit`]) or not.
 pub fn status(db: &Path) -> Result<Value, String> {
-    json(&["status", "--db", s(db), "--format", "json"])
+    let args = ["status", "--db", s(db), "--format", "json"];
+    let out = walwatch().args(args).output().map_err(|e| format!("walwatch {args:?}: {e}"))?;
+    if !(out.status.success() || out.status.code() == Some(STATUS_PROBLEMS)) {
+        return Err(format!("walwatch {args:?}: {}\n{}", out.status, String::from_utf8_lossy(&out.stderr)));
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| format!("walwatch {args:?}: {e}"))
+}
+
+/// The exit status of `walwatch status` when a cluster has a problem.
+pub const STATUS_PROBLEMS: i32 = 4;
+
+/// The exit status of `walwatch status`.
+pub fn status_exit(db: &Path) -> Option<i32> {
+    walwatch().args(["status", "--db", s(db)]).output().unwrap().status.code()
 }
 
 /// The files status lists for `cluster`.
@@ -331,6 +346,21 @@ impl Workspace {
 
 // ---------------------------------------------------------------- the daemon
 
+/// The walwatch binary run as `user` with its primary group and `groups`
+/// (comma-separated; None: the user's own) through setpriv. Needs root.
+pub fn as_user(user: &str, groups: Option<&str>) -> Command {
+    let gid = Command::new("id").args(["-g", user]).output().unwrap();
+    let gid = String::from_utf8_lossy(&gid.stdout).trim().to_string();
+    let mut cmd = Command::new("setpriv");
+    cmd.args([format!("--reuid={user}"), format!("--regid={gid}")]);
+    match groups {
+        Some(g) => cmd.arg(format!("--groups={g}")),
+        None => cmd.arg("--init-groups"),
+    };
+    cmd.arg(env!("CARGO_BIN_EXE_walwatch"));
+    cmd
+}
+
 /// A running `walwatch run`; killed (SIGKILL) when dropped, so a failed
 /// test leaves no process behind.
 pub struct Daemon {
@@ -342,8 +372,25 @@ pub struct Daemon {
 impl Daemon {
     /// Starts the daemon with its stderr appended to `log`.
     pub fn start(config: &Path, db: &Path, log: &Path) -> Daemon {
+        Daemon::start_with(walwatch(), config, db, log)
+    }
+
+    /// [`Daemon::start`] as `user` (with its own groups, through setpriv,
+    /// as tests/support runs PostgreSQL): a daemon that may not read what
+    /// the root running the tests may. Needs root.
+    pub fn start_as(user: &str, config: &Path, db: &Path, log: &Path) -> Daemon {
+        Daemon::start_with(as_user(user, None), config, db, log)
+    }
+
+    /// [`Daemon::start_as`] with the supplementary groups `groups` only (a
+    /// service's `SupplementaryGroups=`).
+    pub fn start_as_in(user: &str, groups: &str, config: &Path, db: &Path, log: &Path) -> Daemon {
+        Daemon::start_with(as_user(user, Some(groups)), config, db, log)
+    }
+
+    fn start_with(mut cmd: Command, config: &Path, db: &Path, log: &Path) -> Daemon {
         let err = OpenOptions::new().create(true).append(true).open(log).unwrap();
-        let child = walwatch()
+        let child = cmd
             .args(["run", "--config", s(config)])
             // Log to stderr (our file), never to a journal or a service manager
             // that the test runner itself may be running under.

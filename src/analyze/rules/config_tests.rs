@@ -20,7 +20,7 @@ fn defaults_when_absent_or_empty() {
     for text in ["", "[alerts]\n", "[alerts.slow_sync]\n"] {
         let r = rules(text).unwrap();
         assert_eq!(r.get::<SlowSync>(), &SlowSync::default(), "{text:?}");
-        assert_eq!(r.enabled().len(), 8, "{text:?}");
+        assert_eq!(r.enabled().len(), 9, "{text:?}");
     }
     let config = parse("", Path::new("w.toml")).unwrap();
     assert_eq!(config.alerts.reminder_interval, None);
@@ -70,6 +70,7 @@ fn reads_every_key() {
             "slow_sync",
             "checkpoint_overrun",
             "checkpoint_logging_missing",
+            "logs_not_read",
             "durability_off",
             "wal_files_added"
         ]
@@ -102,7 +103,7 @@ fn errors_point_at_the_value() {
         error("[alerts]\n[alerts.no_such_rule]\nenabled = true\n"),
         "w.toml:2:9: alerts: unknown field `no_such_rule`, expected one of `reminder_interval`, \
          `forced_checkpoints`, `too_frequent`, `slow_sync`, `checkpoint_overrun`, `checkpoint_logging_missing`, \
-         `durability_off`, `wal_files_added`, `clock_skew`"
+         `logs_not_read`, `durability_off`, `wal_files_added`, `clock_skew`"
     );
     let e = error("[alerts.checkpoint_overrun]\nslack = 0.5\n");
     assert!(e.ends_with("slack is a factor from 1 to 10, e.g. 1.1, not 0.5"), "{e}");

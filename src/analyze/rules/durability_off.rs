@@ -75,6 +75,8 @@ fn off(settings: &Settings, name: &'static str, severity: Severity, why: &str) -
         ValueSource::Config => ("walwatch's [cluster.settings]".to_string(), None),
         ValueSource::ConfFile { path, line } => (format!("{path}:{line}"), None),
         ValueSource::Log { at } => (format!("the server log at {}", crate::timefmt::rfc3339(*at)), Some(*at)),
+        // Only checkpoint_timeout and max_wal_size are ever inferred, never a flag.
+        ValueSource::Inferred { how, .. } => (format!("the log: {how}"), None),
         ValueSource::Default { .. } => ("the default".to_string(), None),
     };
     Some(Finding {

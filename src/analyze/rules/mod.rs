@@ -71,6 +71,7 @@ registry! {
     slow_sync::SlowSync,
     checkpoint_overrun::CheckpointOverrun,
     logging_missing::LoggingMissing,
+    logs_not_read::LogsNotRead,
     durability_off::DurabilityOff,
     wal_files_added::WalFilesAdded,
     clock_skew::ClockSkew,
@@ -303,7 +304,7 @@ pub(crate) mod test_support {
                 (k.to_string(), Value { value: v.to_string(), source: ValueSource::Default { version: Some(version) } })
             })
             .collect();
-        Settings { version: Some(version), values }
+        Settings { version: Some(version), values, ..Settings::default() }
     }
 
     /// A completed checkpoint started at `start` with `trigger`.
@@ -389,7 +390,7 @@ mod tests {
     fn every_rule_runs_by_default_in_registry_order() {
         let ids: Vec<&str> = REGISTRY.iter().map(|r| r.id).collect();
         assert_eq!(RuleSet::default().enabled(), ids);
-        assert_eq!(ids.len(), 8);
+        assert_eq!(ids.len(), 9);
         assert_eq!(RuleSet::default().clock_skew_tolerance(), Duration::from_secs(300));
         assert!(RuleSet::default().uses_suggestion());
     }

@@ -1,4 +1,4 @@
-use crate::model::event::Trigger;
+use crate::model::event::{PointKind, Trigger};
 use jiff::{SignedDuration, Timestamp};
 
 use super::*;
@@ -26,7 +26,7 @@ fn at(secs: i64) -> Timestamp {
 
 fn point(secs: i64, trigger: &str, distance_kb: Option<i64>, added: i64) -> PointStart {
     let trigger = Some(Trigger::parse(trigger).expect("a trigger name"));
-    PointStart { started_at: at(secs), trigger, distance_kb, wal_files_added: Some(added) }
+    PointStart { kind: PointKind::Checkpoint, started_at: at(secs), trigger, distance_kb, wal_files_added: Some(added) }
 }
 
 #[test]
@@ -78,13 +78,13 @@ fn percentile_is_nearest_rank() {
 }
 
 #[test]
-fn cycles_skip_shutdowns_restarts_missing_distances_and_subsecond_gaps() {
+fn cycles_are_left_out_by_what_ends_them_never_by_their_length() {
     let history = SizingHistory {
         points: vec![
             point(0, "time", Some(1), 0),
             point(300, "time", Some(300_000), 0),   // 1000 kB/s
             point(400, "wal", Some(200_000), 2),    // 2000 kB/s
-            point(400, "manual", Some(10), 0),      // 0 s after: no rate
+            point(400, "manual", Some(10), 0),      // a requested checkpoint: no rate
             point(500, "shutdown", Some(5_000), 0), // ends the run
             point(900, "end-of-recovery", Some(1), 0),
             point(1200, "time", Some(90_000), 0), // follows end-of-recovery
@@ -98,10 +98,28 @@ fn cycles_skip_shutdowns_restarts_missing_distances_and_subsecond_gaps() {
         without_distance: 0,
     };
     let c = cycles(&history, t0());
-    let got: Vec<(i64, f64)> = c.iter().map(|c| (c.at.duration_since(t0()).as_secs(), c.rate_kb_s)).collect();
+    let got: Vec<(i64, f64)> = c.usable.iter().map(|c| (c.at.duration_since(t0()).as_secs(), c.rate_kb_s)).collect();
     assert_eq!(got, vec![(300, 1000.0), (400, 2000.0), (2100, 100.0)]);
+    assert_eq!(c.usable[0].from, at(0));
+    let left_out: Vec<(LeftOut, usize)> = c.left_out.into_iter().collect();
+    assert_eq!(left_out, [(LeftOut::Downtime, 4), (LeftOut::Manual, 1), (LeftOut::NoDistance, 1)]);
     // The window starts at 350 s: the cycle ending at 300 s is outside, its start still counts as a start.
-    assert_eq!(cycles(&history, at(350)).len(), 2);
+    assert_eq!(cycles(&history, at(350)).usable.len(), 2);
+}
+
+#[test]
+fn subsecond_wal_cycles_count_and_only_an_unseparated_pair_is_left_out() {
+    // Under max_wal_size = 32MB at full speed: 16 MB every 0.3 s is the busiest
+    // load, which a "shorter than 1 s" rule dropped.
+    let ms =
+        |ms: i64| PointStart { started_at: t0() + SignedDuration::from_millis(ms), ..point(0, "wal", Some(16_384), 0) };
+    let history =
+        SizingHistory { points: vec![ms(0), ms(300), ms(600), ms(600), ms(1600)], ..SizingHistory::default() };
+    let c = cycles(&history, t0());
+    let rates: Vec<f64> = c.usable.iter().map(|c| c.rate_kb_s.round()).collect();
+    assert_eq!(rates, [54_613.0, 54_613.0, 16_384.0]);
+    // Two starts in the same millisecond (or second, with %t): no time to divide by.
+    assert_eq!(c.left_out.into_iter().collect::<Vec<_>>(), [(LeftOut::NoTime, 1)]);
 }
 
 fn steady(rate_kb_s: i64, n: i64, period: i64, trigger: &str) -> SizingHistory {
@@ -123,7 +141,7 @@ fn forced_checkpoints_give_a_size_from_the_formula_with_sql_and_cost() {
     // 1000 kB/s under max_wal_size=32MB: forced every 20 s.
     let history = steady(1000, 30, 20, "wal");
     let p = pg(15, 32.0, 0.9);
-    let s = from_history("main", Settings::default(), &history, t0(), &p, &advice());
+    let s = from_history("main", Settings::default(), &history, t0(), &p, &advice(), None);
     // W = 1000 kB/s x 300 s = 292.97 MB; x 1.25 = 366.2 MB; 46 segments (trigger 368 MB) = 736 MB -> 768MB.
     assert_eq!(s.suggested.max_wal_size_mb, Some(768));
     assert_eq!(s.basis.samples, 30);
@@ -154,12 +172,12 @@ fn forced_checkpoints_give_a_size_from_the_formula_with_sql_and_cost() {
 fn enough_size_is_kept_and_far_too_much_is_only_a_note() {
     let history = steady(100, 10, 300, "time");
     // W = 29.3 MB -> 36.6 MB with headroom -> 8 segments (trigger 48 MB) = 128 MB.
-    let enough = from_history("main", Settings::default(), &history, t0(), &pg(15, 2048.0, 0.9), &advice());
+    let enough = from_history("main", Settings::default(), &history, t0(), &pg(15, 2048.0, 0.9), &advice(), None);
     assert_eq!(enough.suggested.max_wal_size_mb, Some(128));
     assert_eq!(enough.sql, None);
     assert!(enough.explanation.iter().any(|e| e.contains("more than 4x the need")), "{:?}", enough.explanation);
     assert!(!enough.explanation.iter().any(|e| e.contains("cycles were short")), "timed 300 s cycles are not short");
-    let tight = from_history("main", Settings::default(), &history, t0(), &pg(15, 512.0, 0.9), &advice());
+    let tight = from_history("main", Settings::default(), &history, t0(), &pg(15, 512.0, 0.9), &advice(), None);
     assert!(tight.explanation.iter().any(|e| e == "The current max_wal_size 512MB is enough."));
 }
 
@@ -169,7 +187,7 @@ fn forced_checkpoints_never_lower_the_size() {
     let mut history = steady(100, 40, 300, "time");
     history.points[20].trigger = Some(Trigger::Wal);
     history.points[20].distance_kb = Some(100_000 * 300);
-    let s = from_history("main", Settings::default(), &history, t0(), &pg(15, 2048.0, 0.9), &advice());
+    let s = from_history("main", Settings::default(), &history, t0(), &pg(15, 2048.0, 0.9), &advice(), None);
     assert_eq!(s.suggested.max_wal_size_mb, Some(2048));
     assert_eq!(s.sql, None);
     assert!(s.explanation.iter().any(|e| e.contains("1 forced checkpoints came from bursts above the p95 rate")));
@@ -178,7 +196,7 @@ fn forced_checkpoints_never_lower_the_size() {
 #[test]
 fn too_few_samples_give_no_suggestion_and_say_why() {
     let history = steady(1000, 4, 20, "wal");
-    let s = from_history("main", Settings::default(), &history, t0(), &pg(15, 32.0, 0.9), &advice());
+    let s = from_history("main", Settings::default(), &history, t0(), &pg(15, 32.0, 0.9), &advice(), None);
     assert_eq!(s.suggested, Suggested { max_wal_size_mb: None, min_wal_size_mb: None });
     assert_eq!(s.sql, None);
     assert_eq!(s.confidence.to_string(), "low");
@@ -195,13 +213,18 @@ fn without_distances(n: i64) -> SizingHistory {
 
 #[test]
 fn checkpoints_without_distance_say_postgresql_9_5_is_needed() {
-    let s = from_history("main", Settings::default(), &without_distances(30), t0(), &pg(9, 32.0, 0.5), &advice());
+    let s = from_history("main", Settings::default(), &without_distances(30), t0(), &pg(9, 32.0, 0.5), &advice(), None);
     assert_eq!(s.suggested, Suggested { max_wal_size_mb: None, min_wal_size_mb: None });
     assert_eq!(s.sql, None);
     assert_eq!((s.basis.samples, s.basis.checkpoints_without_distance, s.basis.forced_checkpoints), (0, 31, 31));
     assert_eq!(s.confidence.to_string(), "low");
     assert_eq!(
         s.explanation[1],
+        "Left out of the rate: 30 cycles: 30 ending in a checkpoint with no distance logged (it never completed, or \
+         PostgreSQL 9.4 or older)."
+    );
+    assert_eq!(
+        s.explanation[2],
         "No suggestion: walwatch needs the WAL distance since the previous checkpoint (\"distance=… kB\" in \
          \"checkpoint complete\" lines, logged by PostgreSQL 9.5 and later), and the 31 checkpoints completed in \
          this window logged none: the server is PostgreSQL 9.4 or older."
@@ -213,13 +236,13 @@ fn a_few_checkpoints_without_distance_among_usable_cycles_change_nothing() {
     // An upgrade from 9.4 in the window: the old checkpoints are counted, the new ones sized from.
     let mut history = steady(1000, 30, 20, "wal");
     history.without_distance = 2;
-    let s = from_history("main", Settings::default(), &history, t0(), &pg(15, 32.0, 0.9), &advice());
+    let s = from_history("main", Settings::default(), &history, t0(), &pg(15, 32.0, 0.9), &advice(), None);
     assert_eq!((s.basis.samples, s.basis.checkpoints_without_distance), (30, 2));
     assert!(s.suggested.max_wal_size_mb.is_some());
     // Too few usable cycles with some undistanced ones: the usual reason, not the 9.5 one.
     let mut history = steady(1000, 4, 20, "wal");
     history.without_distance = 2;
-    let s = from_history("main", Settings::default(), &history, t0(), &pg(15, 32.0, 0.9), &advice());
+    let s = from_history("main", Settings::default(), &history, t0(), &pg(15, 32.0, 0.9), &advice(), None);
     assert!(s.explanation[1].starts_with("No suggestion: 4 usable cycles, fewer than the 5 needed"));
 }
 
@@ -229,7 +252,7 @@ fn files_added_on_most_cycles_suggest_min_wal_size() {
     for p in &mut history.points {
         p.wal_files_added = Some(3);
     }
-    let s = from_history("main", Settings::default(), &history, t0(), &pg(15, 1024.0, 0.9), &advice());
+    let s = from_history("main", Settings::default(), &history, t0(), &pg(15, 1024.0, 0.9), &advice(), None);
     // Typical cycle 292.97 MB x 1.9 = 556.6 MB -> 576MB, below the suggested max (768MB).
     assert_eq!(s.suggested.max_wal_size_mb, Some(768));
     assert_eq!(s.suggested.min_wal_size_mb, Some(576));
@@ -315,7 +338,7 @@ fn adding_on(n: i64, adding: usize) -> SizingHistory {
 fn min_wal_size_is_advised_only_when_files_were_added_on_most_cycles() {
     let p = pg(15, 1024.0, 0.9);
     let min = |h: &SizingHistory, p: &Params| {
-        from_history("main", Settings::default(), h, t0(), p, &advice()).suggested.min_wal_size_mb
+        from_history("main", Settings::default(), h, t0(), p, &advice(), None).suggested.min_wal_size_mb
     };
     // Large cycles (292.97 MB each), but no file ever added: nothing to advise.
     assert_eq!(min(&adding_on(10, 0), &p), None);
@@ -339,7 +362,7 @@ fn replay_speed_needs_both_bytes_and_time() {
     let p = pg(15, 32.0, 0.9);
     let replay = |replays: Vec<Replay>| {
         let history = SizingHistory { replays, ..steady(1000, 30, 20, "wal") };
-        from_history("main", Settings::default(), &history, t0(), &p, &advice()).cost
+        from_history("main", Settings::default(), &history, t0(), &p, &advice(), None).cost
     };
     let none = replay(vec![]);
     assert_eq!((none.replay_mb_s, none.crash_recovery_s), (None, None));
@@ -356,7 +379,7 @@ fn replay_speed_needs_both_bytes_and_time() {
 fn pg_wal_cost_adds_wal_keep_size() {
     let history = steady(1000, 30, 20, "wal");
     let p = Params { wal_keep_mb: 100.4, ..pg(15, 32.0, 0.9) };
-    let s = from_history("main", Settings::default(), &history, t0(), &p, &advice());
+    let s = from_history("main", Settings::default(), &history, t0(), &p, &advice(), None);
     assert_eq!(s.suggested.max_wal_size_mb, Some(768));
     assert_eq!(s.cost.pg_wal_mb, Some(768 + 101));
     let text = s.explanation.join("\n");
@@ -368,7 +391,7 @@ fn confidence_is_high_from_four_times_the_minimum_samples_over_a_day() {
     let p = pg(15, 32.0, 0.9);
     let confidence = |n: i64, period: i64| {
         let history = steady(1000, n, period, "time");
-        from_history("main", Settings::default(), &history, t0(), &p, &advice()).confidence
+        from_history("main", Settings::default(), &history, t0(), &p, &advice(), None).confidence
     };
     // 20 cycles (4 x min_samples 5) whose ends span 19 periods: 24 h or more.
     assert_eq!(confidence(20, 4548).to_string(), "high");
@@ -396,15 +419,157 @@ fn suggest_counts_the_cycle_that_ends_exactly_at_the_window_end() {
     ingest::import(&mut store, cluster, log.to_str().unwrap(), &opts, &time).unwrap();
 
     let settings = with(Some(15), &[("max_wal_size", "32MB"), ("checkpoint_timeout", "30s")]);
-    let samples = |now: &str| {
+    let suggestion = |now: &str| {
         let now: Timestamp = now.parse().unwrap();
-        let s = suggest(&store, "c", &settings, &advice(), std::time::Duration::from_secs(60), now).unwrap();
-        s.basis.samples
+        suggest(&store, "c", &settings, &advice(), std::time::Duration::from_secs(60), now).unwrap()
     };
-    // The cycles of a second or more end at the starts 08:08:56.071, 08:09:01.841,
-    // 08:09:07.818, 08:09:39.062, 08:10:36.239 and 08:10:55.858 (the manual
-    // checkpoint); the shutdown checkpoint's does not count.
-    assert_eq!(samples("2026-11-22T08:10:55.858Z"), 6, "the window includes its end");
-    assert_eq!(samples("2026-11-22T08:10:55.857Z"), 5);
-    assert_eq!(samples("2026-11-22T08:12:00Z"), 6);
+    let basis = |now: &str| suggestion(now).basis;
+    // 14 WAL-triggered cycles (11 of them under a second: pgbench -i's load)
+    // and the time-triggered ones ending at 08:09:39.062 and 08:10:36.239;
+    // the manual checkpoint's (08:10:55.858) and the shutdown's are left out.
+    assert_eq!(basis("2026-11-22T08:10:36.239Z").samples, 16, "the window includes its end");
+    assert_eq!(basis("2026-11-22T08:10:36.238Z").samples, 15);
+    let all = basis("2026-11-22T08:12:00Z");
+    assert_eq!(all.samples, 16);
+    assert_eq!(all.left_out.into_iter().collect::<Vec<_>>(), [(LeftOut::Downtime, 1), (LeftOut::Manual, 1)]);
+    // The rate the WAL stayed under for 95 % of the time, not the bulk load's 100 MB/s.
+    assert_eq!(all.peak_wal_rate_kb_s, Some(5799.4));
+    assert_eq!(
+        suggestion("2026-11-22T08:12:00Z").explanation[1],
+        "Left out of the rate: 2 cycles: 1 spanning a shutdown, restart or recovery; 1 ending in a requested \
+         checkpoint (CHECKPOINT, a base backup, CREATE DATABASE)."
+    );
+}
+
+// --- Issue 11 §7: cycles weighted by time, evidence judged against the settings then ---
+
+fn cycle(seconds: f64, rate_kb_s: f64) -> Cycle {
+    Cycle { at: t0(), from: t0(), seconds, distance_kb: (seconds * rate_kb_s) as i64, rate_kb_s, wal_files_added: None }
+}
+
+#[test]
+fn the_peak_is_the_rate_not_exceeded_for_p_percent_of_the_time() {
+    // 15-stderr-default-noise's bulk load: 11 cycles of 0.2-0.5 s at 41-102 MB/s
+    // (4.8 s in all) among 103 s of 0.2-5.8 MB/s. By count the p95 is 101555 kB/s.
+    let mut cycles: Vec<Cycle> =
+        [76_224.0, 78_971.0, 80_657.0, 101_555.0, 94_933.0, 97_332.0, 95_130.0, 66_085.0, 41_741.0, 51_795.0, 59_242.0]
+            .iter()
+            .map(|r| cycle(0.4, *r))
+            .collect();
+    cycles.extend([cycle(10.957, 4106.0), cycle(5.243, 3785.0), cycle(5.385, 5799.0)]);
+    cycles.extend([cycle(29.857, 218.0), cycle(57.177, 150.0)]);
+    let rates: Vec<f64> = cycles.iter().map(|c| c.rate_kb_s).collect();
+    assert_eq!(percentile(&rates, 95.0), Some(101_555.0));
+    // 113.02 s in all; up to 5799 kB/s covers 108.6 s (96.1 %), up to 4106 kB/s 103.2 s (91.3 %).
+    assert_eq!(time_percentile(&cycles, 95.0), Some(5799.0));
+    assert_eq!(time_percentile(&cycles, 90.0), Some(4106.0));
+    assert_eq!(time_percentile(&cycles, 100.0), Some(101_555.0));
+    // Equal times: the nearest rank.
+    let even: Vec<Cycle> = (1..=20).map(|r| cycle(2.0, f64::from(r))).collect();
+    assert_eq!(time_percentile(&even, 95.0), Some(19.0));
+    assert_eq!(time_percentile(&even, 50.0), Some(10.0));
+    assert_eq!(time_percentile(&[], 95.0), None);
+}
+
+/// A history of `before` forced 20 s cycles at `rate_before` under 32MB,
+/// then `after` time-driven 300 s cycles at `rate_after` under 1280MB (the
+/// first of them spans the change).
+fn changed_at_size(before: i64, rate_before: i64, after: i64, rate_after: i64) -> (SizingHistory, SettingChange) {
+    let period_before = 20;
+    let mut points: Vec<PointStart> =
+        (0..=before).map(|i| point(i * period_before, "wal", Some(rate_before * period_before), 0)).collect();
+    let last_forced = before * period_before;
+    points.extend((1..=after).map(|i| point(last_forced + i * 300, "time", Some(rate_after * 300), 0)));
+    let history = SizingHistory { points, ..SizingHistory::default() };
+    // Reloaded a second after the last forced checkpoint started.
+    let change_at = last_forced + 1;
+    let change = SettingChange {
+        at: at(change_at),
+        name: "max_wal_size".into(),
+        old: Some("32MB".into()),
+        new: Some("1280MB".into()),
+        source: crate::settings::ValueSource::Log { at: at(change_at) },
+    };
+    (history, change)
+}
+
+#[test]
+fn forced_checkpoints_before_a_change_do_not_hold_the_size_and_enough_cycles_since_replace_them() {
+    // 126 forced cycles at 1000 kB/s under 32MB, then 1280MB: 5 timed cycles at 500 kB/s
+    // after the one that spans the change.
+    let (history, change) = changed_at_size(126, 1000, 6, 500);
+    let p = pg(15, 1280.0, 0.9);
+    let s = from_history("main", Settings::default(), &history, t0(), &p, &advice(), Some(change.clone()));
+    // W = 500 kB/s x 300 s = 146.5 MB; x 1.25 = 183.1 MB -> 25 segments (trigger 12 x 16 = 192 MB) -> 448MB.
+    assert_eq!(s.suggested.max_wal_size_mb, Some(448));
+    assert_eq!(s.sql, None, "1280MB is already above it");
+    assert_eq!((s.basis.samples, s.basis.forced_checkpoints, s.basis.forced_at_current_settings), (5, 127, 0));
+    assert_eq!(s.basis.settings_changed, Some(change));
+    assert_eq!(s.basis.left_out.get(&LeftOut::OtherSettings), Some(&127));
+    let text = s.explanation.join("\n");
+    assert!(!text.contains("Keep max_wal_size at least"), "{text}");
+    assert!(!text.contains("cycles were short"), "{text}");
+    assert!(text.contains("Left out of the rate: 127 cycles: 127 run under the settings before the latest change."));
+    assert!(
+        text.contains(
+            "max_wal_size changed from 32MB to 1280MB at 2026-11-01T00:42:01.000+00:00 (logged): \
+             the 127 forced checkpoints before ran under the old settings and do not count against the current \
+             ones; the rate comes from the 5 cycles since."
+        ),
+        "{text}"
+    );
+    assert!(text.contains("The current max_wal_size 1280MB is enough."), "{text}");
+    // Without the change known, the same history keeps the old verdict.
+    let unaware = from_history("main", Settings::default(), &history, t0(), &p, &advice(), None);
+    assert_eq!(unaware.basis.forced_at_current_settings, 127);
+    assert!(unaware.explanation.iter().any(|e| e.starts_with("Keep max_wal_size at least 1280MB: 127 forced")));
+}
+
+#[test]
+fn too_few_cycles_since_a_change_keep_the_older_ones_and_say_how_many_more_are_needed() {
+    let (history, change) = changed_at_size(30, 1000, 4, 500);
+    let p = pg(15, 1280.0, 0.9);
+    let s = from_history("main", Settings::default(), &history, t0(), &p, &advice(), Some(change));
+    assert_eq!((s.basis.samples, s.basis.forced_at_current_settings), (34, 0));
+    assert_eq!(s.basis.left_out.get(&LeftOut::OtherSettings), None);
+    let text = s.explanation.join("\n");
+    assert!(
+        text.contains(
+            "only 3 cycles ran since, fewer than the 5 needed ([advice] min_samples): the rate still includes the \
+             31 before, measured under the old settings, until 2 more have run."
+        ),
+        "{text}"
+    );
+    // 1000 kB/s covers 600 of 1800 s: the time-weighted p95 is still the old rate, but
+    // nothing forced since the change holds 1280MB up: 768MB suffices.
+    assert_eq!(s.suggested.max_wal_size_mb, Some(768));
+    assert!(!text.contains("Keep max_wal_size"), "{text}");
+}
+
+#[test]
+fn a_first_logged_change_does_not_claim_the_value_before() {
+    let (history, mut change) = changed_at_size(30, 1000, 6, 500);
+    change.old = None;
+    let p = pg(15, 1280.0, 0.9);
+    let s = from_history("main", Settings::default(), &history, t0(), &p, &advice(), Some(change.clone()));
+    let changed = |s: &Suggestion| s.explanation.iter().find(|e| e.contains(" changed")).cloned().unwrap_or_default();
+    assert!(changed(&s).starts_with("max_wal_size changed to 1280MB at 2026-11-01T00:10:01.000+00:00 (logged):"));
+    // Set in a conf file where it was not before: from the default.
+    change.source = crate::settings::ValueSource::ConfFile { path: "/d/postgresql.auto.conf".into(), line: 3 };
+    let s = from_history("main", Settings::default(), &history, t0(), &p, &advice(), Some(change));
+    assert!(changed(&s).starts_with(
+        "max_wal_size changed from its default to 1280MB at 2026-11-01T00:10:01.000+00:00 (in \
+         /d/postgresql.auto.conf:3):"
+    ));
+}
+
+#[test]
+fn a_change_before_the_window_changes_nothing() {
+    let (history, mut change) = changed_at_size(30, 1000, 6, 500);
+    change.at = at(-10);
+    let p = pg(15, 32.0, 0.9);
+    let s = from_history("main", Settings::default(), &history, t0(), &p, &advice(), Some(change));
+    assert_eq!((s.basis.samples, s.basis.forced_at_current_settings), (36, 31));
+    assert_eq!(s.basis.settings_changed, None);
+    assert!(!s.explanation.iter().any(|e| e.contains("changed from")));
 }

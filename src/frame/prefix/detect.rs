@@ -75,6 +75,10 @@ struct SampleLine<'a> {
 struct Sample<'a> {
     lines: Vec<SampleLine<'a>>,
     names: Names,
+    /// The markers the sample's lines use: what inferred candidates are
+    /// compiled with while they compete (every language's markers make a
+    /// regex that takes milliseconds to build).
+    markers: Vec<(String, LineLevel)>,
 }
 
 impl<'a> Sample<'a> {
@@ -82,6 +86,7 @@ impl<'a> Sample<'a> {
         let (alt, levels) = marker_alternation(markers)?;
         let marker_re = Regex::new(&alt).map_err(|source| PrefixError::Regex { spec: String::new(), source })?;
         let mut names = Names::default();
+        let mut used: Vec<(String, LineLevel)> = Vec::new();
         let lines: Vec<SampleLine<'a>> = lines
             .iter()
             .map(|&text| {
@@ -90,11 +95,15 @@ impl<'a> Sample<'a> {
                 };
                 let message = &text[m.end()..];
                 names.learn(message);
-                let writer = writer_of(levels[m.as_str()], message, catalog);
+                let level = levels[m.as_str()];
+                if !used.iter().any(|(t, _)| t == m.as_str()) {
+                    used.push((m.as_str().to_string(), level));
+                }
+                let writer = writer_of(level, message, catalog);
                 SampleLine { text, head: Some(&text[..m.start()]), writer }
             })
             .collect();
-        Ok(Sample { lines, names })
+        Ok(Sample { lines, names, markers: used })
     }
 }
 
@@ -248,9 +257,16 @@ pub(crate) fn detect(
     }
     let sample = Sample::new(&lines, markers, catalog)?;
     let mut prefixes = candidates(markers)?;
-    prefixes.extend(structural(&sample, markers));
-    best_fit(&prefixes, &sample)
-        .ok_or_else(|| DetectError::NoMatch { first_line: lines[0].chars().take(200).collect() })
+    prefixes.extend(structural(&sample));
+    let best = best_fit(&prefixes, &sample)
+        .ok_or_else(|| DetectError::NoMatch { first_line: lines[0].chars().take(200).collect() })?;
+    // An inferred winner was compiled with the sample's markers only; the
+    // file's later lines may use any.
+    let all_levels = marker_alternation(markers)?.1.len();
+    match best.levels.len() < all_levels {
+        true => Ok(Prefix::compile(best.spec(), markers)?),
+        false => Ok(best),
+    }
 }
 
 /// [`CANDIDATES`] compiled, once per list of markers: detection runs for
@@ -306,14 +322,13 @@ fn with_session_tail(spec: &str, server_head: &str) -> Option<String> {
 fn cuts(spec: &str) -> Vec<usize> {
     let mut out = Vec::new();
     let mut it = spec.char_indices().peekable();
-    while let Some((i, c)) = it.next() {
+    while let Some((_, c)) = it.next() {
         if c == '%' {
             // `%`, an optional `-`, digits, the letter.
             while it.next_if(|(_, d)| *d == '-' || d.is_ascii_digit()).is_some() {}
             it.next();
         }
         out.push(it.peek().map_or(spec.len(), |(j, _)| *j));
-        let _ = i;
     }
     out
 }
@@ -326,7 +341,7 @@ const MAX_INFERRED: usize = 24;
 /// session fields empty), read with names kept literal; then the other
 /// lines, read with bare names taken for session fields (`alice  appdb `
 /// under `%-10u %-10d `), which the server's lines then confirm or refute.
-fn structural(sample: &Sample<'_>, markers: &[(String, LineLevel)]) -> Vec<Prefix> {
+fn structural(sample: &Sample<'_>) -> Vec<Prefix> {
     let tokens = Tokens::new(&sample.names);
     let order = [(Writer::Server, false), (Writer::Unknown, false), (Writer::Session, true), (Writer::Unknown, true)];
     let mut specs: Vec<String> = Vec::new();
@@ -359,7 +374,7 @@ fn structural(sample: &Sample<'_>, markers: &[(String, LineLevel)]) -> Vec<Prefi
     // such lines (`%q%u@%d ` from `@postgres FATAL:  …`) is the rest of a
     // prefix that a user name broke across lines, not a prefix.
     let dated = |spec: &&String| ["%m", "%t", "%n"].iter().any(|e| spec.contains(e));
-    specs.iter().filter(dated).filter_map(|spec| Prefix::compile(spec, markers).ok()).collect()
+    specs.iter().filter(dated).filter_map(|spec| Prefix::compile(spec, &sample.markers).ok()).collect()
 }
 
 /// Recognisers for the structural inference.

@@ -1,0 +1,81 @@
+//! `walwatch forget`: forget what was read of log files — their events and
+//! how far they were read — so the next import (or the daemon) reads them
+//! again from the start, e.g. after reading them with the wrong prefix.
+
+use std::collections::BTreeSet;
+use std::process::ExitCode;
+
+use anyhow::{bail, Result};
+
+use crate::cli::ForgetArgs;
+use crate::source::Source;
+use crate::store::forget::KnownSource;
+use crate::store::Store;
+
+pub fn run(args: ForgetArgs) -> Result<ExitCode> {
+    if args.cluster.is_none() && args.files.is_empty() {
+        bail!("say what to forget: --cluster C (all of its files), FILE..., or both");
+    }
+    let mut store = Store::open_existing(&super::db_path(&args.db))?;
+    if let Some(c) = &args.cluster {
+        super::clusters(&store, Some(c))?;
+    }
+    let known = store.known_sources(args.cluster.as_deref())?;
+    let (chosen, unknown) = match args.files.is_empty() {
+        true => (known, Vec::new()),
+        false => pick(&store, &known, &args.files)?,
+    };
+    for file in &unknown {
+        eprintln!("walwatch: {file}: no source {}was read from it; nothing to forget", in_cluster(&args));
+    }
+    if chosen.is_empty() {
+        if args.files.is_empty() {
+            eprintln!("walwatch: cluster {} has no source; nothing to forget", args.cluster.unwrap_or_default());
+        }
+        return Ok(ExitCode::from(super::EXIT_FAILURE));
+    }
+    let ids: Vec<i64> = chosen.iter().map(|s| s.id).collect();
+    let gone = store.forget_sources(&ids)?;
+    for s in &chosen {
+        println!("forgot {} (cluster {})", s.path, s.cluster);
+    }
+    println!(
+        "{} source(s), {} event(s), {} checkpoint row(s) forgotten; the next import or daemon read takes them from the start",
+        gone.sources, gone.events, gone.checkpoints
+    );
+    Ok(if unknown.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(super::EXIT_FAILURE) })
+}
+
+fn in_cluster(args: &ForgetArgs) -> String {
+    args.cluster.as_ref().map(|c| format!("of cluster {c} ")).unwrap_or_default()
+}
+
+/// The known sources each of `files` is: by content (a source is its first
+/// bytes, whatever its name now), or by the path it was read under when the
+/// file cannot be opened (rotated away). Returns them and the files that
+/// are none.
+fn pick(store: &Store, known: &[KnownSource], files: &[String]) -> Result<(Vec<KnownSource>, Vec<String>)> {
+    let clusters: BTreeSet<&str> = known.iter().map(|s| s.cluster.as_str()).collect();
+    let mut ids = BTreeSet::new();
+    let mut unknown = Vec::new();
+    for file in files {
+        let mut found: Vec<i64> = known.iter().filter(|s| same_path(&s.path, file)).map(|s| s.id).collect();
+        // "-" would read standard input: only its recorded name can match.
+        if let Some(source) = Some(file).filter(|f| *f != "-").and_then(|f| Source::open(f).ok()) {
+            for cluster in &clusters {
+                found.extend(store.source_with_content(cluster, source.head())?);
+            }
+        }
+        if found.is_empty() {
+            unknown.push(file.clone());
+        }
+        ids.extend(found);
+    }
+    Ok((known.iter().filter(|s| ids.contains(&s.id)).cloned().collect(), unknown))
+}
+
+/// Whether a recorded path and a path given now name the same file.
+fn same_path(recorded: &str, given: &str) -> bool {
+    recorded == given
+        || std::fs::canonicalize(recorded).ok().zip(std::fs::canonicalize(given).ok()).is_some_and(|(a, b)| a == b)
+}
