@@ -21,7 +21,13 @@ pub const DEV_LOG: &str = "/dev/log";
 pub struct Rsyslog {
     dir: PathBuf,
     child: Child,
+    /// There is one /dev/log: tests of one binary take turns with it. Held
+    /// until after `drop` has stopped this rsyslogd (fields drop last).
+    _turn: std::sync::MutexGuard<'static, ()>,
 }
+
+/// Whose turn it is to run an rsyslogd on /dev/log.
+static DEV_LOG_TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl Rsyslog {
     /// Start `rsyslogd -n` with its config, pid file, stderr and output file
@@ -41,6 +47,8 @@ impl Rsyslog {
              else), and only root may create that socket: run it as root (CI does)"
         );
         let exe = find_rsyslogd();
+        // A test that panicked with its rsyslogd still stopped it in drop.
+        let turn = DEV_LOG_TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         claim_dev_log();
         fs::create_dir_all(dir).expect("create rsyslog dir");
         let dir = dir.canonicalize().expect("canonicalize rsyslog dir");
@@ -59,7 +67,7 @@ impl Rsyslog {
             .stderr(stderr)
             .spawn()
             .expect("spawn rsyslogd");
-        let mut r = Rsyslog { dir, child };
+        let mut r = Rsyslog { dir, child, _turn: turn };
         r.wait_for_socket(Duration::from_secs(15));
         r
     }
