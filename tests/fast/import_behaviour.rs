@@ -9,18 +9,20 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-fn fixture(run: &str) -> PathBuf {
+/// The first log file of a fixture run (shared by the fast tests of import).
+pub(crate) fn fixture(run: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(run).join("log");
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();
     files.remove(0)
 }
 
-fn walwatch(args: &[&str]) -> Output {
+pub(crate) fn walwatch(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_walwatch")).args(args).output().unwrap()
 }
 
-fn ok(args: &[&str]) -> String {
+/// stdout of a walwatch run that must succeed.
+pub(crate) fn ok(args: &[&str]) -> String {
     let out = walwatch(args);
     assert!(
         out.status.success(),

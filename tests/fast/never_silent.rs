@@ -4,25 +4,15 @@
 //! independent counter says); `rejected` and `unmatched` are counted apart;
 //! `walwatch forget` makes a file readable again.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 
 use serde_json::Value;
 
+use super::import_behaviour::{fixture, walwatch};
 use crate::support::truth::Truth;
 
 const RUN: &str = "15-stderr-default-std";
-
-fn fixture(run: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(run).join("log");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
-    files.sort();
-    files.remove(0)
-}
-
-fn walwatch(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_walwatch")).args(args).output().unwrap()
-}
 
 fn text(out: &Output) -> (String, String) {
     (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())

@@ -3,29 +3,14 @@
 //! Every expected value was read off the lines by hand.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
+use super::import_behaviour::{ok, walwatch};
 use serde_json::{json, Value};
 use walwatch::catalog::{Catalog, Classification};
 use walwatch::model::event::{CompleteStats, EventBody, PointKind};
 
 fn wild(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/wild").join(name)
-}
-
-fn walwatch(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_walwatch")).args(args).output().unwrap()
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = walwatch(args);
-    assert!(
-        out.status.success(),
-        "walwatch {args:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 fn import(db: &Path, cluster: &str, file: &str, extra: &[&str]) -> String {
