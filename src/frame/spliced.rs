@@ -109,15 +109,17 @@ fn a_later_marker_ends_a_prefix(prefix: &Prefix, spanning: &Spanning, a: &Around
 /// markers included. With the pid in the head this cannot refuse a real
 /// line: a short checkpoint line, a line break and a real next head with
 /// its user name already exceed the 63 bytes (65 with `%m`, a one-digit
-/// pid and a three-letter zone). Padded names (`%-10u %-10d `) break that
-/// bound: the server's own lines print their empty names as spaces, which
-/// the two raw fields' 126 bytes reach across together with the next line's
-/// head, so every short real line (`checkpoint starting: wal`) would be
-/// refused. There the check is not made (the README's trust section says
-/// what remains).
+/// pid and a three-letter zone). A shorter head (`%n [%p] %d `: 51 bytes
+/// for a short line and the next server line's head) or padded names
+/// (`%-10u %-10d `: the server's empty names print as spaces, which the two
+/// raw fields' 126 bytes reach across) break that bound: two consecutive
+/// server lines would read as one prefix, and every short real line
+/// (`checkpoint starting: wal`) would be refused. [`Spanning`] finds that
+/// out by printing such a pair with the prefix; there the check is not made
+/// (the README's trust section says what remains).
 fn reaches(spanning: &Spanning, a: &Around<'_>, at: usize, line: &[u8]) -> bool {
     spanning.head_has_pid()
-        && !spanning.padded_raw()
+        && !spanning.server_lines_join()
         && spanning.markers_in(line).any(|m| spanning.is_exactly(&a.text[a.start..at + m.end]))
 }
 

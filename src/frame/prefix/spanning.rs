@@ -37,9 +37,13 @@ pub struct Spanning {
     /// identity, and a real line's head is as long as a real pid and zone
     /// make it.
     head_has_pid: bool,
-    /// A raw field is padded (`%-10u`): an empty name prints as spaces that
-    /// a long name can reproduce byte for byte.
-    padded_raw: bool,
+    /// Two consecutive lines of a server process, at their shortest, read
+    /// as one prefix whose raw fields hold the first line and the second's
+    /// head: a head too short for the names' 63 bytes (`%n [%p] %d `), or
+    /// padded names (`%-10u`), whose empty values print as spaces a long
+    /// name reproduces byte for byte. The fake-head check would then refuse
+    /// real lines.
+    server_lines_join: bool,
     /// Prefix and marker, raw fields spanning lines; the marker group is 1.
     open: Regex,
     /// The same, ending exactly at the end of the text.
@@ -75,6 +79,28 @@ impl Field {
         }
     }
 
+    /// The shortest text it prints on a server process's line.
+    fn shortest_server_text(self) -> &'static str {
+        match self {
+            Field::Application
+            | Field::User
+            | Field::Database
+            | Field::RemoteHostPort
+            | Field::RemoteHost
+            | Field::LocalAddr
+            | Field::LeaderPid
+            | Field::CommandTag
+            | Field::Vxid => "",
+            Field::BackendType => "checkpointer",
+            Field::Pid | Field::LineNum | Field::Xid | Field::QueryId => "1",
+            Field::Timestamp | Field::SessionStart => "2026-11-24 13:24:12 UTC",
+            Field::TimestampMs => "2026-11-24 13:24:12.582 UTC",
+            Field::Epoch => "1795526652.582",
+            Field::SqlState => "00000",
+            Field::SessionId => "6743a1b2.1",
+        }
+    }
+
     /// Its pattern when the prefix may span lines: raw fields take any
     /// bytes (line breaks too) up to their limit, other free text stays on
     /// one line.
@@ -97,7 +123,6 @@ impl Spanning {
         let head_pieces: Vec<&Piece> = pieces[..first_raw].iter().filter(|p| **p != Piece::Q).collect();
         let head_is_distinctive = head_pieces.iter().any(|p| matches!(p, Piece::Field(..)));
         let head_has_pid = head_pieces.iter().any(|p| matches!(p, Piece::Field(Field::Pid, _)));
-        let padded_raw = pieces.iter().any(|p| matches!(p, Piece::Field(f, pad) if f.is_raw() && *pad != 0));
         let head = format!("^{}", pattern(head_pieces.into_iter()));
         let (before, after) = match q {
             Some(i) => (&pieces[..i], &pieces[i + 1..]),
@@ -109,12 +134,13 @@ impl Spanning {
         }
         let open = format!("^{body}({markers})");
         let compile = |re: &str| Regex::new(re).expect("a prefix that compiled for lines compiles for spans");
+        let closed = compile(&format!("{open}\\z"));
         Some(Spanning {
             head: compile(&head),
             head_is_distinctive,
             head_has_pid,
-            padded_raw,
-            closed: compile(&format!("{open}\\z")),
+            server_lines_join: closed.is_match(shortest_server_pair(pieces).as_bytes()),
+            closed,
             open: compile(&open),
             markers: compile(markers),
             span: max_bytes(pieces) + longest_marker,
@@ -134,8 +160,8 @@ impl Spanning {
         self.head_has_pid
     }
 
-    pub(crate) fn padded_raw(&self) -> bool {
-        self.padded_raw
+    pub(crate) fn server_lines_join(&self) -> bool {
+        self.server_lines_join
     }
 
     /// The start of the marker that ends the prefix beginning at `text[0]`,
@@ -158,6 +184,39 @@ impl Spanning {
     pub fn span(&self) -> usize {
         self.span
     }
+}
+
+/// The shortest entry a server process writes that walwatch makes an event
+/// of, after its prefix (German's `checkpoint starting: wal`).
+const SHORTEST_SERVER_ENTRY: &str = "LOG:  Checkpoint beginnt: wal";
+
+/// A server line at its shortest, then the next one's prefix and marker.
+fn shortest_server_pair(pieces: &[Piece]) -> String {
+    let prefix = shortest_server_prefix(pieces);
+    format!("{prefix}{SHORTEST_SERVER_ENTRY}\n{prefix}LOG:  ")
+}
+
+/// The prefix as PostgreSQL prints it for a server process, each field at
+/// its shortest: nothing after `%q`, empty session fields, a one-digit pid
+/// (the checkpointer of a container's postmaster), a three-letter zone.
+fn shortest_server_prefix(pieces: &[Piece]) -> String {
+    let mut out = String::new();
+    for piece in pieces {
+        match piece {
+            Piece::Lit(s) => out.push_str(s),
+            Piece::Q => break,
+            Piece::Field(f, padding) => {
+                let text = f.shortest_server_text();
+                let width = padding.unsigned_abs() as usize;
+                if *padding > 0 {
+                    out.push_str(&format!("{text:>width$}"));
+                } else {
+                    out.push_str(&format!("{text:<width$}"));
+                }
+            }
+        }
+    }
+    out
 }
 
 fn pattern<'a>(pieces: impl Iterator<Item = &'a Piece>) -> String {

@@ -297,6 +297,31 @@ proptest! {
 /// Padded raw fields (`%-10u %-10d `): the server's lines print the padding
 /// of two empty names, 22 spaces, and no more than what PostgreSQL 15 wrote
 /// may be read as a prefix running across lines (lines from a real log).
+/// A real PostgreSQL 15 log under `%n [%p] %d ` (epoch seconds: a head of
+/// 20 bytes): the checkpointer's short lines and the next line's head fit
+/// in one database name, yet no real line is refused; the session's
+/// `RAISE LOG` look-alike is.
+#[test]
+fn a_short_head_refuses_no_real_line() {
+    let log = include_str!("../../../tests/fixtures/prefixes/t20.log");
+    let offsets = |needle: &str| -> Vec<u64> {
+        let mut at = 0;
+        log.split_inclusive('\n')
+            .filter_map(|line| {
+                let here = at;
+                at += line.len();
+                line.contains(needle).then_some(here as u64)
+            })
+            .collect()
+    };
+    let real = offsets("]  LOG:  checkpoint starting: ");
+    let forged = offsets("] postgres LOG:  checkpoint starting: ");
+    assert_eq!((real.len(), forged.len()), (24, 1));
+    let (events, rejected) = read("%n [%p] %d ", log.as_bytes(), 1 << 20);
+    assert!(real.iter().all(|o| events.contains(o)), "a real start was not read");
+    assert_eq!(rejected, forged);
+}
+
 #[test]
 fn padded_names_refuse_no_real_line() {
     let log = [

@@ -35,13 +35,22 @@ const CASES: &[(&str, &str, &str)] = &[
     case!("t16"),
     case!("t17"),
     case!("t18"),
+    case!("t19"),
+    case!("t20"),
 ];
 
 /// What detection infers where the log cannot tell escapes apart (`%x` and
 /// `%l` both print a number; `%r` without a port is `%h`; a bare name is
 /// labelled by position when no connection line names it first).
-const SAME_READING: &[(&str, &str)] =
-    &[("t10", "%m %c %v %l %e %Q [%p] "), ("t12", "%m|%u|%d|%a|%h|%p|"), ("t18", "%m {%p} %h %i ")];
+const SAME_READING: &[(&str, &str)] = &[
+    ("t10", "%m %c %v %l %e %Q [%p] "),
+    ("t12", "%m|%u|%d|%a|%h|%p|"),
+    ("t18", "%m {%p} %h %i "),
+    // Server lines stop at either %q; sessions print the name and the space.
+    ("t19", "%n [%p] %u%q "),
+    // The log's only named session connects as postgres to postgres.
+    ("t20", "%n [%p] %u "),
+];
 
 fn detect_lines(text: &str) -> Result<Prefix, DetectError> {
     let lines: Vec<&str> = text.lines().collect();

@@ -35,6 +35,32 @@ fn the_longest_prefix_postgresql_prints_fits_in_the_span() {
     assert!(text.len() <= spanning.span(), "{} bytes, span {}", text.len(), spanning.span());
 }
 
+/// Whether two consecutive lines of a server process, at their shortest,
+/// read as one prefix holding the first line in its names: then the
+/// fake-head splice check would refuse real lines and is not made.
+#[test]
+fn short_heads_and_padded_names_let_server_lines_join() {
+    let cases = [
+        // Exactly 63 bytes with a one-digit pid and German's short line.
+        ("%m [%p] %d ", true),
+        // One more byte, or an `@` that server lines do not print.
+        ("%m [%p] %d: ", false),
+        ("%m [%p] %q%u@%d ", false),
+        // Server lines print no `@`: a failed login must follow (README).
+        ("%t [%p] %q%u@%d ", false),
+        ("%t [%p]: [%l-1] user=%u,db=%d,client=%h ", false),
+        // 19 bytes of head, 30 of line: 51 ≤ 63.
+        ("%n [%p] %d ", true),
+        ("%n [%p] %q%u ", true),
+        ("%t [%p] %d ", true),
+        ("%m [%p] %-10u %-10d ", true),
+        ("%m [%p] %u ", true),
+    ];
+    for (spec, join) in cases {
+        assert_eq!(prefix(spec).spanning().unwrap().server_lines_join(), join, "{spec}");
+    }
+}
+
 /// `%10p` pads the pid on the left, `%-10p` on the right.
 #[test]
 fn padded_fields_read_across_lines_with_their_padding() {
