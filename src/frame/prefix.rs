@@ -17,7 +17,9 @@ use std::collections::HashMap;
 use regex::Regex;
 
 use crate::frame::record::LineLevel;
+#[cfg(test)]
 pub(crate) use detect::detect;
+pub(crate) use detect::{detect_dated_by, Dates};
 pub use spanning::{Spanning, RAW_NAME_BYTES};
 
 /// Why a `log_line_prefix` could not be compiled.

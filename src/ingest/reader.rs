@@ -7,7 +7,7 @@ use crate::catalog::Catalog;
 use crate::frame::csvlog::CsvScanner;
 use crate::frame::envelope::{self, EnvelopeScanner};
 use crate::frame::jsonlog::JsonScanner;
-use crate::frame::prefix::{self, Prefix};
+use crate::frame::prefix::{self, Dates, Prefix};
 use crate::frame::stderr::StderrScanner;
 use crate::frame::syslog::{self, SyslogScanner};
 use crate::frame::time::TimeContext;
@@ -50,11 +50,14 @@ impl Wrapped {
         let payloads = envelope::text_payloads(&opener(format, false, written), source.head());
         // journald's entries came through syslog(3) when they are numbered.
         let as_syslog = format == Format::JournaldJson && payloads.split(|&b| b == b'\n').any(journald::numbered);
-        let sample = match as_syslog {
-            true => syslog_bodies(&envelope::text_payloads(&opener(format, true, written), source.head())),
-            false => payloads,
+        let (sample, dates) = match as_syslog {
+            true => {
+                let bodies = syslog_bodies(&envelope::text_payloads(&opener(format, true, written), source.head()));
+                (bodies, Dates::Envelope)
+            }
+            false => (payloads, Dates::Prefix),
         };
-        let prefix = match stderr_prefix(choice, &sample, path) {
+        let prefix = match stderr_prefix(choice, &sample, dates, path) {
             Err(IngestError::Prefix { .. }) if format == Format::Cnpg && choice.given.is_none() => {
                 compiled(CNPG_FALLBACK_PREFIX).map_err(|e| prefix_error(path, e))?
             }
@@ -121,14 +124,16 @@ impl FormatReader {
         path: &str,
     ) -> Result<FormatReader, IngestError> {
         match format {
-            Format::Stderr => Ok(FormatReader::Stderr(dated(stderr_prefix(prefix, source.head(), path)?, path)?)),
+            Format::Stderr => {
+                Ok(FormatReader::Stderr(dated(stderr_prefix(prefix, source.head(), Dates::Prefix, path)?, path)?))
+            }
             Format::Csvlog => Ok(FormatReader::Csv),
             Format::Jsonlog => Ok(FormatReader::Json),
             Format::Syslog => {
                 let sample = syslog_bodies(source.head());
                 // The envelope dates what a prefix without a time does not.
                 let written = source.modified.and_then(|t| jiff::Timestamp::try_from(t).ok());
-                Ok(FormatReader::Syslog(stderr_prefix(prefix, &sample, path)?, written))
+                Ok(FormatReader::Syslog(stderr_prefix(prefix, &sample, Dates::Envelope, path)?, written))
             }
             wrapped => Ok(FormatReader::Envelope(Wrapped::new(wrapped, prefix, source, path)?)),
         }
@@ -201,10 +206,10 @@ fn compiled(spec: &str) -> Result<Prefix, crate::frame::prefix::PrefixError> {
 
 /// The prefix given on the command line (or known for this source), or one
 /// inferred from the file.
-fn stderr_prefix(choice: &PrefixChoice<'_>, head: &[u8], path: &str) -> Result<Prefix, IngestError> {
+fn stderr_prefix(choice: &PrefixChoice<'_>, head: &[u8], dates: Dates, path: &str) -> Result<Prefix, IngestError> {
     let prefix = match choice.given {
         Some(spec) => compiled(spec).map_err(|e| prefix_error(path, e))?,
-        None => inferred(choice.hint, head, path)?,
+        None => inferred(choice.hint, head, dates, path)?,
     };
     Ok(prefix)
 }
@@ -233,7 +238,7 @@ pub(super) struct PrefixChoice<'a> {
 /// fresh file with look-alike lines (failed logins with line breaks in the
 /// user name, see `frame::spliced`) cannot switch it — else detected from
 /// the first lines, or from all of the file's head if those do not decide.
-fn inferred(hint: Option<&str>, head: &[u8], path: &str) -> Result<Prefix, IngestError> {
+fn inferred(hint: Option<&str>, head: &[u8], dates: Dates, path: &str) -> Result<Prefix, IngestError> {
     let text = String::from_utf8_lossy(complete_lines(head));
     let lines: Vec<&str> = text.lines().filter(|l| is_text(l)).collect();
     if let Some(p) = hint.and_then(|spec| compiled(spec).ok()) {
@@ -249,8 +254,9 @@ fn inferred(hint: Option<&str>, head: &[u8], path: &str) -> Result<Prefix, Inges
     let markers = Catalog::global().markers();
     let first = &lines[..lines.len().min(PREFIX_SAMPLE_LINES)];
     let catalog = Catalog::global();
-    prefix::detect(first, markers, catalog)
-        .or_else(|e| if lines.len() > first.len() { prefix::detect(&lines, markers, catalog) } else { Err(e) })
+    let detect = |lines: &[&str]| prefix::detect_dated_by(lines, markers, catalog, dates);
+    detect(first)
+        .or_else(|e| if lines.len() > first.len() { detect(&lines) } else { Err(e) })
         .map_err(|e| IngestError::Prefix { path: path.into(), message: e.to_string() })
 }
 

@@ -133,19 +133,19 @@ fn syslog_without_a_prefix_time(split: bool) {
     assert!(truth.wal >= 2 && truth.too_frequent >= 1 && truth.immediate_force == 1, "workload: {}", truth.brief());
 
     let db = |name: &str| work.path().join(name).to_str().unwrap().to_string();
-    // The prefix is given: detecting a prefix without a time is prefix
-    // detection's business (it does not find this one yet). The format is
-    // detected but for the first file.
+    // Format and prefix are detected, but for the first file, read with
+    // both given: the envelope dates a prefix without a time.
     let imports = [
-        ("RFC 3164", traditional, Some("syslog"), "syslog"),
-        ("RFC 3339", rfc3339, None, "syslog"),
-        ("RFC 5424", rfc5424, None, "syslog"),
-        ("journald JSON", &journal, None, "journald-json"),
+        ("RFC 3164", traditional, Some("syslog"), Some(SYSLOG_PREFIX), "syslog"),
+        ("RFC 3339", rfc3339, None, None, "syslog"),
+        ("RFC 5424", rfc5424, None, None, "syslog"),
+        ("journald JSON", &journal, None, None, "journald-json"),
     ];
-    for (who, file, format, detected) in imports {
+    for (who, file, format, prefix, detected) in imports {
         let store = db(&format!("{}.db", who.replace(' ', "_")));
-        let report = import(&store, file, format, Some(SYSLOG_PREFIX));
-        assert!(report.contains(&format!("(cluster c, {detected}, prefix")), "{who}: {report}");
+        let report = import(&store, file, format, prefix);
+        let read_as = format!("(cluster c, {detected}, prefix '{SYSLOG_PREFIX}')");
+        assert!(report.contains(&read_as), "{who}: {read_as} expected in {report}");
         let (sum, cps) = (summary(&store), checkpoints(&store));
         for (path, want) in truth.expected_summary() {
             assert_eq!(int(&sum, path), want, "{who}: summary {path} vs the counter: {sum}");

@@ -242,10 +242,30 @@ fn server_backend(backend_type: Option<&str>) -> bool {
 /// client that fails to log in with line breaks in its user name leaves such
 /// lines (see [`super::Spanning`]), and a handful of them right after a
 /// rotation must not make the new file unreadable.
+#[cfg(test)]
 pub(crate) fn detect(
     sample: &[&str],
     markers: &[(String, LineLevel)],
     catalog: &Catalog,
+) -> Result<Prefix, DetectError> {
+    detect_dated_by(sample, markers, catalog, Dates::Prefix)
+}
+
+/// What dates a log's lines: the prefix's `%m`/`%t`/`%n`, or the envelope
+/// around it (syslog's header), when prefixes without a time are fine too
+/// (pgBadger's syslog advice: `db=%d,user=%u,app=%a,client=%h `).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dates {
+    Prefix,
+    Envelope,
+}
+
+/// [`detect`], for lines that `dates` dates.
+pub(crate) fn detect_dated_by(
+    sample: &[&str],
+    markers: &[(String, LineLevel)],
+    catalog: &Catalog,
+    dates: Dates,
 ) -> Result<Prefix, DetectError> {
     let lines: Vec<&str> = sample
         .iter()
@@ -257,7 +277,7 @@ pub(crate) fn detect(
     }
     let sample = Sample::new(&lines, markers, catalog)?;
     let mut prefixes = candidates(markers)?;
-    prefixes.extend(structural(&sample));
+    prefixes.extend(structural(&sample, dates));
     let best = best_fit(&prefixes, &sample)
         .ok_or_else(|| DetectError::NoMatch { first_line: lines[0].chars().take(200).collect() })?;
     // An inferred winner was compiled with the sample's markers only; the
@@ -341,7 +361,7 @@ const MAX_INFERRED: usize = 24;
 /// session fields empty), read with names kept literal; then the other
 /// lines, read with bare names taken for session fields (`alice  appdb `
 /// under `%-10u %-10d `), which the server's lines then confirm or refute.
-fn structural(sample: &Sample<'_>) -> Vec<Prefix> {
+fn structural(sample: &Sample<'_>, dates: Dates) -> Vec<Prefix> {
     let tokens = Tokens::new(&sample.names);
     let order = [(Writer::Server, false), (Writer::Unknown, false), (Writer::Session, true), (Writer::Unknown, true)];
     let mut specs: Vec<String> = Vec::new();
@@ -370,10 +390,12 @@ fn structural(sample: &Sample<'_>) -> Vec<Prefix> {
             }
         }
     }
-    // Without a time there are no events to date; and a spec inferred from
-    // such lines (`%q%u@%d ` from `@postgres FATAL:  …`) is the rest of a
-    // prefix that a user name broke across lines, not a prefix.
-    let dated = |spec: &&String| ["%m", "%t", "%n"].iter().any(|e| spec.contains(e));
+    // Without a time there are no events to date, unless an envelope dates
+    // them; and a spec inferred from such lines (`%q%u@%d ` from
+    // `@postgres FATAL:  …`) is the rest of a prefix that a user name broke
+    // across lines, not a prefix. (syslog sends such a rest as a message's
+    // second part, which its sample leaves out.)
+    let dated = |spec: &&String| dates == Dates::Envelope || ["%m", "%t", "%n"].iter().any(|e| spec.contains(e));
     specs.iter().filter(dated).filter_map(|spec| Prefix::compile(spec, &sample.markers).ok()).collect()
 }
 

@@ -84,6 +84,35 @@ fn detected_prefixes_read_every_line_like_the_servers() {
     }
 }
 
+/// The message parts of syslog lines under pgBadger's syslog prefix (no
+/// time, no pid: the envelope gives both), from the t6 run's lines: found
+/// when the envelope dates the lines, never taken for a stderr prefix.
+#[test]
+fn a_prefix_without_a_time_is_found_where_the_envelope_dates_lines() {
+    let lines = [
+        "db=,user=,app=,client= LOG:  checkpoint starting: wal",
+        "db=,user=,app=,client= LOG:  checkpoint starting: wal",
+        "db=,user=,app=,client= LOG:  checkpoint complete: wrote 1004 buffers (6.1%); 0 WAL file(s) added, 1 removed, 0 recycled;",
+        "db=,user=,app=,client= HINT:  Consider increasing the configuration parameter \"max_wal_size\".",
+        "db=,user=,app=,client= LOG:  database system is ready to accept connections",
+        "db=[unknown],user=[unknown],app=[unknown],client=[local] LOG:  connection received: host=[local]",
+        "db=postgres,user=postgres,app=[unknown],client=[local] LOG:  connection authorized: user=postgres database=postgres appl",
+        "db=postgres,user=postgres,app=[unknown],client=[local] LOG:  connection authorized: user=postgres database=postgres appl",
+        "db=appdb,user=alice,app=psql,client=[local] ERROR:  division by zero",
+        "db=appdb,user=alice,app=psql,client=[local] STATEMENT:  select 1/0",
+        "db=postgres,user=postgres,app=myapp,client=[local] LOG:  checkpoint starting: time",
+        "db=postgres,user=postgres,app=psql,client=[local] LOG:  disconnection: session time: 0:00:00.116 user=postgres database=",
+    ];
+    let (markers, catalog) = (Catalog::global().markers(), Catalog::global());
+    let got = detect_dated_by(&lines, markers, catalog, Dates::Envelope).unwrap();
+    assert_eq!(got.spec(), "db=%d,user=%u,app=%a,client=%h ");
+    let real = got.parse(lines[0]).unwrap();
+    assert_eq!((real.is_session(), real.message), (false, "checkpoint starting: wal"));
+    let forged = got.parse(lines[10]).unwrap();
+    assert_eq!((forged.is_session(), forged.user, forged.application), (true, Some("postgres"), Some("myapp")));
+    assert!(detect(&lines, markers, catalog).is_err(), "a stderr log needs a time in its prefix");
+}
+
 /// The wrong guesses, each on the lines that misled it.
 #[test]
 fn the_checkpointers_empty_session_fields_decide() {
