@@ -567,6 +567,9 @@ impl<'n> Tokens<'n> {
             return Some(st.push(m.end(), "%n"));
         }
         if let Some(m) = self.session.find(rest) {
+            // `%c` is the session's start and pid in hex: a number that is
+            // not that pid is no `%p` (`%m-%c-%l-`).
+            st.session_pid = m.as_str().rsplit_once('.').and_then(|(_, pid)| u32::from_str_radix(pid, 16).ok());
             return Some(st.push(m.end(), "%c"));
         }
         if let Some(m) = self.backend.find(rest) {
@@ -664,7 +667,8 @@ impl<'n> Tokens<'n> {
             return Some(st.push(m.end(), s));
         }
         let m = self.digits.find(rest).filter(|_| boundary)?;
-        let e = if !st.have_pid && !self.bracketed_pid(rest) {
+        let other_than_the_sessions = st.session_pid.is_some_and(|pid| m.as_str().parse() != Ok(pid));
+        let e = if !st.have_pid && !self.bracketed_pid(rest) && !other_than_the_sessions {
             st.have_pid = true;
             "%p"
         } else if !st.have_line {
@@ -689,6 +693,8 @@ struct InferState {
     have_pid: bool,
     have_line: bool,
     have_q: bool,
+    /// The pid in the line's `%c`, once read.
+    session_pid: Option<u32>,
     /// Session escapes already in the spec (`%u`, `%d`, …).
     used: Vec<char>,
     /// The printed width of the session field just pushed (for padding).

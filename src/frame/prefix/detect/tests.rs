@@ -37,6 +37,8 @@ const CASES: &[(&str, &str, &str)] = &[
     case!("t18"),
     case!("t19"),
     case!("t20"),
+    case!("t21"),
+    case!("t22"),
 ];
 
 /// What detection infers where the log cannot tell escapes apart (`%x` and
