@@ -13,6 +13,7 @@ use std::path::Path;
 
 use thiserror::Error;
 
+mod json_array;
 pub mod readahead;
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -90,7 +91,7 @@ impl Source {
     /// Opens `path` ("-" is standard input) and reads its first bytes.
     pub fn open(path: &str) -> Result<Source, SourceError> {
         if path == "-" {
-            return Self::from_stream("-".into(), None, Box::new(io::stdin()));
+            return Self::from_stream("-".into(), None, Box::new(io::stdin()))?.json_array_as_lines();
         }
         let file = File::open(Path::new(path)).map_err(|source| SourceError::Open { path: path.into(), source })?;
         Self::from_file(file, path)
@@ -98,7 +99,24 @@ impl Source {
 
     /// A source over an already open file (the daemon keeps files open so
     /// it can finish reading them after a rename or a delete).
-    pub fn from_file(mut file: File, path: &str) -> Result<Source, SourceError> {
+    pub fn from_file(file: File, path: &str) -> Result<Source, SourceError> {
+        Self::from_file_as_is(file, path)?.json_array_as_lines()
+    }
+
+    /// A log exported as one JSON array (Cloud Logging's download), read as
+    /// one entry per line, oldest first (see [`json_array`]).
+    fn json_array_as_lines(self) -> Result<Source, SourceError> {
+        if !json_array::looks_like(&self.head) {
+            return Ok(self);
+        }
+        let (name, meta, modified, compression) = (self.name.clone(), self.meta, self.modified, self.compression);
+        let read_err = |source| SourceError::Read { path: name.clone(), source };
+        let lines = json_array::to_lines(self.into_reader(0).map_err(read_err)?).map_err(read_err)?;
+        let source = Self::from_stream(name.clone(), meta, Box::new(Cursor::new(lines)))?;
+        Ok(source.modified_at(modified).with_compression(compression))
+    }
+
+    fn from_file_as_is(mut file: File, path: &str) -> Result<Source, SourceError> {
         let open_err = |source| SourceError::Open { path: path.into(), source };
         let md = file.metadata().map_err(open_err)?;
         if md.is_dir() {

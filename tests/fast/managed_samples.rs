@@ -151,3 +151,59 @@ fn azure_flexible_server_records() {
     assert!(report.contains("rejected 0, unmatched 0, unparsed 0, new in store 0"), "{report}");
     assert_eq!(summary_counts(&db), (0, 0, 0));
 }
+
+/// Cloud Logging's download (`gcloud logging read --format=json`): one
+/// pretty-printed array, newest entry first, of a real PostgreSQL 15's
+/// stderr lines (tests/fixtures/15-stderr-default-std) as Cloud SQL's
+/// LogEntries, each dated by its line's own time. Read like the raw log:
+/// the counts are the fixture's truth.json, the start times its lines'.
+#[test]
+fn a_cloud_logging_download_reads_like_the_servers_log() {
+    let run = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/15-stderr-default-std");
+    let log = std::fs::read_to_string(run.join("log/postgresql-2026-11-22_080420.log")).unwrap();
+    let truth: Value = serde_json::from_str(&std::fs::read_to_string(run.join("truth.json")).unwrap()).unwrap();
+    // `2026-11-22 08:04:20.708 UTC [..` → 2026-11-22T08:04:20.708Z; a TAB
+    // line is its entry's, at the same time.
+    let mut time = String::new();
+    let mut entries: Vec<Value> = Vec::new();
+    for (i, line) in log.lines().enumerate() {
+        if !line.starts_with('\t') {
+            time = format!("{}T{}Z", &line[..10], &line[11..23]);
+        }
+        entries.push(json!({
+            "insertId": format!("s={i}"), "logName": "projects/p/logs/cloudsql.googleapis.com%2Fpostgres.log",
+            "resource": {"type": "cloudsql_database", "labels": {"database_id": "p:pg15", "region": "europe-west1"}},
+            "severity": "INFO", "textPayload": line, "timestamp": time, "receiveTimestamp": time,
+        }));
+    }
+    entries.reverse();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("downloaded-logs.json");
+    std::fs::write(&file, serde_json::to_string_pretty(&entries).unwrap()).unwrap();
+
+    let (report, db) = import(&file, dir.path());
+    assert!(report.contains("(cluster c, cloudsql, prefix '%m [%p] %q%u@%d ')"), "{report}");
+    let counts = &truth["counts"];
+    let want =
+        (counts["checkpoint_start"]["total"].as_i64().unwrap(), counts["checkpoint_complete"].as_i64().unwrap(), 0);
+    assert_eq!(summary_counts(&db), want);
+    let summary = json_of(&["summary", "--db", &db, "--format", "json"]);
+    assert_eq!(summary["too_frequent"], counts["too_frequent"]);
+    // One checkpointer: each complete line ends the start before it.
+    let at = |l: &str| format!("{}T{}+00:00", &l[..10], &l[11..23]);
+    let mut logged: Vec<(String, Option<String>)> = Vec::new();
+    for l in log.lines() {
+        if l.contains("LOG:  checkpoint starting: ") {
+            logged.push((at(l), None));
+        } else if l.contains("LOG:  checkpoint complete: ") {
+            logged.last_mut().unwrap().1 = Some(at(l));
+        }
+    }
+    let stored: Vec<(String, Option<String>)> = checkpoints(&db)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["started_at"].as_str().unwrap().to_string(), c["completed_at"].as_str().map(String::from)))
+        .collect();
+    assert_eq!(stored, logged);
+}
