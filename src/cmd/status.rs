@@ -142,9 +142,13 @@ fn trust(store: &Store, r: &mut ClusterReport, now: Timestamp) -> Result<()> {
     let since = now.checked_sub(SignedDuration::from_hours(24)).unwrap_or(Timestamp::MIN);
     if let Some(refused) = store.refused_since(&r.name, since)? {
         let lines = if refused.count == 1 { "1 line".to_string() } else { format!("{} lines", refused.count) };
+        let at = match refused.line {
+            0 => refused.path,
+            n => format!("{}:{n}", refused.path),
+        };
         r.warnings.push(format!(
-            "{lines} refused as forged in the files read in the last 24h, the last at {}:{}: {}",
-            refused.path, refused.line, refused.reason
+            "{lines} refused as forged in the files read in the last 24h, the last at {at}: {}",
+            refused.reason
         ));
     }
     Ok(())

@@ -178,6 +178,9 @@ impl<'t> EnvelopeScanner<'t> {
             unmatched: t.unmatched + j.unmatched + self.own.unmatched,
             first_unmatched: self.own.first_unmatched.clone(),
             oversized: self.own.oversized + j.oversized,
+            inside_names: t.inside_names,
+            // The lane's line numbers are not the file's.
+            first_inside_name: None,
         };
     }
 }

@@ -165,6 +165,12 @@ pub struct FrameStats {
     pub unmatched: u64,
     /// The first of them: its line number and text (cut short).
     pub first_unmatched: Option<(u64, String)>,
+    /// Lines with an event's message head that sit inside an earlier line's
+    /// log_line_prefix (a client's user or database name with line breaks,
+    /// see [`spliced`]): a client's text, refused like a spliced entry.
+    pub inside_names: u64,
+    /// The line number of the first of them.
+    pub first_inside_name: Option<u64>,
     /// Entries longer than the buffer (or cut off by the end of the input),
     /// consumed without being framed: they cannot be checkpoint events.
     /// Counted by the formats that count them as entries (csvlog, jsonlog).

@@ -49,6 +49,35 @@ pub(crate) fn inside_a_prefix(prefix: &Prefix, around: &Around<'_>) -> bool {
     earlier_prefix_runs_on(prefix, spanning, around) || a_later_marker_ends_a_prefix(prefix, spanning, around)
 }
 
+/// Whether the line at `around.start`, which the prefix does not read, is
+/// text inside an earlier line's prefix: a client's user or database name
+/// with line breaks. Such lines are a client's, not a misfit of the
+/// prefix: a few failed logins must not make walwatch refuse a log. Either
+/// an earlier line is cut short and its prefix runs on past this one
+/// (check 1), or a marker on this line or a later one ends a prefix that
+/// began before it — the first line may read as a log line of its own
+/// (user `LOG:  `, the line in the database name).
+pub(crate) fn inside_an_earlier_prefix(prefix: &Prefix, around: &Around<'_>) -> bool {
+    prefix.spanning().is_some_and(|spanning| {
+        earlier_prefix_runs_on(prefix, spanning, around) || ends_a_prefix_begun_before(prefix, spanning, around)
+    })
+}
+
+/// A marker from the line at `a.start` on (up to a prefix's span) that ends
+/// a prefix whose nearest start is before that line.
+fn ends_a_prefix_begun_before(prefix: &Prefix, spanning: &Spanning, a: &Around<'_>) -> bool {
+    let mut at = a.start;
+    while at < a.text.len() && at - a.start <= spanning.span() {
+        let line = lines::text(a.text, at);
+        let begun_before = |end: usize| nearest_start(spanning, a.text, at, at + end).is_some_and(|s| s < a.start);
+        if later_markers(prefix, spanning, line).any(begun_before) {
+            return true;
+        }
+        at = lines::next_start(a.text, at);
+    }
+    false
+}
+
 /// Check 1: a cut-short first line before the entry whose prefix ends at or after the entry.
 fn earlier_prefix_runs_on(prefix: &Prefix, spanning: &Spanning, a: &Around<'_>) -> bool {
     if !spanning.head_is_distinctive() {

@@ -16,8 +16,21 @@ use crate::catalog::Catalog;
 /// some huge statement and cannot be an event.
 const MAX_WALK_BACK: usize = 64;
 
+/// An entry and the lines around it, owned (see [`Around`]).
+struct Window {
+    text: Vec<u8>,
+    start: usize,
+    next: usize,
+}
+
+impl Window {
+    fn as_around(&self) -> Around<'_> {
+        Around { text: &self.text, start: self.start, next: self.next }
+    }
+}
+
 /// Why a record is refused when its lines sit inside another entry's prefix.
-const SPLICED: &str = "inside another entry's log_line_prefix (a user or database name with line breaks)";
+pub(crate) const SPLICED: &str = "inside another entry's log_line_prefix (a user or database name with line breaks)";
 
 pub struct StderrScanner<'t> {
     prefix: Prefix,
@@ -198,18 +211,26 @@ impl StderrScanner<'_> {
     /// Whether the entry `start..next` of `region` sits inside another
     /// entry's prefix (see `frame::spliced`).
     fn spliced(&self, region: &[u8], start: usize, next: usize) -> bool {
+        self.reach() > 0 && spliced::inside_a_prefix(&self.prefix, &self.around(region, start, next).as_around())
+    }
+
+    /// Whether the line at `at`, which the prefix does not read, is text
+    /// inside an earlier line's prefix (see [`spliced::inside_an_earlier_prefix`]).
+    fn inside_an_earlier_prefix(&self, region: &[u8], at: usize) -> bool {
+        let next = lines::next_start(region, at);
+        self.reach() > 0 && spliced::inside_an_earlier_prefix(&self.prefix, &self.around(region, at, next).as_around())
+    }
+
+    /// Whole lines from up to `reach` bytes before the entry at `start`
+    /// (the remembered bytes of earlier regions included) to at least
+    /// `reach` bytes after its start and the end of the line after it.
+    fn around(&self, region: &[u8], start: usize, next: usize) -> Window {
         let reach = self.reach();
-        if reach == 0 {
-            return false;
-        }
-        // Whole lines from up to `reach` bytes before the entry (the
-        // remembered bytes of earlier regions included) to at least `reach`
-        // bytes after its start and the end of the line after it.
         let mut text = self.lines_before(&region[..start], reach);
         let offset = text.len();
         let end = lines::next_start(region, (start + reach).max(next).min(region.len()));
         text.extend_from_slice(&region[start..end]);
-        spliced::inside_a_prefix(&self.prefix, &Around { text: &text, start: offset, next: offset + next - start })
+        Window { text, start: offset, next: offset + next - start }
     }
 
     /// The whole lines among the last `reach` bytes before an entry, taken
@@ -320,7 +341,12 @@ impl Scan for StderrScanner<'_> {
                 let text = lines::text(work, at);
                 if text.first() != Some(&b'\t') {
                     let number = line + lines::count(&work[counted..at]);
-                    self.stats.misfit(self.catalog, number, &lines::lossy(text));
+                    if self.inside_an_earlier_prefix(region, at) {
+                        self.stats.inside_names += 1;
+                        self.stats.first_inside_name.get_or_insert(number);
+                    } else {
+                        self.stats.misfit(self.catalog, number, &lines::lossy(text));
+                    }
                 }
                 done = lines::next_start(work, at);
                 continue;

@@ -242,13 +242,19 @@ pub(crate) fn import_source(
     report.unparsed += report.frame.unparsed;
     report.unmatched = report.frame.unmatched;
     report.first_unmatched = report.frame.first_unmatched.clone();
+    // A client's lines inside a failed login's prefix: refused, not misfits.
+    report.rejected += report.frame.inside_names;
+    if let Some(line) = report.frame.first_inside_name {
+        let inside = (line, crate::frame::stderr::SPLICED);
+        report.first_rejected = Some(report.first_rejected.filter(|r| r.0 <= line).unwrap_or(inside));
+    }
     report.misfit = report.verdict();
     if report.misfit.is_some() {
         // Never used up by a mistake: a later import (with the right
         // --format/--prefix) or a daemon with a fixed setting reads it again.
         store.take_back(&row, start)?;
-    } else if report.unmatched > 0 {
-        store.add_unmatched(&row, report.unmatched)?;
+    } else if report.unmatched + report.frame.inside_names > 0 {
+        store.add_undated(&row, report.unmatched, report.frame.inside_names)?;
     }
     report.seconds = started.elapsed().as_secs_f64();
     finish_warnings(&mut report, time, &kit);

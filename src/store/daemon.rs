@@ -230,7 +230,8 @@ impl Store {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Refused {
     pub count: i64,
-    /// Where the last of them is: file and line.
+    /// Where the last of them is: file and line (0 when only lines inside
+    /// failed logins' prefixes were refused: they are counted per file).
     pub path: String,
     pub line: u64,
     pub reason: String,
@@ -250,9 +251,31 @@ impl Store {
             .map_err(|e| self.sql(e))
     }
 
-    /// Records refused as forged in the files read `since` or later. (Not by
-    /// their log time: a forged line carries the time its author chose.)
+    /// Records refused as forged in the files read `since` or later, and
+    /// the lines inside failed logins' prefixes (counted per source, see
+    /// migrations/0009_rejected_lines.sql). (Not by their log time: a
+    /// forged line carries the time its author chose.)
     pub(crate) fn refused_since(&self, cluster: &str, since: Timestamp) -> Result<Option<Refused>, StoreError> {
+        let in_names = self
+            .conn
+            .query_row(
+                "SELECT COALESCE(SUM(s.rejected_lines), 0), MAX(s.path) FILTER (WHERE s.rejected_lines > 0)
+                 FROM source s JOIN cluster c ON c.id = s.cluster_id WHERE c.name = ?1 AND s.last_read >= ?2",
+                params![cluster, to_micros(since)],
+                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?)),
+            )
+            .map_err(|e| self.sql(e))?;
+        let records = self.refused_records_since(cluster, since)?;
+        Ok(match (records, in_names) {
+            (Some(r), (n, _)) => Some(Refused { count: r.count + n, ..r }),
+            (None, (n, Some(path))) if n > 0 => {
+                Some(Refused { count: n, path, line: 0, reason: crate::frame::stderr::SPLICED.to_string() })
+            }
+            (None, _) => None,
+        })
+    }
+
+    fn refused_records_since(&self, cluster: &str, since: Timestamp) -> Result<Option<Refused>, StoreError> {
         self.conn
             .query_row(
                 "SELECT count(*) OVER () AS count, s.path, e.line, json_extract(e.data, '$.reason') AS reason

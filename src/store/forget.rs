@@ -94,11 +94,21 @@ impl Store {
         Ok(Forgotten { sources: 0, events, checkpoints })
     }
 
-    /// Adds `n` lines that looked like events but did not fit (see
-    /// migrations/0008_unmatched.sql) to what is known of `source`.
-    pub(crate) fn add_unmatched(&mut self, source: &SourceRow, n: u64) -> Result<(), StoreError> {
+    /// Adds lines that looked like events but have no time to what is
+    /// known of `source`: `unmatched` ones, which did not fit (see
+    /// migrations/0008_unmatched.sql), and `inside_names`, a client's text
+    /// in a failed login's prefix (0009_rejected_lines.sql).
+    pub(crate) fn add_undated(
+        &mut self,
+        source: &SourceRow,
+        unmatched: u64,
+        inside_names: u64,
+    ) -> Result<(), StoreError> {
         self.conn
-            .execute("UPDATE source SET unmatched = unmatched + ?2 WHERE id = ?1", params![source.id, n as i64])
+            .execute(
+                "UPDATE source SET unmatched = unmatched + ?2, rejected_lines = rejected_lines + ?3 WHERE id = ?1",
+                params![source.id, unmatched as i64, inside_names as i64],
+            )
             .map(drop)
             .map_err(|e| self.sql(e))
     }

@@ -46,6 +46,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0006_source_identity.sql"),
     include_str!("migrations/0007_event_ahead.sql"),
     include_str!("migrations/0008_unmatched.sql"),
+    include_str!("migrations/0009_rejected_lines.sql"),
 ];
 
 /// How long a writer waits for another writer's lock before giving up.

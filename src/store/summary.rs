@@ -123,19 +123,22 @@ impl Store {
             restartpoints: self.point_counts(filter, "restartpoint")?,
             too_frequent: self.count_events(filter, "too_frequent")?,
             parameter_changes: self.count_events(filter, "parameter_changed")?,
-            rejected: self.count_events(filter, "rejected")?,
-            unmatched: self.count_unmatched(filter)?,
+            rejected: self.count_events(filter, "rejected")? + self.count_per_source(filter, "rejected_lines")?,
+            unmatched: self.count_per_source(filter, "unmatched")?,
             first_at: self.event_time(filter, "MIN", tolerance)?,
             last_at: self.event_time(filter, "MAX", tolerance)?,
             dated_ahead: self.count_dated_ahead(filter, tolerance)?,
         })
     }
 
-    fn count_unmatched(&self, filter: &Filter) -> Result<i64, StoreError> {
+    /// A count kept per source (lines without a time), over the filter's clusters.
+    fn count_per_source(&self, filter: &Filter, column: &str) -> Result<i64, StoreError> {
         self.conn
             .query_row(
-                "SELECT COALESCE(SUM(s.unmatched), 0) FROM source s JOIN cluster c ON c.id = s.cluster_id
-                 WHERE ?1 IS NULL OR c.name = ?1",
+                &format!(
+                    "SELECT COALESCE(SUM(s.{column}), 0) FROM source s JOIN cluster c ON c.id = s.cluster_id
+                     WHERE ?1 IS NULL OR c.name = ?1"
+                ),
                 [filter.cluster.as_deref()],
                 |r| r.get(0),
             )

@@ -160,14 +160,18 @@ impl std::ops::AddAssign for Forged {
 /// of a name, so a line break, a `%m` line and a line break leave room for
 /// 60 bytes: a short zone, a short pid or a short message): the issue's
 /// (`Z [1]`, a bare first line), the real checkpointer's pid, a line from
-/// 2099, a crash recovery; each also as the database name behind a user
-/// name that makes the first line look like a log line of its own.
+/// 2099, a crash recovery, a bare line; each also as the database name
+/// behind a user name that makes the first line look like a log line of
+/// its own.
 fn inject(pg: &PgCluster, checkpointer: u32) -> Forged {
     let lines = [
         "2026-01-01 00:00:00.000 Z [1] LOG:  checkpoint starting: wal".to_string(),
         "2099-01-01 00:00:00.000 Z [1] LOG:  checkpoint starting: wal".to_string(),
         format!("2026-01-01 00:00:00.000 Z [{checkpointer}] LOG:  redo starts at 0/1"),
         "2026-01-01 00:00:00.000 Z [1] LOG:  checkpoint starting: time".to_string(),
+        // No head at all: a line no prefix reads, inside the real one (a
+        // misfit of the prefix, were it not seen to be inside a name).
+        "LOG:  checkpoint starting: wal".to_string(),
     ];
     let mut forged = Forged::default();
     for line in &lines {
@@ -176,7 +180,10 @@ fn inject(pg: &PgCluster, checkpointer: u32) -> Forged {
         for _ in 0..3 {
             pg.failed_login(&name, "postgres");
             pg.failed_login("LOG:  ", &name);
-            forged += Forged { in_prefix: 4, in_message: 1 };
+            // A bare line in the message looks like no line of this log:
+            // nobody would read it as an event, it is no look-alike.
+            let in_message = i64::from(line.starts_with("20"));
+            forged += Forged { in_prefix: 4, in_message };
         }
     }
     forged

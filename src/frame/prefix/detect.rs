@@ -309,8 +309,17 @@ fn candidates(markers: &[(String, LineLevel)]) -> Result<Vec<Prefix>, PrefixErro
     Ok(compiled)
 }
 
-/// The best-scoring prefix that fits (see [`detect`]); earlier ones win ties.
+/// The best-scoring prefix that fits (see [`detect`]); earlier ones win
+/// ties. Prefixes with a field come first: a message's own lines (a logged
+/// statement holding lines of a log) start with a level word as often as
+/// a client likes, and the empty prefix reads them all; only where no
+/// prefix with a field fits is the empty one (or a literal) judged on them.
 fn best_fit(prefixes: &[Prefix], sample: &Sample<'_>) -> Option<Prefix> {
+    let fielded: Vec<&Prefix> = prefixes.iter().filter(|p| p.spec().contains('%')).collect();
+    best_of(&fielded, sample).or_else(|| best_of(&prefixes.iter().collect::<Vec<_>>(), sample))
+}
+
+fn best_of(prefixes: &[&Prefix], sample: &Sample<'_>) -> Option<Prefix> {
     let parseable = sample.lines.iter().filter(|l| prefixes.iter().any(|p| p.fits(l.text))).count();
     // A prefix that reads the server's own lines as a client's would have
     // every real checkpoint refused as forged: better no prefix at all.
@@ -322,7 +331,7 @@ fn best_fit(prefixes: &[Prefix], sample: &Sample<'_>) -> Option<Prefix> {
         .inspect(|(s, p)| tracing::trace!(spec = p.spec(), score = ?s, "log_line_prefix candidate"))
         .filter(|(s, _)| fits(s))
         .max_by(|(a, _), (b, _)| a.cmp(b))
-        .map(|(_, p)| p.clone())
+        .map(|(_, p)| (*p).clone())
 }
 
 /// `spec` with `%q` where what a server's line prints ends: the longest

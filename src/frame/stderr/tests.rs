@@ -380,3 +380,36 @@ fn check_windows(debian: &Prefix, lines: &[&str]) {
 fn lossy(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
+
+/// Failed logins whose user name is a bare checkpoint line between line
+/// breaks (PostgreSQL prints it as is in `%u`, a line of its own without
+/// a prefix): a client's text inside a prefix, counted apart — never an
+/// unmatched line, so a few of them cannot make walwatch refuse the log. A
+/// bare line of another program is unmatched, and under a prefix without
+/// names (nothing to break across lines) so is every such line.
+#[test]
+fn lines_inside_a_failed_login_s_prefix_are_a_client_s_not_a_misfit() {
+    let time = TimeContext::new(Some("UTC")).unwrap();
+    let login = |n: u32| {
+        format!(
+            "2026-11-24 10:09:59.00{n} UTC [999{n}] \nLOG:  checkpoint starting: wal\n@postgres FATAL:  \
+             password authentication failed for user \"\n\tLOG:  checkpoint starting: wal\n\t\"\n"
+        )
+    };
+    // The user `LOG:  ` makes the first line a log line of its own; the
+    // checkpoint line is the database name.
+    let db = "2026-11-24 10:09:59.004 UTC [9994] LOG:  @\nLOG:  checkpoint starting: wal\n FATAL:  \
+              password authentication failed for user \"LOG:  \"\n";
+    let other = "LOG:  checkpoint starting: time\n";
+    let log = [COMPLETE, &login(1), &login(2), COMPLETE, other, &login(3), db].concat();
+    for (spec, inside, unmatched) in [("%m [%p] %q%u@%d ", 4, 1), ("%m [%p] ", 0, 5)] {
+        let mut scanner = StderrScanner::new(prefix(spec), &time, crate::frame::test_lexicon());
+        let (records, _) = frame_all(&mut scanner, log.as_bytes(), 1 << 20, Tail::Take, Pos::START);
+        let stats = scanner.stats();
+        assert_eq!((records.len(), stats.inside_names, stats.unmatched), (2, inside, unmatched), "{spec}");
+        let first_inside = (inside > 0).then_some(3);
+        assert_eq!(stats.first_inside_name, first_inside, "{spec}");
+        let first_unmatched = stats.first_unmatched.as_ref().map(|(line, _)| *line);
+        assert_eq!(first_unmatched, Some(if inside > 0 { 13 } else { 3 }), "{spec}");
+    }
+}
