@@ -420,6 +420,14 @@ fn package_metadata_installs_the_expected_files() {
         assert!(deb_assets.contains(&pair), "deb installs {src} as {dest}: {deb_assets:?}");
         assert!(rpm_assets.contains(&pair), "rpm installs {src} as {dest}: {rpm_assets:?}");
     }
+    // Both license texts (Cargo.toml's `MIT OR Apache-2.0`) and the changelog.
+    for file in ["LICENSE-MIT", "LICENSE-APACHE", "CHANGELOG.md"] {
+        let deb = (file.to_string(), format!("/usr/share/doc/walwatch/{file}"));
+        assert!(deb_assets.contains(&deb), "deb installs {deb:?}: {deb_assets:?}");
+        let dir = if file.starts_with("LICENSE") { "licenses" } else { "doc" };
+        let rpm = (file.to_string(), format!("/usr/share/{dir}/walwatch/{file}"));
+        assert!(rpm_assets.contains(&rpm), "rpm installs {rpm:?}: {rpm_assets:?}");
+    }
     let sysusers = "/usr/lib/sysusers.d/walwatch.conf".to_string();
     let deb_pair = ("systemd/walwatch.sysusers".to_string(), sysusers.clone());
     assert!(deb_assets.contains(&deb_pair), "deb installs {deb_pair:?}: {deb_assets:?}");
