@@ -5,7 +5,8 @@
 //! with any log_line_prefix, csvlog, jsonlog, syslog) → [`classify`] (typed,
 //! trusted events, every language PostgreSQL ships) → [`store`] (SQLite) →
 //! [`analyze`] (the max_wal_size suggestion and the alert rules, with what
-//! [`settings`] knows of the server) → [`alert`] (lifecycle, mail, webhook).
+//! [`settings`] knows of the server) → [`alert`] (lifecycle, mail, webhook)
+//! and [`digest`] (the daily mail; so far its schedule).
 //! [`ingest`] drives one source through frame → classify → store;
 //! [`evaluate`] drives analyze → alert. On top: [`daemon`] (`walwatch run`)
 //! and [`cmd`] (one module per subcommand; [`cli`] only declares them).
@@ -33,6 +34,7 @@ pub mod ingest;
 pub mod settings;
 pub mod analyze;
 pub mod alert;
+pub mod digest;
 pub mod evaluate;
 
 // What a user runs.

@@ -1,0 +1,4 @@
+//! The daily digest (issue 12 §2): one mail a day covering the previous
+//! local day for every cluster. [`schedule`] decides which day is due.
+
+pub mod schedule;
