@@ -336,7 +336,7 @@ fn missing<T>(near: &Option<Spanned<T>>, message: &str) -> Problem {
 }
 
 /// "Name <a@b>" or "a@b"; parsed by lettre, which is what will send it.
-fn mailbox(text: &Spanned<String>, key: &str) -> Result<Mailbox, Problem> {
+pub(super) fn mailbox(text: &Spanned<String>, key: &str) -> Result<Mailbox, Problem> {
     text.get_ref().trim().parse::<Mailbox>().map_err(|e| {
         Problem::at(
             text,

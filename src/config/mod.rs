@@ -8,6 +8,7 @@
 
 mod advice;
 mod alerts;
+mod digest;
 mod discover;
 mod mail;
 mod position;
@@ -16,6 +17,7 @@ mod raw;
 
 pub use advice::AdviceSection;
 pub use alerts::{value, AlertsSection, RuleTables};
+pub use digest::DigestSection;
 pub use mail::{MailSection, MailTransport, PasswordSource, Retry, SmtpSecurity, SmtpSettings, WebhookSection};
 
 use std::collections::BTreeMap;
@@ -49,6 +51,7 @@ pub struct Config {
     /// None: alerts are kept in the store, not mailed.
     pub mail: Option<MailSection>,
     pub webhook: Option<WebhookSection>,
+    pub digest: DigestSection,
 }
 
 /// `[store]`
@@ -74,9 +77,10 @@ pub struct DaemonSection {
     pub entry_settle: Duration,
     /// One of [`LOG_LEVELS`]; None: `RUST_LOG`, else info.
     pub log_level: Option<String>,
-    /// Keys of an older walwatch that are accepted but no longer do
-    /// anything, each with what to do about it: `config check` and the
-    /// daemon say so instead of refusing a config that ran before.
+    /// Keys that are accepted but do nothing — an older walwatch's, or one
+    /// not in effect yet — each with what to do about it: `config check`
+    /// and the daemon say so instead of refusing a config that ran before,
+    /// or letting a user wait for what will not happen.
     pub retired: Vec<String>,
 }
 

@@ -12,6 +12,7 @@ use toml::Spanned;
 
 use super::advice::RawAdvice;
 use super::alerts::RawAlerts;
+use super::digest::{DigestSection, RawDigest};
 use super::mail::{RawMail, RawWebhook};
 use super::problem::{absolute, interval, one_of, time_zone, Problem};
 use super::{ClusterConfig, Config, DaemonSection, StartAt, StoreSection, FORMATS, LOG_LEVELS};
@@ -25,6 +26,7 @@ pub(super) struct RawConfig {
     alerts: Option<RawAlerts>,
     mail: Option<RawMail>,
     webhook: Option<RawWebhook>,
+    digest: Option<RawDigest>,
     #[serde(default, rename = "cluster")]
     clusters: Vec<Spanned<RawCluster>>,
 }
@@ -65,7 +67,7 @@ impl RawConfig {
     /// `text` and `path` are the file's, kept for the rules' tables.
     pub(crate) fn validate(self, text: &str, path: &Path) -> Result<Config, Problem> {
         let store = self.store.map(RawStore::validate).transpose()?.unwrap_or_default();
-        let daemon = self.daemon.map(RawDaemon::validate).transpose()?.unwrap_or_default();
+        let mut daemon = self.daemon.map(RawDaemon::validate).transpose()?.unwrap_or_default();
         let mut names = HashSet::new();
         let mut clusters = Vec::with_capacity(self.clusters.len());
         for raw in self.clusters {
@@ -82,7 +84,19 @@ impl RawConfig {
         let alerts = self.alerts.map(|a| a.validate(text, path)).transpose()?.unwrap_or_default();
         let mail = self.mail.map(RawMail::validate).transpose()?;
         let webhook = self.webhook.map(RawWebhook::validate).transpose()?;
-        Ok(Config { store, daemon, clusters, advice, alerts, mail, webhook })
+        let names: Vec<&str> = clusters.iter().map(|c| c.name.as_str()).collect();
+        let digest = match self.digest {
+            Some(raw) => {
+                daemon.retired.push(
+                    "[digest] is read and checked, but this walwatch does not send the daily digest yet: nothing \
+                     is mailed for it"
+                        .into(),
+                );
+                raw.validate(mail.is_some(), &names)?
+            }
+            None => DigestSection::default_for(mail.is_some()),
+        };
+        Ok(Config { store, daemon, clusters, advice, alerts, mail, webhook, digest })
     }
 }
 

@@ -18,6 +18,8 @@ use jiff::civil::{Date, Time};
 use jiff::tz::TimeZone;
 use jiff::{Timestamp, Zoned};
 
+use crate::config::DigestSection;
+
 /// At most this many missed days are named one by one.
 const MISSED_NAMED: usize = 31;
 
@@ -45,6 +47,15 @@ pub enum Due {
 }
 
 impl Schedule {
+    /// The schedule `[digest]` asks for (its zone, else the system's).
+    pub fn of(digest: &DigestSection) -> Result<Schedule, jiff::Error> {
+        let tz = match &digest.timezone {
+            Some(name) => TimeZone::get(name)?,
+            None => TimeZone::system(),
+        };
+        Ok(Schedule { at: digest.at, tz })
+    }
+
     /// The instant `day`'s digest falls due: `at` on the day after, in the
     /// schedule's zone (see the module's note on DST changes).
     pub fn due_at(&self, day: Date) -> Timestamp {
@@ -93,17 +104,6 @@ impl Schedule {
     pub fn next_after(&self, last_sent: Date) -> Timestamp {
         self.due_at(last_sent.tomorrow().unwrap_or(last_sent))
     }
-}
-
-/// `HH:MM` (the config's `at`).
-pub fn parse_at(text: &str) -> Result<Time, String> {
-    let bad = || format!("{text:?} is not a time of day as HH:MM (e.g. \"07:00\")");
-    let (h, m) = text.split_once(':').ok_or_else(bad)?;
-    if h.len() != 2 || m.len() != 2 {
-        return Err(bad());
-    }
-    let (h, m): (i8, i8) = (h.parse().map_err(|_| bad())?, m.parse().map_err(|_| bad())?);
-    Time::new(h, m, 0, 0).map_err(|_| bad())
 }
 
 #[cfg(test)]
