@@ -422,6 +422,9 @@ fn comparison(out: &mut impl Write, c: &Comparison) -> Result<()> {
         })
         .collect();
     output::table(out, &header, &rows, &header[1..])?;
+    if c.previous.is_empty() {
+        writeln!(out, "  (nothing is stored for the previous period: no change can be given)")?;
+    }
     Ok(())
 }
 
