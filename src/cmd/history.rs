@@ -2,8 +2,8 @@
 //! (analyze/history.rs counts; this file picks the range and prints).
 //!
 //! The range is `--since`/`--until`, else each cluster's first to last
-//! event (events dated beyond the clock-skew tolerance left out), widened to
-//! whole buckets in `--tz`. A cluster without data in it still gets its
+//! checkpoint or counted event (those dated beyond the clock-skew tolerance
+//! left out), widened to whole buckets in `--tz`. A cluster without data in it still gets its
 //! zero rows, and a note on stderr: an empty table must not read as a quiet
 //! server when the log simply does not reach that far.
 
@@ -108,10 +108,10 @@ fn cluster_buckets(
     tz: &TimeZone,
     tolerance: Duration,
 ) -> Result<Option<Vec<Bucket>>> {
-    let times = store.log_times(cluster, tolerance)?;
+    let (oldest, newest) = store.history_span(cluster, tolerance)?;
     // The newest event is inside the range: `until` is exclusive.
-    let newest = times.newest.map(|t| t + SignedDuration::from_micros(1));
-    let (Some(since), Some(until)) = (asked.since.or(times.oldest), asked.until.or(newest)) else {
+    let end = newest.map(|t| t + SignedDuration::from_micros(1));
+    let (Some(since), Some(until)) = (asked.since.or(oldest), asked.until.or(end)) else {
         tracing::warn!("cluster {cluster:?}: no events stored, so no history to show");
         return Ok(None);
     };
@@ -120,17 +120,17 @@ fn cluster_buckets(
             "cluster {cluster:?}: no events between {} and {}; its log covers {} to {}",
             rfc3339(since),
             rfc3339(until),
-            opt(times.oldest),
-            opt(times.newest)
+            opt(oldest),
+            opt(newest)
         );
         return Ok(None);
     }
-    let outside = times.oldest.is_some_and(|o| since < o) || times.newest.is_some_and(|n| until > n);
+    let outside = oldest.is_some_and(|o| since < o) || end.is_some_and(|e| until > e);
     if (asked.since.is_some() || asked.until.is_some()) && outside {
         tracing::warn!(
             "cluster {cluster:?}: its log covers {} to {} only: buckets outside that show no data, not no activity",
-            opt(times.oldest),
-            opt(times.newest)
+            opt(oldest),
+            opt(newest)
         );
     }
     Ok(Some(buckets::cover(since, until, by, tz)?))

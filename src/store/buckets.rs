@@ -53,7 +53,53 @@ const RESTART_KINDS: &str = "'server_start', 'server_ready', 'crash_reinit', 're
 
 const CLUSTER: &str = "(SELECT id FROM cluster WHERE name = ?1)";
 
+/// The event kinds `history` counts or reads (besides the points).
+const COUNTED_KINDS: [&str; 6] =
+    ["too_frequent", "parameter_changed", "server_start", "server_ready", "crash_reinit", "redo_start"];
+
 impl Store {
+    /// The first and last time of what `history` shows for `cluster`: its
+    /// points and the events it counts, leaving out those dated more than
+    /// `tolerance` ahead (see migrations/0007_event_ahead.sql). A few
+    /// index lookups at each end, where `log_times` reads every event of the
+    /// cluster (a tenth of a second on a year of a busy server).
+    pub(crate) fn history_span(
+        &self,
+        cluster: &str,
+        tolerance: std::time::Duration,
+    ) -> Result<(Option<Timestamp>, Option<Timestamp>), StoreError> {
+        let tolerance_us = super::events::tolerance_us(tolerance);
+        let mut ends: Vec<i64> = Vec::new();
+        for order in ["ASC", "DESC"] {
+            let point = format!(
+                "SELECT COALESCE(k.started_at, k.completed_at) FROM checkpoint k
+                 WHERE k.cluster_id = {CLUSTER} AND COALESCE(k.started_at, k.completed_at) IS NOT NULL
+                   AND NOT EXISTS (SELECT 1 FROM event e
+                                   WHERE e.id IN (k.start_event_id, k.complete_event_id) AND e.ahead_us > ?2)
+                 ORDER BY COALESCE(k.started_at, k.completed_at) {order} LIMIT 1"
+            );
+            ends.extend(self.first_time(&point, params![cluster, tolerance_us])?);
+            for kind in COUNTED_KINDS {
+                let event = format!(
+                    "SELECT e.at FROM event e
+                     WHERE e.cluster_id = {CLUSTER} AND e.kind = ?3 AND (e.ahead_us IS NULL OR e.ahead_us <= ?2)
+                     ORDER BY e.at {order} LIMIT 1"
+                );
+                ends.extend(self.first_time(&event, params![cluster, tolerance_us, kind])?);
+            }
+        }
+        let span = |t: Option<&i64>| t.copied().map(from_micros);
+        Ok((span(ends.iter().min()), span(ends.iter().max())))
+    }
+
+    fn first_time(&self, sql: &str, values: impl rusqlite::Params) -> Result<Option<i64>, StoreError> {
+        match self.conn.query_row(sql, values, |r| r.get(0)) {
+            Ok(t) => Ok(Some(t)),
+            Err(rusqlite::Error::QueryReturnedNoRows) => Ok(None),
+            Err(e) => Err(self.sql(e)),
+        }
+    }
+
     /// Every point of `cluster` whose time is in `[since, until)`, in time order.
     pub(crate) fn history_points(
         &self,
