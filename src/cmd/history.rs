@@ -167,8 +167,11 @@ struct Comparison {
     change_pct: serde_json::Map<String, serde_json::Value>,
 }
 
+/// One figure of a row, when it has one.
+type Figure = fn(&Row) -> Option<f64>;
+
 /// The figures compared, by name (the JSON keys, or key_subkey).
-const COMPARED: [(&str, fn(&Row) -> Option<f64>); 14] = [
+const COMPARED: [(&str, Figure); 14] = [
     ("checkpoints", |r| Some((r.checkpoints.total() + r.restartpoints.total()) as f64)),
     ("forced", |r| Some(r.forced() as f64)),
     ("forced_share", |r| r.forced_share),
@@ -433,7 +436,7 @@ pub(crate) fn grouped(n: i64) -> String {
     let digits = n.unsigned_abs().to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
