@@ -421,3 +421,34 @@ fn csv_and_table_carry_the_json_numbers() {
     assert!(table.contains(&grouped), "{table}");
     assert!(table.contains("WAL rate p95  █"), "{table}");
 }
+
+#[test]
+fn compare_sets_the_range_against_as_many_days_before_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (files, redate) = redated_logs("15-stderr-default-crashimm", tmp.path(), "2026-03-28T20:00:00Z", 1000);
+    let db = tmp.path().join("w.db");
+    let db = db.to_str().unwrap();
+    let mut import = vec!["import", "--db", db, "--cluster", "c"];
+    import.extend(files.iter().map(|f| f.to_str().unwrap()));
+    ok(&import);
+    let range = ["--since", "2026-03-30T00:00:00+02:00", "--until", "2026-04-01T00:00:00+02:00"];
+    let args =
+        [&["history", "--db", db, "--tz", "Europe/Berlin", "--format", "json", "--compare"][..], &range].concat();
+    let got: Vec<Value> = serde_json::from_str(&ok(&args)).unwrap();
+    assert_eq!(got.len(), 1);
+    let (period, previous) = (&got[0]["period"], &got[0]["previous"]);
+    assert_eq!(period["bucket_start"], "2026-03-30T00:00:00+02:00");
+    assert_eq!(period["bucket_end"], "2026-04-01T00:00:00+02:00");
+    // Two days back from a CEST midnight: one of them the 23-hour day.
+    assert_eq!(previous["bucket_start"], "2026-03-28T00:00:00+01:00");
+    assert_eq!(previous["bucket_end"], "2026-03-30T00:00:00+02:00");
+    // The figures, from truth.json over each period.
+    let t = truth("15-stderr-default-crashimm", redate);
+    let now = expected("c", ("2026-03-30T00:00:00+02:00", "2026-04-01T00:00:00+02:00"), &t, &files);
+    let before = expected("c", ("2026-03-28T00:00:00+01:00", "2026-03-30T00:00:00+02:00"), &t, &files);
+    assert_eq!((period, previous), (&now, &before));
+    let (n, b) = (now["too_frequent"].as_f64().unwrap(), before["too_frequent"].as_f64().unwrap());
+    assert!(b > 0.0);
+    assert_eq!(got[0]["change_pct"]["too_frequent"].as_f64().unwrap(), ((n - b) / b * 1000.0).round() / 10.0);
+    assert_eq!(got[0]["change_pct"]["crashes"], Value::Null, "no crash before: no base");
+}
