@@ -117,7 +117,7 @@ fn cluster_buckets(
     };
     if since >= until {
         tracing::warn!(
-            "cluster {cluster:?}: no events between {} and {}; its log covers {} to {}",
+            "cluster {cluster:?}: no events between {} and {}; its stored history spans {} to {}",
             rfc3339(since),
             rfc3339(until),
             opt(oldest),
@@ -128,7 +128,7 @@ fn cluster_buckets(
     let outside = oldest.is_some_and(|o| since < o) || end.is_some_and(|e| until > e);
     if (asked.since.is_some() || asked.until.is_some()) && outside {
         tracing::warn!(
-            "cluster {cluster:?}: its log covers {} to {} only: buckets outside that show no data, not no activity",
+            "cluster {cluster:?}: its stored history spans {} to {} only: buckets outside that show no data, not no activity",
             opt(oldest),
             opt(newest)
         );
