@@ -34,6 +34,12 @@ pub enum Command {
     Checkpoints(CheckpointsArgs),
     /// Count checkpoints by trigger, warnings, setting changes.
     Summary(SummaryArgs),
+    /// The history aggregated per cluster and hour, day, week or month, with sparklines.
+    #[command(after_help = "Every bucket of the range is a row, empty ones as zeros. Without --since/--until the \
+                            range is each cluster's first to last event; both are widened to whole buckets. \
+                            Exit status: 0 (a range without data is said on stderr); 1 an error (an unknown \
+                            --cluster or --tz, the store).")]
+    History(HistoryArgs),
     /// Work with the configuration file.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -276,6 +282,34 @@ pub struct CheckpointsArgs {
     pub trigger: Option<String>,
     #[arg(long, value_enum, default_value = "table")]
     pub format: OutputFormat,
+}
+
+/// Bucket width of `history`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ByArg {
+    Hour,
+    Day,
+    Week,
+    Month,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    #[command(flatten)]
+    pub common: ConfigDbArgs,
+    #[command(flatten)]
+    pub window: WindowArgs,
+    /// Bucket width; weeks start on Monday.
+    #[arg(long, value_enum, default_value = "day")]
+    pub by: ByArg,
+    /// Time zone of the buckets (IANA name, e.g. Europe/Berlin) [default: the system's]
+    #[arg(long, value_name = "IANA")]
+    pub tz: Option<String>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: OutputFormat,
+    /// Per cluster, the whole range against the period of as many buckets before it, with the change in %.
+    #[arg(long)]
+    pub compare: bool,
 }
 
 /// Output format of `summary`.

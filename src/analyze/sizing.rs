@@ -52,7 +52,7 @@ use crate::analyze::window::Window;
 use crate::config::AdviceSection;
 use crate::model::event::Trigger;
 use crate::settings::{SettingChange, Settings, ValueSource};
-use crate::store::history::{Replay, SizingHistory};
+use crate::store::history::{PointStart, Replay, SizingHistory};
 use crate::store::{Store, StoreError};
 
 /// How far the suggestion can be trusted: low below `min_samples` cycles,
@@ -246,30 +246,34 @@ pub fn cycles(history: &SizingHistory, since: Timestamp) -> Cycles {
     let mut out = Cycles::default();
     for w in history.points.windows(2).filter(|w| w[1].started_at >= since) {
         let (a, b) = (&w[0], &w[1]);
-        let outside_a_run = [a, b].iter().any(|p| p.trigger.is_some_and(|t| NOT_A_CYCLE.contains(&t)));
-        let seconds = (b.started_at - a.started_at).total(jiff::Unit::Second).unwrap_or(0.0);
-        let left_out = match b.distance_kb {
-            _ if outside_a_run || restarted(a.started_at, b.started_at) => Some(LeftOut::Downtime),
-            _ if b.trigger == Some(Trigger::Manual) => Some(LeftOut::Manual),
-            None => Some(LeftOut::NoDistance),
-            Some(_) if seconds <= 0.0 => Some(LeftOut::NoTime),
-            Some(distance_kb) => {
-                out.usable.push(Cycle {
-                    at: b.started_at,
-                    from: a.started_at,
-                    seconds,
-                    distance_kb,
-                    rate_kb_s: distance_kb as f64 / seconds,
-                    wal_files_added: b.wal_files_added,
-                });
-                None
-            }
-        };
-        if let Some(reason) = left_out {
-            *out.left_out.entry(reason).or_default() += 1;
+        match cycle(a, b, restarted(a.started_at, b.started_at)) {
+            Ok(c) => out.usable.push(c),
+            Err(reason) => *out.left_out.entry(reason).or_default() += 1,
         }
     }
     out
+}
+
+/// The cycle from start `a` to the next start `b`, or why it gives no WAL
+/// rate; `restarted`: a server (re)start lies between them. One rule for
+/// `suggest` and `history` (the WAL rate per cycle).
+pub(crate) fn cycle(a: &PointStart, b: &PointStart, restarted: bool) -> Result<Cycle, LeftOut> {
+    let outside_a_run = [a, b].iter().any(|p| p.trigger.is_some_and(|t| NOT_A_CYCLE.contains(&t)));
+    let seconds = (b.started_at - a.started_at).total(jiff::Unit::Second).unwrap_or(0.0);
+    match b.distance_kb {
+        _ if outside_a_run || restarted => Err(LeftOut::Downtime),
+        _ if b.trigger == Some(Trigger::Manual) => Err(LeftOut::Manual),
+        None => Err(LeftOut::NoDistance),
+        Some(_) if seconds <= 0.0 => Err(LeftOut::NoTime),
+        Some(distance_kb) => Ok(Cycle {
+            at: b.started_at,
+            from: a.started_at,
+            seconds,
+            distance_kb,
+            rate_kb_s: distance_kb as f64 / seconds,
+            wal_files_added: b.wal_files_added,
+        }),
+    }
 }
 
 /// The time-weighted percentile of the cycles' rates: the smallest rate such

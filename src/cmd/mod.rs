@@ -5,6 +5,7 @@ mod analyze;
 mod checkpoints;
 pub mod config;
 mod forget;
+mod history;
 mod import;
 mod run;
 mod settings;
@@ -38,6 +39,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Import(args) => import::run(args),
         Command::Checkpoints(args) => checkpoints::run(args),
         Command::Summary(args) => summary::run(args),
+        Command::History(args) => history::run(args),
         Command::Config(cmd) => config::run(cmd),
         Command::Run(args) => run::run(args),
         Command::Status(args) => status::run(args),

@@ -12,6 +12,7 @@
 //! (`Store::open_read_only`).
 
 pub mod alerts;
+pub mod buckets;
 pub mod daemon;
 pub mod history;
 pub mod lock;

@@ -1,4 +1,4 @@
-//! Integration tests, fast group. No server and no root: every real fixture against its truth, import behaviour, the config file, the CLI, the tailer model, the alert rules on the fixtures, bounded memory, delivery to files.
+//! Integration tests, fast group. No server and no root: every real fixture against its truth, import behaviour, the config file, the CLI, the tailer model, the alert rules on the fixtures, `history` against truth.json, bounded memory, delivery to files.
 //!
 //! One test binary per group (not one per file), so that `tests/support`
 //! and the library are compiled and linked four times, not once per file.
@@ -11,6 +11,7 @@ mod alerts_fixtures;
 mod bounded_memory;
 mod config;
 mod fixtures_truth;
+mod history;
 mod import_behaviour;
 mod layers;
 mod managed_samples;

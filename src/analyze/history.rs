@@ -1,0 +1,341 @@
+//! `walwatch history`: one row per cluster and calendar bucket.
+//!
+//! # What a row counts
+//! - `checkpoints` / `restartpoints`: points whose start line was read, by
+//!   trigger, exactly as `summary` counts them: a start with several flag
+//!   words has one trigger, the first of shutdown, end-of-recovery, wal, time
+//!   that it carries, else manual (`Trigger::of`; e.g. `immediate force
+//!   wait` is manual, `end-of-recovery immediate wait` end-of-recovery).
+//! - A point belongs to the bucket of its start (its completion when only
+//!   that was read), as in `checkpoints --since/--until`; so do its
+//!   complete-line numbers (distance, buffers, times, WAL files).
+//! - `forced_share`: wal ÷ (wal + time) over checkpoints and restartpoints
+//!   together (a standby's forced restartpoints say the same as a primary's
+//!   forced checkpoints); null when both are 0.
+//! - `wal_rate_kb_s`: the WAL rate of each checkpoint cycle, defined and
+//!   filtered exactly as `suggest` does ([`sizing::cycle`]): distance ÷ time
+//!   since the previous start, cycles spanning a restart, ending in a
+//!   requested checkpoint or without a distance left out. A cycle belongs to
+//!   the bucket of the start that ends it. p50 and p95 are weighted by the
+//!   time each cycle covers ([`sizing::time_percentile`], as suggest's peak);
+//!   null when the bucket has no usable cycle.
+//! - `write_s_p95`, `sync_s_p95`: nearest-rank percentiles over the
+//!   completed points; null when none completed.
+//! - `crashes`: crash recoveries: end-of-recovery checkpoints, plus crash
+//!   restarts whose recovery logged none (a standby's).
+//! - `server_starts`: `starting PostgreSQL` lines (PostgreSQL 12+).
+//! - `alerts_fired`: alerts whose `fired_at` (walwatch's clock, not the
+//!   log's) lies in the bucket.
+//!
+//! # Empty buckets
+//! Every bucket of the range is a row, zeros included: a day without a
+//! checkpoint is news (logging off, server down), and sparklines over rows
+//! with gaps left out would lie about time.
+//!
+//! # Cost
+//! One pass over the cluster's points in time order (an index range) and one
+//! per counted event kind; a row's percentile samples are held only while
+//! its bucket is being read.
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use crate::analyze::buckets::{rfc3339_local, Bucket};
+use crate::analyze::sizing::{self, Cycle};
+use crate::model::event::{PointKind, Trigger};
+use crate::store::buckets::HistoryPoint;
+use crate::store::history::PointStart;
+use crate::store::{Store, StoreError};
+
+/// Started points by trigger; the keys are `summary`'s.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Triggers {
+    pub shutdown: i64,
+    #[serde(rename = "end-of-recovery")]
+    pub end_of_recovery: i64,
+    pub wal: i64,
+    pub time: i64,
+    pub manual: i64,
+}
+
+impl Triggers {
+    fn add(&mut self, t: Trigger) {
+        *match t {
+            Trigger::Shutdown => &mut self.shutdown,
+            Trigger::EndOfRecovery => &mut self.end_of_recovery,
+            Trigger::Wal => &mut self.wal,
+            Trigger::Time => &mut self.time,
+            Trigger::Manual => &mut self.manual,
+        } += 1;
+    }
+
+    pub fn total(&self) -> i64 {
+        self.shutdown + self.end_of_recovery + self.wal + self.time + self.manual
+    }
+
+    fn plus(&self, o: &Triggers) -> Triggers {
+        Triggers {
+            shutdown: self.shutdown + o.shutdown,
+            end_of_recovery: self.end_of_recovery + o.end_of_recovery,
+            wal: self.wal + o.wal,
+            time: self.time + o.time,
+            manual: self.manual + o.manual,
+        }
+    }
+}
+
+/// WAL rate per checkpoint cycle, kB/s.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Rates {
+    pub p50: Option<f64>,
+    pub p95: Option<f64>,
+    pub max: Option<f64>,
+}
+
+/// One row of `walwatch history --format json`; the keys are a public interface.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    pub cluster: String,
+    #[serde(serialize_with = "zoned")]
+    pub bucket_start: jiff::Zoned,
+    #[serde(serialize_with = "zoned")]
+    pub bucket_end: jiff::Zoned,
+    pub checkpoints: Triggers,
+    pub restartpoints: Triggers,
+    pub forced_share: Option<f64>,
+    pub too_frequent: i64,
+    pub wal_written_mb: f64,
+    pub wal_rate_kb_s: Rates,
+    pub write_s_p95: Option<f64>,
+    pub sync_s_p95: Option<f64>,
+    pub sync_s_max: Option<f64>,
+    pub sync_longest_s_max: Option<f64>,
+    pub buffers_written: i64,
+    pub wal_files_added: i64,
+    pub wal_files_removed: i64,
+    pub wal_files_recycled: i64,
+    pub server_starts: i64,
+    pub crashes: i64,
+    pub parameter_changes: i64,
+    pub alerts_fired: i64,
+}
+
+fn zoned<S: serde::Serializer>(z: &jiff::Zoned, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&rfc3339_local(z))
+}
+
+impl Row {
+    /// Whether nothing at all was seen in the bucket.
+    pub fn is_empty(&self) -> bool {
+        self.checkpoints.total() + self.restartpoints.total() == 0
+            && self.wal_written_mb == 0.0
+            && self.write_s_p95.is_none()
+            && [self.too_frequent, self.server_starts, self.crashes, self.parameter_changes, self.alerts_fired]
+                .iter()
+                .all(|n| *n == 0)
+    }
+
+    /// WAL-triggered checkpoints and restartpoints.
+    pub fn forced(&self) -> i64 {
+        self.checkpoints.wal + self.restartpoints.wal
+    }
+}
+
+/// The totals of one bucket while it is read; percentiles come from the
+/// samples of the bucket being read only.
+#[derive(Debug, Default)]
+struct Acc {
+    checkpoints: Triggers,
+    restartpoints: Triggers,
+    too_frequent: i64,
+    distance_kb: i64,
+    buffers_written: i64,
+    wal_files: [i64; 3],
+    server_starts: i64,
+    crashes: i64,
+    parameter_changes: i64,
+    alerts_fired: i64,
+    rates: Rates,
+    write_s_p95: Option<f64>,
+    sync_s_p95: Option<f64>,
+    sync_s_max: Option<f64>,
+    sync_longest_s_max: Option<f64>,
+}
+
+/// The percentile samples of the bucket being read.
+#[derive(Debug, Default)]
+struct Samples {
+    cycles: Vec<Cycle>,
+    write_s: Vec<f64>,
+    sync_s: Vec<f64>,
+}
+
+impl Samples {
+    fn close_into(&mut self, acc: &mut Acc) {
+        let max =
+            self.cycles.iter().map(|c| c.rate_kb_s).fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))));
+        acc.rates = Rates {
+            p50: sizing::time_percentile(&self.cycles, 50.0).map(round1),
+            p95: sizing::time_percentile(&self.cycles, 95.0).map(round1),
+            max: max.map(round1),
+        };
+        acc.write_s_p95 = sizing::percentile(&self.write_s, 95.0);
+        acc.sync_s_p95 = sizing::percentile(&self.sync_s, 95.0);
+        *self = Samples::default();
+    }
+}
+
+/// The buckets of one cluster and the accumulators behind them.
+struct Table<'a> {
+    buckets: &'a [Bucket],
+    starts: Vec<Timestamp>,
+    accs: Vec<Acc>,
+}
+
+impl<'a> Table<'a> {
+    fn new(buckets: &'a [Bucket]) -> Table<'a> {
+        let starts = buckets.iter().map(|b| b.start.timestamp()).collect();
+        Table { buckets, starts, accs: buckets.iter().map(|_| Acc::default()).collect() }
+    }
+
+    /// The range the table covers.
+    fn range(&self) -> (Timestamp, Timestamp) {
+        let first = self.starts.first().copied().unwrap_or(Timestamp::UNIX_EPOCH);
+        (first, self.buckets.last().map_or(first, |b| b.end.timestamp()))
+    }
+
+    /// The accumulator of the bucket holding `t` (a binary search: the
+    /// buckets are contiguous and sorted).
+    fn index(&self, t: Timestamp) -> Option<usize> {
+        let (from, to) = self.range();
+        (from <= t && t < to).then(|| self.starts.partition_point(|s| *s <= t) - 1)
+    }
+
+    fn count(&mut self, t: Timestamp, field: Counter) {
+        if let Some(i) = self.index(t) {
+            *field(&mut self.accs[i]) += 1;
+        }
+    }
+}
+
+/// The field of a bucket an event kind adds to.
+type Counter = fn(&mut Acc) -> &mut i64;
+
+/// The rows of `cluster` over `buckets` (contiguous, in time order).
+pub fn rows(store: &Store, cluster: &str, buckets: &[Bucket]) -> Result<Vec<Row>, StoreError> {
+    let mut table = Table::new(buckets);
+    let (since, until) = table.range();
+    points(store, cluster, &mut table)?;
+    let kinds: [(&str, Counter); 3] = [
+        ("too_frequent", |a| &mut a.too_frequent),
+        ("parameter_changed", |a| &mut a.parameter_changes),
+        ("server_start", |a| &mut a.server_starts),
+    ];
+    for (kind, field) in kinds {
+        store.event_times(cluster, kind, since, until, |t| table.count(t, field))?;
+    }
+    store.crashes_without_end_of_recovery(cluster, since, until, |t| table.count(t, |a| &mut a.crashes))?;
+    store.alert_fired_times(cluster, since, until, |t| table.count(t, |a| &mut a.alerts_fired))?;
+    Ok(buckets.iter().zip(table.accs).map(|(b, acc)| row(cluster, b, acc)).collect())
+}
+
+/// The single pass over the points: counts, sums, and the cycles between
+/// consecutive starts (the first one from the last start before the range).
+fn points(store: &Store, cluster: &str, table: &mut Table<'_>) -> Result<(), StoreError> {
+    let (since, until) = table.range();
+    let mut previous: Option<PointStart> = store.start_before(cluster, since)?;
+    let from = previous.as_ref().map_or(since, |p| p.started_at);
+    let restarts = store.restart_times(cluster, from, until)?;
+    let restarted = |a: Timestamp, b: Timestamp| {
+        let first_after = restarts.partition_point(|t| *t <= a);
+        restarts.get(first_after).is_some_and(|t| *t <= b)
+    };
+    let mut open: Option<usize> = None;
+    let mut samples = Samples::default();
+    store.history_points(cluster, since, until, |p| {
+        let Some(i) = table.index(p.at) else { return };
+        if let Some(o) = open.filter(|o| *o != i) {
+            samples.close_into(&mut table.accs[o]);
+        }
+        open = Some(i);
+        let acc = &mut table.accs[i];
+        add_point(acc, &mut samples, &p);
+        if let Some(start) = p.start() {
+            if let Some(a) = &previous {
+                if let Ok(c) = sizing::cycle(a, &start, restarted(a.started_at, start.started_at)) {
+                    samples.cycles.push(c);
+                }
+            }
+            previous = Some(start);
+        }
+    })?;
+    if let Some(o) = open {
+        samples.close_into(&mut table.accs[o]);
+    }
+    Ok(())
+}
+
+fn add_point(acc: &mut Acc, samples: &mut Samples, p: &HistoryPoint) {
+    if p.has_start {
+        let trigger = p.trigger.unwrap_or(Trigger::Manual);
+        match p.kind {
+            PointKind::Checkpoint => acc.checkpoints.add(trigger),
+            PointKind::Restartpoint => acc.restartpoints.add(trigger),
+        }
+        if trigger == Trigger::EndOfRecovery {
+            acc.crashes += 1;
+        }
+    }
+    acc.distance_kb += p.distance_kb.unwrap_or(0);
+    acc.buffers_written += p.buffers_written.unwrap_or(0);
+    for (sum, n) in acc.wal_files.iter_mut().zip([p.wal_files_added, p.wal_files_removed, p.wal_files_recycled]) {
+        *sum += n.unwrap_or(0);
+    }
+    samples.write_s.extend(p.write_s);
+    samples.sync_s.extend(p.sync_s);
+    acc.sync_s_max = max(acc.sync_s_max, p.sync_s);
+    acc.sync_longest_s_max = max(acc.sync_longest_s_max, p.sync_longest_s);
+}
+
+fn max(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+fn row(cluster: &str, b: &Bucket, acc: Acc) -> Row {
+    let all = acc.checkpoints.plus(&acc.restartpoints);
+    let forced_share = (all.wal + all.time > 0).then(|| round3(all.wal as f64 / (all.wal + all.time) as f64));
+    Row {
+        cluster: cluster.to_string(),
+        bucket_start: b.start.clone(),
+        bucket_end: b.end.clone(),
+        checkpoints: acc.checkpoints,
+        restartpoints: acc.restartpoints,
+        forced_share,
+        too_frequent: acc.too_frequent,
+        wal_written_mb: round1(acc.distance_kb as f64 / 1024.0),
+        wal_rate_kb_s: acc.rates,
+        write_s_p95: acc.write_s_p95,
+        sync_s_p95: acc.sync_s_p95,
+        sync_s_max: acc.sync_s_max,
+        sync_longest_s_max: acc.sync_longest_s_max,
+        buffers_written: acc.buffers_written,
+        wal_files_added: acc.wal_files[0],
+        wal_files_removed: acc.wal_files[1],
+        wal_files_recycled: acc.wal_files[2],
+        server_starts: acc.server_starts,
+        crashes: acc.crashes,
+        parameter_changes: acc.parameter_changes,
+        alerts_fired: acc.alerts_fired,
+    }
+}
+
+fn round1(v: f64) -> f64 {
+    (v * 10.0).round() / 10.0
+}
+
+fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}

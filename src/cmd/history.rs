@@ -1,0 +1,492 @@
+//! `walwatch history`: the history per cluster and hour, day, week or month
+//! (analyze/history.rs counts; this file picks the range and prints).
+//!
+//! The range is `--since`/`--until`, else each cluster's first to last
+//! checkpoint or counted event (those dated beyond the clock-skew tolerance
+//! left out), widened to whole buckets in `--tz`. A cluster without data in it still gets its
+//! zero rows, and a note on stderr: an empty table must not read as a quiet
+//! server when the log simply does not reach that far.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use jiff::{tz::TimeZone, SignedDuration, Timestamp};
+use serde::Serialize;
+
+use crate::analyze::buckets::{self, Bucket, By};
+use crate::analyze::history::{self, Row};
+use crate::cli::{ByArg, HistoryArgs, OutputFormat};
+use crate::output;
+use crate::store::Store;
+use crate::timefmt::{parse_when, rfc3339};
+
+pub fn run(args: HistoryArgs) -> Result<ExitCode> {
+    let tz = zone(args.tz.as_deref())?;
+    let by = by(args.by);
+    let super::Loaded { rules, db, .. } = super::config_and_db(&args.common)?;
+    let store = Store::open_read_only(&db)?;
+    let asked = asked_range(&args.window, Timestamp::now())?;
+    let tolerance = rules.clock_skew_tolerance();
+    let mut out = std::io::stdout().lock();
+    let mut periods = Vec::new();
+    for cluster in super::clusters(&store, args.window.cluster.as_deref())? {
+        let Some(buckets) = cluster_buckets(&store, &cluster, asked, by, &tz, tolerance)? else {
+            continue;
+        };
+        let rows = history::rows(&store, &cluster, &buckets)?;
+        note_empty(&cluster, &rows);
+        let compare = if args.compare { Some(compare(&store, &cluster, &buckets, by)?) } else { None };
+        periods.push(Period { rows, compare });
+    }
+    match (args.format, args.compare) {
+        (OutputFormat::Json, false) => {
+            output::json(&mut out, &periods.iter().flat_map(|p| &p.rows).collect::<Vec<_>>())?
+        }
+        (OutputFormat::Json, true) => {
+            output::json(&mut out, &periods.iter().filter_map(|p| p.compare.as_ref()).collect::<Vec<_>>())?
+        }
+        (OutputFormat::Csv, compare) => csv(&mut out, &periods, compare)?,
+        (OutputFormat::Table, _) => table(&mut out, &periods, by, &tz)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One cluster's rows, and with `--compare` the whole range against the one before.
+struct Period {
+    rows: Vec<Row>,
+    compare: Option<Comparison>,
+}
+
+fn by(arg: ByArg) -> By {
+    match arg {
+        ByArg::Hour => By::Hour,
+        ByArg::Day => By::Day,
+        ByArg::Week => By::Week,
+        ByArg::Month => By::Month,
+    }
+}
+
+/// `--tz`, else the system's zone (UTC, said so, when it cannot be found).
+fn zone(name: Option<&str>) -> Result<TimeZone> {
+    match name {
+        Some(name) => TimeZone::get(name)
+            .with_context(|| format!("unknown --tz {name:?}: use an IANA name such as Europe/Berlin or UTC")),
+        None => Ok(TimeZone::try_system().unwrap_or_else(|e| {
+            tracing::warn!("the system's time zone is unknown ({e}): buckets are in UTC; pass --tz");
+            TimeZone::UTC
+        })),
+    }
+}
+
+/// `--since` and `--until` as given (either may be absent).
+#[derive(Debug, Clone, Copy)]
+struct Asked {
+    since: Option<Timestamp>,
+    until: Option<Timestamp>,
+}
+
+fn asked_range(window: &crate::cli::WindowArgs, now: Timestamp) -> Result<Asked> {
+    let when = |v: &Option<String>| v.as_deref().map(|t| parse_when(t, now).map_err(anyhow::Error::msg)).transpose();
+    let asked = Asked { since: when(&window.since)?, until: when(&window.until)? };
+    if let (Some(s), Some(u)) = (asked.since, asked.until) {
+        if s >= u {
+            bail!("--since {} is not before --until {}", rfc3339(s), rfc3339(u));
+        }
+    }
+    Ok(asked)
+}
+
+/// The buckets of one cluster's range; None (said on stderr) when the
+/// cluster has no events and no range was asked for.
+fn cluster_buckets(
+    store: &Store,
+    cluster: &str,
+    asked: Asked,
+    by: By,
+    tz: &TimeZone,
+    tolerance: Duration,
+) -> Result<Option<Vec<Bucket>>> {
+    let (oldest, newest) = store.history_span(cluster, tolerance)?;
+    // The newest event is inside the range: `until` is exclusive.
+    let end = newest.map(|t| t + SignedDuration::from_micros(1));
+    let (Some(since), Some(until)) = (asked.since.or(oldest), asked.until.or(end)) else {
+        tracing::warn!("cluster {cluster:?}: no events stored, so no history to show");
+        return Ok(None);
+    };
+    if since >= until {
+        tracing::warn!(
+            "cluster {cluster:?}: no events between {} and {}; its stored history spans {} to {}",
+            rfc3339(since),
+            rfc3339(until),
+            opt(oldest),
+            opt(newest)
+        );
+        return Ok(None);
+    }
+    let outside = oldest.is_some_and(|o| since < o) || end.is_some_and(|e| until > e);
+    if (asked.since.is_some() || asked.until.is_some()) && outside {
+        tracing::warn!(
+            "cluster {cluster:?}: its stored history spans {} to {} only: buckets outside that show no data, not no activity",
+            opt(oldest),
+            opt(newest)
+        );
+    }
+    Ok(Some(buckets::cover(since, until, by, tz)?))
+}
+
+fn opt(t: Option<Timestamp>) -> String {
+    t.map_or_else(|| "nothing".into(), rfc3339)
+}
+
+/// "Never fail silently": a range of zeros gets a sentence on stderr.
+fn note_empty(cluster: &str, rows: &[Row]) {
+    if let (Some(first), Some(last)) = (rows.first(), rows.last()) {
+        if rows.iter().all(Row::is_empty) {
+            tracing::warn!(
+                "cluster {cluster:?}: no checkpoints or events from {} to {}",
+                buckets::rfc3339_local(&first.bucket_start),
+                buckets::rfc3339_local(&last.bucket_end)
+            );
+        }
+    }
+}
+
+// --- --compare ---
+
+/// `--compare --format json`: one object per cluster.
+#[derive(Debug, Serialize)]
+struct Comparison {
+    cluster: String,
+    /// The whole range as one row.
+    period: Row,
+    /// The as many buckets just before it, as one row.
+    previous: Row,
+    /// (period - previous) / previous in %; null when previous is 0 or absent.
+    change_pct: serde_json::Map<String, serde_json::Value>,
+}
+
+/// One figure of a row, when it has one.
+type Figure = fn(&Row) -> Option<f64>;
+
+/// The figures compared, by name (the JSON keys, or key_subkey).
+const COMPARED: [(&str, Figure); 14] = [
+    ("checkpoints", |r| Some((r.checkpoints.total() + r.restartpoints.total()) as f64)),
+    ("forced", |r| Some(r.forced() as f64)),
+    ("forced_share", |r| r.forced_share),
+    ("too_frequent", |r| Some(r.too_frequent as f64)),
+    ("wal_written_mb", |r| Some(r.wal_written_mb)),
+    ("wal_rate_kb_s_p95", |r| r.wal_rate_kb_s.p95),
+    ("wal_rate_kb_s_max", |r| r.wal_rate_kb_s.max),
+    ("sync_s_max", |r| r.sync_s_max),
+    ("buffers_written", |r| Some(r.buffers_written as f64)),
+    ("wal_files_added", |r| Some(r.wal_files_added as f64)),
+    ("server_starts", |r| Some(r.server_starts as f64)),
+    ("crashes", |r| Some(r.crashes as f64)),
+    ("parameter_changes", |r| Some(r.parameter_changes as f64)),
+    ("alerts_fired", |r| Some(r.alerts_fired as f64)),
+];
+
+fn compare(store: &Store, cluster: &str, buckets: &[Bucket], by: By) -> Result<Comparison> {
+    let (first, last) = (&buckets[0], &buckets[buckets.len() - 1]);
+    let whole = Bucket { start: first.start.clone(), end: last.end.clone() };
+    let before = Bucket { start: buckets::back(&first.start, by, buckets.len())?, end: first.start.clone() };
+    let one = |b: Bucket| history::rows(store, cluster, &[b]).map(|mut r| r.remove(0));
+    let (period, previous) = (one(whole)?, one(before)?);
+    let change_pct = COMPARED
+        .iter()
+        .map(|(name, value)| (name.to_string(), change(value(&previous), value(&period)).into()))
+        .collect();
+    Ok(Comparison { cluster: cluster.to_string(), period, previous, change_pct })
+}
+
+/// The change from `before` to `now` in %, to one decimal.
+fn change(before: Option<f64>, now: Option<f64>) -> Option<f64> {
+    match (before, now) {
+        (Some(b), Some(n)) if b != 0.0 => Some(((n - b) / b * 1000.0).round() / 10.0),
+        _ => None,
+    }
+}
+
+// --- CSV ---
+
+const CSV_HEADER: [&str; 31] = [
+    "cluster",
+    "bucket_start",
+    "bucket_end",
+    "checkpoints_shutdown",
+    "checkpoints_end-of-recovery",
+    "checkpoints_wal",
+    "checkpoints_time",
+    "checkpoints_manual",
+    "restartpoints_shutdown",
+    "restartpoints_end-of-recovery",
+    "restartpoints_wal",
+    "restartpoints_time",
+    "restartpoints_manual",
+    "forced_share",
+    "too_frequent",
+    "wal_written_mb",
+    "wal_rate_kb_s_p50",
+    "wal_rate_kb_s_p95",
+    "wal_rate_kb_s_max",
+    "write_s_p95",
+    "sync_s_p95",
+    "sync_s_max",
+    "sync_longest_s_max",
+    "buffers_written",
+    "wal_files_added",
+    "wal_files_removed",
+    "wal_files_recycled",
+    "server_starts",
+    "crashes",
+    "parameter_changes",
+    "alerts_fired",
+];
+
+/// The JSON's fields flattened (`checkpoints_wal`), in its order; with
+/// `--compare`, the two periods of each cluster, named in a first column.
+fn csv(out: &mut impl Write, periods: &[Period], compare: bool) -> Result<()> {
+    let mut rows = Vec::new();
+    for p in periods {
+        match (&p.compare, compare) {
+            (Some(c), true) => {
+                rows.push([vec!["period".to_string()], cells(&c.period)].concat());
+                rows.push([vec!["previous".to_string()], cells(&c.previous)].concat());
+            }
+            _ => rows.extend(p.rows.iter().map(cells)),
+        }
+    }
+    let header: Vec<&str> = if compare { [&["period"][..], &CSV_HEADER[..]].concat() } else { CSV_HEADER.to_vec() };
+    output::csv(out, &header, &rows)?;
+    Ok(())
+}
+
+fn cells(r: &Row) -> Vec<String> {
+    let o = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+    let t = |t: &history::Triggers| [t.shutdown, t.end_of_recovery, t.wal, t.time, t.manual].map(|n| n.to_string());
+    let mut c = vec![r.cluster.clone(), buckets::rfc3339_local(&r.bucket_start), buckets::rfc3339_local(&r.bucket_end)];
+    c.extend(t(&r.checkpoints));
+    c.extend(t(&r.restartpoints));
+    c.extend([o(r.forced_share), r.too_frequent.to_string(), r.wal_written_mb.to_string()]);
+    c.extend([r.wal_rate_kb_s.p50, r.wal_rate_kb_s.p95, r.wal_rate_kb_s.max].map(o));
+    c.extend([r.write_s_p95, r.sync_s_p95, r.sync_s_max, r.sync_longest_s_max].map(o));
+    c.extend(
+        [
+            r.buffers_written,
+            r.wal_files_added,
+            r.wal_files_removed,
+            r.wal_files_recycled,
+            r.server_starts,
+            r.crashes,
+            r.parameter_changes,
+            r.alerts_fired,
+        ]
+        .map(|n| n.to_string()),
+    );
+    c
+}
+
+// --- table ---
+
+const TABLE_HEADER: [&str; 17] = [
+    "cluster",
+    "bucket",
+    "ckpts",
+    "forced",
+    "timed",
+    "forced %",
+    "too freq",
+    "WAL MB",
+    "rate p95 kB/s",
+    "rate max kB/s",
+    "write p95 s",
+    "sync max s",
+    "buffers",
+    "WAL files +/-/recycled",
+    "starts",
+    "crashes",
+    "alerts",
+];
+
+fn table(out: &mut impl Write, periods: &[Period], by: By, tz: &TimeZone) -> Result<()> {
+    let zone = tz.iana_name().unwrap_or("the system's zone");
+    writeln!(out, "buckets: {} in {zone}; ckpts counts checkpoints and restartpoints started", by_name(by))?;
+    let rows: Vec<Vec<String>> = periods.iter().flat_map(|p| &p.rows).map(|r| table_cells(r, by)).collect();
+    output::table(out, &TABLE_HEADER, &rows, &TABLE_HEADER[2..])?;
+    for p in periods {
+        sparklines(out, &p.rows)?;
+        if let Some(c) = &p.compare {
+            comparison(out, c)?;
+        }
+    }
+    Ok(())
+}
+
+fn by_name(by: By) -> &'static str {
+    match by {
+        By::Hour => "hours",
+        By::Day => "days",
+        By::Week => "weeks from Monday",
+        By::Month => "months",
+    }
+}
+
+/// A bucket as a person names it; an hour carries its offset, as an autumn
+/// night has two 02:00 hours.
+fn label(r: &Row, by: By) -> String {
+    let z = &r.bucket_start;
+    let long = z.timestamp().duration_until(r.bucket_end.timestamp());
+    let odd = match by {
+        By::Day if long != SignedDuration::from_hours(24) => format!(" ({}h)", long.as_hours()),
+        _ => String::new(),
+    };
+    match by {
+        By::Hour => z.strftime("%Y-%m-%d %H:%M %:z").to_string(),
+        By::Day => format!("{}{odd}", z.strftime("%Y-%m-%d %a")),
+        By::Week => z.strftime("%Y-%m-%d W%V").to_string(),
+        By::Month => z.strftime("%Y-%m").to_string(),
+    }
+}
+
+fn table_cells(r: &Row, by: By) -> Vec<String> {
+    let all = r.checkpoints.total() + r.restartpoints.total();
+    let num = |v: Option<f64>, decimals: usize| v.map_or_else(|| "-".into(), |v| grouped_f(v, decimals));
+    vec![
+        r.cluster.clone(),
+        label(r, by),
+        grouped(all),
+        grouped(r.forced()),
+        grouped(r.checkpoints.time + r.restartpoints.time),
+        num(r.forced_share.map(|s| s * 100.0), 0),
+        grouped(r.too_frequent),
+        grouped_f(r.wal_written_mb, 1),
+        num(r.wal_rate_kb_s.p95, 1),
+        num(r.wal_rate_kb_s.max, 1),
+        num(r.write_s_p95, 3),
+        num(r.sync_s_max, 3),
+        grouped(r.buffers_written),
+        format!("{}/{}/{}", grouped(r.wal_files_added), grouped(r.wal_files_removed), grouped(r.wal_files_recycled)),
+        grouped(r.server_starts),
+        grouped(r.crashes),
+        grouped(r.alerts_fired),
+    ]
+}
+
+/// One line per figure across a cluster's rows, oldest first.
+fn sparklines(out: &mut impl Write, rows: &[Row]) -> Result<()> {
+    let Some(first) = rows.first() else { return Ok(()) };
+    let rates: Vec<Option<f64>> = rows.iter().map(|r| r.wal_rate_kb_s.p95).collect();
+    let forced: Vec<Option<f64>> = rows.iter().map(|r| Some(r.forced() as f64)).collect();
+    let peak = |v: &[Option<f64>]| v.iter().flatten().fold(0.0f64, |m, x| m.max(*x));
+    writeln!(out)?;
+    writeln!(out, "{} over {} rows from {}:", first.cluster, rows.len(), buckets::rfc3339_local(&first.bucket_start))?;
+    writeln!(
+        out,
+        "  WAL rate p95  {}  max {} kB/s (blank: no usable cycle)",
+        spark(&rates),
+        grouped_f(peak(&rates), 1)
+    )?;
+    writeln!(out, "  forced        {}  max {}", spark(&forced), grouped(peak(&forced) as i64))?;
+    Ok(())
+}
+
+/// ▁ to █ scaled to the largest value; a missing value is a blank.
+pub(crate) fn spark(values: &[Option<f64>]) -> String {
+    const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    let max = values.iter().flatten().fold(0.0f64, |m, v| m.max(*v));
+    values
+        .iter()
+        .map(|v| match v {
+            None => ' ',
+            Some(_) if max <= 0.0 => BARS[0],
+            Some(v) => BARS[((v / max) * 7.0).round().clamp(0.0, 7.0) as usize],
+        })
+        .collect()
+}
+
+fn comparison(out: &mut impl Write, c: &Comparison) -> Result<()> {
+    let span =
+        |r: &Row| format!("{} to {}", buckets::rfc3339_local(&r.bucket_start), buckets::rfc3339_local(&r.bucket_end));
+    writeln!(out, "  compared: {} against {}", span(&c.period), span(&c.previous))?;
+    let header = ["", "previous", "this period", "change"];
+    let rows: Vec<Vec<String>> = COMPARED
+        .iter()
+        .map(|(name, value)| {
+            let cell = |v: Option<f64>| {
+                v.map_or_else(
+                    || "-".into(),
+                    |v| grouped_f(v, 3).trim_end_matches('0').trim_end_matches('.').to_string(),
+                )
+            };
+            let pct = change(value(&c.previous), value(&c.period)).map_or_else(|| "-".into(), |p| format!("{p:+.1}%"));
+            vec![format!("  {name}"), cell(value(&c.previous)), cell(value(&c.period)), pct]
+        })
+        .collect();
+    output::table(out, &header, &rows, &header[1..])?;
+    if c.previous.is_empty() {
+        writeln!(out, "  (nothing is stored for the previous period: no change can be given)")?;
+    }
+    Ok(())
+}
+
+/// 1234567 -> "1,234,567".
+pub(crate) fn grouped(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0 {
+        out.insert(0, '-');
+    }
+    out
+}
+
+/// 12345.678 with 1 decimal -> "12,345.7".
+pub(crate) fn grouped_f(v: f64, decimals: usize) -> String {
+    let text = format!("{:.*}", decimals, v.abs());
+    let (int, frac) = text.split_once('.').map_or((text.as_str(), None), |(i, f)| (i, Some(f)));
+    let int = grouped(int.parse().unwrap_or(0));
+    let sign = if v < 0.0 && text.chars().any(|c| c.is_ascii_digit() && c != '0') { "-" } else { "" };
+    match frac {
+        Some(f) => format!("{sign}{int}.{f}"),
+        None => format!("{sign}{int}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_grouped_by_thousands() {
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1000), "1,000");
+        assert_eq!(grouped(-1234567), "-1,234,567");
+        assert_eq!(grouped_f(12345.678, 1), "12,345.7");
+        assert_eq!(grouped_f(0.6, 0), "1");
+        assert_eq!(grouped_f(-0.04, 1), "0.0");
+        assert_eq!(grouped_f(-1234.5, 1), "-1,234.5");
+    }
+
+    #[test]
+    fn sparklines_scale_to_the_largest_and_leave_gaps_blank() {
+        assert_eq!(spark(&[Some(0.0), Some(7.0), None, Some(3.5), Some(1.0)]), "▁█ ▅▂");
+        assert_eq!(spark(&[Some(0.0), Some(0.0)]), "▁▁");
+        assert_eq!(spark(&[]), "");
+    }
+
+    #[test]
+    fn change_is_null_without_a_base() {
+        assert_eq!(change(Some(10.0), Some(15.0)), Some(50.0));
+        assert_eq!(change(Some(0.0), Some(15.0)), None);
+        assert_eq!(change(None, Some(1.0)), None);
+        assert_eq!(change(Some(3.0), Some(0.0)), Some(-100.0));
+    }
+}
