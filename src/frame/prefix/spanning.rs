@@ -197,23 +197,19 @@ fn shortest_server_pair(pieces: &[Piece]) -> String {
 }
 
 /// The prefix as PostgreSQL prints it for a server process, each field at
-/// its shortest: nothing after `%q`, empty session fields, a one-digit pid
-/// (the checkpointer of a container's postmaster), a three-letter zone.
+/// its shortest: nothing after `%q`, empty session fields without padding,
+/// a one-digit pid (the checkpointer of a container's postmaster), a
+/// three-letter zone.
 fn shortest_server_prefix(pieces: &[Piece]) -> String {
     let mut out = String::new();
     for piece in pieces {
         match piece {
             Piece::Lit(s) => out.push_str(s),
             Piece::Q => break,
-            Piece::Field(f, padding) => {
-                let text = f.shortest_server_text();
-                let width = padding.unsigned_abs() as usize;
-                if *padding > 0 {
-                    out.push_str(&format!("{text:>width$}"));
-                } else {
-                    out.push_str(&format!("{text:<width$}"));
-                }
-            }
+            // Without its padding: shorter text joins more easily, and a
+            // padded name placed before `%q` by detection may not be
+            // printed on server lines at all.
+            Piece::Field(f, _) => out.push_str(f.shortest_server_text()),
         }
     }
     out
