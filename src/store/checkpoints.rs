@@ -8,8 +8,8 @@ use rusqlite::{params, params_from_iter, types::Value, OptionalExtension, Row, T
 use serde::Serialize;
 
 use super::columns::{opt_from_micros, to_micros};
+use super::filter::{Filter, POINT_TIME};
 use super::sources::SourceRow;
-use super::summary::Filter;
 use super::{Store, StoreError};
 use crate::model::event::{CompleteStats, Event, EventBody, PointKind, Trigger};
 
@@ -324,8 +324,6 @@ fn checkpoint_row(r: &Row<'_>) -> rusqlite::Result<CheckpointRow> {
     })
 }
 
-pub(super) const POINT_TIME: &str = "COALESCE(k.started_at, k.completed_at)";
-
 impl Store {
     /// Checkpoints and restartpoints of `cluster` that started (or, with no
     /// start line, completed) in `[since, until]`.
@@ -347,6 +345,22 @@ impl Store {
 
     /// Checkpoints and restartpoints in time order.
     pub fn checkpoints(&self, filter: &Filter) -> Result<Vec<CheckpointRow>, StoreError> {
+        let mut rows = Vec::new();
+        self.each_checkpoint(filter, |row| {
+            rows.push(row);
+            Ok::<(), StoreError>(())
+        })?;
+        Ok(rows)
+    }
+
+    /// Checkpoints and restartpoints in time order, handed to `f` one at a
+    /// time as SQLite reads them: a listing of a million rows holds one row
+    /// in memory, never the whole list. An error of `f` stops the listing.
+    pub fn each_checkpoint<E: From<StoreError>>(
+        &self,
+        filter: &Filter,
+        mut f: impl FnMut(CheckpointRow) -> Result<(), E>,
+    ) -> Result<(), E> {
         let (mut cond, mut values) = filter.conditions(POINT_TIME);
         if let Some(t) = &filter.trigger {
             cond.push_str(" AND k.trigger = ?");
@@ -357,8 +371,11 @@ impl Store {
              WHERE 1 = 1 {cond} ORDER BY {POINT_TIME}, k.id"
         );
         let mut stmt = self.conn.prepare(&sql).map_err(|e| self.sql(e))?;
-        let rows = stmt.query_map(params_from_iter(values), checkpoint_row).map_err(|e| self.sql(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
+        let mut rows = stmt.query(params_from_iter(values)).map_err(|e| self.sql(e))?;
+        while let Some(row) = rows.next().map_err(|e| self.sql(e))? {
+            f(checkpoint_row(row).map_err(|e| self.sql(e))?)?;
+        }
+        Ok(())
     }
 }
 

@@ -17,6 +17,7 @@ use serde_json::json;
 
 use super::checkpoints::apply;
 use super::columns::{from_micros, opt_from_micros, to_micros};
+use super::filter::{not_ahead, tolerance_us, RECOGNISED};
 use super::sources::{SourceRow, SourceSpec};
 use super::{Store, StoreError};
 use crate::frame::Pos;
@@ -157,24 +158,8 @@ impl DatedAhead {
     }
 }
 
-/// Recognised events only: a rejected record (a client's look-alike line)
-/// never counts as an event, here as in the summary.
-pub(super) const RECOGNISED: &str = "e.kind <> 'rejected'";
-
-/// The condition leaving out the events dated ahead, with the tolerance in
-/// µs as `param`. (Not `ahead_us <= ?`: the id list comes from the small
-/// partial index event_ahead, and the time queries stay on the covering
-/// event index.)
-pub(super) fn not_ahead(param: &str) -> String {
-    format!("e.id NOT IN (SELECT a.id FROM event a WHERE a.ahead_us > {param})")
-}
-
 const POINT_LINE_KINDS: &str =
     "('checkpoint_start', 'checkpoint_complete', 'restartpoint_start', 'restartpoint_complete')";
-
-pub(super) fn tolerance_us(tolerance: Duration) -> i64 {
-    i64::try_from(tolerance.as_micros()).unwrap_or(i64::MAX)
-}
 
 impl Store {
     /// Too-frequent warnings of `cluster` with log time in `[since, until]`: (time, seconds apart).
