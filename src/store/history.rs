@@ -57,6 +57,16 @@ const POINT_STARTS: &str = "WITH cl AS (SELECT id FROM cluster WHERE name = ?1),
      WHERE k.cluster_id = cl.id AND k.started_at IS NOT NULL AND k.started_at < ?3 AND k.started_at >= lo.at
      ORDER BY k.started_at, k.id";
 
+/// The newest ?3 starts of cluster ?1 at or after ?2, newest first. Ordered
+/// by the start itself (for a row with a start, the same order as the
+/// point's time): the index checkpoint_cluster_started then yields them in
+/// that order and the LIMIT stops the read; ordered by the point's time,
+/// SQLite read every start of the cluster since ?2 and sorted them.
+const RECENT_STARTS: &str = "SELECT k.kind, k.started_at, k.trigger, k.distance_kb, k.wal_files_added
+     FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id
+     WHERE c.name = ?1 AND k.started_at IS NOT NULL AND k.started_at >= ?2
+     ORDER BY k.started_at DESC, k.id DESC LIMIT ?3";
+
 /// Markers of a server (re)start in the event table.
 const RESTART_KINDS: &str = "'server_start', 'server_ready', 'crash_reinit', 'redo_start'";
 
@@ -115,13 +125,7 @@ impl Store {
     ) -> Result<RecentStarts, StoreError> {
         let since = since.map_or(i64::MIN, to_micros);
         let q = || -> rusqlite::Result<RecentStarts> {
-            // Ordered by the expression the checkpoint_cluster_time index holds.
-            let mut stmt = self.conn.prepare_cached(
-                "SELECT k.kind, k.started_at, k.trigger, k.distance_kb, k.wal_files_added
-                 FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id
-                 WHERE c.name = ?1 AND k.started_at IS NOT NULL AND k.started_at >= ?2
-                 ORDER BY COALESCE(k.started_at, k.completed_at) DESC, k.id DESC LIMIT ?3",
-            )?;
+            let mut stmt = self.conn.prepare_cached(RECENT_STARTS)?;
             let rows = stmt.query_map(params![cluster, since, limit as i64], point_start)?;
             let mut points = rows.collect::<rusqlite::Result<Vec<PointStart>>>()?;
             points.reverse();
@@ -191,7 +195,7 @@ pub(crate) fn parse_lsn(text: &str) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_lsn, POINT_STARTS};
+    use super::{parse_lsn, POINT_STARTS, RECENT_STARTS};
 
     /// The cycles the model reads, on a store imported from a real log:
     /// the same starts as the definition (the start before the window, then
@@ -260,6 +264,17 @@ mod tests {
         assert!(plan.iter().all(|step| !step.starts_with("SCAN k")), "{plan:?}");
         assert!(plan.iter().any(|step| step.contains("checkpoint_cluster_started")), "{plan:?}");
         assert!(!plan.iter().any(|step| step.contains("TEMP B-TREE")), "no sort: {plan:?}");
+        let plan: Vec<String> = {
+            let mut stmt = store.conn.prepare(&format!("EXPLAIN QUERY PLAN {RECENT_STARTS}")).unwrap();
+            let rows = stmt.query_map(rusqlite::params!["a", 0, 10], |r| r.get::<_, String>(3)).unwrap();
+            rows.map(Result::unwrap).collect()
+        };
+        assert!(plan.iter().any(|step| step.contains("checkpoint_cluster_started")), "{plan:?}");
+        assert!(!plan.iter().any(|step| step.contains("TEMP B-TREE")), "no sort: {plan:?}");
+        // The newest starts, oldest first, as the settings inference reads them.
+        let recent = store.recent_starts("b", None, 5).unwrap();
+        let newest: Vec<i64> = all("b").iter().rev().take(5).rev().map(|s| s.0).collect();
+        assert_eq!(recent.points.iter().map(|p| p.started_at.as_microsecond()).collect::<Vec<_>>(), newest);
     }
 
     #[test]
