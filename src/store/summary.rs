@@ -515,10 +515,11 @@ mod tally_tests {
         (dir, store)
     }
 
-    /// The tally recounted from the checkpoint rows, zero rows left out.
-    fn recount(
-        store: &Store,
-    ) -> (Vec<(i64, i64, String, String, i64, i64)>, Vec<(i64, i64, String, String, i64, i64)>) {
+    /// (cluster id, day, kind, trigger, started, completed).
+    type TallyRow = (i64, i64, String, String, i64, i64);
+
+    /// The tally, zero rows left out, and the same recounted from the checkpoint rows.
+    fn recount(store: &Store) -> (Vec<TallyRow>, Vec<TallyRow>) {
         let read = |sql: &str| {
             let mut stmt = store.conn.prepare(sql).unwrap();
             let rows =
