@@ -16,6 +16,16 @@ use crate::model::event::{CompleteStats, Event, EventBody, PointKind, Trigger};
 /// Two days: checkpoint_timeout's maximum (one day) with room for the sync.
 const LONGEST_CHECKPOINT_US: i64 = 2 * 86_400 * 1_000_000;
 
+/// The first complete line of cluster ?1, kind ?2 and pid ?3 waiting for its
+/// start within ?5 µs after ?4, not earlier than offset ?7 in source ?6: a
+/// range of the partial index checkpoint_waiting (migrations/0009_scale.sql).
+const WAITING_COMPLETE: &str =
+    "SELECT c.id, c.completed_at FROM checkpoint c JOIN event e ON e.id = c.complete_event_id
+     WHERE c.cluster_id = ?1 AND c.kind = ?2 AND c.pid IS ?3 AND c.start_event_id IS NULL
+       AND c.completed_at >= ?4 AND c.completed_at <= ?4 + ?5
+       AND NOT (e.source_id = ?6 AND e.offset < ?7)
+     ORDER BY c.completed_at, c.id LIMIT 1";
+
 /// Keeps the checkpoint table in step with a newly stored event.
 pub(super) fn apply(tx: &Transaction<'_>, source: &SourceRow, event_id: i64, event: &Event) -> rusqlite::Result<()> {
     let cluster_id = source.cluster_id;
@@ -60,12 +70,8 @@ fn pair_start(
     // own file is an earlier checkpoint's, whatever its time says (the next
     // checkpoint often starts the same millisecond).
     let orphan: Option<(i64, i64)> = tx
+        .prepare_cached(WAITING_COMPLETE)?
         .query_row(
-            "SELECT c.id, c.completed_at FROM checkpoint c JOIN event e ON e.id = c.complete_event_id
-             WHERE c.cluster_id = ?1 AND c.kind = ?2 AND c.pid IS ?3 AND c.start_event_id IS NULL
-               AND c.completed_at >= ?4 AND c.completed_at <= ?4 + ?5
-               AND NOT (e.source_id = ?6 AND e.offset < ?7)
-             ORDER BY c.completed_at, c.id LIMIT 1",
             params![cluster_id, kind.as_str(), pid, at, LONGEST_CHECKPOINT_US, source.id, event.offset as i64],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
@@ -538,6 +544,21 @@ mod tests {
         ];
         let (_dir, store) = import(&[&[start, after[0].clone(), complete]]);
         assert_eq!(pairs(&store), want);
+    }
+
+    /// A start line's search for a complete waiting for it is a range of
+    /// the few waiting rows, not a read of every row of its pid.
+    #[test]
+    fn a_start_finds_a_waiting_complete_through_the_partial_index() {
+        let (_dir, store) = import(&[&fixture(NOISE)]);
+        let mut stmt = store.conn.prepare(&format!("EXPLAIN QUERY PLAN {}", super::WAITING_COMPLETE)).unwrap();
+        let plan: Vec<String> = stmt
+            .query_map(rusqlite::params![1, "checkpoint", 7, 0, 1, 1, 0], |r| r.get::<_, String>(3))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert!(plan.iter().any(|step| step.contains("checkpoint_waiting")), "{plan:?}");
+        assert!(!plan.iter().any(|step| step.contains("TEMP B-TREE")), "no sort: {plan:?}");
     }
 
     #[test]

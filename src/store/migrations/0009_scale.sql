@@ -11,6 +11,13 @@ CREATE INDEX checkpoint_cluster_started ON checkpoint(cluster_id, started_at) WH
 -- without --cluster): a range in time order instead of a scan and a sort.
 CREATE INDEX checkpoint_time ON checkpoint(COALESCE(started_at, completed_at));
 
+-- Complete lines waiting for their start (files read newest first): the
+-- pairing of every start line looks for one (store/checkpoints.rs,
+-- pair_start). Through checkpoint_pairing that read every row of the
+-- checkpointer's pid (months of checkpoints of one long-lived process): an
+-- import quadratic in the history. The waiting rows are few.
+CREATE INDEX checkpoint_waiting ON checkpoint(cluster_id, kind, pid, completed_at) WHERE start_event_id IS NULL;
+
 -- Checkpoint rows counted per cluster, UTC day (of the row's time, the
 -- start's or else the complete's), kind and trigger ('' for none): what
 -- `walwatch summary` adds up for the whole days of its window, instead of
