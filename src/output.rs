@@ -5,20 +5,57 @@ use std::io::{self, Write};
 /// A plain text table: a header, rows, columns padded to their widest cell;
 /// columns whose header is in `right` are right-aligned (numbers).
 pub fn table(out: &mut impl Write, header: &[&str], rows: &[Vec<String>], right: &[&str]) -> io::Result<()> {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    let mut layout = TableLayout::new(header, right);
     for row in rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
+        layout.widen(row);
+    }
+    layout.header(out)?;
+    for row in rows {
+        layout.line(out, row)?;
+    }
+    Ok(())
+}
+
+/// The widths of a [`table`]'s columns, learnt row by row: a table of rows
+/// too many to hold is printed in two passes over them, the first to
+/// [`widen`](TableLayout::widen), the second to print each
+/// [`line`](TableLayout::line), the same text as [`table`] prints.
+pub struct TableLayout<'a> {
+    header: &'a [&'a str],
+    right: &'a [&'a str],
+    widths: Vec<usize>,
+}
+
+impl<'a> TableLayout<'a> {
+    pub fn new(header: &'a [&'a str], right: &'a [&'a str]) -> Self {
+        TableLayout { header, right, widths: header.iter().map(|h| h.chars().count()).collect() }
+    }
+
+    /// Makes room for `row`'s cells.
+    pub fn widen(&mut self, row: &[String]) {
+        for (w, cell) in self.widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
         }
     }
-    let line = |out: &mut dyn Write, cells: Vec<&str>| -> io::Result<()> {
+
+    pub fn header(&self, out: &mut impl Write) -> io::Result<()> {
+        self.write(out, self.header)
+    }
+
+    /// One row, padded to the widths learnt.
+    pub fn line(&self, out: &mut impl Write, row: &[String]) -> io::Result<()> {
+        self.write(out, row)
+    }
+
+    fn write<S: AsRef<str>>(&self, out: &mut impl Write, cells: &[S]) -> io::Result<()> {
         let mut text = String::new();
-        for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
+        for (i, (cell, w)) in cells.iter().zip(&self.widths).enumerate() {
+            let cell = cell.as_ref();
             if i > 0 {
                 text.push_str("  ");
             }
-            let pad = w - cell.chars().count();
-            if right.contains(&header[i]) {
+            let pad = w.saturating_sub(cell.chars().count());
+            if self.right.contains(&self.header[i]) {
                 text.push_str(&" ".repeat(pad));
                 text.push_str(cell);
             } else {
@@ -27,12 +64,7 @@ pub fn table(out: &mut impl Write, header: &[&str], rows: &[Vec<String>], right:
             }
         }
         writeln!(out, "{}", text.trim_end())
-    };
-    line(out, header.to_vec())?;
-    for row in rows {
-        line(out, row.iter().map(String::as_str).collect())?;
     }
-    Ok(())
 }
 
 /// Pretty JSON followed by a newline.
@@ -49,6 +81,36 @@ pub fn csv(out: &mut impl Write, header: &[&str], rows: &[Vec<String>]) -> io::R
         w.write_record(row)?;
     }
     w.flush()
+}
+
+/// CSV with a header row and the rows `each` hands over one at a time: the
+/// same text as [`csv`] of the whole list, without ever holding it.
+pub fn csv_rows<E: From<io::Error>>(
+    out: &mut impl Write,
+    header: &[&str],
+    each: impl FnOnce(&mut dyn FnMut(&[String]) -> io::Result<()>) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut w = csv::Writer::from_writer(out);
+    w.write_record(header).map_err(io::Error::from)?;
+    each(&mut |row: &[String]| w.write_record(row).map_err(io::Error::from))?;
+    w.flush()?;
+    Ok(())
+}
+
+/// A pretty JSON array of the values `each` hands over one at a time,
+/// followed by a newline: the same text as [`json`] of the whole list,
+/// without ever holding the list.
+pub fn json_array<T: serde::Serialize, E: From<io::Error>>(
+    out: &mut impl Write,
+    each: impl FnOnce(&mut dyn FnMut(&T) -> io::Result<()>) -> Result<(), E>,
+) -> Result<(), E> {
+    use serde::ser::{SerializeSeq, Serializer};
+    let mut ser = serde_json::Serializer::pretty(&mut *out);
+    let mut seq = ser.serialize_seq(None).map_err(io::Error::from)?;
+    each(&mut |value: &T| seq.serialize_element(value).map_err(io::Error::from))?;
+    seq.end().map_err(io::Error::from)?;
+    writeln!(out)?;
+    Ok(())
 }
 
 /// An optional value for a table or CSV cell; absent values are empty.

@@ -1,5 +1,6 @@
 //! `walwatch checkpoints`: one row per checkpoint or restartpoint.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
@@ -7,8 +8,7 @@ use anyhow::{bail, Result};
 use crate::cli::{CheckpointsArgs, OutputFormat};
 use crate::model::event::Trigger;
 use crate::output::{self, cell};
-use crate::store::CheckpointRow;
-use crate::store::Store;
+use crate::store::{CheckpointRow, Filter, Store};
 use crate::timefmt::rfc3339;
 
 const HEADER: [&str; 22] = [
@@ -47,30 +47,48 @@ pub fn run(args: CheckpointsArgs) -> Result<ExitCode> {
     };
     let filter = super::filter(&args.window, trigger)?;
     let store = Store::open_read_only(&super::db_path(&args.db))?;
-    let rows = store.checkpoints(&filter)?;
-    let mut out = std::io::stdout().lock();
-    match args.format {
-        OutputFormat::Json => output::json(&mut out, &rows)?,
-        OutputFormat::Csv => output::csv(&mut out, &HEADER, &rows.iter().map(cells).collect::<Vec<_>>())?,
-        OutputFormat::Table => {
-            let header = [
-                "cluster",
-                "kind",
-                "trigger",
-                "started_at",
-                "completed_at",
-                "buffers",
-                "write_s",
-                "sync_s",
-                "total_s",
-                "distance_kb",
-                "estimate_kb",
-            ];
-            let table: Vec<Vec<String>> = rows.iter().map(table_cells).collect();
-            output::table(&mut out, &header, &table, &header[5..])?;
-        }
-    }
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    render(&store, &filter, args.format, &mut out)?;
+    out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+const TABLE_HEADER: [&str; 11] = [
+    "cluster",
+    "kind",
+    "trigger",
+    "started_at",
+    "completed_at",
+    "buffers",
+    "write_s",
+    "sync_s",
+    "total_s",
+    "distance_kb",
+    "estimate_kb",
+];
+
+/// The rows of `filter` in `format`, streamed from the store: one row in
+/// memory at a time, whatever their number. A table learns its column
+/// widths in a first pass over the rows and prints in a second, both in one
+/// read transaction so that they see the same rows.
+fn render(store: &Store, filter: &Filter, format: OutputFormat, out: &mut impl Write) -> Result<()> {
+    match format {
+        OutputFormat::Json => {
+            output::json_array(out, |push| store.each_checkpoint(filter, |row| push(&row).map_err(anyhow::Error::from)))
+        }
+        OutputFormat::Csv => output::csv_rows(out, &HEADER, |push| {
+            store.each_checkpoint(filter, |row| push(&cells(&row)).map_err(anyhow::Error::from))
+        }),
+        OutputFormat::Table => store.in_snapshot(|| {
+            let mut layout = output::TableLayout::new(&TABLE_HEADER, &TABLE_HEADER[5..]);
+            store.each_checkpoint(filter, |row| {
+                layout.widen(&table_cells(&row));
+                Ok::<(), anyhow::Error>(())
+            })?;
+            layout.header(out)?;
+            store.each_checkpoint(filter, |row| Ok::<(), anyhow::Error>(layout.line(out, &table_cells(&row))?))
+        }),
+    }
 }
 
 fn time(t: &Option<jiff::Timestamp>) -> String {
@@ -118,4 +136,73 @@ fn table_cells(r: &CheckpointRow) -> Vec<String> {
         cell(&r.distance_kb),
         cell(&r.estimate_kb),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `walwatch checkpoints` printed before it streamed: every row
+    /// collected, then written whole.
+    fn collected(store: &Store, filter: &Filter, format: OutputFormat) -> Vec<u8> {
+        let rows = store.checkpoints(filter).unwrap();
+        let mut out = Vec::new();
+        match format {
+            OutputFormat::Json => output::json(&mut out, &rows).unwrap(),
+            OutputFormat::Csv => output::csv(&mut out, &HEADER, &rows.iter().map(cells).collect::<Vec<_>>()).unwrap(),
+            OutputFormat::Table => {
+                let table: Vec<Vec<String>> = rows.iter().map(table_cells).collect();
+                output::table(&mut out, &TABLE_HEADER, &table, &TABLE_HEADER[5..]).unwrap();
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn streamed_output_is_the_collected_output_byte_for_byte() {
+        use crate::frame::time::TimeContext;
+        use crate::ingest::{self, Options};
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("w.db")).unwrap();
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        for (cluster, file) in [
+            ("crash", "tests/fixtures/15-stderr-default-crashimm/log/postgresql-2026-11-22_081334.log"),
+            ("crash", "tests/fixtures/15-stderr-default-crashimm/log/postgresql-2026-11-22_081730.log"),
+            ("standby", "tests/fixtures/15-stderr-default-standby/log/postgresql-2026-11-22_081258.log"),
+            ("noise", "tests/fixtures/15-stderr-default-noise/log/postgresql-2026-11-22_080841.log"),
+        ] {
+            let id = store.cluster_id(cluster).unwrap();
+            let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+            ingest::import(&mut store, id, path.to_str().unwrap(), &opts, &time).unwrap();
+        }
+        let since = "2026-11-22T08:15:00Z".parse().ok();
+        let filters = [
+            Filter::default(),
+            Filter { cluster: Some("crash".into()), ..Filter::default() },
+            Filter { since, ..Filter::default() },
+            Filter { trigger: Some(Trigger::Time), ..Filter::default() },
+            Filter { cluster: Some("nothing".into()), ..Filter::default() },
+        ];
+        for filter in &filters {
+            for format in [OutputFormat::Json, OutputFormat::Csv, OutputFormat::Table] {
+                let mut streamed = Vec::new();
+                render(&store, filter, format, &mut streamed).unwrap();
+                assert_eq!(
+                    String::from_utf8(streamed).unwrap(),
+                    String::from_utf8(collected(&store, filter, format)).unwrap(),
+                    "{filter:?} {format:?}"
+                );
+            }
+        }
+        let mut all = Vec::new();
+        render(&store, &Filter::default(), OutputFormat::Csv, &mut all).unwrap();
+        assert_eq!(
+            all.iter().filter(|&&b| b == b'\n').count(),
+            1 + store.checkpoints(&Filter::default()).unwrap().len()
+        );
+        let mut none = Vec::new();
+        render(&store, &filters[4], OutputFormat::Json, &mut none).unwrap();
+        assert_eq!(none, b"[]\n");
+    }
 }

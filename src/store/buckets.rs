@@ -68,7 +68,7 @@ impl Store {
         cluster: &str,
         tolerance: std::time::Duration,
     ) -> Result<(Option<Timestamp>, Option<Timestamp>), StoreError> {
-        let tolerance_us = super::events::tolerance_us(tolerance);
+        let tolerance_us = super::filter::tolerance_us(tolerance);
         let mut ends: Vec<i64> = Vec::new();
         for order in ["ASC", "DESC"] {
             let point = format!(

@@ -8,13 +8,23 @@ use rusqlite::{params, params_from_iter, types::Value, OptionalExtension, Row, T
 use serde::Serialize;
 
 use super::columns::{opt_from_micros, to_micros};
+use super::filter::{Filter, POINT_TIME};
 use super::sources::SourceRow;
-use super::summary::Filter;
 use super::{Store, StoreError};
 use crate::model::event::{CompleteStats, Event, EventBody, PointKind, Trigger};
 
 /// Two days: checkpoint_timeout's maximum (one day) with room for the sync.
 const LONGEST_CHECKPOINT_US: i64 = 2 * 86_400 * 1_000_000;
+
+/// The first complete line of cluster ?1, kind ?2 and pid ?3 waiting for its
+/// start within ?5 µs after ?4, not earlier than offset ?7 in source ?6: a
+/// range of the partial index checkpoint_waiting (migrations/0009_scale.sql).
+const WAITING_COMPLETE: &str =
+    "SELECT c.id, c.completed_at FROM checkpoint c JOIN event e ON e.id = c.complete_event_id
+     WHERE c.cluster_id = ?1 AND c.kind = ?2 AND c.pid IS ?3 AND c.start_event_id IS NULL
+       AND c.completed_at >= ?4 AND c.completed_at <= ?4 + ?5
+       AND NOT (e.source_id = ?6 AND e.offset < ?7)
+     ORDER BY c.completed_at, c.id LIMIT 1";
 
 /// Keeps the checkpoint table in step with a newly stored event.
 pub(super) fn apply(tx: &Transaction<'_>, source: &SourceRow, event_id: i64, event: &Event) -> rusqlite::Result<()> {
@@ -60,12 +70,8 @@ fn pair_start(
     // own file is an earlier checkpoint's, whatever its time says (the next
     // checkpoint often starts the same millisecond).
     let orphan: Option<(i64, i64)> = tx
+        .prepare_cached(WAITING_COMPLETE)?
         .query_row(
-            "SELECT c.id, c.completed_at FROM checkpoint c JOIN event e ON e.id = c.complete_event_id
-             WHERE c.cluster_id = ?1 AND c.kind = ?2 AND c.pid IS ?3 AND c.start_event_id IS NULL
-               AND c.completed_at >= ?4 AND c.completed_at <= ?4 + ?5
-               AND NOT (e.source_id = ?6 AND e.offset < ?7)
-             ORDER BY c.completed_at, c.id LIMIT 1",
             params![cluster_id, kind.as_str(), pid, at, LONGEST_CHECKPOINT_US, source.id, event.offset as i64],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
@@ -324,8 +330,6 @@ fn checkpoint_row(r: &Row<'_>) -> rusqlite::Result<CheckpointRow> {
     })
 }
 
-pub(super) const POINT_TIME: &str = "COALESCE(k.started_at, k.completed_at)";
-
 impl Store {
     /// Checkpoints and restartpoints of `cluster` that started (or, with no
     /// start line, completed) in `[since, until]`.
@@ -347,6 +351,22 @@ impl Store {
 
     /// Checkpoints and restartpoints in time order.
     pub fn checkpoints(&self, filter: &Filter) -> Result<Vec<CheckpointRow>, StoreError> {
+        let mut rows = Vec::new();
+        self.each_checkpoint(filter, |row| {
+            rows.push(row);
+            Ok::<(), StoreError>(())
+        })?;
+        Ok(rows)
+    }
+
+    /// Checkpoints and restartpoints in time order, handed to `f` one at a
+    /// time as SQLite reads them: a listing of a million rows holds one row
+    /// in memory, never the whole list. An error of `f` stops the listing.
+    pub fn each_checkpoint<E: From<StoreError>>(
+        &self,
+        filter: &Filter,
+        mut f: impl FnMut(CheckpointRow) -> Result<(), E>,
+    ) -> Result<(), E> {
         let (mut cond, mut values) = filter.conditions(POINT_TIME);
         if let Some(t) = &filter.trigger {
             cond.push_str(" AND k.trigger = ?");
@@ -357,8 +377,11 @@ impl Store {
              WHERE 1 = 1 {cond} ORDER BY {POINT_TIME}, k.id"
         );
         let mut stmt = self.conn.prepare(&sql).map_err(|e| self.sql(e))?;
-        let rows = stmt.query_map(params_from_iter(values), checkpoint_row).map_err(|e| self.sql(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
+        let mut rows = stmt.query(params_from_iter(values)).map_err(|e| self.sql(e))?;
+        while let Some(row) = rows.next().map_err(|e| self.sql(e))? {
+            f(checkpoint_row(row).map_err(|e| self.sql(e))?)?;
+        }
+        Ok(())
     }
 }
 
@@ -521,6 +544,21 @@ mod tests {
         ];
         let (_dir, store) = import(&[&[start, after[0].clone(), complete]]);
         assert_eq!(pairs(&store), want);
+    }
+
+    /// A start line's search for a complete waiting for it is a range of
+    /// the few waiting rows, not a read of every row of its pid.
+    #[test]
+    fn a_start_finds_a_waiting_complete_through_the_partial_index() {
+        let (_dir, store) = import(&[&fixture(NOISE)]);
+        let mut stmt = store.conn.prepare(&format!("EXPLAIN QUERY PLAN {}", super::WAITING_COMPLETE)).unwrap();
+        let plan: Vec<String> = stmt
+            .query_map(rusqlite::params![1, "checkpoint", 7, 0, 1, 1, 0], |r| r.get::<_, String>(3))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert!(plan.iter().any(|step| step.contains("checkpoint_waiting")), "{plan:?}");
+        assert!(!plan.iter().any(|step| step.contains("TEMP B-TREE")), "no sort: {plan:?}");
     }
 
     #[test]

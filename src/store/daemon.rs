@@ -253,7 +253,7 @@ impl Store {
 
     /// Records refused as forged in the files read `since` or later, and
     /// the lines inside failed logins' prefixes (counted per source, see
-    /// migrations/0009_rejected_lines.sql). (Not by their log time: a
+    /// migrations/0010_rejected_lines.sql). (Not by their log time: a
     /// forged line carries the time its author chose.)
     pub(crate) fn refused_since(&self, cluster: &str, since: Timestamp) -> Result<Option<Refused>, StoreError> {
         let in_names = self

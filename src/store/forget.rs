@@ -97,7 +97,7 @@ impl Store {
     /// Adds lines that looked like events but have no time to what is
     /// known of `source`: `unmatched` ones, which did not fit (see
     /// migrations/0008_unmatched.sql), and `inside_names`, a client's text
-    /// in a failed login's prefix (0009_rejected_lines.sql).
+    /// in a failed login's prefix (0010_rejected_lines.sql).
     pub(crate) fn add_undated(
         &mut self,
         source: &SourceRow,

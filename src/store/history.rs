@@ -48,6 +48,25 @@ pub struct RecentStarts {
     pub restarts: Vec<Timestamp>,
 }
 
+/// The starts of cluster ?1 in `[?2, ?3)` and the one before ?2, in time order.
+const POINT_STARTS: &str = "WITH cl AS (SELECT id FROM cluster WHERE name = ?1),
+          lo AS (SELECT COALESCE((SELECT max(k2.started_at) FROM checkpoint k2, cl
+                                  WHERE k2.cluster_id = cl.id AND k2.started_at < ?2), ?2) AS at)
+     SELECT k.kind, k.started_at, k.trigger, k.distance_kb, k.wal_files_added
+     FROM checkpoint k, cl, lo
+     WHERE k.cluster_id = cl.id AND k.started_at IS NOT NULL AND k.started_at < ?3 AND k.started_at >= lo.at
+     ORDER BY k.started_at, k.id";
+
+/// The newest ?3 starts of cluster ?1 at or after ?2, newest first. Ordered
+/// by the start itself (for a row with a start, the same order as the
+/// point's time): the index checkpoint_cluster_started then yields them in
+/// that order and the LIMIT stops the read; ordered by the point's time,
+/// SQLite read every start of the cluster since ?2 and sorted them.
+const RECENT_STARTS: &str = "SELECT k.kind, k.started_at, k.trigger, k.distance_kb, k.wal_files_added
+     FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id
+     WHERE c.name = ?1 AND k.started_at IS NOT NULL AND k.started_at >= ?2
+     ORDER BY k.started_at DESC, k.id DESC LIMIT ?3";
+
 /// Markers of a server (re)start in the event table.
 const RESTART_KINDS: &str = "'server_start', 'server_ready', 'crash_reinit', 'redo_start'";
 
@@ -89,15 +108,9 @@ impl Store {
         // The lower bound is computed once (a CTE), not per row: a subquery
         // correlated with the outer row rescans the cluster's checkpoints for
         // every row, quadratic in a long history (minutes at 80 000 points).
-        let mut stmt = self.conn.prepare(
-            "WITH cl AS (SELECT id FROM cluster WHERE name = ?1),
-                  lo AS (SELECT COALESCE((SELECT max(k2.started_at) FROM checkpoint k2, cl
-                                          WHERE k2.cluster_id = cl.id AND k2.started_at < ?2), ?2) AS at)
-             SELECT k.kind, k.started_at, k.trigger, k.distance_kb, k.wal_files_added
-             FROM checkpoint k, cl, lo
-             WHERE k.cluster_id = cl.id AND k.started_at IS NOT NULL AND k.started_at < ?3 AND k.started_at >= lo.at
-             ORDER BY k.started_at, k.id",
-        )?;
+        // Both the bound and the rows are ranges of the index
+        // checkpoint_cluster_started (migrations/0009_scale.sql).
+        let mut stmt = self.conn.prepare_cached(POINT_STARTS)?;
         let rows = stmt.query_map(params![cluster, since, until], point_start)?;
         rows.collect()
     }
@@ -112,13 +125,7 @@ impl Store {
     ) -> Result<RecentStarts, StoreError> {
         let since = since.map_or(i64::MIN, to_micros);
         let q = || -> rusqlite::Result<RecentStarts> {
-            // Ordered by the expression the checkpoint_cluster_time index holds.
-            let mut stmt = self.conn.prepare_cached(
-                "SELECT k.kind, k.started_at, k.trigger, k.distance_kb, k.wal_files_added
-                 FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id
-                 WHERE c.name = ?1 AND k.started_at IS NOT NULL AND k.started_at >= ?2
-                 ORDER BY COALESCE(k.started_at, k.completed_at) DESC, k.id DESC LIMIT ?3",
-            )?;
+            let mut stmt = self.conn.prepare_cached(RECENT_STARTS)?;
             let rows = stmt.query_map(params![cluster, since, limit as i64], point_start)?;
             let mut points = rows.collect::<rusqlite::Result<Vec<PointStart>>>()?;
             points.reverse();
@@ -188,7 +195,87 @@ pub(crate) fn parse_lsn(text: &str) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_lsn;
+    use super::{parse_lsn, POINT_STARTS, RECENT_STARTS};
+
+    /// The cycles the model reads, on a store imported from a real log:
+    /// the same starts as the definition (the start before the window, then
+    /// every start in it, in time order), read through the index of
+    /// migration 0009 (checkpoint_cluster_started), never a scan.
+    #[test]
+    fn point_starts_are_the_window_and_the_start_before_it_through_the_index() {
+        use crate::frame::time::TimeContext;
+        use crate::ingest::{self, Options};
+        use crate::store::Store;
+        use jiff::Timestamp;
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("w.db")).unwrap();
+        let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        for (cluster, file) in [
+            ("a", "tests/fixtures/15-stderr-default-crashimm/log/postgresql-2026-11-22_081334.log"),
+            ("a", "tests/fixtures/15-stderr-default-crashimm/log/postgresql-2026-11-22_081730.log"),
+            ("b", "tests/fixtures/15-stderr-default-noise/log/postgresql-2026-11-22_080841.log"),
+        ] {
+            let id = store.cluster_id(cluster).unwrap();
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+            ingest::import(&mut store, id, path.to_str().unwrap(), &opts, &time).unwrap();
+        }
+        let all = |cluster: &str| -> Vec<(i64, i64)> {
+            let mut stmt = store
+                .conn
+                .prepare(
+                    "SELECT k.started_at, k.id FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id
+                     WHERE c.name = ?1 AND k.started_at IS NOT NULL",
+                )
+                .unwrap();
+            let mut v: Vec<(i64, i64)> =
+                stmt.query_map([cluster], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
+            v.sort();
+            v
+        };
+        let t = |s: &str| s.parse::<Timestamp>().unwrap().as_microsecond();
+        let mut checked = 0;
+        for cluster in ["a", "b", "none"] {
+            let starts = all(cluster);
+            for (since, until) in [
+                (t("2026-11-22T00:00:00Z"), t("2026-11-23T00:00:00Z")),
+                (t("2026-11-22T08:14:00Z"), t("2026-11-22T08:18:00Z")),
+                (t("2026-11-22T08:09:05Z"), t("2026-11-22T08:09:30Z")),
+                (t("2026-11-23T00:00:00Z"), t("2026-11-24T00:00:00Z")),
+            ] {
+                let lo = starts.iter().map(|s| s.0).filter(|&s| s < since).max().unwrap_or(since);
+                let want: Vec<i64> = starts.iter().filter(|s| s.0 >= lo && s.0 < until).map(|s| s.0).collect();
+                let got: Vec<i64> = store
+                    .point_starts(cluster, since, until)
+                    .unwrap()
+                    .iter()
+                    .map(|p| p.started_at.as_microsecond())
+                    .collect();
+                assert_eq!(got, want, "{cluster} {since} {until}");
+                checked += got.len();
+            }
+        }
+        assert!(checked > 50, "{checked}");
+        let plan: Vec<String> = {
+            let mut stmt = store.conn.prepare(&format!("EXPLAIN QUERY PLAN {POINT_STARTS}")).unwrap();
+            let rows = stmt.query_map(rusqlite::params!["a", 0, 1], |r| r.get::<_, String>(3)).unwrap();
+            rows.map(Result::unwrap).collect()
+        };
+        assert!(plan.iter().all(|step| !step.starts_with("SCAN k")), "{plan:?}");
+        assert!(plan.iter().any(|step| step.contains("checkpoint_cluster_started")), "{plan:?}");
+        assert!(!plan.iter().any(|step| step.contains("TEMP B-TREE")), "no sort: {plan:?}");
+        let plan: Vec<String> = {
+            let mut stmt = store.conn.prepare(&format!("EXPLAIN QUERY PLAN {RECENT_STARTS}")).unwrap();
+            let rows = stmt.query_map(rusqlite::params!["a", 0, 10], |r| r.get::<_, String>(3)).unwrap();
+            rows.map(Result::unwrap).collect()
+        };
+        assert!(plan.iter().any(|step| step.contains("checkpoint_cluster_started")), "{plan:?}");
+        assert!(!plan.iter().any(|step| step.contains("TEMP B-TREE")), "no sort: {plan:?}");
+        // The newest starts, oldest first, as the settings inference reads them.
+        let recent = store.recent_starts("b", None, 5).unwrap();
+        let newest: Vec<i64> = all("b").iter().rev().take(5).rev().map(|s| s.0).collect();
+        assert_eq!(recent.points.iter().map(|p| p.started_at.as_microsecond()).collect::<Vec<_>>(), newest);
+    }
 
     #[test]
     fn lsn_halves_are_hex() {

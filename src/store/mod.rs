@@ -21,6 +21,7 @@ pub mod outbox;
 pub mod settings;
 mod checkpoints;
 mod events;
+mod filter;
 pub mod forget;
 mod sources;
 pub mod summary;
@@ -33,8 +34,9 @@ use thiserror::Error;
 
 pub use checkpoints::CheckpointRow;
 pub use events::{DatedAhead, LogTimes};
+pub use filter::Filter;
 pub use sources::{LogGrowth, SourceRow, SourceSpec};
-pub use summary::{ByTrigger, Filter, PointCounts, Summary};
+pub use summary::{ByTrigger, PointCounts, Summary};
 
 /// Forward-only schema steps; the version is SQLite's user_version (the
 /// number of steps applied). Never edit a step once released: add one.
@@ -47,7 +49,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0006_source_identity.sql"),
     include_str!("migrations/0007_event_ahead.sql"),
     include_str!("migrations/0008_unmatched.sql"),
-    include_str!("migrations/0009_rejected_lines.sql"),
+    include_str!("migrations/0009_scale.sql"),
+    include_str!("migrations/0010_rejected_lines.sql"),
 ];
 
 /// How long a writer waits for another writer's lock before giving up.
@@ -174,6 +177,18 @@ impl Store {
             };
         }
         Ok(Store { conn, path: path.into() })
+    }
+
+    /// Runs `f` in one read transaction: every query in it sees the same
+    /// rows, whatever another process commits meanwhile.
+    pub fn in_snapshot<T, E: From<StoreError>>(&self, f: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
+        self.conn.execute_batch("BEGIN DEFERRED").map_err(|e| self.sql(e))?;
+        let result = f();
+        // Ends the transaction either way; a read-only one has nothing to keep.
+        let ended = self.conn.execute_batch("COMMIT").map_err(|e| self.sql(e));
+        let value = result?;
+        ended?;
+        Ok(value)
     }
 
     pub fn path(&self) -> &Path {

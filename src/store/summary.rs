@@ -1,6 +1,6 @@
 //! What `walwatch summary` counts: checkpoints and restartpoints by
 //! trigger, events by kind, the log's first and last event — over a
-//! [`Filter`] that `walwatch checkpoints` shares.
+//! [`Filter`] (see [`super::filter`]) that `walwatch checkpoints` shares.
 //!
 //! **Events dated ahead.** An event whose log time was more than a tolerance
 //! ahead of walwatch's clock when it was read (`event.ahead_us`, see
@@ -13,41 +13,10 @@ use jiff::Timestamp;
 use rusqlite::{params_from_iter, types::Value};
 use serde::Serialize;
 
-use super::checkpoints::POINT_TIME;
 use super::columns::{opt_from_micros, to_micros};
-use super::events::{not_ahead, tolerance_us, RECOGNISED};
+use super::filter::{not_ahead, times, tolerance_us, Filter, POINT_TIME, RECOGNISED};
 use super::{Store, StoreError};
 use crate::model::event::Trigger;
-
-/// Which rows a query covers. Times are UTC microseconds, `until` exclusive.
-#[derive(Debug, Clone, Default)]
-pub struct Filter {
-    pub cluster: Option<String>,
-    pub since: Option<Timestamp>,
-    pub until: Option<Timestamp>,
-    pub trigger: Option<Trigger>,
-}
-
-impl Filter {
-    /// SQL conditions on `cluster c` and the time expression `time`, with their values.
-    pub(super) fn conditions(&self, time: &str) -> (String, Vec<Value>) {
-        let mut sql = String::new();
-        let mut values = Vec::new();
-        if let Some(c) = &self.cluster {
-            sql.push_str(" AND c.name = ?");
-            values.push(Value::Text(c.clone()));
-        }
-        if let Some(t) = self.since {
-            sql.push_str(&format!(" AND {time} >= ?"));
-            values.push(Value::Integer(to_micros(t)));
-        }
-        if let Some(t) = self.until {
-            sql.push_str(&format!(" AND {time} < ?"));
-            values.push(Value::Integer(to_micros(t)));
-        }
-        (sql, values)
-    }
-}
 
 /// Counts for one kind of point (checkpoints or restartpoints).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -55,6 +24,27 @@ pub struct PointCounts {
     pub started: i64,
     pub completed: i64,
     pub by_trigger: ByTrigger,
+}
+
+impl PointCounts {
+    fn add(&mut self, trigger: Option<Trigger>, started: i64, completed: i64) {
+        self.started += started;
+        self.completed += completed;
+        if let Some(t) = trigger {
+            self.by_trigger.add(t, started);
+        }
+    }
+}
+
+/// One UTC day in µs: the tally's bucket.
+const DAY_US: i64 = 86_400_000_000;
+
+/// The whole UTC days `[first, end)` inside the window `[since, until)`
+/// (µs), None when it holds none.
+fn whole_days(since: Option<i64>, until: Option<i64>) -> Option<(i64, i64)> {
+    let first = since.map_or(i64::MIN, |s| s.div_euclid(DAY_US) + i64::from(s.rem_euclid(DAY_US) != 0));
+    let end = until.map_or(i64::MAX, |u| u.div_euclid(DAY_US));
+    (first < end).then_some((first, end))
 }
 
 /// Started points by trigger, in the documented order.
@@ -145,9 +135,72 @@ impl Store {
             .map_err(|e| self.sql(e))
     }
 
+    /// Counted from the tally (migrations/0009_scale.sql) for the whole
+    /// UTC days of the window and from the rows themselves for the partial
+    /// days at its ends: a million rows are never read one by one.
     fn point_counts(&self, filter: &Filter, kind: &str) -> Result<PointCounts, StoreError> {
-        let (cond, mut values) = filter.conditions(POINT_TIME);
-        values.insert(0, Value::Text(kind.into()));
+        let (since, until) = (filter.since.map(to_micros), filter.until.map(to_micros));
+        let mut counts = PointCounts::default();
+        match whole_days(since, until) {
+            Some((first, end)) => {
+                self.tally_counts(filter, kind, first, end, &mut counts)?;
+                if let Some(since) = since {
+                    self.row_counts(filter, kind, Some(since), Some(first.saturating_mul(DAY_US)), &mut counts)?;
+                }
+                if let Some(until) = until {
+                    self.row_counts(filter, kind, Some(end.saturating_mul(DAY_US)), Some(until), &mut counts)?;
+                }
+            }
+            None => self.row_counts(filter, kind, since, until, &mut counts)?,
+        }
+        Ok(counts)
+    }
+
+    /// Adds the tallied rows of days `[first, end)`.
+    fn tally_counts(
+        &self,
+        filter: &Filter,
+        kind: &str,
+        first: i64,
+        end: i64,
+        counts: &mut PointCounts,
+    ) -> Result<(), StoreError> {
+        let (cond, cluster) = filter.cluster_condition();
+        let mut values = vec![Value::Text(kind.into()), Value::Integer(first), Value::Integer(end)];
+        values.extend(cluster);
+        let sql = format!(
+            "SELECT t.trigger, sum(t.started), sum(t.completed)
+             FROM point_tally t JOIN cluster c ON c.id = t.cluster_id
+             WHERE t.kind = ? AND t.day >= ? AND t.day < ? {cond} GROUP BY t.trigger"
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.sql(e))?;
+        let rows = stmt
+            .query_map(params_from_iter(values), |r| {
+                Ok((Trigger::parse(&r.get::<_, String>(0)?), r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
+            })
+            .map_err(|e| self.sql(e))?;
+        for row in rows {
+            let (trigger, started, completed) = row.map_err(|e| self.sql(e))?;
+            counts.add(trigger, started, completed);
+        }
+        Ok(())
+    }
+
+    /// Adds the rows themselves with time in `[since, until)`.
+    fn row_counts(
+        &self,
+        filter: &Filter,
+        kind: &str,
+        since: Option<i64>,
+        until: Option<i64>,
+        counts: &mut PointCounts,
+    ) -> Result<(), StoreError> {
+        let (mut cond, cluster) = filter.cluster_condition();
+        let (time, bounds) = times(POINT_TIME, since, until);
+        cond.push_str(&time);
+        let mut values = vec![Value::Text(kind.into())];
+        values.extend(cluster);
+        values.extend(bounds);
         let sql = format!(
             "SELECT k.trigger, count(k.start_event_id), count(k.complete_event_id)
              FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id
@@ -159,31 +212,50 @@ impl Store {
                 Ok((r.get::<_, Option<Trigger>>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
             })
             .map_err(|e| self.sql(e))?;
-        let mut counts = PointCounts::default();
         for row in rows {
             let (trigger, started, completed) = row.map_err(|e| self.sql(e))?;
-            counts.started += started;
-            counts.completed += completed;
-            if let Some(t) = trigger {
-                counts.by_trigger.add(t, started);
-            }
+            counts.add(trigger, started, completed);
         }
-        Ok(counts)
+        Ok(())
     }
 
+    /// Counted cluster by cluster, each a range of the event_cluster_kind_at
+    /// index (an event index without the cluster first would cost a
+    /// second copy of the event table's keys).
     fn count_events(&self, filter: &Filter, kind: &str) -> Result<i64, StoreError> {
-        let (cond, mut values) = filter.conditions("e.at");
+        let (time, mut values) = filter.time_conditions("e.at");
         values.insert(0, Value::Text(kind.into()));
-        let sql = format!("SELECT count(*) FROM event e JOIN cluster c ON c.id = e.cluster_id WHERE e.kind = ? {cond}");
+        let (cond, cluster) = filter.cluster_condition();
+        values.extend(cluster);
+        let sql = format!(
+            "SELECT IFNULL(sum((SELECT count(*) FROM event e WHERE e.cluster_id = c.id AND e.kind = ? {time})), 0)
+             FROM cluster c WHERE 1 = 1 {cond}"
+        );
         self.conn.query_row(&sql, params_from_iter(values), |r| r.get(0)).map_err(|e| self.sql(e))
     }
 
+    /// The first (`MIN`) or last (`MAX`) recognised event not dated ahead:
+    /// the first or last such event of each cluster and kind, each found at
+    /// one end of an index range, the kinds themselves found by skipping
+    /// from one to the next in the same index.
     fn event_time(&self, filter: &Filter, agg: &str, tolerance: Duration) -> Result<Option<Timestamp>, StoreError> {
-        let (cond, mut values) = filter.conditions("e.at");
-        values.insert(0, Value::Integer(tolerance_us(tolerance)));
+        let order = if agg == "MIN" { "ASC" } else { "DESC" };
+        let (cond, mut values) = filter.cluster_condition();
+        values.push(Value::Integer(tolerance_us(tolerance)));
+        let (time, bounds) = filter.time_conditions("e.at");
+        values.extend(bounds);
         let sql = format!(
-            "SELECT {agg}(e.at) FROM event e JOIN cluster c ON c.id = e.cluster_id
-             WHERE {} AND {RECOGNISED} {cond}",
+            "WITH RECURSIVE kinds(cluster_id, kind) AS (
+                 SELECT c.id, (SELECT min(e.kind) FROM event e WHERE e.cluster_id = c.id)
+                 FROM cluster c WHERE 1 = 1 {cond}
+                 UNION ALL
+                 SELECT cluster_id, (SELECT min(e.kind) FROM event e WHERE e.cluster_id = kinds.cluster_id AND e.kind > kinds.kind)
+                 FROM kinds WHERE kind IS NOT NULL
+             )
+             SELECT {agg}((SELECT e.at FROM event e
+                           WHERE e.cluster_id = kinds.cluster_id AND e.kind = kinds.kind AND {} AND {RECOGNISED} {time}
+                           ORDER BY e.at {order} LIMIT 1))
+             FROM kinds WHERE kind IS NOT NULL",
             not_ahead("?")
         );
         let v: Option<i64> =
@@ -414,5 +486,191 @@ mod tests {
         let hour = 3_600_000_000;
         let first = ahead[0].unwrap();
         assert!(first <= hour && first > hour - 60_000_000, "ahead by {first} µs");
+    }
+}
+
+/// The tally (migrations/0009_scale.sql) against the rows it counts, on
+/// stores imported from real PostgreSQL logs.
+#[cfg(test)]
+mod tally_tests {
+    use jiff::Timestamp;
+
+    use super::{whole_days, Filter, DAY_US};
+    use crate::store::Store;
+
+    const NOISE: &str = "tests/fixtures/15-stderr-default-noise/log/postgresql-2026-11-22_080841.log";
+    const CRASH: &str = "tests/fixtures/15-stderr-default-crashimm/log/postgresql-2026-11-22_081334.log";
+    const AFTER_CRASH: &str = "tests/fixtures/15-stderr-default-crashimm/log/postgresql-2026-11-22_081730.log";
+
+    /// Imports each `(cluster, file)` in the order given into a new store.
+    fn import(files: &[(&str, &str)]) -> (tempfile::TempDir, Store) {
+        use crate::frame::time::TimeContext;
+        use crate::ingest::{self, Options};
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("w.db")).unwrap();
+        let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        for (cluster, path) in files {
+            let cluster = store.cluster_id(cluster).unwrap();
+            let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+            ingest::import(&mut store, cluster, file.to_str().unwrap(), &opts, &time).unwrap();
+        }
+        (dir, store)
+    }
+
+    /// (cluster id, day, kind, trigger, started, completed).
+    type TallyRow = (i64, i64, String, String, i64, i64);
+
+    /// The tally, zero rows left out, and the same recounted from the checkpoint rows.
+    fn recount(store: &Store) -> (Vec<TallyRow>, Vec<TallyRow>) {
+        let read = |sql: &str| {
+            let mut stmt = store.conn.prepare(sql).unwrap();
+            let rows =
+                stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))).unwrap();
+            rows.collect::<Result<Vec<_>, _>>().unwrap()
+        };
+        let tally = read(
+            "SELECT cluster_id, day, kind, trigger, started, completed FROM point_tally
+             WHERE started <> 0 OR completed <> 0 ORDER BY 1, 2, 3, 4",
+        );
+        let rows = read(
+            "SELECT cluster_id, COALESCE(started_at, completed_at) / 86400000000, kind, IFNULL(trigger, ''),
+                    count(start_event_id), count(complete_event_id)
+             FROM checkpoint GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4",
+        );
+        (tally, rows)
+    }
+
+    #[test]
+    fn the_tally_counts_what_the_rows_hold_whatever_the_import_order() {
+        // Newest file first: completes wait for their starts, which then
+        // claim them (the update trigger moves counts between days/triggers).
+        let (_dir, store) = import(&[("a", AFTER_CRASH), ("a", CRASH), ("b", NOISE)]);
+        let (tally, rows) = recount(&store);
+        assert!(!rows.is_empty());
+        assert_eq!(tally, rows);
+        let sum = store.summary(&Filter::default(), std::time::Duration::from_secs(300)).unwrap();
+        let started: i64 = rows.iter().filter(|r| r.2 == "checkpoint").map(|r| r.4).sum();
+        assert_eq!(sum.checkpoints.started, started);
+    }
+
+    #[test]
+    fn forgetting_a_source_takes_its_rows_out_of_the_tally() {
+        let (_dir, mut store) = import(&[("a", CRASH), ("a", AFTER_CRASH)]);
+        let first = store.known_sources(Some("a")).unwrap()[0].id;
+        store.forget_sources(&[first]).unwrap();
+        let (tally, rows) = recount(&store);
+        assert_eq!(tally, rows);
+        // Every row left has a half from the other file only.
+        assert!(!rows.is_empty());
+    }
+
+    /// The event figures (found cluster by cluster and kind by kind) equal
+    /// the plain queries they replace, for every window and cluster.
+    #[test]
+    fn event_figures_equal_the_plain_queries() {
+        use rusqlite::params_from_iter;
+        let (_dir, store) = import(&[("a", CRASH), ("a", AFTER_CRASH), ("b", NOISE)]);
+        // One event dated ahead, one rejected record: neither is a first or last event.
+        store
+            .conn
+            .execute_batch("UPDATE event SET ahead_us = 400000000 WHERE id = (SELECT max(id) FROM event)")
+            .unwrap();
+        store.conn.execute_batch("UPDATE event SET kind = 'rejected' WHERE id = (SELECT min(id) FROM event)").unwrap();
+        let tolerance = std::time::Duration::from_secs(300);
+        let t = |s: &str| s.parse::<Timestamp>().unwrap();
+        let bounds =
+            [None, Some(t("2026-11-22T08:10:00Z")), Some(t("2026-11-22T08:17:00Z")), Some(t("2030-01-01T00:00:00Z"))];
+        let mut seen = 0;
+        for cluster in [None, Some("a"), Some("b"), Some("none")] {
+            for since in bounds {
+                for until in bounds {
+                    let filter = Filter { cluster: cluster.map(String::from), since, until, trigger: None };
+                    let (cond, values) = filter.conditions("e.at");
+                    let plain = |select: &str, pre: Option<i64>| -> Option<i64> {
+                        let sql = format!(
+                            "SELECT {select} FROM event e JOIN cluster c ON c.id = e.cluster_id WHERE 1 = 1 {cond}"
+                        );
+                        let mut v = values.clone();
+                        if let Some(p) = pre {
+                            v.insert(0, rusqlite::types::Value::Integer(p));
+                        }
+                        store.conn.query_row(&sql, params_from_iter(v), |r| r.get(0)).unwrap()
+                    };
+                    for kind in ["checkpoint_start", "too_frequent", "rejected", "server_start"] {
+                        let want = plain(&format!("count(*) FILTER (WHERE e.kind = '{kind}')"), None).unwrap();
+                        assert_eq!(
+                            store.count_events(&filter, kind).unwrap(),
+                            want,
+                            "{kind} {cluster:?} {since:?} {until:?}"
+                        );
+                        seen += want;
+                    }
+                    for agg in ["MIN", "MAX"] {
+                        let select = format!(
+                            "{agg}(e.at) FILTER (WHERE e.kind <> 'rejected' AND e.id NOT IN (SELECT a.id FROM event a WHERE a.ahead_us > ?))"
+                        );
+                        let want = plain(&select, Some(300_000_000)).map(|us| Timestamp::from_microsecond(us).unwrap());
+                        assert_eq!(
+                            store.event_time(&filter, agg, tolerance).unwrap(),
+                            want,
+                            "{agg} {cluster:?} {since:?} {until:?}"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(seen > 0);
+    }
+
+    #[test]
+    fn whole_days_are_those_inside_the_window() {
+        let d = DAY_US;
+        assert_eq!(whole_days(None, None), Some((i64::MIN, i64::MAX)));
+        assert_eq!(whole_days(Some(0), Some(2 * d)), Some((0, 2)));
+        assert_eq!(whole_days(Some(1), Some(2 * d)), Some((1, 2)));
+        assert_eq!(whole_days(Some(1), Some(2 * d - 1)), None);
+        assert_eq!(whole_days(Some(d), Some(2 * d)), Some((1, 2)));
+        assert_eq!(whole_days(Some(-1), None), Some((0, i64::MAX)));
+        assert_eq!(whole_days(None, Some(-1)), Some((i64::MIN, -1)));
+        assert_eq!(whole_days(Some(5), Some(5)), None);
+    }
+
+    /// Windows that end inside a day, span days, or hold none whole: the
+    /// summary's counts equal the rows counted one by one.
+    #[test]
+    fn summary_counts_equal_the_rows_for_any_window() {
+        let (_dir, store) = import(&[("a", CRASH), ("a", AFTER_CRASH), ("b", NOISE)]);
+        // Spread the rows over days so that windows cut through several.
+        store
+            .conn
+            .execute_batch(
+                "UPDATE checkpoint SET started_at = started_at + (id % 5) * 86400000000 - 43200000000,
+                                       completed_at = completed_at + (id % 5) * 86400000000 - 43200000000",
+            )
+            .unwrap();
+        let t = |s: &str| s.parse::<Timestamp>().unwrap();
+        let bounds = [
+            None,
+            Some(t("2026-11-21T00:00:00Z")),
+            Some(t("2026-11-22T08:15:00Z")),
+            Some(t("2026-11-23T00:00:00Z")),
+            Some(t("2026-11-24T13:00:00.000001Z")),
+            Some(t("2026-11-27T00:00:00Z")),
+        ];
+        for cluster in [None, Some("a"), Some("b")] {
+            for since in bounds {
+                for until in bounds {
+                    let filter = Filter { cluster: cluster.map(String::from), since, until, trigger: None };
+                    for kind in ["checkpoint", "restartpoint"] {
+                        let got = store.point_counts(&filter, kind).unwrap();
+                        let mut want = super::PointCounts::default();
+                        let (lo, hi) = (since.map(|t| t.as_microsecond()), until.map(|t| t.as_microsecond()));
+                        store.row_counts(&filter, kind, lo, hi, &mut want).unwrap();
+                        assert_eq!(got, want, "{cluster:?} {since:?} {until:?} {kind}");
+                    }
+                }
+            }
+        }
     }
 }
