@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// data flows, then what a user runs.
 const ORDER: &[&str] = &[
     "model", "timefmt", "output", "guc", "catalog", "source", "config", // beneath the pipeline
-    "frame", "classify", "store", "ingest", "settings", "analyze", "alert", "evaluate", // the pipeline
+    "frame", "classify", "store", "ingest", "settings", "analyze", "alert", "digest", "evaluate", // the pipeline
     "cli", "daemon", "cmd", // on top
 ];
 
