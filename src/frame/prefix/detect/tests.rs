@@ -127,3 +127,45 @@ fn names_from_connection_lines_label_bare_fields() {
     assert_eq!(tokens.infer("2026-11-24 10:09:54.671 UTC [8736] bob   x   ", true), "%m [%p] %-5u %-3d ");
     assert_eq!(tokens.infer("2026-11-24 10:09:54.671 UTC [8736] bob   x   ", false), "%m [%p] bob   x   ");
 }
+
+#[test]
+fn who_wrote_a_line_by_its_level_and_message() {
+    use LogSeverity::{Error, Fatal, Log, Warning};
+    use LineLevel::{Primary, Secondary as S};
+    let c = Catalog::global();
+    let cases = [
+        (Primary(Log), "checkpoint starting: time", Writer::Server),
+        (Primary(Log), "database system is ready to accept connections", Writer::Server),
+        (Primary(Log), "some extension's message", Writer::Unknown),
+        (Primary(Warning), "checkpoint starting: time", Writer::Unknown),
+        (Primary(Error), "relation \"x\" does not exist", Writer::Session),
+        (Primary(Fatal), "password authentication failed for user \"bob\"", Writer::Session),
+        (S(Secondary::Statement), "select 1", Writer::Session),
+        (S(Secondary::Hint), "select 1", Writer::Unknown),
+        (Primary(Log), "connection authorized: user=alice database=shop", Writer::Session),
+        (Primary(Log), "duration: 1.204 ms", Writer::Session),
+        (Primary(Log), "statement: select 1", Writer::Session),
+        (Primary(Warning), "execute S_1: select 1", Writer::Session),
+        (Primary(Log), "a statement: select 1", Writer::Unknown),
+    ];
+    for (level, message, want) in cases {
+        assert_eq!(writer_of(level, message, c), want, "{level:?} {message:?}");
+    }
+}
+
+#[test]
+fn names_are_learned_once_each_and_at_most_64() {
+    let mut names = Names::default();
+    names.learn("connection authorized: user= database=shop application_name=");
+    names.learn("connection authorized: user=alice database=shop");
+    names.learn("connection received: host=[local] user=carol");
+    names.learn("user=dave database=x");
+    assert_eq!((names.users.as_slice(), names.databases.as_slice()), (&["alice".to_string()][..], &["shop".to_string()][..]));
+    assert!(names.applications.is_empty());
+    for i in 0..70 {
+        names.learn(&format!("connection authorized: user=u{i} database=shop"));
+    }
+    assert_eq!(names.users.len(), 64);
+    assert_eq!(names.users[63], "u62");
+    assert_eq!(names.databases.len(), 1);
+}
