@@ -252,7 +252,10 @@ mod tests {
     const PREFIX: &str = "%m [%p]: [%l-1] db=%d,user=%u ";
 
     fn scanner<'t>(open: Open, time: &'t TimeContext) -> EnvelopeScanner<'t> {
-        let prefix = Prefix::compile(PREFIX, Catalog::global().markers()).unwrap();
+        // Compiled once: with every language's markers it takes a while,
+        // and the growing-file tests make a scanner per cut.
+        static COMPILED: std::sync::OnceLock<Prefix> = std::sync::OnceLock::new();
+        let prefix = COMPILED.get_or_init(|| Prefix::compile(PREFIX, Catalog::global().markers()).unwrap()).clone();
         let text = Box::new(StderrScanner::new(prefix, time, test_lexicon()));
         let json = Box::new(JsonScanner::new(time, test_lexicon()));
         EnvelopeScanner::new(open, text, json, test_lexicon())
@@ -332,6 +335,35 @@ mod tests {
         }
     }
 
+    /// [`a_growing_cloudsql_export_is_read_like_the_whole`] and the cnpg
+    /// log stopped only around each envelope line's start and in its
+    /// middle: a second, where every byte takes minutes.
+    #[test]
+    fn a_growing_export_stopped_at_each_envelope_line() {
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        let around = |log: &[String]| {
+            let starts = crate::frame::testing::boundaries(log);
+            let len = starts.last().unwrap().offset as usize;
+            let mut cuts: Vec<usize> = starts
+                .windows(2)
+                .flat_map(|w| {
+                    let (a, b) = (w[0].offset as usize, w[1].offset as usize);
+                    [a.saturating_sub(1), a, a + 1, (a + b) / 2]
+                })
+                .collect();
+            cuts.extend([len - 1, len]);
+            cuts
+        };
+        let cloudsql = cloudsql_log()[1..].to_vec();
+        let cnpg = cnpg_log();
+        for chunk in [400, 1 << 20] {
+            let new = || Box::new(scanner(Box::new(cloudsql::open), &time)) as Box<dyn Scan>;
+            crate::frame::testing::check_growing_file_at(new, &cloudsql, chunk, around(&cloudsql));
+            let new = || Box::new(scanner(Box::new(cnpg::open), &time)) as Box<dyn Scan>;
+            crate::frame::testing::check_growing_file_at(new, &cnpg, chunk.max(600), around(&cnpg));
+        }
+    }
+
     fn record(pid: u32, user: &str, message: &str) -> String {
         let record = json!({"log_time": "2026-11-22 08:04:23.386 UTC", "user_name": user, "database_name": user,
             "process_id": pid.to_string(), "error_severity": "LOG", "message": message, "backend_type": if user.is_empty() { "checkpointer" } else { "client backend" }});
@@ -384,6 +416,13 @@ mod tests {
         // The operator's line mentions a checkpoint but is no line of PostgreSQL's.
         let stats = s.stats();
         assert_eq!((stats.lines, stats.entries, stats.candidates, stats.unparsed), (6, 6, 4, 0));
+    }
+
+    /// Stopped at any byte and read on: the same records.
+    #[test]
+    fn a_growing_cnpg_log_is_read_like_the_whole() {
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        let log = cnpg_log();
         for chunk in [600, 1 << 20] {
             check_growing_file(|| Box::new(scanner(Box::new(cnpg::open), &time)), &log, chunk);
         }
