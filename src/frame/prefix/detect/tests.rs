@@ -216,6 +216,9 @@ fn a_candidates_score_counts_each_kind_of_line() {
             index: Reverse(0),
         }
     );
+    // One of three server lines refused: not most of them.
+    let once = sample_of(&[FORGED, CHECKPOINT, CHECKPOINT]);
+    assert_eq!(score(&debian, &once, 0).refuses_server, Reverse(false));
     // No session line: the session part is assumed, when it has fields.
     let server = sample_of(&[CHECKPOINT, OTHER_LOG]);
     assert!(score(&debian, &server, 0).tail_assumed);
@@ -328,3 +331,21 @@ fn an_inferred_prefix_reads_every_marker_not_only_the_samples() {
     assert_eq!((m.pid, m.level, m.message), (Some(14), LineLevel::Primary(LogSeverity::Error), "boom"));
 }
 
+
+#[test]
+fn the_session_part_is_placed_where_the_servers_lines_end() {
+    // `%m [%p] %q%u %d `: no `@` to tell the names; the server's lines end
+    // after `[%p] `, the sessions' lines go on with two names.
+    let lines = [
+        "2026-11-24 10:00:00.000 UTC [10] LOG:  checkpoint starting: time",
+        "2026-11-24 10:00:01.000 UTC [11] alice shop ERROR:  boom",
+        "2026-11-24 10:00:02.000 UTC [10] LOG:  checkpoint complete: wrote 1 buffers (0.0%); 0 WAL file(s) added, 0 removed, 0 recycled; write=0.001 s, sync=0.001 s, total=0.002 s; sync files=1, longest=0.001 s, average=0.001 s; distance=1 kB, estimate=1 kB",
+        "2026-11-24 10:00:03.000 UTC [12] bob shop ERROR:  boom",
+        "2026-11-24 10:00:04.000 UTC [1] LOG:  database system is ready to accept connections",
+    ];
+    let p = detect(&lines, Catalog::global().markers(), Catalog::global()).unwrap();
+    assert_eq!(p.spec(), "%m [%p] %u%q %d ");
+    let m = p.parse(lines[3]).unwrap();
+    assert_eq!((m.user, m.database, m.is_session(), m.message), (Some("bob"), Some("shop"), true, "boom"));
+    assert!(!p.parse(lines[0]).unwrap().is_session());
+}
