@@ -428,6 +428,59 @@ mod tests {
         }
     }
 
+    /// Each counter from both lanes and from the envelopes themselves:
+    /// a raw line and a record that fit no format, one holding a checkpoint
+    /// line's head (unmatched), one only a needle (unparsed); a broken
+    /// envelope of each kind.
+    #[test]
+    fn every_lane_counts_its_misfits() {
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        let raw = |line: &str| {
+            format!("{}\n", json!({"level": "info", "ts": 1795334663.0, "logger": "postgres", "msg": line, "pipe": "stderr"}))
+        };
+        let bogus = |message: &str| {
+            let record = json!({"log_time": "2026-11-22 08:04:23.386 UTC", "process_id": "21760", "error_severity": "BOGUS", "message": message});
+            format!("{}\n", json!({"level": "info", "ts": 1795334663.386, "logger": "postgres", "msg": "record", "record": record}))
+        };
+        let log = [
+            raw("2026-11-22 08:04:20.000 UTC [21752]: [1-1] db=,user= LOG:  redirecting log output to logging collector process"),
+            raw("pg_ctl: checkpoint starting: time"),
+            raw("pg_ctl: no heckpoint here"),
+            bogus("checkpoint starting: wal"),
+            bogus("heckpoint, not one"),
+            "{\"level\": \"info\", \"msg\": \"checkpoint starting: force\n".to_string(),
+            "{\"level\": \"info\", \"msg\": \"no heckpoint\n".to_string(),
+            record(21760, "", "checkpoint starting: time"),
+        ];
+        let data = log.concat();
+        let mut s = scanner(Box::new(cnpg::open), &time);
+        let (records, end) = frame_all(&mut s, data.as_bytes(), 1 << 20, Tail::Take, Pos::START);
+        assert_eq!(end.line, 9);
+        assert_eq!(records.iter().map(|r| r.line).collect::<Vec<_>>(), [8]);
+        let stats = s.stats();
+        assert_eq!(
+            (stats.lines, stats.entries, stats.candidates, stats.unparsed, stats.unmatched, stats.oversized),
+            (8, 8, 3, 3, 3, 0),
+            "each lane and the envelopes: one unparsed, one unmatched; the records are the candidates"
+        );
+        // The text lane's misfit, at its envelope's line (the lane's second).
+        assert_eq!(stats.first_unmatched, Some((2, "pg_ctl: checkpoint starting: time".to_string())));
+    }
+
+    /// An envelope line longer than the buffer is skipped whole, and counted.
+    #[test]
+    fn an_oversized_envelope_is_skipped_to_its_newline() {
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        let mut s = scanner(Box::new(cnpg::open), &time);
+        assert_eq!(s.skip(b"{\"msg\": \"x", true, false), None);
+        let counted = |s: &EnvelopeScanner| (s.stats().lines, s.stats().entries, s.stats().oversized);
+        assert_eq!(counted(&s), (0, 0, 0));
+        assert_eq!(s.skip(b"xx\"}\n{\"msg\"", false, false), Some(5));
+        assert_eq!(counted(&s), (1, 1, 1));
+        assert_eq!(s.skip(b"{\"msg\": \"x", true, true), Some(10));
+        assert_eq!(counted(&s), (2, 2, 2));
+    }
+
     use proptest::prelude::*;
 
     /// Every format's opener.
