@@ -467,6 +467,20 @@ mod tests {
         assert_eq!(stats.first_unmatched, Some((2, "pg_ctl: checkpoint starting: time".to_string())));
     }
 
+    /// Prefix detection reads the text payloads of the complete lines only.
+    #[test]
+    fn text_payloads_of_the_first_complete_lines() {
+        let log = cloudsql_log();
+        let head = [&log[2], &log[1], &log[3], &logged("2026-11-22 08:04:27.000 UTC [1]: [9-1] db=,user= LOG:  cut")]
+            .map(|l| l.as_str())
+            .concat();
+        let head = &head.as_bytes()[..head.len() - 1];
+        let want = "2026-11-22 08:04:23.497 UTC [21760]: [7-1] db=,user= LOG:  checkpoint starting: wal\n\
+                    2026-11-22 08:04:25.000 UTC [30000]: [2-1] db=shop,user=app LOG:  checkpoint starting: time\n";
+        assert_eq!(String::from_utf8(text_payloads(&cloudsql::open, head)).unwrap(), want);
+        assert!(text_payloads(&cloudsql::open, &head[..20]).is_empty());
+    }
+
     /// An envelope line longer than the buffer is skipped whole, and counted.
     #[test]
     fn an_oversized_envelope_is_skipped_to_its_newline() {
