@@ -348,4 +348,10 @@ fn the_session_part_is_placed_where_the_servers_lines_end() {
     let m = p.parse(lines[3]).unwrap();
     assert_eq!((m.user, m.database, m.is_session(), m.message), (Some("bob"), Some("shop"), true, "boom"));
     assert!(!p.parse(lines[0]).unwrap().is_session());
+    // One user only, in a line of unknown origin too: the names are still
+    // fields, not literal text after `%q` (which would read more literal
+    // bytes, and nobody else's lines).
+    let alice = [lines[0], lines[1], lines[2], "2026-11-24 10:00:05.000 UTC [11] alice shop LOG:  hello", lines[4]];
+    let p = detect(&alice, Catalog::global().markers(), Catalog::global()).unwrap();
+    assert_eq!(p.spec(), "%m [%p] %u%q %d ");
 }
