@@ -431,7 +431,8 @@ mod tests {
     /// Each counter from both lanes and from the envelopes themselves:
     /// a raw line and a record that fit no format, one holding a checkpoint
     /// line's head (unmatched), one only a needle (unparsed); a broken
-    /// envelope of each kind.
+    /// envelope of each kind; and neither another program's message nor a
+    /// broken envelope without a needle.
     #[test]
     fn every_lane_counts_its_misfits() {
         let time = TimeContext::new(Some("UTC")).unwrap();
@@ -451,16 +452,20 @@ mod tests {
             "{\"level\": \"info\", \"msg\": \"checkpoint starting: force\n".to_string(),
             "{\"level\": \"info\", \"msg\": \"no heckpoint\n".to_string(),
             record(21760, "", "checkpoint starting: time"),
+            // Not misfits: another program's message, and a broken envelope
+            // without a needle.
+            format!("{}\n", json!({"level": "info", "ts": 1795334663.5, "logger": "instance-manager", "msg": "checkpoint starting: soon"})),
+            "{oops\n".to_string(),
         ];
         let data = log.concat();
         let mut s = scanner(Box::new(cnpg::open), &time);
         let (records, end) = frame_all(&mut s, data.as_bytes(), 1 << 20, Tail::Take, Pos::START);
-        assert_eq!(end.line, 9);
+        assert_eq!(end.line, 11);
         assert_eq!(records.iter().map(|r| r.line).collect::<Vec<_>>(), [8]);
         let stats = s.stats();
         assert_eq!(
             (stats.lines, stats.entries, stats.candidates, stats.unparsed, stats.unmatched, stats.oversized),
-            (8, 8, 3, 3, 3, 0),
+            (10, 10, 3, 3, 3, 0),
             "each lane and the envelopes: one unparsed, one unmatched; the records are the candidates"
         );
         // The text lane's misfit, at its envelope's line (the lane's second).
