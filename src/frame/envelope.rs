@@ -437,11 +437,17 @@ mod tests {
     fn every_lane_counts_its_misfits() {
         let time = TimeContext::new(Some("UTC")).unwrap();
         let raw = |line: &str| {
-            format!("{}\n", json!({"level": "info", "ts": 1795334663.0, "logger": "postgres", "msg": line, "pipe": "stderr"}))
+            format!(
+                "{}\n",
+                json!({"level": "info", "ts": 1795334663.0, "logger": "postgres", "msg": line, "pipe": "stderr"})
+            )
         };
         let bogus = |message: &str| {
             let record = json!({"log_time": "2026-11-22 08:04:23.386 UTC", "process_id": "21760", "error_severity": "BOGUS", "message": message});
-            format!("{}\n", json!({"level": "info", "ts": 1795334663.386, "logger": "postgres", "msg": "record", "record": record}))
+            format!(
+                "{}\n",
+                json!({"level": "info", "ts": 1795334663.386, "logger": "postgres", "msg": "record", "record": record})
+            )
         };
         let log = [
             raw("2026-11-22 08:04:20.000 UTC [21752]: [1-1] db=,user= LOG:  redirecting log output to logging collector process"),

@@ -130,8 +130,8 @@ fn names_from_connection_lines_label_bare_fields() {
 
 #[test]
 fn who_wrote_a_line_by_its_level_and_message() {
-    use LogSeverity::{Error, Fatal, Log, Warning};
     use LineLevel::{Primary, Secondary as S};
+    use LogSeverity::{Error, Fatal, Log, Warning};
     let c = Catalog::global();
     let cases = [
         (Primary(Log), "checkpoint starting: time", Writer::Server),
@@ -160,7 +160,10 @@ fn names_are_learned_once_each_and_at_most_64() {
     names.learn("connection authorized: user=alice database=shop");
     names.learn("connection received: host=[local] user=carol");
     names.learn("user=dave database=x");
-    assert_eq!((names.users.as_slice(), names.databases.as_slice()), (&["alice".to_string()][..], &["shop".to_string()][..]));
+    assert_eq!(
+        (names.users.as_slice(), names.databases.as_slice()),
+        (&["alice".to_string()][..], &["shop".to_string()][..])
+    );
     assert!(names.applications.is_empty());
     for i in 0..70 {
         names.learn(&format!("connection authorized: user=u{i} database=shop"));
@@ -278,7 +281,10 @@ fn a_fit_reads_nine_lines_in_ten() {
     let (t, m) = (compiled("%t [%p] "), compiled("%m [%p] "));
     let nine: Vec<String> = (0..9).map(ms).chain([s(9)]).collect();
     let nine: Vec<&str> = nine.iter().map(String::as_str).collect();
-    assert_eq!(best_fit(&[t.clone(), m.clone()], &sample_of(&nine)).map(|p| p.spec().to_string()).as_deref(), Some("%m [%p] "));
+    assert_eq!(
+        best_fit(&[t.clone(), m.clone()], &sample_of(&nine)).map(|p| p.spec().to_string()).as_deref(),
+        Some("%m [%p] ")
+    );
     let eight: Vec<String> = (0..8).map(ms).chain([s(8), s(9)]).collect();
     let eight: Vec<&str> = eight.iter().map(String::as_str).collect();
     assert!(best_fit(&[t.clone(), m.clone()], &sample_of(&eight)).is_none());
@@ -297,7 +303,10 @@ fn the_session_tail_starts_where_the_servers_lines_end() {
     assert_eq!(with_session_tail("%m [%p] %u %d ", head).as_deref(), Some("%m [%p] %u%q %d "));
     assert_eq!(with_session_tail("%m [%p] (%u) ", head).as_deref(), Some("%m [%p] %q(%u) "));
     // Never after the whole spec: the last field reads the space.
-    assert_eq!(with_session_tail("%m [%p] %u ", "2026-11-24 10:00:00.000 UTC [10]  ").as_deref(), Some("%m [%p] %u%q "));
+    assert_eq!(
+        with_session_tail("%m [%p] %u ", "2026-11-24 10:00:00.000 UTC [10]  ").as_deref(),
+        Some("%m [%p] %u%q ")
+    );
     assert_eq!(with_session_tail("%t [%p] %u ", head), None);
 }
 
@@ -330,7 +339,6 @@ fn an_inferred_prefix_reads_every_marker_not_only_the_samples() {
     let m = p.parse("2026-11-24 10:00:09.000 UTC {14} ERROR:  boom").unwrap();
     assert_eq!((m.pid, m.level, m.message), (Some(14), LineLevel::Primary(LogSeverity::Error), "boom"));
 }
-
 
 #[test]
 fn the_session_part_is_placed_where_the_servers_lines_end() {
