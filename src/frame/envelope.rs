@@ -255,7 +255,10 @@ mod tests {
     const PREFIX: &str = "%m [%p]: [%l-1] db=%d,user=%u ";
 
     fn scanner<'t>(open: Open, time: &'t TimeContext) -> EnvelopeScanner<'t> {
-        let prefix = Prefix::compile(PREFIX, Catalog::global().markers()).unwrap();
+        // Compiled once: with every language's markers it takes a while,
+        // and the growing-file tests make a scanner per cut.
+        static COMPILED: std::sync::OnceLock<Prefix> = std::sync::OnceLock::new();
+        let prefix = COMPILED.get_or_init(|| Prefix::compile(PREFIX, Catalog::global().markers()).unwrap()).clone();
         let text = Box::new(StderrScanner::new(prefix, time, test_lexicon()));
         let json = Box::new(JsonScanner::new(time, test_lexicon()));
         EnvelopeScanner::new(open, text, json, test_lexicon())
@@ -335,6 +338,35 @@ mod tests {
         }
     }
 
+    /// [`a_growing_cloudsql_export_is_read_like_the_whole`] and the cnpg
+    /// log stopped only around each envelope line's start and in its
+    /// middle: a second, where every byte takes minutes.
+    #[test]
+    fn a_growing_export_stopped_at_each_envelope_line() {
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        let around = |log: &[String]| {
+            let starts = crate::frame::testing::boundaries(log);
+            let len = starts.last().unwrap().offset as usize;
+            let mut cuts: Vec<usize> = starts
+                .windows(2)
+                .flat_map(|w| {
+                    let (a, b) = (w[0].offset as usize, w[1].offset as usize);
+                    [a.saturating_sub(1), a, a + 1, (a + b) / 2]
+                })
+                .collect();
+            cuts.extend([len - 1, len]);
+            cuts
+        };
+        let cloudsql = cloudsql_log()[1..].to_vec();
+        let cnpg = cnpg_log();
+        for chunk in [400, 1 << 20] {
+            let new = || Box::new(scanner(Box::new(cloudsql::open), &time)) as Box<dyn Scan>;
+            crate::frame::testing::check_growing_file_at(new, &cloudsql, chunk, around(&cloudsql));
+            let new = || Box::new(scanner(Box::new(cnpg::open), &time)) as Box<dyn Scan>;
+            crate::frame::testing::check_growing_file_at(new, &cnpg, chunk.max(600), around(&cnpg));
+        }
+    }
+
     fn record(pid: u32, user: &str, message: &str) -> String {
         let record = json!({"log_time": "2026-11-22 08:04:23.386 UTC", "user_name": user, "database_name": user,
             "process_id": pid.to_string(), "error_severity": "LOG", "message": message, "backend_type": if user.is_empty() { "checkpointer" } else { "client backend" }});
@@ -387,9 +419,94 @@ mod tests {
         // The operator's line mentions a checkpoint but is no line of PostgreSQL's.
         let stats = s.stats();
         assert_eq!((stats.lines, stats.entries, stats.candidates, stats.unparsed), (6, 6, 4, 0));
+    }
+
+    /// Stopped at any byte and read on: the same records.
+    #[test]
+    fn a_growing_cnpg_log_is_read_like_the_whole() {
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        let log = cnpg_log();
         for chunk in [600, 1 << 20] {
             check_growing_file(|| Box::new(scanner(Box::new(cnpg::open), &time)), &log, chunk);
         }
+    }
+
+    /// Each counter from both lanes and from the envelopes themselves:
+    /// a raw line and a record that fit no format, one holding a checkpoint
+    /// line's head (unmatched), one only a needle (unparsed); a broken
+    /// envelope of each kind; and neither another program's message nor a
+    /// broken envelope without a needle.
+    #[test]
+    fn every_lane_counts_its_misfits() {
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        let raw = |line: &str| {
+            format!(
+                "{}\n",
+                json!({"level": "info", "ts": 1795334663.0, "logger": "postgres", "msg": line, "pipe": "stderr"})
+            )
+        };
+        let bogus = |message: &str| {
+            let record = json!({"log_time": "2026-11-22 08:04:23.386 UTC", "process_id": "21760", "error_severity": "BOGUS", "message": message});
+            format!(
+                "{}\n",
+                json!({"level": "info", "ts": 1795334663.386, "logger": "postgres", "msg": "record", "record": record})
+            )
+        };
+        let log = [
+            raw("2026-11-22 08:04:20.000 UTC [21752]: [1-1] db=,user= LOG:  redirecting log output to logging collector process"),
+            raw("pg_ctl: checkpoint starting: time"),
+            raw("pg_ctl: no heckpoint here"),
+            bogus("checkpoint starting: wal"),
+            bogus("heckpoint, not one"),
+            "{\"level\": \"info\", \"msg\": \"checkpoint starting: force\n".to_string(),
+            "{\"level\": \"info\", \"msg\": \"no heckpoint\n".to_string(),
+            record(21760, "", "checkpoint starting: time"),
+            // Not misfits: another program's message, and a broken envelope
+            // without a needle.
+            format!("{}\n", json!({"level": "info", "ts": 1795334663.5, "logger": "instance-manager", "msg": "checkpoint starting: soon"})),
+            "{oops\n".to_string(),
+        ];
+        let data = log.concat();
+        let mut s = scanner(Box::new(cnpg::open), &time);
+        let (records, end) = frame_all(&mut s, data.as_bytes(), 1 << 20, Tail::Take, Pos::START);
+        assert_eq!(end.line, 11);
+        assert_eq!(records.iter().map(|r| r.line).collect::<Vec<_>>(), [8]);
+        let stats = s.stats();
+        assert_eq!(
+            (stats.lines, stats.entries, stats.candidates, stats.unparsed, stats.unmatched, stats.oversized),
+            (10, 10, 3, 3, 3, 0),
+            "each lane and the envelopes: one unparsed, one unmatched; the records are the candidates"
+        );
+        // The text lane's misfit, at its envelope's line (the lane's second).
+        assert_eq!(stats.first_unmatched, Some((2, "pg_ctl: checkpoint starting: time".to_string())));
+    }
+
+    /// Prefix detection reads the text payloads of the complete lines only.
+    #[test]
+    fn text_payloads_of_the_first_complete_lines() {
+        let log = cloudsql_log();
+        let head = [&log[2], &log[1], &log[3], &logged("2026-11-22 08:04:27.000 UTC [1]: [9-1] db=,user= LOG:  cut")]
+            .map(|l| l.as_str())
+            .concat();
+        let head = &head.as_bytes()[..head.len() - 1];
+        let want = "2026-11-22 08:04:23.497 UTC [21760]: [7-1] db=,user= LOG:  checkpoint starting: wal\n\
+                    2026-11-22 08:04:25.000 UTC [30000]: [2-1] db=shop,user=app LOG:  checkpoint starting: time\n";
+        assert_eq!(String::from_utf8(text_payloads(&cloudsql::open, head)).unwrap(), want);
+        assert!(text_payloads(&cloudsql::open, &head[..20]).is_empty());
+    }
+
+    /// An envelope line longer than the buffer is skipped whole, and counted.
+    #[test]
+    fn an_oversized_envelope_is_skipped_to_its_newline() {
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        let mut s = scanner(Box::new(cnpg::open), &time);
+        assert_eq!(s.skip(b"{\"msg\": \"x", true, false), None);
+        let counted = |s: &EnvelopeScanner| (s.stats().lines, s.stats().entries, s.stats().oversized);
+        assert_eq!(counted(&s), (0, 0, 0));
+        assert_eq!(s.skip(b"xx\"}\n{\"msg\"", false, false), Some(5));
+        assert_eq!(counted(&s), (1, 1, 1));
+        assert_eq!(s.skip(b"{\"msg\": \"x", true, true), Some(10));
+        assert_eq!(counted(&s), (2, 2, 2));
     }
 
     use proptest::prelude::*;

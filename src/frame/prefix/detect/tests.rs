@@ -167,3 +167,239 @@ fn names_from_connection_lines_label_bare_fields() {
     assert_eq!(tokens.infer("2026-11-24 10:09:54.671 UTC [8736] bob   x   ", true), "%m [%p] %-5u %-3d ");
     assert_eq!(tokens.infer("2026-11-24 10:09:54.671 UTC [8736] bob   x   ", false), "%m [%p] bob   x   ");
 }
+
+#[test]
+fn who_wrote_a_line_by_its_level_and_message() {
+    use LineLevel::{Primary, Secondary as S};
+    use LogSeverity::{Error, Fatal, Log, Warning};
+    let c = Catalog::global();
+    let cases = [
+        (Primary(Log), "checkpoint starting: time", Writer::Server),
+        (Primary(Log), "database system is ready to accept connections", Writer::Server),
+        (Primary(Log), "some extension's message", Writer::Unknown),
+        (Primary(Warning), "checkpoint starting: time", Writer::Unknown),
+        (Primary(Error), "relation \"x\" does not exist", Writer::Session),
+        (Primary(Fatal), "password authentication failed for user \"bob\"", Writer::Session),
+        (S(Secondary::Statement), "select 1", Writer::Session),
+        (S(Secondary::Hint), "select 1", Writer::Unknown),
+        (Primary(Log), "connection authorized: user=alice database=shop", Writer::Session),
+        (Primary(Log), "duration: 1.204 ms", Writer::Session),
+        (Primary(Log), "statement: select 1", Writer::Session),
+        (Primary(Warning), "execute S_1: select 1", Writer::Session),
+        (Primary(Log), "a statement: select 1", Writer::Unknown),
+    ];
+    for (level, message, want) in cases {
+        assert_eq!(writer_of(level, message, c), want, "{level:?} {message:?}");
+    }
+}
+
+#[test]
+fn names_are_learned_once_each_and_at_most_64() {
+    let mut names = Names::default();
+    names.learn("connection authorized: user= database=shop application_name=");
+    names.learn("connection authorized: user=alice database=shop");
+    names.learn("connection received: host=[local] user=carol");
+    names.learn("user=dave database=x");
+    assert_eq!(
+        (names.users.as_slice(), names.databases.as_slice()),
+        (&["alice".to_string()][..], &["shop".to_string()][..])
+    );
+    assert!(names.applications.is_empty());
+    for i in 0..70 {
+        names.learn(&format!("connection authorized: user=u{i} database=shop"));
+    }
+    assert_eq!(names.users.len(), 64);
+    assert_eq!(names.users[63], "u62");
+    assert_eq!(names.databases.len(), 1);
+}
+
+fn sample_of<'a>(lines: &[&'a str]) -> Sample<'a> {
+    Sample::new(lines, Catalog::global().markers(), Catalog::global()).unwrap()
+}
+
+fn compiled(spec: &str) -> Prefix {
+    Prefix::compile(spec, Catalog::global().markers()).unwrap()
+}
+
+const CHECKPOINT: &str = "2026-11-24 10:00:00.000 UTC [10] LOG:  checkpoint starting: time";
+const SESSION_ERROR: &str = "2026-11-24 10:00:01.000 UTC [11] alice@shop ERROR:  boom";
+const OTHER_LOG: &str = "2026-11-24 10:00:02.000 UTC [12] LOG:  hello there";
+const FORGED: &str = "2026-11-24 10:00:03.000 UTC [13] bob@shop LOG:  checkpoint starting: time";
+
+#[test]
+fn a_candidates_score_counts_each_kind_of_line() {
+    let debian = compiled("%m [%p] %q%u@%d ");
+    // Read: all but the garbage. The server's lines: the checkpoint and the
+    // forged one (refused: a session's fields; one of two is not most).
+    // Literal bytes: ` [`, `] ` on each line, `@` and ` ` on the sessions'.
+    let mixed = sample_of(&[CHECKPOINT, SESSION_ERROR, OTHER_LOG, "garbage line", FORGED]);
+    assert_eq!(
+        score(&debian, &mixed, 3),
+        Score {
+            matched: 4,
+            refuses_server: Reverse(false),
+            literal: 20,
+            sessions_seen: 1,
+            tail_assumed: false,
+            fields: Reverse(4),
+            index: Reverse(3),
+        }
+    );
+    // One server line, refused: most of them.
+    let forged = sample_of(&[FORGED]);
+    assert_eq!(
+        score(&debian, &forged, 0),
+        Score {
+            matched: 1,
+            refuses_server: Reverse(true),
+            literal: 6,
+            sessions_seen: 0,
+            tail_assumed: true,
+            fields: Reverse(4),
+            index: Reverse(0),
+        }
+    );
+    // One of three server lines refused: not most of them.
+    let once = sample_of(&[FORGED, CHECKPOINT, CHECKPOINT]);
+    assert_eq!(score(&debian, &once, 0).refuses_server, Reverse(false));
+    // No session line: the session part is assumed, when it has fields.
+    let server = sample_of(&[CHECKPOINT, OTHER_LOG]);
+    assert!(score(&debian, &server, 0).tail_assumed);
+    let literal_tail = compiled("%m [%p] %q[x] ");
+    assert_eq!(
+        score(&literal_tail, &server, 1),
+        Score {
+            matched: 2,
+            refuses_server: Reverse(false),
+            literal: 8,
+            sessions_seen: 0,
+            tail_assumed: false,
+            fields: Reverse(2),
+            index: Reverse(1),
+        }
+    );
+}
+
+#[test]
+fn a_client_backend_is_a_session_to_the_score() {
+    let lines = [
+        "2026-11-24 10:00:00.000 UTC [10] checkpointer LOG:  checkpoint starting: time",
+        "2026-11-24 10:00:01.000 UTC [11] client backend LOG:  checkpoint starting: wal",
+        "2026-11-24 10:00:02.000 UTC [12] client backend ERROR:  boom",
+        "2026-11-24 10:00:03.000 UTC [13] psql LOG:  hello",
+    ];
+    assert_eq!(
+        score(&compiled("%m [%p] %b "), &sample_of(&lines), 0),
+        Score {
+            matched: 4,
+            refuses_server: Reverse(false),
+            literal: 20,
+            sessions_seen: 1,
+            tail_assumed: false,
+            fields: Reverse(3),
+            index: Reverse(0),
+        }
+    );
+    let two_refused = sample_of(&[lines[1], lines[1], lines[0]]);
+    assert_eq!(score(&compiled("%m [%p] %b "), &two_refused, 0).refuses_server, Reverse(true));
+}
+
+#[test]
+fn the_servers_backend_types() {
+    assert!(server_backend(None));
+    assert!(server_backend(Some("  ")));
+    assert!(server_backend(Some("checkpointer ")));
+    assert!(server_backend(Some("autovacuum worker")));
+    assert!(!server_backend(Some("client backend")));
+    assert!(!server_backend(Some("psql")));
+}
+
+#[test]
+fn a_fit_reads_nine_lines_in_ten() {
+    let ms = |i: u32| format!("2026-11-24 10:00:{i:02}.000 UTC [{i}] LOG:  hello");
+    let s = |i: u32| format!("2026-11-24 10:00:{i:02} UTC [{i}] LOG:  hello");
+    let (t, m) = (compiled("%t [%p] "), compiled("%m [%p] "));
+    let nine: Vec<String> = (0..9).map(ms).chain([s(9)]).collect();
+    let nine: Vec<&str> = nine.iter().map(String::as_str).collect();
+    assert_eq!(
+        best_fit(&[t.clone(), m.clone()], &sample_of(&nine)).map(|p| p.spec().to_string()).as_deref(),
+        Some("%m [%p] ")
+    );
+    let eight: Vec<String> = (0..8).map(ms).chain([s(8), s(9)]).collect();
+    let eight: Vec<&str> = eight.iter().map(String::as_str).collect();
+    assert!(best_fit(&[t.clone(), m.clone()], &sample_of(&eight)).is_none());
+    // Nothing read at all: no fit.
+    assert!(best_fit(&[t, m.clone()], &sample_of(&["LOG:  hello", "foo"])).is_none());
+    // A prefix that refuses the server's lines never fits.
+    let literal = compiled("%m [%p] bob@shop ");
+    let fit = best_fit(&[compiled("%m [%p] %q%u@%d "), literal, m], &sample_of(&[FORGED]));
+    assert_eq!(fit.map(|p| p.spec().to_string()).as_deref(), Some("%m [%p] bob@shop "));
+}
+
+#[test]
+fn the_session_tail_starts_where_the_servers_lines_end() {
+    let head = "2026-11-24 10:00:00.000 UTC [10] ";
+    // (An empty name is read too: the cut comes after `%u`.)
+    assert_eq!(with_session_tail("%m [%p] %u %d ", head).as_deref(), Some("%m [%p] %u%q %d "));
+    assert_eq!(with_session_tail("%m [%p] (%u) ", head).as_deref(), Some("%m [%p] %q(%u) "));
+    // Never after the whole spec: the last field reads the space.
+    assert_eq!(
+        with_session_tail("%m [%p] %u ", "2026-11-24 10:00:00.000 UTC [10]  ").as_deref(),
+        Some("%m [%p] %u%q ")
+    );
+    assert_eq!(with_session_tail("%t [%p] %u ", head), None);
+}
+
+#[test]
+fn cuts_fall_between_escapes_and_characters() {
+    assert_eq!(cuts("%m [%p] %-10u%%x"), [2, 3, 4, 6, 7, 8, 13, 15, 16]);
+    assert_eq!(cuts(""), Vec::<usize>::new());
+}
+
+#[test]
+fn candidates_are_cached_per_list_of_markers() {
+    let log = [("LOG:  ".to_string(), LineLevel::Primary(LogSeverity::Log))];
+    let niveau = [("NIVEAU:  ".to_string(), LineLevel::Primary(LogSeverity::Log))];
+    for _ in 0..2 {
+        let (a, b) = (candidates(&log).unwrap(), candidates(&niveau).unwrap());
+        assert_eq!(a.len(), CANDIDATES.len());
+        assert!(a[0].parse("2026-11-24 10:00:00.000 UTC [1] LOG:  x").is_some());
+        assert!(a[0].parse("2026-11-24 10:00:00.000 UTC [1] NIVEAU:  x").is_none());
+        assert!(b[0].parse("2026-11-24 10:00:00.000 UTC [1] NIVEAU:  x").is_some());
+        assert!(b[0].parse("2026-11-24 10:00:00.000 UTC [1] LOG:  x").is_none());
+    }
+}
+
+#[test]
+fn an_inferred_prefix_reads_every_marker_not_only_the_samples() {
+    let lines = [CHECKPOINT.replace("[10]", "{10}"), OTHER_LOG.replace("[12]", "{12}")];
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let p = detect(&lines, Catalog::global().markers(), Catalog::global()).unwrap();
+    assert_eq!(p.spec(), "%m {%p} ");
+    let m = p.parse("2026-11-24 10:00:09.000 UTC {14} ERROR:  boom").unwrap();
+    assert_eq!((m.pid, m.level, m.message), (Some(14), LineLevel::Primary(LogSeverity::Error), "boom"));
+}
+
+#[test]
+fn the_session_part_is_placed_where_the_servers_lines_end() {
+    // `%m [%p] %q%u %d `: no `@` to tell the names; the server's lines end
+    // after `[%p] `, the sessions' lines go on with two names.
+    let lines = [
+        "2026-11-24 10:00:00.000 UTC [10] LOG:  checkpoint starting: time",
+        "2026-11-24 10:00:01.000 UTC [11] alice shop ERROR:  boom",
+        "2026-11-24 10:00:02.000 UTC [10] LOG:  checkpoint complete: wrote 1 buffers (0.0%); 0 WAL file(s) added, 0 removed, 0 recycled; write=0.001 s, sync=0.001 s, total=0.002 s; sync files=1, longest=0.001 s, average=0.001 s; distance=1 kB, estimate=1 kB",
+        "2026-11-24 10:00:03.000 UTC [12] bob shop ERROR:  boom",
+        "2026-11-24 10:00:04.000 UTC [1] LOG:  database system is ready to accept connections",
+    ];
+    let p = detect(&lines, Catalog::global().markers(), Catalog::global()).unwrap();
+    assert_eq!(p.spec(), "%m [%p] %u%q %d ");
+    let m = p.parse(lines[3]).unwrap();
+    assert_eq!((m.user, m.database, m.is_session(), m.message), (Some("bob"), Some("shop"), true, "boom"));
+    assert!(!p.parse(lines[0]).unwrap().is_session());
+    // One user only, in a line of unknown origin too: the names are still
+    // fields, not literal text after `%q` (which would read more literal
+    // bytes, and nobody else's lines).
+    let alice = [lines[0], lines[1], lines[2], "2026-11-24 10:00:05.000 UTC [11] alice shop LOG:  hello", lines[4]];
+    let p = detect(&alice, Catalog::global().markers(), Catalog::global()).unwrap();
+    assert_eq!(p.spec(), "%m [%p] %u%q %d ");
+}
