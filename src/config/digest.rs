@@ -75,7 +75,7 @@ impl RawDigest {
             digest.at = time_of_day(at)?;
         }
         if let Some(zone) = &self.timezone {
-            digest.timezone = Some(time_zone(zone)?);
+            digest.timezone = Some(time_zone(zone, "the zone whose day the digest covers")?);
         }
         for (i, address) in self.to.iter().flatten().enumerate() {
             digest.to.push(mailbox(address, &format!("to[{i}]"))?);
@@ -160,7 +160,11 @@ mod tests {
             ("[digest]\nenabled = true\n", ":2:11: digest.enabled:", "needs a [mail] section"),
             ("[digest]\nat = \"7:00\"\n", ":2:6: digest.at:", "not a time of day as HH:MM"),
             ("[digest]\nat = \"24:00\"\n", ":2:6: digest.at:", "not a time of day as HH:MM"),
-            ("[digest]\ntimezone = \"Mars/Olympus\"\n", ":2:12: digest.timezone:", "unknown time zone"),
+            (
+                "[digest]\ntimezone = \"Mars/Olympus\"\n",
+                ":2:12: digest.timezone:",
+                "the zone whose day the digest covers",
+            ),
             ("[digest]\nto = [\"nobody\"]\n", ":2:7: digest.to", "is not a mail address"),
             ("[digest]\nsent_at = \"07:00\"\n", ":2:1:", "unknown field"),
         ];

@@ -52,12 +52,17 @@ pub(super) fn one_of(value: &Spanned<String>, allowed: &[&str], what: &str) -> R
 }
 
 /// The zone must exist now, not when the first ambiguous timestamp arrives.
-pub(super) fn time_zone(name: &Spanned<String>) -> Result<String, Problem> {
+/// `name`, an IANA time zone this machine knows; `meaning` says whose zone
+/// it should be ("the server's log_timezone").
+pub(super) fn time_zone(name: &Spanned<String>, meaning: &str) -> Result<String, Problem> {
     match jiff::tz::TimeZone::get(name.get_ref()) {
         Ok(_) => Ok(name.get_ref().clone()),
         Err(e) => Err(Problem::at(
             name,
-            format!("unknown time zone {:?} ({e}); expected an IANA name such as \"Europe/Berlin\", the server's log_timezone", name.get_ref()),
+            format!(
+                "unknown time zone {:?} ({e}); expected an IANA name such as \"Europe/Berlin\", {meaning}",
+                name.get_ref()
+            ),
         )),
     }
 }

@@ -153,7 +153,12 @@ impl RawCluster {
             data_directory,
             format: self.format.as_ref().map(|f| one_of(f, &FORMATS, "format")).transpose()?.unwrap_or(defaults.format),
             prefix: self.prefix.unwrap_or(defaults.prefix),
-            timezone: self.timezone.as_ref().map(time_zone).transpose()?.or(defaults.timezone),
+            timezone: self
+                .timezone
+                .as_ref()
+                .map(|z| time_zone(z, "the server's log_timezone"))
+                .transpose()?
+                .or(defaults.timezone),
             start_at: self.start_at.unwrap_or(defaults.start_at),
             config_file: self.config_file.as_ref().map(absolute).transpose()?.map(Path::to_path_buf),
             settings: self.settings.iter().map(|(k, v)| Ok((k.clone(), setting(k, v)?))).collect::<Result<_, _>>()?,
