@@ -47,42 +47,8 @@ use crate::store::buckets::HistoryPoint;
 use crate::store::history::PointStart;
 use crate::store::{Store, StoreError};
 
-/// Started points by trigger; the keys are `summary`'s.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct Triggers {
-    pub shutdown: i64,
-    #[serde(rename = "end-of-recovery")]
-    pub end_of_recovery: i64,
-    pub wal: i64,
-    pub time: i64,
-    pub manual: i64,
-}
-
-impl Triggers {
-    fn add(&mut self, t: Trigger) {
-        *match t {
-            Trigger::Shutdown => &mut self.shutdown,
-            Trigger::EndOfRecovery => &mut self.end_of_recovery,
-            Trigger::Wal => &mut self.wal,
-            Trigger::Time => &mut self.time,
-            Trigger::Manual => &mut self.manual,
-        } += 1;
-    }
-
-    pub fn total(&self) -> i64 {
-        self.shutdown + self.end_of_recovery + self.wal + self.time + self.manual
-    }
-
-    fn plus(&self, o: &Triggers) -> Triggers {
-        Triggers {
-            shutdown: self.shutdown + o.shutdown,
-            end_of_recovery: self.end_of_recovery + o.end_of_recovery,
-            wal: self.wal + o.wal,
-            time: self.time + o.time,
-            manual: self.manual + o.manual,
-        }
-    }
-}
+/// Started points by trigger: `summary`'s counts, keys and order.
+pub use crate::store::ByTrigger as Triggers;
 
 /// WAL rate per checkpoint cycle, kB/s.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -279,8 +245,8 @@ fn add_point(acc: &mut Acc, samples: &mut Samples, p: &HistoryPoint) {
     if p.has_start {
         let trigger = p.trigger.unwrap_or(Trigger::Manual);
         match p.kind {
-            PointKind::Checkpoint => acc.checkpoints.add(trigger),
-            PointKind::Restartpoint => acc.restartpoints.add(trigger),
+            PointKind::Checkpoint => acc.checkpoints.add(trigger, 1),
+            PointKind::Restartpoint => acc.restartpoints.add(trigger, 1),
         }
         if trigger == Trigger::EndOfRecovery {
             acc.crashes += 1;

@@ -47,8 +47,9 @@ fn whole_days(since: Option<i64>, until: Option<i64>) -> Option<(i64, i64)> {
     (first < end).then_some((first, end))
 }
 
-/// Started points by trigger, in the documented order.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+/// Started points by trigger, in the documented order (`summary`'s and
+/// `history`'s keys).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct ByTrigger {
     pub shutdown: i64,
     #[serde(rename = "end-of-recovery")]
@@ -69,7 +70,22 @@ impl ByTrigger {
         }
     }
 
-    fn add(&mut self, trigger: Trigger, n: i64) {
+    pub fn total(&self) -> i64 {
+        self.shutdown + self.end_of_recovery + self.wal + self.time + self.manual
+    }
+
+    /// Both counts added, trigger by trigger.
+    pub fn plus(&self, o: &ByTrigger) -> ByTrigger {
+        ByTrigger {
+            shutdown: self.shutdown + o.shutdown,
+            end_of_recovery: self.end_of_recovery + o.end_of_recovery,
+            wal: self.wal + o.wal,
+            time: self.time + o.time,
+            manual: self.manual + o.manual,
+        }
+    }
+
+    pub(crate) fn add(&mut self, trigger: Trigger, n: i64) {
         let slot = match trigger {
             Trigger::Shutdown => &mut self.shutdown,
             Trigger::EndOfRecovery => &mut self.end_of_recovery,
