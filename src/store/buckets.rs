@@ -6,7 +6,7 @@
 //! caller's (analyze/history.rs), in its time zone.
 
 use jiff::Timestamp;
-use rusqlite::params;
+use rusqlite::{params, OptionalExtension};
 
 use super::columns::{from_micros, opt_from_micros, to_micros};
 use super::history::PointStart;
@@ -93,11 +93,7 @@ impl Store {
     }
 
     fn first_time(&self, sql: &str, values: impl rusqlite::Params) -> Result<Option<i64>, StoreError> {
-        match self.conn.query_row(sql, values, |r| r.get(0)) {
-            Ok(t) => Ok(Some(t)),
-            Err(rusqlite::Error::QueryReturnedNoRows) => Ok(None),
-            Err(e) => Err(self.sql(e)),
-        }
+        self.conn.query_row(sql, values, |r| r.get(0)).optional().map_err(|e| self.sql(e))
     }
 
     /// Every point of `cluster` whose time is in `[since, until)`, in time order.
@@ -162,11 +158,7 @@ impl Store {
                 wal_files_added: r.get(4)?,
             })
         });
-        match row {
-            Ok(p) => Ok(Some(p)),
-            Err(rusqlite::Error::QueryReturnedNoRows) => Ok(None),
-            Err(e) => Err(self.sql(e)),
-        }
+        row.optional().map_err(|e| self.sql(e))
     }
 
     /// Server (re)starts in `[since, until)`, in time order (few: held whole).
