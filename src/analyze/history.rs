@@ -107,6 +107,14 @@ impl Row {
     }
 }
 
+/// The change from `before` to `now` in %, to one decimal.
+pub fn change(before: Option<f64>, now: Option<f64>) -> Option<f64> {
+    match (before, now) {
+        (Some(b), Some(n)) if b != 0.0 => Some(((n - b) / b * 1000.0).round() / 10.0),
+        _ => None,
+    }
+}
+
 /// The totals of one bucket while it is read; percentiles come from the
 /// samples of the bucket being read only.
 #[derive(Debug, Default)]
@@ -304,4 +312,17 @@ fn round1(v: f64) -> f64 {
 
 fn round3(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn change_is_null_without_a_base() {
+        assert_eq!(change(Some(10.0), Some(15.0)), Some(50.0));
+        assert_eq!(change(Some(0.0), Some(15.0)), None);
+        assert_eq!(change(None, Some(1.0)), None);
+        assert_eq!(change(Some(3.0), Some(0.0)), Some(-100.0));
+    }
 }

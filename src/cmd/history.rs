@@ -18,7 +18,8 @@ use serde::Serialize;
 use crate::analyze::buckets::{self, Bucket, By};
 use crate::analyze::history::{self, Row};
 use crate::cli::{ByArg, HistoryArgs, OutputFormat};
-use crate::output;
+use crate::analyze::history::change;
+use crate::output::{self, grouped, grouped_f, spark};
 use crate::store::Store;
 use crate::timefmt::{parse_when, rfc3339};
 
@@ -199,14 +200,6 @@ fn compare(store: &Store, cluster: &str, buckets: &[Bucket], by: By) -> Result<C
         .map(|(name, value)| (name.to_string(), change(value(&previous), value(&period)).into()))
         .collect();
     Ok(Comparison { cluster: cluster.to_string(), period, previous, change_pct })
-}
-
-/// The change from `before` to `now` in %, to one decimal.
-fn change(before: Option<f64>, now: Option<f64>) -> Option<f64> {
-    match (before, now) {
-        (Some(b), Some(n)) if b != 0.0 => Some(((n - b) / b * 1000.0).round() / 10.0),
-        _ => None,
-    }
 }
 
 // --- CSV ---
@@ -392,20 +385,6 @@ fn sparklines(out: &mut impl Write, rows: &[Row]) -> Result<()> {
     Ok(())
 }
 
-/// ▁ to █ scaled to the largest value; a missing value is a blank.
-pub(crate) fn spark(values: &[Option<f64>]) -> String {
-    const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
-    let max = values.iter().flatten().fold(0.0f64, |m, v| m.max(*v));
-    values
-        .iter()
-        .map(|v| match v {
-            None => ' ',
-            Some(_) if max <= 0.0 => BARS[0],
-            Some(v) => BARS[((v / max) * 7.0).round().clamp(0.0, 7.0) as usize],
-        })
-        .collect()
-}
-
 fn comparison(out: &mut impl Write, c: &Comparison) -> Result<()> {
     let span =
         |r: &Row| format!("{} to {}", buckets::rfc3339_local(&r.bucket_start), buckets::rfc3339_local(&r.bucket_end));
@@ -429,64 +408,4 @@ fn comparison(out: &mut impl Write, c: &Comparison) -> Result<()> {
         writeln!(out, "  (nothing is stored for the previous period: no change can be given)")?;
     }
     Ok(())
-}
-
-/// 1234567 -> "1,234,567".
-pub(crate) fn grouped(n: i64) -> String {
-    let digits = n.unsigned_abs().to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if n < 0 {
-        out.insert(0, '-');
-    }
-    out
-}
-
-/// 12345.678 with 1 decimal -> "12,345.7".
-pub(crate) fn grouped_f(v: f64, decimals: usize) -> String {
-    let text = format!("{:.*}", decimals, v.abs());
-    let (int, frac) = text.split_once('.').map_or((text.as_str(), None), |(i, f)| (i, Some(f)));
-    let int = grouped(int.parse().unwrap_or(0));
-    let sign = if v < 0.0 && text.chars().any(|c| c.is_ascii_digit() && c != '0') { "-" } else { "" };
-    match frac {
-        Some(f) => format!("{sign}{int}.{f}"),
-        None => format!("{sign}{int}"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numbers_are_grouped_by_thousands() {
-        assert_eq!(grouped(0), "0");
-        assert_eq!(grouped(999), "999");
-        assert_eq!(grouped(1000), "1,000");
-        assert_eq!(grouped(-1234567), "-1,234,567");
-        assert_eq!(grouped_f(12345.678, 1), "12,345.7");
-        assert_eq!(grouped_f(0.6, 0), "1");
-        assert_eq!(grouped_f(-0.04, 1), "0.0");
-        assert_eq!(grouped_f(-1234.5, 1), "-1,234.5");
-    }
-
-    #[test]
-    fn sparklines_scale_to_the_largest_and_leave_gaps_blank() {
-        assert_eq!(spark(&[Some(0.0), Some(7.0), None, Some(3.5), Some(1.0)]), "▁█ ▅▂");
-        assert_eq!(spark(&[Some(0.0), Some(0.0)]), "▁▁");
-        assert_eq!(spark(&[]), "");
-    }
-
-    #[test]
-    fn change_is_null_without_a_base() {
-        assert_eq!(change(Some(10.0), Some(15.0)), Some(50.0));
-        assert_eq!(change(Some(0.0), Some(15.0)), None);
-        assert_eq!(change(None, Some(1.0)), None);
-        assert_eq!(change(Some(3.0), Some(0.0)), Some(-100.0));
-    }
 }

@@ -38,11 +38,13 @@ pub enum NoticeKind {
     Reminder,
     Resolved,
     Test,
+    /// The daily digest (no alert behind it).
+    Digest,
 }
 
 impl NoticeKind {
     pub fn parse(name: &str) -> Option<NoticeKind> {
-        [NoticeKind::Firing, NoticeKind::Reminder, NoticeKind::Resolved, NoticeKind::Test]
+        [NoticeKind::Firing, NoticeKind::Reminder, NoticeKind::Resolved, NoticeKind::Test, NoticeKind::Digest]
             .into_iter()
             .find(|k| k.as_str() == name)
     }
@@ -53,6 +55,7 @@ impl NoticeKind {
             NoticeKind::Reminder => "reminder",
             NoticeKind::Resolved => "resolved",
             NoticeKind::Test => "test",
+            NoticeKind::Digest => "digest",
         }
     }
 }

@@ -14,6 +14,7 @@
 pub mod alerts;
 pub mod buckets;
 pub mod daemon;
+pub mod digest;
 pub mod history;
 pub mod lock;
 mod columns;
@@ -51,6 +52,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0008_unmatched.sql"),
     include_str!("migrations/0009_scale.sql"),
     include_str!("migrations/0010_rejected_lines.sql"),
+    include_str!("migrations/0011_digest.sql"),
 ];
 
 /// How long a writer waits for another writer's lock before giving up.

@@ -113,6 +113,8 @@ fn headline(notice: &Notice) -> String {
         NoticeKind::Reminder => "REMINDER (still firing)",
         NoticeKind::Resolved => "RESOLVED",
         NoticeKind::Test => return "TEST message from walwatch: no alert".into(),
+        // Digests have their own renderer (digest::render); never an alert's headline.
+        NoticeKind::Digest => return "Daily digest from walwatch".into(),
     };
     format!("{what}: {} alert {} on cluster {}", notice.severity.as_str().to_uppercase(), notice.rule, notice.cluster)
 }
