@@ -40,6 +40,12 @@ pub enum Command {
                             Exit status: 0 (a range without data is said on stderr); 1 an error (an unknown \
                             --cluster or --tz, the store).")]
     History(HistoryArgs),
+    /// Render the daily digest of a day (the mail the daemon sends each morning); print it, save it or send it now.
+    #[command(after_help = "Without --to, --eml or --html the text part is printed. The day is the previous one \
+                            in [digest] timezone (else the system's) unless --date is given. --to sends through \
+                            [mail] now, without the queue, and does not count as the day's digest. Exit status: 0; \
+                            1 an error (unknown --cluster, no [mail] for --to, the server refused the mail).")]
+    Digest(DigestArgs),
     /// Work with the configuration file.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -60,6 +66,38 @@ pub enum Command {
     /// Forget what was read of log files (their events and how far they were read), to read them again.
     #[command(after_help = "Exit status: 0 something was forgotten; 1 nothing matched (or an error).")]
     Forget(ForgetArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DigestArgs {
+    #[command(flatten)]
+    pub common: ConfigDbArgs,
+    /// The day to digest (YYYY-MM-DD) [default: yesterday in the digest's time zone]
+    #[arg(long, value_name = "YYYY-MM-DD")]
+    pub date: Option<jiff::civil::Date>,
+    /// Only this cluster (repeat for several) [default: [digest] clusters, else all].
+    #[arg(long)]
+    pub cluster: Vec<String>,
+    #[command(flatten)]
+    pub output: DigestOutput,
+}
+
+/// Where `walwatch digest` puts the digest: one of them at most.
+#[derive(Debug, Args)]
+#[group(multiple = false)]
+pub struct DigestOutput {
+    /// Send it now to this address through [mail].
+    #[arg(long, value_name = "ADDR")]
+    pub to: Option<String>,
+    /// Write the whole mail (RFC 5322, with the chart) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub eml: Option<PathBuf>,
+    /// Write the HTML part to FILE, the charts beside it as FILE-N.png.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Print the text part (the default).
+    #[arg(long)]
+    pub text: bool,
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,7 @@ mod alerts;
 mod analyze;
 mod checkpoints;
 pub mod config;
+mod digest;
 mod forget;
 mod history;
 mod import;
@@ -40,6 +41,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Checkpoints(args) => checkpoints::run(args),
         Command::Summary(args) => summary::run(args),
         Command::History(args) => history::run(args),
+        Command::Digest(args) => digest::run(args),
         Command::Config(cmd) => config::run(cmd),
         Command::Run(args) => run::run(args),
         Command::Status(args) => status::run(args),

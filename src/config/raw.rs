@@ -67,7 +67,7 @@ impl RawConfig {
     /// `text` and `path` are the file's, kept for the rules' tables.
     pub(crate) fn validate(self, text: &str, path: &Path) -> Result<Config, Problem> {
         let store = self.store.map(RawStore::validate).transpose()?.unwrap_or_default();
-        let mut daemon = self.daemon.map(RawDaemon::validate).transpose()?.unwrap_or_default();
+        let daemon = self.daemon.map(RawDaemon::validate).transpose()?.unwrap_or_default();
         let mut names = HashSet::new();
         let mut clusters = Vec::with_capacity(self.clusters.len());
         for raw in self.clusters {
@@ -86,14 +86,7 @@ impl RawConfig {
         let webhook = self.webhook.map(RawWebhook::validate).transpose()?;
         let names: Vec<&str> = clusters.iter().map(|c| c.name.as_str()).collect();
         let digest = match self.digest {
-            Some(raw) => {
-                daemon.retired.push(
-                    "[digest] is read and checked, but this walwatch does not send the daily digest yet: nothing \
-                     is mailed for it"
-                        .into(),
-                );
-                raw.validate(mail.is_some(), &names)?
-            }
+            Some(raw) => raw.validate(mail.is_some(), &names)?,
             None => DigestSection::default_for(mail.is_some()),
         };
         Ok(Config { store, daemon, clusters, advice, alerts, mail, webhook, digest })

@@ -16,6 +16,8 @@ pub enum DayRecord {
     Baseline,
     /// The digest was queued as these outbox messages.
     Queued { message_id: String, subject: String },
+    /// A quiet day under `skip_quiet_days`: nothing mailed.
+    Skipped,
 }
 
 impl Store {
@@ -38,6 +40,7 @@ impl Store {
             .map_err(|e| self.sql(e))?;
         Ok(row.map(|(kind, message_id, subject)| match (kind.as_str(), message_id) {
             ("queued", Some(message_id)) => DayRecord::Queued { message_id, subject: subject.unwrap_or_default() },
+            ("skipped", _) => DayRecord::Skipped,
             _ => DayRecord::Baseline,
         }))
     }
@@ -56,6 +59,7 @@ impl Store {
             let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let (kind, message_id, subject) = match record {
                 DayRecord::Baseline => ("baseline", None, None),
+                DayRecord::Skipped => ("skipped", None, None),
                 DayRecord::Queued { message_id, subject } => ("queued", Some(message_id), Some(subject)),
             };
             let n = tx.execute(

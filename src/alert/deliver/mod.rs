@@ -20,8 +20,11 @@ pub use crate::model::alert::Channel;
 pub use crate::store::outbox::NewMessage;
 use crate::store::StoreError;
 
+pub(crate) use render::body_text;
 pub use render::{escape_html, header_text, host_name, message_id, subject};
-pub use send::{flush, flush_channel, next_due, spawn_sender, spawn_senders, test_mail, FlushReport, SendOutcome};
+pub use send::{
+    flush, flush_channel, next_due, send_now, spawn_sender, spawn_senders, test_mail, FlushReport, SendOutcome,
+};
 
 #[derive(Debug, Error)]
 pub enum DeliverError {

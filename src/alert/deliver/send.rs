@@ -150,7 +150,13 @@ impl Senders {
                     Ok(s) => s.clone(),
                     Err(e) => return Some(Err(e.clone())),
                 };
-                abandonable(stop, move || sender.send(&payload))
+                // A digest goes to `[digest] to` when set (else the alert recipients).
+                let digest_to = (row.notice == NoticeKind::Digest && !config.digest.to.is_empty())
+                    .then(|| config.digest.to.clone());
+                abandonable(stop, move || match digest_to {
+                    Some(to) => sender.send_to(&payload, &to),
+                    None => sender.send(&payload),
+                })
             }
             Channel::Webhook => {
                 let Some(webhook) = &config.webhook else {
@@ -222,6 +228,12 @@ fn lease(config: &Config, channel: Channel) -> SignedDuration {
         _ => Duration::ZERO,
     };
     SignedDuration::try_from(send_time + Duration::from_secs(30)).unwrap_or(SignedDuration::from_mins(10))
+}
+
+/// Sends one message now through `[mail]`'s transport to `to`, without the
+/// outbox (`walwatch digest --to`: the user waits for the answer).
+pub fn send_now(mail: &crate::config::MailSection, payload: &str, to: &[lettre::message::Mailbox]) -> Result<(), DeliverError> {
+    MailSender::new(mail)?.send_to(payload, to).map_err(DeliverError::TestFailed)
 }
 
 /// `walwatch alerts test-mail`: queues a test notice for every configured

@@ -7,6 +7,8 @@ use lettre::transport::smtp::client::{Certificate, Tls, TlsParameters};
 use lettre::{FileTransport, SendmailTransport, SmtpTransport, Transport};
 
 use super::DeliverError;
+use lettre::message::Mailbox;
+
 use crate::config::{MailSection, MailTransport, PasswordSource, SmtpSecurity, SmtpSettings, WebhookSection};
 
 /// A mail transport built from `[mail]`, with the envelope taken from the
@@ -43,11 +45,24 @@ impl MailSender {
 
     /// Sends `payload` exactly; Err is the reason, fit for the outbox's last_error.
     pub fn send(&self, payload: &str) -> Result<(), String> {
+        self.send_with(&self.envelope, payload)
+    }
+
+    /// [`send`](Self::send) to other recipients than `[mail] to` (the
+    /// digest's `[digest] to`, `walwatch digest --to`): the payload's To
+    /// header names the same addresses.
+    pub fn send_to(&self, payload: &str, to: &[Mailbox]) -> Result<(), String> {
+        let envelope = Envelope::new(self.envelope.from().cloned(), to.iter().map(|m| m.email.clone()).collect())
+            .map_err(|e| format!("mail envelope: {e}"))?;
+        self.send_with(&envelope, payload)
+    }
+
+    fn send_with(&self, envelope: &Envelope, payload: &str) -> Result<(), String> {
         let bytes = payload.as_bytes();
         match &self.kind {
-            MailKind::Smtp(t) => t.send_raw(&self.envelope, bytes).map(drop).map_err(|e| chain(&e)),
-            MailKind::Sendmail(t) => t.send_raw(&self.envelope, bytes).map_err(|e| chain(&e)),
-            MailKind::File(t) => t.send_raw(&self.envelope, bytes).map(drop).map_err(|e| chain(&e)),
+            MailKind::Smtp(t) => t.send_raw(envelope, bytes).map(drop).map_err(|e| chain(&e)),
+            MailKind::Sendmail(t) => t.send_raw(envelope, bytes).map_err(|e| chain(&e)),
+            MailKind::File(t) => t.send_raw(envelope, bytes).map(drop).map_err(|e| chain(&e)),
         }
     }
 }

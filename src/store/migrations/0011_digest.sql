@@ -21,13 +21,13 @@ ALTER TABLE outbox_rebuilt RENAME TO outbox;
 CREATE INDEX outbox_pending ON outbox(next_attempt_at) WHERE sent_at IS NULL;
 
 -- One row per local day the daemon dealt with: the digest queued for it
--- (its outbox Message-ID), or the baseline day of a first start (no mail:
+-- (its outbox Message-ID), a quiet day not mailed (skip_quiet_days), or the baseline day of a first start (no mail:
 -- a daemon started in the afternoon did not watch that day). The queueing
 -- and this row commit together, so a day is queued exactly once; the
 -- outbox then delivers it at least once with one Message-ID.
 CREATE TABLE digest (
     day         TEXT PRIMARY KEY,                   -- YYYY-MM-DD in the digest's zone
-    kind        TEXT NOT NULL CHECK (kind IN ('baseline', 'queued')),
+    kind        TEXT NOT NULL CHECK (kind IN ('baseline', 'queued', 'skipped')),  -- skipped: a quiet day under skip_quiet_days
     message_id  TEXT,
     subject     TEXT,
     recorded_at INTEGER NOT NULL

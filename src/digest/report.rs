@@ -1,0 +1,249 @@
+//! What one day's digest says, read from the store: per cluster the day's
+//! `history --by day` row (so the mail and `walwatch history` can never
+//! disagree), the day before and the 7-day median, a verdict, the alerts
+//! fired and resolved, settings changed, the current `max_wal_size`
+//! suggestion, recurring bursts and walwatch's own problems. Rendering is
+//! [`super::render`]'s job; nothing here formats.
+
+use std::time::Duration;
+
+use jiff::civil::Date;
+use jiff::tz::TimeZone;
+use jiff::{Timestamp, Zoned};
+
+use super::bursts::{self, Burst};
+use crate::analyze::buckets::{self, By};
+use crate::analyze::history::{self, Row};
+use crate::analyze::sizing::{self, Suggestion};
+use crate::config::AdviceSection;
+use crate::store::alerts::AlertRow;
+use crate::store::settings::LogChange;
+use crate::store::{Store, StoreError};
+
+/// The days before the digest's day that its 7-day median covers.
+pub const MEDIAN_DAYS: usize = 7;
+
+/// Everything one digest mail says.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub day: Date,
+    /// The zone whose day it is, by name ("Europe/Berlin").
+    pub zone: String,
+    pub start: Zoned,
+    pub end: Zoned,
+    pub clusters: Vec<ClusterDay>,
+    /// Days whose digest was never sent (downtime), named here instead.
+    pub missed: Vec<Date>,
+    pub missed_total: usize,
+}
+
+impl Report {
+    /// The clusters whose verdict is not "healthy" (a store without any
+    /// cluster: one, walwatch itself, which has read no log).
+    pub fn attention(&self) -> usize {
+        if self.clusters.is_empty() {
+            return 1;
+        }
+        self.clusters.iter().filter(|c| !c.healthy()).count()
+    }
+
+    /// True when every cluster is healthy and walwatch had nothing to say
+    /// (what `skip_quiet_days` skips).
+    pub fn quiet(&self) -> bool {
+        self.attention() == 0 && self.missed_total == 0
+    }
+}
+
+/// One cluster's day.
+#[derive(Debug, Clone)]
+pub struct ClusterDay {
+    pub name: String,
+    /// `walwatch history --by day` for the day, the day before, and the
+    /// [`MEDIAN_DAYS`] days before it (oldest first).
+    pub day: Row,
+    pub previous: Row,
+    pub week: Vec<Row>,
+    /// The day by hour (the text part's sparklines).
+    pub hours: Vec<Row>,
+    /// Why the cluster needs attention; empty: healthy.
+    pub reasons: Vec<String>,
+    pub fired: Vec<AlertRow>,
+    pub resolved: Vec<AlertRow>,
+    /// Alerts still open at the end of the day (fired that day or before).
+    pub open: usize,
+    /// The suggestion as `walwatch suggest` gives it at the end of the day,
+    /// kept only when it asks for a change (it has SQL).
+    pub suggestion: Option<Suggestion>,
+    pub changes: Vec<LogChange>,
+    pub bursts: Vec<Burst>,
+    /// walwatch's own trouble with this cluster's logs.
+    pub problems: Vec<String>,
+}
+
+impl ClusterDay {
+    pub fn healthy(&self) -> bool {
+        self.reasons.is_empty()
+    }
+}
+
+/// What the report is built from besides the store.
+#[derive(Debug, Clone)]
+pub struct Inputs<'a> {
+    pub day: Date,
+    pub tz: TimeZone,
+    /// Empty: every cluster in the store.
+    pub clusters: &'a [String],
+    pub advice: &'a AdviceSection,
+    pub skew_tolerance: Duration,
+    pub missed: Vec<Date>,
+    pub missed_total: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Buckets(#[from] buckets::BucketError),
+    #[error("the day {0} has no start in the time zone (out of the calendar's range)")]
+    Calendar(Date),
+    #[error("no cluster {0:?} in the store (known: {1})")]
+    UnknownCluster(String, String),
+}
+
+/// Reads the digest of `inputs.day` from the store.
+pub fn build(store: &Store, inputs: &Inputs<'_>) -> Result<Report, ReportError> {
+    let start = inputs.day.to_zoned(inputs.tz.clone()).map_err(|_| ReportError::Calendar(inputs.day))?;
+    let end = buckets::next(&start, By::Day)?;
+    let names = cluster_names(store, inputs.clusters)?;
+    let mut clusters = Vec::with_capacity(names.len());
+    for name in &names {
+        clusters.push(cluster_day(store, name, &start, &end, inputs)?);
+    }
+    // Those needing attention first, then by name: the mail is read top down.
+    clusters.sort_by(|a, b| a.healthy().cmp(&b.healthy()).then_with(|| a.name.cmp(&b.name)));
+    Ok(Report {
+        day: inputs.day,
+        zone: inputs.tz.iana_name().unwrap_or("local time").to_string(),
+        start,
+        end,
+        clusters,
+        missed: inputs.missed.clone(),
+        missed_total: inputs.missed_total,
+    })
+}
+
+fn cluster_names(store: &Store, wanted: &[String]) -> Result<Vec<String>, ReportError> {
+    let known = store.clusters()?;
+    // An empty store gives a digest that says so: silence must mean broken.
+    if wanted.is_empty() {
+        return Ok(known);
+    }
+    for name in wanted {
+        if !known.contains(name) {
+            return Err(ReportError::UnknownCluster(name.clone(), known.join(", ")));
+        }
+    }
+    Ok(wanted.to_vec())
+}
+
+fn cluster_day(
+    store: &Store,
+    name: &str,
+    start: &Zoned,
+    end: &Zoned,
+    inputs: &Inputs<'_>,
+) -> Result<ClusterDay, ReportError> {
+    let first = buckets::back(start, By::Day, MEDIAN_DAYS)?;
+    let days = buckets::cover(first.timestamp(), end.timestamp(), By::Day, &inputs.tz)?;
+    let mut rows = history::rows(store, name, &days)?;
+    let day = rows.pop().ok_or(ReportError::Calendar(inputs.day))?;
+    let previous = rows.last().cloned().unwrap_or_else(|| day.clone());
+    let (from, to) = (start.timestamp(), end.timestamp());
+    let alerts = store.alerts(Some(name), true)?;
+    let in_day = |t: Timestamp| from <= t && t < to;
+    let fired: Vec<AlertRow> = alerts.iter().filter(|a| in_day(a.fired_at)).cloned().collect();
+    let resolved: Vec<AlertRow> = alerts.iter().filter(|a| a.resolved_at.is_some_and(in_day)).cloned().collect();
+    let open = alerts.iter().filter(|a| a.fired_at < to && a.resolved_at.is_none_or(|r| r >= to)).count();
+    let changes = match store.find_cluster(name)? {
+        Some(id) => store.parameter_changes(id)?.into_iter().filter(|c| in_day(c.at)).collect(),
+        None => Vec::new(),
+    };
+    let settings = crate::settings::current(store, name)?;
+    let suggestion = sizing::suggest(store, name, &settings, inputs.advice, inputs.skew_tolerance, to)?;
+    let suggestion = suggestion.sql.is_some().then_some(suggestion);
+    let hours = buckets::cover(first.timestamp(), to, By::Hour, &inputs.tz)?;
+    let hourly = history::rows(store, name, &hours)?;
+    let bursts = bursts::recurring(&hourly, &sizing::Params::from_settings(&settings));
+    let hours: Vec<Row> = hourly.into_iter().filter(|r| r.bucket_start.timestamp() >= from).collect();
+    let problems = problems(store, name)?;
+    let mut cluster = ClusterDay {
+        name: name.to_string(),
+        day,
+        previous,
+        week: rows,
+        hours,
+        reasons: Vec::new(),
+        fired,
+        resolved,
+        open,
+        suggestion,
+        changes,
+        bursts,
+        problems,
+    };
+    cluster.reasons = reasons(&cluster);
+    Ok(cluster)
+}
+
+/// walwatch's own trouble reading the cluster's logs, as `status` shows it.
+fn problems(store: &Store, name: &str) -> Result<Vec<String>, StoreError> {
+    let mut out: Vec<String> = store
+        .file_problems(name)?
+        .into_iter()
+        .map(|(path, problem, since)| format!("{path}: {problem} (last seen {})", crate::timefmt::rfc3339(since)))
+        .collect();
+    out.extend(store.unmatched_sources(name)?.into_iter().map(|(path, n)| {
+        format!("{path}: {n} lines look like checkpoint messages but fit neither the format nor the log_line_prefix")
+    }));
+    Ok(out)
+}
+
+/// Why a cluster needs attention, most urgent first; empty when healthy.
+fn reasons(c: &ClusterDay) -> Vec<String> {
+    let d = &c.day;
+    let mut out = Vec::new();
+    let plural = |n: i64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    if d.crashes > 0 {
+        out.push(plural(d.crashes, "crash recovery", "crash recoveries"));
+    }
+    if d.forced() > 0 {
+        out.push(format!("{} (WAL outgrew max_wal_size)", plural(d.forced(), "forced checkpoint", "forced checkpoints")));
+    }
+    if d.too_frequent > 0 {
+        out.push(plural(d.too_frequent, "\"too frequently\" warning", "\"too frequently\" warnings"));
+    }
+    if c.open > 0 {
+        out.push(plural(c.open as i64, "alert open", "alerts open"));
+    }
+    if !c.problems.is_empty() {
+        out.push(plural(c.problems.len() as i64, "problem reading its logs", "problems reading its logs"));
+    }
+    // A day with no checkpoint at all after days with some: logging off,
+    // the server down or walwatch not reading — silence is not health.
+    if d.is_empty() && c.week.iter().any(|r| !r.is_empty()) {
+        out.push("nothing logged all day (server down, log_checkpoints off, or the log not read)".into());
+    }
+    out
+}
+
+/// The median of the days before, for a figure of a row (None: no day had one).
+pub fn median(rows: &[Row], figure: impl Fn(&Row) -> Option<f64>) -> Option<f64> {
+    let mut values: Vec<f64> = rows.iter().filter_map(figure).filter(|v| v.is_finite()).collect();
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    Some(if values.len() % 2 == 1 { values[mid] } else { (values[mid - 1] + values[mid]) / 2.0 })
+}
