@@ -16,9 +16,9 @@ use jiff::{tz::TimeZone, SignedDuration, Timestamp};
 use serde::Serialize;
 
 use crate::analyze::buckets::{self, Bucket, By};
+use crate::analyze::history::change;
 use crate::analyze::history::{self, Row};
 use crate::cli::{ByArg, HistoryArgs, OutputFormat};
-use crate::analyze::history::change;
 use crate::output::{self, grouped, grouped_f, spark};
 use crate::store::Store;
 use crate::timefmt::{parse_when, rfc3339};

@@ -222,6 +222,27 @@ fn pass(store: &mut Store, job: &Job, stop: &AtomicBool) {
         Err(_) if stop.load(Ordering::Relaxed) => tracing::info!("Alert pass cancelled by the stop."),
         Err(e) => tracing::error!(error = %e, "Cannot evaluate the alert rules; retrying at the next pass."),
     }
+    if !stop.load(Ordering::Relaxed) {
+        digest(store, job);
+    }
+}
+
+/// Queues the daily digest when one is due (the sender threads deliver it).
+/// A failure is logged loudly and retried at the next pass: nothing was
+/// recorded, so the day is still due.
+fn digest(store: &mut Store, job: &Job) {
+    use crate::digest::queue::Tick;
+    match crate::digest::queue::tick(store, &job.config, &job.rules, Timestamp::now()) {
+        Ok(Tick::Queued { day, subject, message_id }) => {
+            tracing::info!(%day, %message_id, "Daily digest queued: {subject}")
+        }
+        Ok(Tick::Baseline(day)) => {
+            tracing::info!(%day, "Daily digest: first start, {day} is the baseline; the first digest covers the next day.")
+        }
+        Ok(Tick::Skipped(day)) => tracing::info!(%day, "Daily digest: a quiet day, not mailed (skip_quiet_days)."),
+        Ok(Tick::Off | Tick::Waiting(_) | Tick::Taken(_)) => {}
+        Err(e) => tracing::error!(error = %e, "Cannot queue the daily digest; retrying at the next pass."),
+    }
 }
 
 fn refresh_settings(store: &mut Store, clusters: &[ClusterConfig], stop: &AtomicBool) {

@@ -91,10 +91,7 @@ fn burst_line(b: &Burst) -> String {
         .absorbing_max_wal_size_mb
         .map(|mb| format!("; max_wal_size = '{}' would absorb them", pg_size(mb)))
         .unwrap_or_default();
-    format!(
-        "{} forced checkpoints between {:02}:00 and {:02}:00 {days}{peak}{size}",
-        b.forced, b.from_hour, b.to_hour
-    )
+    format!("{} forced checkpoints between {:02}:00 and {:02}:00 {days}{peak}{size}", b.forced, b.from_hour, b.to_hour)
 }
 
 fn restarts_line(r: &Row) -> Option<String> {
@@ -304,7 +301,8 @@ fn html_cluster(out: &mut String, c: &ClusterDay, picture: Option<(String, &Pict
     list("Recurring bursts", c.bursts.iter().map(burst_line).collect());
     list("walwatch's own problems", c.problems.clone());
     if let Some(s) = &c.suggestion {
-        let _ = write!(out, "<tr><td style=\"padding:4px 16px;\"><strong>Suggestion</strong>: {}", h(&suggestion_line(s)));
+        let _ =
+            write!(out, "<tr><td style=\"padding:4px 16px;\"><strong>Suggestion</strong>: {}", h(&suggestion_line(s)));
         if let Some(sql) = &s.sql {
             let _ = write!(
                 out,

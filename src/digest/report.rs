@@ -218,7 +218,10 @@ fn reasons(c: &ClusterDay) -> Vec<String> {
         out.push(plural(d.crashes, "crash recovery", "crash recoveries"));
     }
     if d.forced() > 0 {
-        out.push(format!("{} (WAL outgrew max_wal_size)", plural(d.forced(), "forced checkpoint", "forced checkpoints")));
+        out.push(format!(
+            "{} (WAL outgrew max_wal_size)",
+            plural(d.forced(), "forced checkpoint", "forced checkpoints")
+        ));
     }
     if d.too_frequent > 0 {
         out.push(plural(d.too_frequent, "\"too frequently\" warning", "\"too frequently\" warnings"));
@@ -246,4 +249,62 @@ pub fn median(rows: &[Row], figure: impl Fn(&Row) -> Option<f64>) -> Option<f64>
     values.sort_by(f64::total_cmp);
     let mid = values.len() / 2;
     Some(if values.len() % 2 == 1 { values[mid] } else { (values[mid - 1] + values[mid]) / 2.0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inputs<'a>(day: &str, zone: &str, clusters: &'a [String], advice: &'a AdviceSection) -> Inputs<'a> {
+        Inputs {
+            day: day.parse().unwrap(),
+            tz: TimeZone::get(zone).unwrap(),
+            clusters,
+            advice,
+            skew_tolerance: Duration::from_secs(300),
+            missed: Vec::new(),
+            missed_total: 0,
+        }
+    }
+
+    #[test]
+    fn a_dst_day_is_covered_whole_and_an_unknown_cluster_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+        store.cluster_id("db1").unwrap();
+        let advice = AdviceSection::default();
+        let hours = |r: &Report| r.start.timestamp().duration_until(r.end.timestamp()).as_hours();
+        let spring = build(&store, &inputs("2026-03-29", "Europe/Berlin", &[], &advice)).unwrap();
+        assert_eq!((hours(&spring), spring.zone.as_str(), spring.clusters.len()), (23, "Europe/Berlin", 1));
+        assert_eq!(spring.clusters[0].hours.len(), 23, "one hour row per hour that exists");
+        let autumn = build(&store, &inputs("2026-11-01", "America/New_York", &[], &advice)).unwrap();
+        assert_eq!((hours(&autumn), autumn.clusters[0].hours.len()), (25, 25));
+        // An empty store's cluster is healthy: nothing was ever logged, so nothing went silent.
+        assert!(spring.clusters[0].healthy() && spring.quiet(), "{:?}", spring.clusters[0].reasons);
+        let wanted = ["nope".to_string()];
+        let e = build(&store, &inputs("2026-03-29", "UTC", &wanted, &advice)).unwrap_err();
+        assert_eq!(e.to_string(), "no cluster \"nope\" in the store (known: db1)");
+    }
+
+    #[test]
+    fn the_median_is_of_the_days_that_have_the_figure() {
+        assert_eq!(median_of(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median_of(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median_of(&[f64::NAN]), None);
+        assert_eq!(median_of(&[]), None);
+    }
+
+    fn median_of(values: &[f64]) -> Option<f64> {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("m.db")).unwrap();
+        store.cluster_id("c").unwrap();
+        let tz = TimeZone::UTC;
+        let start: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+        let end = start + jiff::SignedDuration::from_hours(24 * values.len() as i64);
+        let days = buckets::cover(start, end, By::Day, &tz).unwrap();
+        let rows = history::rows(&store, "c", &days).unwrap();
+        let by_day: Vec<(Row, f64)> = rows.into_iter().zip(values.iter().copied()).collect();
+        let rows: Vec<Row> = by_day.iter().map(|(r, _)| r.clone()).collect();
+        median(&rows, |r| by_day.iter().find(|(d, _)| d.bucket_start == r.bucket_start).map(|(_, v)| *v))
+    }
 }

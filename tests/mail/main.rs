@@ -7,5 +7,6 @@
 mod support;
 
 mod mail_bidi;
+mod mail_digest;
 mod mail_smtp;
 mod mail_transports;

@@ -232,7 +232,11 @@ fn lease(config: &Config, channel: Channel) -> SignedDuration {
 
 /// Sends one message now through `[mail]`'s transport to `to`, without the
 /// outbox (`walwatch digest --to`: the user waits for the answer).
-pub fn send_now(mail: &crate::config::MailSection, payload: &str, to: &[lettre::message::Mailbox]) -> Result<(), DeliverError> {
+pub fn send_now(
+    mail: &crate::config::MailSection,
+    payload: &str,
+    to: &[lettre::message::Mailbox],
+) -> Result<(), DeliverError> {
     MailSender::new(mail)?.send_to(payload, to).map_err(DeliverError::TestFailed)
 }
 
