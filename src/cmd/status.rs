@@ -23,7 +23,23 @@ use crate::timefmt::rfc3339;
 #[derive(Serialize)]
 struct Status {
     daemon: DaemonStatus,
+    digest: DigestStatus,
     clusters: Vec<ClusterReport>,
+}
+
+/// The daily digest: the latest day dealt with and its mail's fate.
+#[derive(Serialize)]
+struct DigestStatus {
+    enabled: bool,
+    /// The latest day recorded (YYYY-MM-DD), null before the first start.
+    last_day: Option<String>,
+    /// "queued", "baseline" (first start: nothing mailed) or "skipped" (a quiet day).
+    last_kind: Option<String>,
+    sent_at: Option<String>,
+    attempts: i64,
+    last_error: Option<String>,
+    /// When the next digest falls due (RFC 3339), while enabled.
+    next_due: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -62,7 +78,7 @@ struct FileReport {
 }
 
 pub fn run(args: StatusArgs) -> Result<ExitCode> {
-    let super::Loaded { rules, db, .. } = super::config_and_db(&args.common)?;
+    let super::Loaded { config, rules, db } = super::config_and_db(&args.common)?;
     let store = Store::open_read_only(&db)?;
     let heartbeat = store.last_heartbeat()?;
     let now = Timestamp::now();
@@ -74,7 +90,7 @@ pub fn run(args: StatusArgs) -> Result<ExitCode> {
         unmatched(&store, &mut r)?;
         clusters.push(r);
     }
-    let status = Status { daemon: daemon(heartbeat.as_ref(), now), clusters };
+    let status = Status { daemon: daemon(heartbeat.as_ref(), now), digest: digest(&store, &config, now)?, clusters };
     let mut out = std::io::stdout().lock();
     match args.format {
         ReportFormat::Json => output::json(&mut out, &status)?,
@@ -96,6 +112,49 @@ fn unmatched(store: &Store, r: &mut ClusterReport) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+fn digest(store: &Store, config: &crate::config::Config, now: Timestamp) -> Result<DigestStatus> {
+    use crate::store::digest::DayRecord;
+    let enabled = config.digest.enabled && config.mail.is_some();
+    let latest = store.digest_latest()?;
+    let schedule = crate::digest::schedule::Schedule::of(&config.digest)?;
+    let next_due = enabled.then(|| {
+        let from = latest.as_ref().map_or_else(|| schedule.latest_due(now), |l| l.day);
+        rfc3339(schedule.next_after(from))
+    });
+    let kind = |r: &DayRecord| match r {
+        DayRecord::Baseline => "baseline",
+        DayRecord::Queued { .. } => "queued",
+        DayRecord::Skipped => "skipped",
+    };
+    Ok(DigestStatus {
+        enabled,
+        last_day: latest.as_ref().map(|l| l.day.to_string()),
+        last_kind: latest.as_ref().map(|l| kind(&l.record).to_string()),
+        sent_at: latest.as_ref().and_then(|l| l.sent_at).map(rfc3339),
+        attempts: latest.as_ref().map_or(0, |l| l.attempts),
+        last_error: latest.and_then(|l| l.last_error),
+        next_due,
+    })
+}
+
+fn digest_line(d: &DigestStatus) -> String {
+    if !d.enabled {
+        return "digest: off (needs [mail]; [digest] enabled = false turns it off)".into();
+    }
+    let next = d.next_due.as_deref().unwrap_or("-");
+    match (d.last_day.as_deref(), d.last_kind.as_deref(), d.sent_at.as_deref()) {
+        (None, ..) => format!("digest: none yet; next due {next}"),
+        (Some(day), Some("queued"), Some(sent)) => format!("digest: {day} sent {sent}; next due {next}"),
+        (Some(day), Some("queued"), None) => format!(
+            "digest: {day} NOT sent yet ({} attempts{}); next due {next}",
+            d.attempts,
+            d.last_error.as_deref().map(|e| format!(", last error: {e}")).unwrap_or_default()
+        ),
+        (Some(day), Some(kind), _) => format!("digest: {day} {kind} (not mailed); next due {next}"),
+        (Some(day), None, _) => format!("digest: {day}; next due {next}"),
+    }
 }
 
 fn daemon(h: Option<&Heartbeat>, now: Timestamp) -> DaemonStatus {
@@ -185,6 +244,7 @@ fn table(out: &mut impl Write, s: &Status) -> Result<()> {
         (false, Some(_)) => writeln!(out, "daemon: NOT running (last heartbeat {beat})")?,
         _ => writeln!(out, "daemon: not running")?,
     }
+    writeln!(out, "{}", digest_line(&s.digest))?;
     for c in &s.clusters {
         let (event, commit) = (c.last_event_at.as_deref().unwrap_or("-"), c.last_commit_at.as_deref().unwrap_or("-"));
         writeln!(out, "\ncluster {}: last event {event}, last commit {commit}", c.name)?;

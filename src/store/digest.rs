@@ -20,7 +20,41 @@ pub enum DayRecord {
     Skipped,
 }
 
+/// The latest day recorded and where its mail is (`walwatch status`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LatestDigest {
+    pub day: Date,
+    pub record: DayRecord,
+    /// Of the queued mail: when the server accepted it, how many attempts, the last failure.
+    pub sent_at: Option<Timestamp>,
+    pub attempts: i64,
+    pub last_error: Option<String>,
+}
+
 impl Store {
+    /// The latest day recorded, with its mail's delivery state.
+    pub fn digest_latest(&self) -> Result<Option<LatestDigest>, StoreError> {
+        let Some(day) = self.digest_last_day()? else { return Ok(None) };
+        let Some(record) = self.digest_day(day)? else { return Ok(None) };
+        let mut latest = LatestDigest { day, record, sent_at: None, attempts: 0, last_error: None };
+        if let DayRecord::Queued { message_id, .. } = &latest.record {
+            let row: Option<(Option<i64>, i64, Option<String>)> = self
+                .conn
+                .query_row(
+                    "SELECT sent_at, attempts, last_error FROM outbox WHERE message_id = ?1",
+                    [message_id],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .optional()
+                .map_err(|e| self.sql(e))?;
+            if let Some((sent_at, attempts, last_error)) = row {
+                latest.sent_at = sent_at.map(super::columns::from_micros);
+                (latest.attempts, latest.last_error) = (attempts, last_error);
+            }
+        }
+        Ok(Some(latest))
+    }
+
     /// The latest day recorded (queued or baseline); None on a store that
     /// never had a digest schedule.
     pub fn digest_last_day(&self) -> Result<Option<Date>, StoreError> {
