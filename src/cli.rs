@@ -78,6 +78,9 @@ pub struct DigestArgs {
     /// Only this cluster (repeat for several) [default: [digest] clusters, else all].
     #[arg(long)]
     pub cluster: Vec<String>,
+    /// The zone whose day it is (IANA name) [default: [digest] timezone, else the system's]
+    #[arg(long, value_name = "IANA")]
+    pub tz: Option<String>,
     #[command(flatten)]
     pub output: DigestOutput,
 }

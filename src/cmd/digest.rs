@@ -19,7 +19,11 @@ use crate::store::Store;
 pub fn run(args: DigestArgs) -> Result<ExitCode> {
     let super::Loaded { config, rules, db } = super::config_and_db(&args.common)?;
     let store = Store::open_existing(&db)?;
-    let schedule = Schedule::of(&config.digest).context("[digest] timezone")?;
+    let mut schedule = Schedule::of(&config.digest).context("[digest] timezone")?;
+    if let Some(name) = &args.tz {
+        schedule.tz = jiff::tz::TimeZone::get(name)
+            .with_context(|| format!("--tz {name:?}: not a time zone (an IANA name such as Europe/Berlin)"))?;
+    }
     let now = Timestamp::now();
     let day = match args.date {
         Some(day) => day,

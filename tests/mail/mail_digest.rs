@@ -283,3 +283,48 @@ fn skip_quiet_days_records_a_quiet_day_without_mailing_it() {
     assert!(matches!(storm, Tick::Queued { .. }), "{storm:?}");
     assert_eq!(s.store.outbox_all().unwrap().len(), 1);
 }
+
+#[test]
+fn digest_to_sends_any_day_now_and_a_refusal_is_an_error() {
+    let s = setup();
+    let sink = SmtpSink::start(&s.sink_dir, free_port(), SinkOptions::default());
+    let config_path = s.db.with_file_name("walwatch.toml");
+    let write_config = |port: u16| {
+        let text = format!(
+            "[mail]\ntransport = \"smtp\"\nfrom = \"walwatch@db1.example.com\"\nto = [\"alerts@example.com\"]\n\
+             [mail.smtp]\nhost = \"127.0.0.1\"\nport = {port}\nsecurity = \"none\"\ntimeout = \"5s\"\n\
+             [digest]\ntimezone = \"UTC\"\n"
+        );
+        std::fs::write(&config_path, text).unwrap();
+    };
+    write_config(sink.port);
+    let run = || {
+        walwatch()
+            .args(["digest", "--config"])
+            .arg(&config_path)
+            .arg("--db")
+            .arg(&s.db)
+            .args(["--date", DAY, "--to", "Night Shift <night@example.com>"])
+            .output()
+            .unwrap()
+    };
+    let out = run();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("digest of 2026-11-22 sent to night@example.com"), "{stderr}");
+    let received = sink.messages();
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0].rcpt_tos(), ["night@example.com"]);
+    assert_eq!(received[0].header("Subject"), "[walwatch] digest 2026-11-22: 1 of 1 clusters need attention");
+    // On demand is not the day's digest: nothing is recorded or queued for the schedule.
+    let store = Store::open(&s.db).unwrap();
+    assert_eq!(store.digest_last_day().unwrap(), None);
+    assert!(store.outbox_all().unwrap().is_empty());
+
+    // The server gone: exit 1 and the reason, never a silent success.
+    write_config(free_port());
+    let out = run();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("Connection refused"), "{stderr}");
+}
