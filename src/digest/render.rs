@@ -210,16 +210,16 @@ pub fn html(report: &Report, pictures: &[Option<Picture>]) -> String {
          background:#ffffff;color:#1f2328;font-family:Arial,Helvetica,sans-serif;font-size:14px;line-height:1.4;\">\n",
         h(&subject(report))
     );
-    let _ = write!(
+    let _ = writeln!(
         out,
         "<tr><td style=\"padding:16px 16px 4px 16px;\"><h1 style=\"margin:0;font-size:20px;\">walwatch digest of {}</h1>\
-         <p style=\"margin:4px 0 0 0;color:#57606a;\">{} &middot; {}</p></td></tr>\n",
+         <p style=\"margin:4px 0 0 0;color:#57606a;\">{} &middot; {}</p></td></tr>",
         h(&report.day.strftime("%A %Y-%m-%d").to_string()),
         h(&report.zone),
         h(&summary_line(report))
     );
     if let Some(line) = missed_line(report) {
-        let _ = write!(out, "<tr><td style=\"padding:8px 16px;color:#9a6700;\">{}</td></tr>\n", h(&line));
+        let _ = writeln!(out, "<tr><td style=\"padding:8px 16px;color:#9a6700;\">{}</td></tr>", h(&line));
     }
     html_overview(&mut out, report);
     for (i, c) in report.clusters.iter().enumerate() {
@@ -278,19 +278,19 @@ fn html_cluster(out: &mut String, c: &ClusterDay, picture: Option<(String, &Pict
     html_figures(out, c);
     out.push_str("</td></tr>\n");
     if let Some((cid, p)) = picture {
-        let _ = write!(
+        let _ = writeln!(
             out,
             "<tr><td style=\"padding:4px 16px;\"><img src=\"cid:{cid}\" alt=\"{}\" width=\"600\" \
-             style=\"display:block;width:100%;max-width:600px;height:auto;border:0;\"></td></tr>\n",
+             style=\"display:block;width:100%;max-width:600px;height:auto;border:0;\"></td></tr>",
             h(&p.alt)
         );
     }
     let mut list = |title: &str, lines: Vec<String>| {
         if !lines.is_empty() {
             let items: String = lines.iter().map(|l| format!("<li>{}</li>", h(l))).collect();
-            let _ = write!(
+            let _ = writeln!(
                 out,
-                "<tr><td style=\"padding:4px 16px;\"><strong>{title}</strong><ul style=\"margin:2px 0;padding-left:20px;\">{items}</ul></td></tr>\n"
+                "<tr><td style=\"padding:4px 16px;\"><strong>{title}</strong><ul style=\"margin:2px 0;padding-left:20px;\">{items}</ul></td></tr>"
             );
         }
     };

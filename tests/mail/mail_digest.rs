@@ -220,7 +220,7 @@ fn smtp_down_over_at_then_up_delivers_the_day_once_and_a_crash_before_the_mark_r
     let up = deliver::flush(&mut s.store, &config, at("2026-11-23T07:05:00Z")).unwrap();
     assert_eq!((up.sent(), up.failed()), (1, 0), "{up:?}");
     let ids: Vec<String> = sink.messages().iter().map(|m| m.message_id()).collect();
-    assert_eq!(ids, [message_id.clone()]);
+    assert_eq!(ids, std::slice::from_ref(&message_id));
 
     // A crash after the server took it and before walwatch marked it sent:
     // the next start sends the identical message again (at least once).
