@@ -373,13 +373,18 @@ const INFERENCE_POINTS: usize = 5000;
 /// what they depend on.
 fn infer_from_log(store: &Store, cluster: &str, log: &[LogChange], settings: &mut Settings) -> Result<(), StoreError> {
     let at_default = |s: &Settings, name: &str| matches!(s.values[name].source, ValueSource::Default { .. });
+    // The newest starts, read once when both inferences want the same ones.
+    let mut newest = None;
     if at_default(settings, "checkpoint_timeout") {
-        let starts = store.recent_starts(cluster, None, INFERENCE_POINTS)?;
-        settle(settings, "checkpoint_timeout", infer::checkpoint_timeout(&starts));
+        let starts = newest.insert(store.recent_starts(cluster, None, INFERENCE_POINTS)?);
+        settle(settings, "checkpoint_timeout", infer::checkpoint_timeout(starts));
     }
     if at_default(settings, "max_wal_size") {
         let since = last_change(log, &["checkpoint_completion_target"]);
-        let starts = store.recent_starts(cluster, since, INFERENCE_POINTS)?;
+        let starts = match (since, newest) {
+            (None, Some(starts)) => starts,
+            _ => store.recent_starts(cluster, since, INFERENCE_POINTS)?,
+        };
         let rule = infer::TriggerRule {
             segment_mb: settings.mb("wal_segment_size").filter(|m| *m > 0.0).unwrap_or(16.0),
             completion_target: settings.number("checkpoint_completion_target").unwrap_or(0.9),

@@ -67,6 +67,9 @@ const RECENT_STARTS: &str = "SELECT k.kind, k.started_at, k.trigger, k.distance_
      WHERE c.name = ?1 AND k.started_at IS NOT NULL AND k.started_at >= ?2
      ORDER BY k.started_at DESC, k.id DESC LIMIT ?3";
 
+/// The crash recoveries whose replay speed `suggest` reads (the newest).
+const REPLAYS_KEPT: i64 = 100;
+
 /// Markers of a server (re)start in the event table.
 const RESTART_KINDS: &str = "'server_start', 'server_ready', 'crash_reinit', 'redo_start'";
 
@@ -151,18 +154,22 @@ impl Store {
 
     /// Every `redo starts at` followed by its `redo done at … elapsed: S s`.
     fn replays(&self, cluster: &str) -> rusqlite::Result<Vec<Replay>> {
-        let mut stmt = self.conn.prepare(
+        // The newest recoveries only: a replay speed is a property of today's
+        // hardware, and a store of years with a crash a day would otherwise
+        // read (and JSON-decode) thousands of rows at every suggestion.
+        let mut stmt = self.conn.prepare_cached(
             "SELECT e.kind, json_extract(e.data, '$.lsn'), json_extract(e.data, '$.elapsed_s')
              FROM event e JOIN cluster c ON c.id = e.cluster_id
-             WHERE c.name = ?1 AND e.kind IN ('redo_start', 'redo_done') ORDER BY e.at, e.id",
+             WHERE c.name = ?1 AND e.kind IN ('redo_start', 'redo_done') ORDER BY e.at DESC, e.id DESC LIMIT ?2",
         )?;
-        let rows = stmt.query_map([cluster], |r| {
+        let rows = stmt.query_map(params![cluster, 2 * REPLAYS_KEPT], |r| {
             Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?, r.get::<_, Option<f64>>(2)?))
         })?;
+        let mut newest_first = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+        newest_first.reverse();
         let mut replays = Vec::new();
         let mut start: Option<u64> = None;
-        for row in rows {
-            let (kind, lsn, elapsed) = row?;
+        for (kind, lsn, elapsed) in newest_first {
             let lsn = lsn.as_deref().and_then(parse_lsn);
             match (kind.as_str(), start, lsn, elapsed) {
                 ("redo_start", _, _, _) => start = lsn,
