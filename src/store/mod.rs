@@ -279,6 +279,11 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     wal_mode(conn)?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
+    // Statement journals (an insert that fires the tally triggers, an
+    // INSERT OR IGNORE) in memory, not in a temporary file: in a file they
+    // were 16 pwrite calls per imported event, 40 % of an import's CPU.
+    // They hold one statement's changes, so the memory is small.
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
     Ok(())
 }
 
