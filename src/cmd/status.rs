@@ -15,7 +15,9 @@ use crate::classify::trust::residual_risk;
 use crate::cli::{ReportFormat, StatusArgs};
 use crate::frame::prefix::Prefix;
 use crate::output::{self, cell};
+use crate::cmd::history::grouped;
 use crate::store::daemon::{ClusterStatus, Heartbeat};
+use crate::store::prune::Retention;
 use crate::store::Store;
 use crate::timefmt::format_duration;
 use crate::timefmt::rfc3339;
@@ -23,7 +25,25 @@ use crate::timefmt::rfc3339;
 #[derive(Serialize)]
 struct Status {
     daemon: DaemonStatus,
+    store: StoreStatus,
     clusters: Vec<ClusterReport>,
+}
+
+/// Retention (`[store] keep`) and what the daemon's daily prune did.
+#[derive(Serialize)]
+struct StoreStatus {
+    /// Days kept (fractional for a keep in hours); null: kept forever.
+    keep_days: Option<f64>,
+    last_pruned_at: Option<String>,
+    last_pruned_rows: u64,
+    /// Rows older than this were deleted.
+    pruned_before: Option<String>,
+    /// The last prune failed (and none succeeded since): when and why.
+    prune_failed_at: Option<String>,
+    prune_error: Option<String>,
+    /// The file shrinks after a prune (incremental vacuum); false for a
+    /// store created without it: the space is reused, the file stays.
+    shrinks: bool,
 }
 
 #[derive(Serialize)]
@@ -62,7 +82,7 @@ struct FileReport {
 }
 
 pub fn run(args: StatusArgs) -> Result<ExitCode> {
-    let super::Loaded { rules, db, .. } = super::config_and_db(&args.common)?;
+    let super::Loaded { config, rules, db } = super::config_and_db(&args.common)?;
     let store = Store::open_read_only(&db)?;
     let heartbeat = store.last_heartbeat()?;
     let now = Timestamp::now();
@@ -74,7 +94,8 @@ pub fn run(args: StatusArgs) -> Result<ExitCode> {
         unmatched(&store, &mut r)?;
         clusters.push(r);
     }
-    let status = Status { daemon: daemon(heartbeat.as_ref(), now), clusters };
+    let store = store_status(&store.retention()?, config.store.keep);
+    let status = Status { daemon: daemon(heartbeat.as_ref(), now), store, clusters };
     let mut out = std::io::stdout().lock();
     match args.format {
         ReportFormat::Json => output::json(&mut out, &status)?,
@@ -96,6 +117,45 @@ fn unmatched(store: &Store, r: &mut ClusterReport) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// The keep is the config's (what the daemon will apply next), the rest the store's.
+fn store_status(r: &Retention, keep: Option<std::time::Duration>) -> StoreStatus {
+    StoreStatus {
+        keep_days: keep.map(|k| k.as_secs_f64() / 86_400.0),
+        last_pruned_at: r.pruned_at.map(rfc3339),
+        last_pruned_rows: r.rows,
+        pruned_before: r.pruned_before().map(rfc3339),
+        prune_failed_at: r.failed_at.map(rfc3339),
+        prune_error: r.error.clone(),
+        shrinks: r.incremental,
+    }
+}
+
+/// "store: keeps 400 days; last pruned 2026-11-23 03:12 UTC, 12 345 rows"
+fn store_lines(out: &mut impl Write, s: &StoreStatus) -> Result<()> {
+    let keep = match s.keep_days {
+        Some(days) => Retention::keep_text(std::time::Duration::from_secs_f64(days * 86_400.0)),
+        None => "keeps everything ([store] keep = \"forever\")".into(),
+    };
+    let pruned = match (&s.last_pruned_at, s.keep_days) {
+        (Some(at), _) => format!("last pruned {}, {} rows", short_time(at), grouped(s.last_pruned_rows as i64)),
+        (None, Some(_)) => "not pruned yet (the daemon prunes once a day)".into(),
+        (None, None) => "never pruned".into(),
+    };
+    writeln!(out, "store: {keep}; {pruned}")?;
+    if let (Some(at), Some(error)) = (&s.prune_failed_at, &s.prune_error) {
+        writeln!(out, "  problem: the daily prune failed at {}: {error}", short_time(at))?;
+    }
+    if !s.shrinks && s.last_pruned_rows > 0 {
+        writeln!(out, "  note: {}", crate::store::prune::NOT_INCREMENTAL)?;
+    }
+    Ok(())
+}
+
+/// "2026-11-23T03:12:45.123+00:00" -> "2026-11-23 03:12 UTC"
+fn short_time(rfc: &str) -> String {
+    rfc.parse::<Timestamp>().map_or_else(|_| rfc.to_string(), crate::store::prune::prune_time)
 }
 
 fn daemon(h: Option<&Heartbeat>, now: Timestamp) -> DaemonStatus {
@@ -185,6 +245,7 @@ fn table(out: &mut impl Write, s: &Status) -> Result<()> {
         (false, Some(_)) => writeln!(out, "daemon: NOT running (last heartbeat {beat})")?,
         _ => writeln!(out, "daemon: not running")?,
     }
+    store_lines(out, &s.store)?;
     for c in &s.clusters {
         let (event, commit) = (c.last_event_at.as_deref().unwrap_or("-"), c.last_commit_at.as_deref().unwrap_or("-"));
         writeln!(out, "\ncluster {}: last event {event}, last commit {commit}", c.name)?;
