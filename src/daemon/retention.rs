@@ -5,7 +5,7 @@
 //! prune is logged as an error and recorded for `walwatch status`; the
 //! daemon goes on, and the next try is a day later.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -60,7 +60,7 @@ impl Pruner {
 }
 
 /// Until the channel closes: wait for the next due time, prune, repeat.
-fn run(db: &PathBuf, keep: &Mutex<Option<Duration>>, stopped: &mpsc::Receiver<()>) {
+fn run(db: &Path, keep: &Mutex<Option<Duration>>, stopped: &mpsc::Receiver<()>) {
     let mut store = match Store::open(db) {
         Ok(store) => store,
         Err(e) => {

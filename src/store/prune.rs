@@ -152,7 +152,7 @@ impl Store {
                 break;
             }
             let step = free.min(VACUUM_STEP_PAGES);
-            self.conn.execute_batch(&format!("PRAGMA incremental_vacuum({step})")).map_err(|e| self.sql(e))?;
+            self.vacuum_step(step)?;
             reclaimed.pages += step;
             reclaimed.steps += 1;
         }
@@ -160,6 +160,16 @@ impl Store {
         // it; PASSIVE never waits for (or blocks) the readers.
         self.conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE)").map_err(|e| self.sql(e))?;
         Ok(reclaimed)
+    }
+
+    /// One transaction freeing `pages` pages. The pragma frees one page per
+    /// step of its statement: it must be stepped to the end (execute_batch
+    /// steps it once).
+    fn vacuum_step(&self, pages: u64) -> Result<(), StoreError> {
+        let mut stmt = self.conn.prepare(&format!("PRAGMA incremental_vacuum({pages})")).map_err(|e| self.sql(e))?;
+        let mut rows = stmt.query([]).map_err(|e| self.sql(e))?;
+        while rows.next().map_err(|e| self.sql(e))?.is_some() {}
+        Ok(())
     }
 
     /// Whether the store was created with `auto_vacuum = INCREMENTAL`.
@@ -185,7 +195,8 @@ impl Store {
         if !self.prune_due(now)? {
             return Ok(None);
         }
-        let cutoff = now - SignedDuration::try_from(keep).unwrap_or(SignedDuration::MAX);
+        let span = SignedDuration::try_from(keep).unwrap_or(SignedDuration::MAX);
+        let cutoff = now.checked_sub(span).unwrap_or(Timestamp::MIN);
         match self.prune(cutoff, BATCH, stop).and_then(|pruned| Ok((pruned, self.reclaim(stop)?))) {
             Ok((pruned, _)) if pruned.stopped => Ok(Some(PruneOutcome { cutoff, pruned, reclaimed: Reclaimed::default() })),
             Ok((pruned, reclaimed)) => {
@@ -284,10 +295,11 @@ impl Batches<'_> {
                 self.pruned.stopped = true;
                 return Ok(total);
             }
-            let store = &mut *self.store;
-            let tx = store.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| store.sql(e))?;
-            let n = tx.execute(&sql, params).map_err(|e| store.sql(e))? as u64;
-            tx.commit().map_err(|e| store.sql(e))?;
+            let path = self.store.path.clone();
+            let fail = |source| StoreError::Sql { path: path.clone(), source };
+            let tx = self.store.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(fail)?;
+            let n = tx.execute(&sql, params).map_err(fail)? as u64;
+            tx.commit().map_err(fail)?;
             if n > 0 {
                 self.pruned.batches += 1;
                 self.pruned.largest_batch = self.pruned.largest_batch.max(n);
@@ -347,14 +359,14 @@ impl Batches<'_> {
             .prepare("SELECT kind FROM event WHERE cluster_id = ?1 AND kind > ?2 ORDER BY kind LIMIT 1")
             .map_err(|e| store.sql(e))?;
         let mut kinds: Vec<String> = Vec::new();
-        while let Some(kind) = stmt
-            .query_row(params![cluster, kinds.last().map_or("", String::as_str)], |r| r.get::<_, String>(0))
-            .optional()
-            .map_err(|e| store.sql(e))?
-        {
-            kinds.push(kind);
+        loop {
+            let after = kinds.last().cloned().unwrap_or_default();
+            let next = stmt.query_row(params![cluster, after], |r| r.get::<_, String>(0)).optional();
+            match next.map_err(|e| store.sql(e))? {
+                Some(kind) => kinds.push(kind),
+                None => return Ok(kinds),
+            }
         }
-        Ok(kinds)
     }
 
     /// A kind's old events, except those a remaining checkpoint row points at

@@ -67,9 +67,9 @@ fn deletes_exactly_the_rows_older_than_the_cutoff() {
     let micros = to_micros(cutoff);
     let older = format!("SELECT count(*) FROM checkpoint WHERE COALESCE(started_at, completed_at) < {micros}");
     assert_eq!(count(&store, &older), 0);
-    let old_events = format!("SELECT group_concat(kind) FROM event WHERE at < {micros}");
+    let old_events = format!("SELECT group_concat(kind) FROM (SELECT kind FROM event WHERE at < {micros} ORDER BY kind)");
     let kept: String = store.conn.query_row(&old_events, [], |r| r.get(0)).unwrap();
-    assert_eq!(kept, "server_start,parameter_changed", "what is in effect at the cutoff stays");
+    assert_eq!(kept, "parameter_changed,server_start", "what is in effect at the cutoff stays");
     assert_eq!(count(&store, "SELECT count(*) FROM event WHERE kind LIKE 'checkpoint%'"), 30 * 24 * 2);
     assert!(!pruned.stopped);
     // A second prune to the same cutoff finds nothing.
@@ -239,7 +239,7 @@ fn a_failed_prune_is_recorded() {
     assert!(err.to_string().contains("disk on fire"), "{err}");
     let r = store.retention().unwrap();
     assert_eq!(r.failed_at, Some(now));
-    assert!(r.error.unwrap().contains("disk on fire"));
+    assert!(r.error.as_deref().unwrap().contains("disk on fire"));
     assert!(r.pruned_before().is_none());
     assert!(!store.prune_due(now + SignedDuration::from_hours(1)).unwrap());
     exec(&store, "DROP TRIGGER no_delete");
