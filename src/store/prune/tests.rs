@@ -166,11 +166,11 @@ fn pragma(store: &Store, name: &str) -> i64 {
 #[test]
 fn incremental_vacuum_shrinks_the_file_after_a_large_prune() {
     let dir = tempfile::tempdir().unwrap();
-    let mut store = store(dir.path(), history(120, 5));
+    let mut store = store(dir.path(), history(60, 10));
     assert!(store.incremental_vacuum().unwrap(), "a new store is created with auto_vacuum = INCREMENTAL");
     let before = pragma(&store, "page_count");
-    let pruned = store.prune(day(90), BATCH, NEVER).unwrap();
-    assert_eq!(pruned.checkpoints, 90 * 288);
+    let pruned = store.prune(day(45), BATCH, NEVER).unwrap();
+    assert_eq!(pruned.checkpoints, 45 * 144);
     let free = pragma(&store, "freelist_count");
     assert!(free > before / 2, "{free} of {before} pages free after deleting three quarters");
     let reclaimed = store.reclaim(NEVER).unwrap();
