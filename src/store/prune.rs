@@ -132,7 +132,8 @@ impl Store {
     /// transaction; `stop` is asked between transactions.
     pub fn prune(&mut self, cutoff: Timestamp, batch: usize, stop: &dyn Fn() -> bool) -> Result<Pruned, StoreError> {
         let mut pruned = Pruned::default();
-        let mut run = Batches { store: self, cutoff: to_micros(cutoff), batch: batch.max(1), stop, pruned: &mut pruned };
+        let mut run =
+            Batches { store: self, cutoff: to_micros(cutoff), batch: batch.max(1), stop, pruned: &mut pruned };
         run.checkpoints_and_events()?;
         run.settings()?;
         run.alerts()?;
@@ -198,7 +199,9 @@ impl Store {
         let span = SignedDuration::try_from(keep).unwrap_or(SignedDuration::MAX);
         let cutoff = now.checked_sub(span).unwrap_or(Timestamp::MIN);
         match self.prune(cutoff, BATCH, stop).and_then(|pruned| Ok((pruned, self.reclaim(stop)?))) {
-            Ok((pruned, _)) if pruned.stopped => Ok(Some(PruneOutcome { cutoff, pruned, reclaimed: Reclaimed::default() })),
+            Ok((pruned, _)) if pruned.stopped => {
+                Ok(Some(PruneOutcome { cutoff, pruned, reclaimed: Reclaimed::default() }))
+            }
             Ok((pruned, reclaimed)) => {
                 self.record_prune(keep, cutoff, now, pruned.rows())?;
                 Ok(Some(PruneOutcome { cutoff, pruned, reclaimed }))
@@ -447,8 +450,10 @@ impl Batches<'_> {
              LIMIT {batch})",
             &[&cutoff],
         )?;
-        self.pruned.silences +=
-            self.delete("DELETE FROM silence WHERE id IN (SELECT id FROM silence WHERE until < ?1 LIMIT {batch})", &[&cutoff])?;
+        self.pruned.silences += self.delete(
+            "DELETE FROM silence WHERE id IN (SELECT id FROM silence WHERE until < ?1 LIMIT {batch})",
+            &[&cutoff],
+        )?;
         Ok(())
     }
 }

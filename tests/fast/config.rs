@@ -260,7 +260,9 @@ fn check_describes_the_clusters() {
         "{report}"
     );
     assert!(
-        report.contains("store /var/lib/walwatch/walwatch.db; poll every 1s, log level from RUST_LOG (default info)\n"),
+        report.contains(
+            "store /var/lib/walwatch/walwatch.db (keeps 400 days); poll every 1s, log level from RUST_LOG (default info)\n"
+        ),
         "{report}"
     );
     // A valid config that follows nothing is still said to be wrong.
@@ -441,7 +443,8 @@ fn the_daemon_logs_at_the_configured_level_unless_flags_say_otherwise() {
 /// `[store] keep`: the retention the daemon prunes to (issue 12 §1).
 #[test]
 fn store_keep_reads_durations_and_forever() {
-    let keep = |text: &str| config::parse(&format!("[store]\nkeep = {text:?}\n"), Path::new("t.toml")).unwrap().store.keep;
+    let keep =
+        |text: &str| config::parse(&format!("[store]\nkeep = {text:?}\n"), Path::new("t.toml")).unwrap().store.keep;
     assert_eq!(config::Config::default().store.keep, Some(Duration::from_secs(400 * 86_400)));
     assert_eq!(keep("400d"), Some(Duration::from_secs(400 * 86_400)));
     assert_eq!(keep("2w"), Some(Duration::from_secs(14 * 86_400)));

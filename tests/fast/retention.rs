@@ -73,7 +73,19 @@ fn a_prune_keeps_exactly_the_log_after_the_cutoff() {
 
     // history: the note on stderr, never in the JSON.
     let db_arg = db.to_str().unwrap();
-    let out = walwatch(&["history", "--db", db_arg, "--tz", "UTC", "--since", "2026-11-21", "--by", "day", "--format", "json"]);
+    let out = walwatch(&[
+        "history",
+        "--db",
+        db_arg,
+        "--tz",
+        "UTC",
+        "--since",
+        "2026-11-21",
+        "--by",
+        "day",
+        "--format",
+        "json",
+    ]);
     assert!(out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -124,9 +136,8 @@ fn assert_tally_is_a_recount(db: &Path) {
     let conn = Connection::open(db).unwrap();
     let rows = |sql: &str| -> Vec<(i64, i64, String, String, i64, i64)> {
         let mut stmt = conn.prepare(sql).unwrap();
-        let mapped = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))
-            .unwrap();
+        let mapped =
+            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))).unwrap();
         mapped.map(Result::unwrap).collect()
     };
     let tally = rows(

@@ -67,7 +67,8 @@ fn deletes_exactly_the_rows_older_than_the_cutoff() {
     let micros = to_micros(cutoff);
     let older = format!("SELECT count(*) FROM checkpoint WHERE COALESCE(started_at, completed_at) < {micros}");
     assert_eq!(count(&store, &older), 0);
-    let old_events = format!("SELECT group_concat(kind) FROM (SELECT kind FROM event WHERE at < {micros} ORDER BY kind)");
+    let old_events =
+        format!("SELECT group_concat(kind) FROM (SELECT kind FROM event WHERE at < {micros} ORDER BY kind)");
     let kept: String = store.conn.query_row(&old_events, [], |r| r.get(0)).unwrap();
     assert_eq!(kept, "parameter_changed,server_start", "what is in effect at the cutoff stays");
     assert_eq!(count(&store, "SELECT count(*) FROM event WHERE kind LIKE 'checkpoint%'"), 30 * 24 * 2);
@@ -149,8 +150,10 @@ fn open_alerts_queued_notices_and_current_settings_stay() {
     );
     let pruned = store.prune(day(0), BATCH, NEVER).unwrap();
     assert_eq!((pruned.alerts, pruned.outbox, pruned.silences, pruned.settings), (1, 2, 1, 1));
-    let alerts: String =
-        store.conn.query_row("SELECT group_concat(id) FROM (SELECT id FROM alert ORDER BY id)", [], |r| r.get(0)).unwrap();
+    let alerts: String = store
+        .conn
+        .query_row("SELECT group_concat(id) FROM (SELECT id FROM alert ORDER BY id)", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(alerts, "2,3,4");
     let settings = "SELECT group_concat(value) FROM (SELECT value FROM setting ORDER BY name, since)";
     let values: String = store.conn.query_row(settings, [], |r| r.get(0)).unwrap();
@@ -233,7 +236,10 @@ fn a_failed_prune_is_recorded() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = store(dir.path(), history(3, 60));
     // A trigger that refuses deletes stands in for a failing disk.
-    exec(&store, "CREATE TRIGGER no_delete BEFORE DELETE ON checkpoint BEGIN SELECT RAISE(ABORT, 'disk on fire'); END;");
+    exec(
+        &store,
+        "CREATE TRIGGER no_delete BEFORE DELETE ON checkpoint BEGIN SELECT RAISE(ABORT, 'disk on fire'); END;",
+    );
     let now = day(10);
     let err = store.prune_if_due(Duration::from_secs(86_400), now, NEVER).unwrap_err();
     assert!(err.to_string().contains("disk on fire"), "{err}");
