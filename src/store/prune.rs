@@ -108,7 +108,7 @@ impl Retention {
     /// "keeps 400 days" / "keeps 36 hours"
     pub fn keep_text(keep: Duration) -> String {
         let days = keep.as_secs() / 86_400;
-        if keep.as_secs() % 86_400 == 0 {
+        if keep.as_secs().is_multiple_of(86_400) {
             format!("keeps {}", crate::config::plural(days as usize, "day"))
         } else {
             format!("keeps {}", crate::timefmt::format_duration(keep))
