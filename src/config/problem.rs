@@ -51,7 +51,7 @@ pub(super) fn keep(text: &Spanned<String>) -> Result<Option<std::time::Duration>
     }
     let hint = "e.g. \"400d\", or \"forever\" to never prune";
     let keep = crate::timefmt::parse_duration(text.get_ref()).map_err(|m| Problem::at(text, format!("{m}; {hint}")))?;
-    if keep < crate::store::prune::MIN_KEEP {
+    if keep < super::MIN_KEEP {
         let message =
             format!("keep {:?} is shorter than a day: every row older would be deleted; {hint}", text.get_ref());
         return Err(Problem::at(text, message));

@@ -31,9 +31,6 @@ pub const PRUNE_EVERY: SignedDuration = SignedDuration::from_hours(24);
 /// Pages freed per incremental vacuum step (8 MiB at SQLite's 4 KiB pages).
 pub const VACUUM_STEP_PAGES: u64 = 2_000;
 
-/// The shortest `keep`: a unit typo ("400s") must not empty the store.
-pub const MIN_KEEP: Duration = Duration::from_secs(86_400);
-
 /// Said by the daemon after a prune and by `status`, for a store created
 /// before walwatch set auto_vacuum (it can only be set on an empty file).
 pub const NOT_INCREMENTAL: &str = "the store was created without incremental vacuum: pruned rows' space is reused by \
@@ -105,14 +102,9 @@ impl Retention {
         self.cutoff.filter(|_| self.pruned_total > 0)
     }
 
-    /// "keeps 400 days" / "keeps 36 hours"
+    /// "keeps 400 days" / "keeps 36h" (config owns the wording of `keep`).
     pub fn keep_text(keep: Duration) -> String {
-        let days = keep.as_secs() / 86_400;
-        if keep.as_secs().is_multiple_of(86_400) {
-            format!("keeps {}", crate::config::plural(days as usize, "day"))
-        } else {
-            format!("keeps {}", crate::timefmt::format_duration(keep))
-        }
+        crate::config::keep_text(keep)
     }
 
     /// The note `history` and `suggest` print on stderr when the range they
