@@ -32,15 +32,19 @@ pub fn run(args: HistoryArgs) -> Result<ExitCode> {
     let tolerance = rules.clock_skew_tolerance();
     let mut out = std::io::stdout().lock();
     let mut periods = Vec::new();
+    let mut earliest: Option<Timestamp> = None;
     for cluster in super::clusters(&store, args.window.cluster.as_deref())? {
         let Some(buckets) = cluster_buckets(&store, &cluster, asked, by, &tz, tolerance)? else {
             continue;
         };
+        let start = buckets.first().map(|b| b.start.timestamp());
+        earliest = earliest.into_iter().chain(start).min();
         let rows = history::rows(&store, &cluster, &buckets)?;
         note_empty(&cluster, &rows);
         let compare = if args.compare { Some(compare(&store, &cluster, &buckets, by)?) } else { None };
         periods.push(Period { rows, compare });
     }
+    note_pruned(&store, earliest, "buckets before it are empty")?;
     match (args.format, args.compare) {
         (OutputFormat::Json, false) => {
             output::json(&mut out, &periods.iter().flat_map(|p| &p.rows).collect::<Vec<_>>())?
@@ -142,6 +146,16 @@ fn opt(t: Option<Timestamp>) -> String {
 }
 
 /// "Never fail silently": a range of zeros gets a sentence on stderr.
+/// Said on stderr (the JSON and CSV keys are fixed) when the range starts
+/// before rows the daily prune deleted: those buckets are empty for that reason.
+pub(super) fn note_pruned(store: &Store, since: Option<Timestamp>, consequence: &str) -> Result<()> {
+    let Some(since) = since else { return Ok(()) };
+    if let Some(note) = store.retention()?.note_for_range(since, consequence) {
+        eprintln!("{note}");
+    }
+    Ok(())
+}
+
 fn note_empty(cluster: &str, rows: &[Row]) {
     if let (Some(first), Some(last)) = (rows.first(), rows.last()) {
         if rows.iter().all(Row::is_empty) {

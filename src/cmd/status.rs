@@ -14,8 +14,10 @@ use crate::catalog::Catalog;
 use crate::classify::trust::residual_risk;
 use crate::cli::{ReportFormat, StatusArgs};
 use crate::frame::prefix::Prefix;
+use crate::output::grouped;
 use crate::output::{self, cell};
 use crate::store::daemon::{ClusterStatus, Heartbeat};
+use crate::store::prune::Retention;
 use crate::store::Store;
 use crate::timefmt::format_duration;
 use crate::timefmt::rfc3339;
@@ -24,6 +26,7 @@ use crate::timefmt::rfc3339;
 struct Status {
     daemon: DaemonStatus,
     digest: DigestStatus,
+    store: StoreStatus,
     clusters: Vec<ClusterReport>,
 }
 
@@ -40,6 +43,23 @@ struct DigestStatus {
     last_error: Option<String>,
     /// When the next digest falls due (RFC 3339), while enabled.
     next_due: Option<String>,
+}
+
+/// Retention (`[store] keep`) and what the daemon's daily prune did.
+#[derive(Serialize)]
+struct StoreStatus {
+    /// Days kept (fractional for a keep in hours); null: kept forever.
+    keep_days: Option<f64>,
+    last_pruned_at: Option<String>,
+    last_pruned_rows: u64,
+    /// Rows older than this were deleted.
+    pruned_before: Option<String>,
+    /// The last prune failed (and none succeeded since): when and why.
+    prune_failed_at: Option<String>,
+    prune_error: Option<String>,
+    /// The file shrinks after a prune (incremental vacuum); false for a
+    /// store created without it: the space is reused, the file stays.
+    shrinks: bool,
 }
 
 #[derive(Serialize)]
@@ -90,7 +110,13 @@ pub fn run(args: StatusArgs) -> Result<ExitCode> {
         unmatched(&store, &mut r)?;
         clusters.push(r);
     }
-    let status = Status { daemon: daemon(heartbeat.as_ref(), now), digest: digest(&store, &config, now)?, clusters };
+    let store_status = store_status(&store.retention()?, config.store.keep);
+    let status = Status {
+        daemon: daemon(heartbeat.as_ref(), now),
+        digest: digest(&store, &config, now)?,
+        store: store_status,
+        clusters,
+    };
     let mut out = std::io::stdout().lock();
     match args.format {
         ReportFormat::Json => output::json(&mut out, &status)?,
@@ -155,6 +181,45 @@ fn digest_line(d: &DigestStatus) -> String {
         (Some(day), Some(kind), _) => format!("digest: {day} {kind} (not mailed); next due {next}"),
         (Some(day), None, _) => format!("digest: {day}; next due {next}"),
     }
+}
+
+/// The keep is the config's (what the daemon will apply next), the rest the store's.
+fn store_status(r: &Retention, keep: Option<std::time::Duration>) -> StoreStatus {
+    StoreStatus {
+        keep_days: keep.map(|k| k.as_secs_f64() / 86_400.0),
+        last_pruned_at: r.pruned_at.map(rfc3339),
+        last_pruned_rows: r.rows,
+        pruned_before: r.pruned_before().map(rfc3339),
+        prune_failed_at: r.failed_at.map(rfc3339),
+        prune_error: r.error.clone(),
+        shrinks: r.incremental,
+    }
+}
+
+/// "store: keeps 400 days; last pruned 2026-11-23 03:12 UTC, 12 345 rows"
+fn store_lines(out: &mut impl Write, s: &StoreStatus) -> Result<()> {
+    let keep = match s.keep_days {
+        Some(days) => Retention::keep_text(std::time::Duration::from_secs_f64(days * 86_400.0)),
+        None => "keeps everything ([store] keep = \"forever\")".into(),
+    };
+    let pruned = match (&s.last_pruned_at, s.keep_days) {
+        (Some(at), _) => format!("last pruned {}, {} rows", short_time(at), grouped(s.last_pruned_rows as i64)),
+        (None, Some(_)) => "not pruned yet (the daemon prunes once a day)".into(),
+        (None, None) => "never pruned".into(),
+    };
+    writeln!(out, "store: {keep}; {pruned}")?;
+    if let (Some(at), Some(error)) = (&s.prune_failed_at, &s.prune_error) {
+        writeln!(out, "  problem: the daily prune failed at {}: {error}", short_time(at))?;
+    }
+    if !s.shrinks && s.last_pruned_rows > 0 {
+        writeln!(out, "  note: {}", crate::store::prune::NOT_INCREMENTAL)?;
+    }
+    Ok(())
+}
+
+/// "2026-11-23T03:12:45.123+00:00" -> "2026-11-23 03:12 UTC"
+fn short_time(rfc: &str) -> String {
+    rfc.parse::<Timestamp>().map_or_else(|_| rfc.to_string(), crate::store::prune::prune_time)
 }
 
 fn daemon(h: Option<&Heartbeat>, now: Timestamp) -> DaemonStatus {
@@ -245,6 +310,7 @@ fn table(out: &mut impl Write, s: &Status) -> Result<()> {
         _ => writeln!(out, "daemon: not running")?,
     }
     writeln!(out, "{}", digest_line(&s.digest))?;
+    store_lines(out, &s.store)?;
     for c in &s.clusters {
         let (event, commit) = (c.last_event_at.as_deref().unwrap_or("-"), c.last_commit_at.as_deref().unwrap_or("-"));
         writeln!(out, "\ncluster {}: last event {event}, last commit {commit}", c.name)?;

@@ -18,6 +18,7 @@ pub fn run(args: SuggestArgs) -> Result<ExitCode> {
     let now = Timestamp::now();
     let clusters = super::clusters(&store, args.cluster.as_deref())?;
     let mut suggestions = Vec::with_capacity(clusters.len());
+    let mut earliest: Option<Timestamp> = None;
     for name in &clusters {
         // An imported cluster's log may lie in its data directory, whose conf files then count.
         let refreshed = match config.clusters.iter().find(|c| &c.name == name) {
@@ -32,8 +33,13 @@ pub fn run(args: SuggestArgs) -> Result<ExitCode> {
         let settings = crate::settings::current(&store, name)?;
         let s = sizing::suggest(&store, name, &settings, &config.advice, rules.clock_skew_tolerance(), now)?;
         warn_without_distance(&s);
+        // The same window `suggest` reads: its start, against what was pruned.
+        let newest = store.log_times(name, rules.clock_skew_tolerance())?.newest;
+        let window = crate::analyze::window::Window::ending(now, newest, config.advice.lookback);
+        earliest = Some(earliest.map_or(window.start, |e| e.min(window.start)));
         suggestions.push(s);
     }
+    super::history::note_pruned(&store, earliest, "the lookback window has no cycles before it")?;
     let mut out = std::io::stdout().lock();
     match (args.format, args.cluster.is_some()) {
         (ReportFormat::Json, true) => output::json(&mut out, &suggestions[0])?,

@@ -59,11 +59,31 @@ pub struct Config {
 pub struct StoreSection {
     /// The SQLite database; the service's StateDirectory by default.
     pub path: PathBuf,
+    /// How long rows are kept (the daemon prunes older ones daily); None:
+    /// forever (`keep = "forever"` or `"off"`).
+    pub keep: Option<Duration>,
+}
+
+/// `[store] keep` by default: a year and a bit, so a year ago can be compared.
+pub const DEFAULT_KEEP: Duration = Duration::from_secs(400 * 86_400);
+
+/// The shortest `keep`: a unit typo ("400s") must not empty the store.
+pub const MIN_KEEP: Duration = Duration::from_secs(86_400);
+
+/// "keeps 400 days" / "keeps 36h": how `status`, `config check` and the
+/// daemon's log say a `keep`.
+pub fn keep_text(keep: Duration) -> String {
+    let days = keep.as_secs() / 86_400;
+    if keep.as_secs().is_multiple_of(86_400) {
+        format!("keeps {}", plural(days as usize, "day"))
+    } else {
+        format!("keeps {}", crate::timefmt::format_duration(keep))
+    }
 }
 
 impl Default for StoreSection {
     fn default() -> Self {
-        StoreSection { path: PathBuf::from("/var/lib/walwatch/walwatch.db") }
+        StoreSection { path: PathBuf::from("/var/lib/walwatch/walwatch.db"), keep: Some(DEFAULT_KEEP) }
     }
 }
 
@@ -315,8 +335,9 @@ pub fn describe(config: &Config, source: &ConfigSource, root: &Path) -> String {
         }
     }
     let daemon = &config.daemon;
+    let keep = config.store.keep.map_or_else(|| "keeps everything".into(), keep_text);
     out.push_str(&format!(
-        "store {}; poll every {}, log level {}\n",
+        "store {} ({keep}); poll every {}, log level {}\n",
         config.store.path.display(),
         crate::timefmt::format_duration(daemon.poll_interval),
         daemon.log_level.as_deref().unwrap_or("from RUST_LOG (default info)"),

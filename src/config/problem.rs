@@ -42,6 +42,23 @@ pub(super) fn interval(text: &Spanned<String>) -> Result<std::time::Duration, Pr
     crate::timefmt::parse_duration(text.get_ref()).map_err(|message| Problem::at(text, message))
 }
 
+/// `[store] keep`: a duration of at least a day ("400d", "57w"), or
+/// "forever"/"off" to never prune. A day at least, so that a unit typo
+/// ("400s", "400m") cannot empty the store.
+pub(super) fn keep(text: &Spanned<String>) -> Result<Option<std::time::Duration>, Problem> {
+    if ["forever", "off"].contains(&text.get_ref().as_str()) {
+        return Ok(None);
+    }
+    let hint = "e.g. \"400d\", or \"forever\" to never prune";
+    let keep = crate::timefmt::parse_duration(text.get_ref()).map_err(|m| Problem::at(text, format!("{m}; {hint}")))?;
+    if keep < super::MIN_KEEP {
+        let message =
+            format!("keep {:?} is shorter than a day: every row older would be deleted; {hint}", text.get_ref());
+        return Err(Problem::at(text, message));
+    }
+    Ok(Some(keep))
+}
+
 pub(super) fn one_of(value: &Spanned<String>, allowed: &[&str], what: &str) -> Result<String, Problem> {
     let v = value.get_ref();
     if allowed.contains(&v.as_str()) {

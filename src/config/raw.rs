@@ -35,6 +35,7 @@ pub(super) struct RawConfig {
 #[serde(deny_unknown_fields)]
 struct RawStore {
     path: Option<Spanned<PathBuf>>,
+    keep: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -98,6 +99,9 @@ impl RawStore {
         let mut store = StoreSection::default();
         if let Some(path) = self.path {
             store.path = absolute(&path)?.to_path_buf();
+        }
+        if let Some(keep) = &self.keep {
+            store.keep = super::problem::keep(keep)?;
         }
         Ok(store)
     }

@@ -6,7 +6,8 @@
 //! of bounded length (each chunk committed with its offset), going round
 //! again at once while behind; after every round send a heartbeat and a
 //! watchdog keep-alive; run the alert rules on their own thread when new
-//! events arrived (a sender thread per channel delivers what they queue).
+//! events arrived (a sender thread per channel delivers what they queue);
+//! once a day a thread of its own prunes the store to `[store] keep`.
 //! SIGHUP reloads the clusters and the transports, SIGTERM commits and exits
 //! without waiting for an alert pass or a network peer.
 
@@ -14,6 +15,7 @@ pub mod access;
 mod alerting;
 pub mod follow;
 pub mod notify;
+mod retention;
 pub mod watch;
 
 use std::path::{Path, PathBuf};
@@ -29,6 +31,7 @@ use crate::store::lock::DaemonLock;
 use crate::store::Store;
 use alerting::Alerting;
 use follow::Follower;
+use retention::Pruner;
 use watch::{Wake, Wakeups};
 
 /// How often the heartbeat is written at most (status calls a daemon dead after three misses).
@@ -57,6 +60,7 @@ struct Daemon {
     /// The last round ended before every file was read: go round again at once.
     behind: bool,
     alerting: Alerting,
+    pruner: Pruner,
 }
 
 /// Runs until SIGTERM/SIGINT.
@@ -79,6 +83,7 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
     let clusters = follow::clusters(&config);
     let followers = follow::followers(&mut store, &clusters, &wake.stop, config.daemon.entry_settle);
     let alerting = Alerting::start(&db, &config);
+    let pruner = Pruner::start(&db, config.store.keep);
     let mut daemon = Daemon {
         config_path: config_path.map(Path::to_path_buf),
         config,
@@ -92,12 +97,14 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
         pending: false,
         behind: true,
         alerting,
+        pruner,
     };
     daemon.rewatch();
     notify::ready(&daemon.status_line());
     daemon.main_loop();
     notify::stopping();
     daemon.alerting.stop();
+    daemon.pruner.stop();
     daemon.store.clear_heartbeat()?;
     tracing::info!("Stopped.");
     Ok(())
@@ -212,6 +219,7 @@ impl Daemon {
                 kept.extend(follow::followers(&mut self.store, &new, &self.wake.stop, config.daemon.entry_settle));
                 self.followers = kept;
                 self.alerting.reload(self.store.path(), &config);
+                self.pruner.reload(config.store.keep);
                 self.config = config;
                 self.rules = rules;
                 self.rewatch();

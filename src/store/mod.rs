@@ -19,6 +19,7 @@ pub mod history;
 pub mod lock;
 mod columns;
 pub mod outbox;
+pub mod prune;
 pub mod settings;
 mod checkpoints;
 mod events;
@@ -53,6 +54,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0009_scale.sql"),
     include_str!("migrations/0010_rejected_lines.sql"),
     include_str!("migrations/0011_digest.sql"),
+    include_str!("migrations/0012_retention.sql"),
 ];
 
 /// How long a writer waits for another writer's lock before giving up.
@@ -276,6 +278,13 @@ fn wal_mode(conn: &Connection) -> rusqlite::Result<()> {
 /// cannot change inside a transaction and busy_timeout is per connection.
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    // Only on a new, empty file, before the first table (and before WAL
+    // writes the header): then deleted rows' pages can be given back to the
+    // file system (store/prune.rs). On an existing store it would change
+    // nothing but cost a write transaction at every open.
+    if conn.pragma_query_value(None, "page_count", |r| r.get::<_, i64>(0))? == 0 {
+        conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
+    }
     wal_mode(conn)?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;

@@ -9,6 +9,7 @@ mod support;
 mod clock_skew;
 mod daemon_alerts;
 mod daemon_never_silent;
+mod daemon_retention;
 mod daemon_rotation;
 mod daemon_stop;
 mod store_concurrency;

@@ -589,7 +589,8 @@ fn a_store_that_counted_a_log_twice_is_repaired_when_opened() {
          ALTER TABLE cluster DROP COLUMN follow_format; ALTER TABLE cluster DROP COLUMN follow_prefix;
          DROP INDEX checkpoint_cluster_started; DROP INDEX checkpoint_time; DROP INDEX checkpoint_waiting;
          DROP TRIGGER point_tally_insert; DROP TRIGGER point_tally_delete; DROP TRIGGER point_tally_update;
-         DROP TABLE point_tally; ALTER TABLE source DROP COLUMN rejected_lines; DROP TABLE digest;
+         DROP TABLE point_tally; ALTER TABLE source DROP COLUMN rejected_lines;
+         DROP TABLE digest; DROP TABLE retention;
          PRAGMA user_version = 5;",
     )
     .unwrap();

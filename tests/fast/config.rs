@@ -260,7 +260,9 @@ fn check_describes_the_clusters() {
         "{report}"
     );
     assert!(
-        report.contains("store /var/lib/walwatch/walwatch.db; poll every 1s, log level from RUST_LOG (default info)\n"),
+        report.contains(
+            "store /var/lib/walwatch/walwatch.db (keeps 400 days); poll every 1s, log level from RUST_LOG (default info)\n"
+        ),
         "{report}"
     );
     // A valid config that follows nothing is still said to be wrong.
@@ -436,4 +438,29 @@ fn the_daemon_logs_at_the_configured_level_unless_flags_say_otherwise() {
     assert!(verbose.contains("Starting."), "-v wins over log_level: {verbose}");
     let quiet = daemon_stderr("[daemon]\nlog_level = \"debug\"\ncommit_interval = \"1s\"", &["-q"]);
     assert!(!quiet.contains("Starting.") && !quiet.contains("no longer used"), "-q wins over log_level: {quiet}");
+}
+
+/// `[store] keep`: the retention the daemon prunes to (issue 12 §1).
+#[test]
+fn store_keep_reads_durations_and_forever() {
+    let keep =
+        |text: &str| config::parse(&format!("[store]\nkeep = {text:?}\n"), Path::new("t.toml")).unwrap().store.keep;
+    assert_eq!(config::Config::default().store.keep, Some(Duration::from_secs(400 * 86_400)));
+    assert_eq!(keep("400d"), Some(Duration::from_secs(400 * 86_400)));
+    assert_eq!(keep("2w"), Some(Duration::from_secs(14 * 86_400)));
+    assert_eq!(keep("36h"), Some(Duration::from_secs(36 * 3600)));
+    assert_eq!(keep("forever"), None);
+    assert_eq!(keep("off"), None);
+}
+
+#[test]
+fn a_bad_store_keep_points_at_the_value() {
+    assert_error("[store]\nkeep = \"400\"\n", "t.toml:2:8: store.keep: invalid duration \"400\"");
+    assert_error("[store]\nkeep = \"0\"\n", "t.toml:2:8: store.keep: ");
+    assert_error("[store]\nkeep = \"0d\"\n", "t.toml:2:8: store.keep: duration \"0d\" must be positive");
+    assert_error(
+        "[store]\npath = \"/srv/w.db\"\nkeep  = \"400s\"\n",
+        "t.toml:3:9: store.keep: keep \"400s\" is shorter than a day",
+    );
+    assert_error("[store]\nkeep = 400\n", "t.toml:2:8: store.keep: invalid type: integer `400`");
 }

@@ -17,6 +17,7 @@ mod layers;
 mod managed_samples;
 mod mail_config;
 mod never_silent;
+mod retention;
 mod settings_cli;
 mod tailer_model;
 mod wild_old_servers;
