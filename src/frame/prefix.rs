@@ -711,6 +711,87 @@ mod tests {
         assert_eq!(m.application, Some("application"));
     }
 
+    /// `%P`: a parallel worker prints its leader's pid there, every other
+    /// process nothing. The line's pid stays the worker's own.
+    #[test]
+    fn a_parallel_workers_leader_pid() {
+        let p = compile("%m [%p:%P] %q%u@%d ");
+        let worker = "2026-11-22 08:10:00.120 UTC [24990:24978] postgres@shop ERROR:  division by zero";
+        let m = p.parse(worker).unwrap();
+        assert_eq!((m.pid, m.user, m.database), (Some(24990), Some("postgres"), Some("shop")));
+        assert_eq!(m.message, "division by zero");
+        let leader = "2026-11-22 08:10:00.121 UTC [24978:] postgres@shop CONTEXT:  parallel worker";
+        let m = p.parse(leader).unwrap();
+        assert_eq!(
+            (m.pid, m.level, m.message),
+            (Some(24978), LineLevel::Secondary(Secondary::Context), "parallel worker")
+        );
+        let m = p.parse("2026-11-22 08:10:05.002 UTC [24690:] LOG:  checkpoint starting: time").unwrap();
+        assert_eq!((m.pid, m.q_tail), (Some(24690), false));
+        // A leader pid is a number.
+        assert!(p.parse("2026-11-22 08:10:00.120 UTC [24990:main] postgres@shop ERROR:  x").is_none());
+    }
+
+    /// A field without padding is read with the spaces a client put in it
+    /// (`SET application_name = ' pgAdmin 4 '`), and where the prefix has no
+    /// space, a line with one is not read.
+    #[test]
+    fn unpadded_fields_keep_their_spaces() {
+        let p = compile("%t [%p]: [%l-1] user=%u,db=%d,app=%a,client=%h ");
+        let s = "2026-11-22 03:05:00 EST [22000]: [2-1] user=alice,db=shop,app= pgAdmin 4 ,client=10.0.0.7 LOG:  statement: select 1";
+        let m = p.parse(s).unwrap();
+        assert_eq!(m.application, Some(" pgAdmin 4 "));
+        assert_eq!((m.user, m.database, m.remote_host), (Some("alice"), Some("shop"), Some("10.0.0.7")));
+        let p = compile("%m [%p] %q%u@%d ");
+        assert!(p.parse("  2026-11-22 08:04:20.708 UTC [21752] LOG:  checkpoint starting: time").is_none());
+        assert!(p.parse("2026-11-22 08:04:20.708 UTC  [21752] LOG:  checkpoint starting: time").is_none());
+        assert!(p.parse("2026-11-22 08:04:20.708 UTC [ 21752] LOG:  checkpoint starting: time").is_none());
+        let m = p.parse("2026-11-22 08:08:15.253 UTC [24978]  eve@shop LOG:  statement: select 1").unwrap();
+        assert_eq!((m.user, m.database), (Some(" eve"), Some("shop")));
+    }
+
+    /// A line is a session's when the `%q` part printed or any one of the
+    /// session fields is not blank: each alone decides it.
+    #[test]
+    fn each_session_field_alone_makes_a_session_line() {
+        let p = compile("%t [%p]: [%l-1] user=%u,db=%d,app=%a,client=%h ");
+        let line = |fields: &str| format!("2026-11-22 03:05:00 EST [22000]: [1-1] {fields} LOG:  connection received");
+        for (fields, session) in [
+            ("user=,db=,app=,client=", false),
+            ("user=alice,db=,app=,client=", true),
+            ("user=,db=shop,app=,client=", true),
+            ("user=,db=,app=psql,client=", true),
+            ("user=,db=,app=,client=[local]", true),
+            ("user=,db=,app= ,client=", false),
+        ] {
+            let l = line(fields);
+            assert_eq!(p.parse(&l).unwrap().is_session(), session, "{l}");
+        }
+        // `%r` fills the same field as `%h`.
+        let p = compile("%t:%r:%u@%d:[%p]:");
+        let m = p.parse("2026-11-22 03:05:00 UTC:10.0.0.7(51234):@:[22000]:LOG:  connection received").unwrap();
+        assert_eq!((m.remote_host, m.is_session()), (Some("10.0.0.7(51234)"), true));
+        let m = p.parse("2026-11-22 03:05:00 UTC::@:[2090]:LOG:  checkpoint starting: time").unwrap();
+        assert!(!m.is_session());
+        // The `%q` part alone, with no field in it.
+        let p = compile("%m [%p] %qsession ");
+        assert!(p.parse("2026-11-22 08:04:20.708 UTC [1] session LOG:  x").unwrap().is_session());
+        assert!(!p.parse("2026-11-22 08:04:20.708 UTC [1] LOG:  x").unwrap().is_session());
+    }
+
+    /// `fits` says yes exactly where `parse` reads the line.
+    #[test]
+    fn fits_where_parse_reads() {
+        let p = compile("%m [%p] %q%u@%d ");
+        for l in DEBIAN.iter().chain(I18N) {
+            assert!(p.fits(l), "{l}");
+        }
+        for l in BACKEND.iter().chain(PGBADGER).chain(&["", "\tcontinued", "LOG:  x"]) {
+            assert!(!p.fits(l), "{l}");
+            assert!(p.parse(l).is_none(), "{l}");
+        }
+    }
+
     #[test]
     fn spec_mechanics() {
         // %% is a literal; unknown escapes print nothing; a trailing % or padding is ignored.

@@ -467,6 +467,11 @@ fn prints(escape: &str, value: &str) -> bool {
     field.is_some_and(|f| Regex::new(&format!("^(?:{})$", f.pattern())).is_ok_and(|re| re.is_match(value)))
 }
 
+/// The pid in a `%c` (the session's start and pid in hex).
+fn pid_of_session(id: &str) -> Option<u32> {
+    id.rsplit_once('.').and_then(|(_, pid)| u32::from_str_radix(pid, 16).ok())
+}
+
 fn is_session_escape(escape: &str) -> bool {
     matches!(escape, "%u" | "%d" | "%a" | "%h" | "%r")
 }
@@ -578,7 +583,7 @@ impl<'n> Tokens<'n> {
         if let Some(m) = self.session.find(rest) {
             // `%c` is the session's start and pid in hex: a number that is
             // not that pid is no `%p` (`%m-%c-%l-`).
-            st.session_pid = m.as_str().rsplit_once('.').and_then(|(_, pid)| u32::from_str_radix(pid, 16).ok());
+            st.session_pid = pid_of_session(m.as_str());
             return Some(st.push(m.end(), "%c"));
         }
         if let Some(m) = self.backend.find(rest) {
@@ -598,6 +603,16 @@ impl<'n> Tokens<'n> {
             };
             return Some(match escape_for_key(key).filter(fits) {
                 Some(e) => {
+                    // A labelled pid, line or session is known: a bare
+                    // number after `pid=%p` is no pid, after `line=%l` no
+                    // line, after `sess=%c` a pid only when it is the
+                    // session's.
+                    match e {
+                        "%p" => st.have_pid = true,
+                        "%l" => st.have_line = true,
+                        "%c" => st.session_pid = pid_of_session(value),
+                        _ => {}
+                    }
                     st.spec.push_str(key);
                     st.spec.push('=');
                     st.push(c[0].len(), e)

@@ -403,3 +403,86 @@ fn the_session_part_is_placed_where_the_servers_lines_end() {
     let p = detect(&alice, Catalog::global().markers(), Catalog::global()).unwrap();
     assert_eq!(p.spec(), "%m [%p] %u%q %d ");
 }
+
+/// The checkpointer's and a session's heads under t10's fields with
+/// labels (`'%m [%p] xid=%x vxid=%v state=%e qid=%Q tag=%i '`; the values
+/// are what t10's server printed: an empty `%v`, `0` and `00000` on the
+/// server's lines).
+const LABELLED_SERVER: &str = "2026-11-24 10:11:27.283 UTC [10281] xid=0 vxid= state=00000 qid=0 tag= ";
+const LABELLED_SESSION: &str =
+    "2026-11-24 10:11:28.384 UTC [10301] xid=748 vxid=3/31 state=22012 qid=-8441324848661855122 tag=SELECT ";
+
+/// A `key=` label names its field wherever it stands among the numbers
+/// (bare numbers are read by place: pid, line, then `%e` or `%x`).
+#[test]
+fn a_label_names_its_field() {
+    let names = Names::default();
+    let t = Tokens::new(&names);
+    let spec = "%m [%p] xid=%x vxid=%v state=%e qid=%Q tag=%i ";
+    assert_eq!(t.infer(LABELLED_SERVER, false), spec);
+    assert_eq!(t.infer(LABELLED_SESSION, true), spec);
+    // A label's value must look like what its field prints: `pid=[…]` is
+    // literal text before a bracketed pid.
+    assert_eq!(t.infer("2026-11-24 10:11:27.283 UTC pid=[10281] ", false), "%m pid=[%p] ");
+    // A labelled pid, line or session tells what the bare numbers after it
+    // are not.
+    assert_eq!(t.infer("2026-11-24 10:11:27.283 UTC pid=10281 [3] ", false), "%m pid=%p [%l] ");
+    assert_eq!(t.infer("2026-11-24 10:11:27.283 UTC line=3 [10281] 00000 ", false), "%m line=%l [%p] %e ");
+    assert_eq!(t.infer("2026-11-24 10:11:28.384 UTC sess=6b0562d0.283d 3 pid=10301 ", false), "%m sess=%c %l pid=%p ");
+    assert_eq!(t.infer("2026-11-24 10:11:28.384 UTC line=3 pid=10301 ", false), "%m line=%l pid=%p ");
+    // The number a session id holds (0x283d) is that session's pid.
+    assert_eq!(t.infer("2026-11-24 10:11:28.384 UTC sess=6b0562d0.283d 10301 ", false), "%m sess=%c %p ");
+    assert_eq!(t.infer("2026-11-24 10:11:28.384 UTC 6b0562d0.283d 10301 ", false), "%m %c %p ");
+    // An unknown label is literal text, and so is its value on the
+    // server's lines.
+    assert_eq!(t.infer("2026-11-24 10:11:27.283 UTC [10281] cluster=main ", false), "%m [%p] cluster=main ");
+    // A session field's value on a server's line is literal text (the
+    // server prints them empty); on a session's line it is the field.
+    let head = "2026-11-24 10:11:28.384 UTC [10301] user=alice,db=shop ";
+    assert_eq!(t.infer(head, false), "%m [%p] user=alice,db=shop ");
+    assert_eq!(t.infer(head, true), "%m [%p] user=%u,db=%d ");
+}
+
+/// The same prefix detected from its lines: the server's and a session's.
+#[test]
+fn a_labelled_prefix_is_detected() {
+    let lines = [
+        format!("{LABELLED_SERVER}LOG:  checkpoint starting: wal"),
+        format!("{LABELLED_SERVER}HINT:  Consider increasing the configuration parameter \"max_wal_size\"."),
+        "2026-11-24 10:11:26.591 UTC [10279] xid=0 vxid= state=00000 qid=0 tag= LOG:  database system is ready to accept connections".to_string(),
+        format!("{LABELLED_SESSION}ERROR:  division by zero"),
+        format!("{LABELLED_SESSION}STATEMENT:  select 1/0"),
+    ];
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let p = detect(&lines, Catalog::global().markers(), Catalog::global()).unwrap();
+    assert_eq!(p.spec(), "%m [%p] xid=%x vxid=%v state=%e qid=%Q tag=%i ");
+    let m = p.parse(lines[3]).unwrap();
+    assert_eq!((m.pid, m.level, m.message), (Some(10301), LineLevel::Primary(LogSeverity::Error), "division by zero"));
+}
+
+/// A bare name is cut before a backend type, or after a name the
+/// connection lines give; otherwise a `-` is part of it.
+#[test]
+fn a_name_ends_before_a_backend_type_or_after_a_known_name() {
+    let names = Names::default();
+    let t = Tokens::new(&names);
+    assert_eq!(t.infer("2026-11-24 10:11:28.384 UTC [10301] psql-client backend ", true), "%m [%p] %u-%b ");
+    assert_eq!(t.infer("2026-11-24 10:11:28.384 UTC [10301] my-app ", true), "%m [%p] %u ");
+    let mut names = Names::default();
+    names.learn("connection authorized: user=alice database=shop application_name=psql");
+    let t = Tokens::new(&names);
+    assert_eq!(t.infer("2026-11-24 10:11:28.384 UTC [10301] psql-alice ", true), "%m [%p] %a-%u ");
+}
+
+/// Bare numbers by place: `[pid]`, `[line]`, then a five-character
+/// SQLSTATE, then any other number (`%x`).
+#[test]
+fn bare_numbers_by_place() {
+    let names = Names::default();
+    let t = Tokens::new(&names);
+    assert_eq!(t.infer("2026-11-24 10:11:27.283 UTC [10281] [3] 00000 0 ", false), "%m [%p] [%l] %e %x ");
+    assert_eq!(t.infer("2026-11-24 10:11:28.384 UTC [10301] [7] 22012 748 ", true), "%m [%p] [%l] %e %x ");
+    // A bare number before a bracketed pid is not the pid.
+    assert_eq!(t.infer("2026-11-24 10:11:28.384 UTC 7 [10301] ", false), "%m %l [%p] ");
+    assert_eq!(t.infer("2026-11-24 10:11:28.384 UTC 7 [10301-7] ", false), "%m %l [%p-%l] ");
+}
