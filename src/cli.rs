@@ -351,6 +351,9 @@ pub struct HistoryArgs {
     /// Per cluster, the whole range against the period of as many buckets before it, with the change in %.
     #[arg(long)]
     pub compare: bool,
+    /// Also draw the range's WAL rate per checkpoint cycle as a PNG (one cluster: with several, add --cluster).
+    #[arg(long, value_name = "FILE.png")]
+    pub chart: Option<std::path::PathBuf>,
 }
 
 /// Output format of `summary`.

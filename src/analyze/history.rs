@@ -214,9 +214,37 @@ pub fn rows(store: &Store, cluster: &str, buckets: &[Bucket]) -> Result<Vec<Row>
 }
 
 /// The single pass over the points: counts, sums, and the cycles between
-/// consecutive starts (the first one from the last start before the range).
+/// consecutive starts ([`walk`]).
 fn points(store: &Store, cluster: &str, table: &mut Table<'_>) -> Result<(), StoreError> {
     let (since, until) = table.range();
+    let mut open: Option<usize> = None;
+    let mut samples = Samples::default();
+    walk(store, cluster, since, until, |p, cycle| {
+        let Some(i) = table.index(p.at) else { return };
+        if let Some(o) = open.filter(|o| *o != i) {
+            samples.close_into(&mut table.accs[o]);
+        }
+        open = Some(i);
+        add_point(&mut table.accs[i], &mut samples, p);
+        samples.cycles.extend(cycle);
+    })?;
+    if let Some(o) = open {
+        samples.close_into(&mut table.accs[o]);
+    }
+    Ok(())
+}
+
+/// Every point of `cluster` in `[since, until)` in time order, each with the
+/// cycle its start ends when that gives a WAL rate ([`sizing::cycle`]; the
+/// first cycle from the last start before `since`). The one pass behind
+/// history's rows and the digest's chart, so that both count the same cycles.
+pub fn walk(
+    store: &Store,
+    cluster: &str,
+    since: Timestamp,
+    until: Timestamp,
+    mut each: impl FnMut(&HistoryPoint, Option<Cycle>),
+) -> Result<(), StoreError> {
     let mut previous: Option<PointStart> = store.start_before(cluster, since)?;
     let from = previous.as_ref().map_or(since, |p| p.started_at);
     let restarts = store.restart_times(cluster, from, until)?;
@@ -224,29 +252,16 @@ fn points(store: &Store, cluster: &str, table: &mut Table<'_>) -> Result<(), Sto
         let first_after = restarts.partition_point(|t| *t <= a);
         restarts.get(first_after).is_some_and(|t| *t <= b)
     };
-    let mut open: Option<usize> = None;
-    let mut samples = Samples::default();
     store.history_points(cluster, since, until, |p| {
-        let Some(i) = table.index(p.at) else { return };
-        if let Some(o) = open.filter(|o| *o != i) {
-            samples.close_into(&mut table.accs[o]);
-        }
-        open = Some(i);
-        let acc = &mut table.accs[i];
-        add_point(acc, &mut samples, &p);
+        let mut cycle = None;
         if let Some(start) = p.start() {
             if let Some(a) = &previous {
-                if let Ok(c) = sizing::cycle(a, &start, restarted(a.started_at, start.started_at)) {
-                    samples.cycles.push(c);
-                }
+                cycle = sizing::cycle(a, &start, restarted(a.started_at, start.started_at)).ok();
             }
             previous = Some(start);
         }
-    })?;
-    if let Some(o) = open {
-        samples.close_into(&mut table.accs[o]);
-    }
-    Ok(())
+        each(&p, cycle);
+    })
 }
 
 fn add_point(acc: &mut Acc, samples: &mut Samples, p: &HistoryPoint) {

@@ -6,6 +6,10 @@
 //! left out), widened to whole buckets in `--tz`. A cluster without data in it still gets its
 //! zero rows, and a note on stderr: an empty table must not read as a quiet
 //! server when the log simply does not reach that far.
+//!
+//! `--chart FILE.png` draws one cluster's WAL rate per checkpoint cycle over
+//! the rows' range (digest/chart.rs, the digest's picture) and says on
+//! stderr where it went; stdout keeps the table, JSON or CSV.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -19,6 +23,8 @@ use crate::analyze::buckets::{self, Bucket, By};
 use crate::analyze::history::change;
 use crate::analyze::history::{self, Row};
 use crate::cli::{ByArg, HistoryArgs, OutputFormat};
+use crate::digest::chart;
+use crate::digest::render::Picture as Chart;
 use crate::output::{self, grouped, grouped_f, spark};
 use crate::store::Store;
 use crate::timefmt::{parse_when, rfc3339};
@@ -32,13 +38,21 @@ pub fn run(args: HistoryArgs) -> Result<ExitCode> {
     let tolerance = rules.clock_skew_tolerance();
     let mut out = std::io::stdout().lock();
     let mut periods = Vec::new();
+    let clusters = super::clusters(&store, args.window.cluster.as_deref())?;
+    if args.chart.is_some() && clusters.len() != 1 {
+        bail!("--chart draws one cluster: add --cluster, one of: {}", clusters.join(", "));
+    }
+    let mut chart = None;
     let mut earliest: Option<Timestamp> = None;
-    for cluster in super::clusters(&store, args.window.cluster.as_deref())? {
+    for cluster in clusters {
         let Some(buckets) = cluster_buckets(&store, &cluster, asked, by, &tz, tolerance)? else {
             continue;
         };
         let start = buckets.first().map(|b| b.start.timestamp());
         earliest = earliest.into_iter().chain(start).min();
+        if args.chart.is_some() {
+            chart = Some(draw_chart(&store, &cluster, &buckets, &tz)?);
+        }
         let rows = history::rows(&store, &cluster, &buckets)?;
         note_empty(&cluster, &rows);
         let compare = if args.compare { Some(compare(&store, &cluster, &buckets, by)?) } else { None };
@@ -55,7 +69,31 @@ pub fn run(args: HistoryArgs) -> Result<ExitCode> {
         (OutputFormat::Csv, compare) => csv(&mut out, &periods, compare)?,
         (OutputFormat::Table, _) => table(&mut out, &periods, by, &tz)?,
     }
+    if let Some(path) = &args.chart {
+        write_chart(path, chart)?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--chart`: the PNG of one cluster over the rows' range, and what it shows.
+fn draw_chart(store: &Store, cluster: &str, buckets: &[Bucket], tz: &TimeZone) -> Result<Chart> {
+    let (from, to) = match (buckets.first(), buckets.last()) {
+        (Some(first), Some(last)) => (first.start.timestamp(), last.end.timestamp()),
+        _ => bail!("--chart: cluster {cluster:?} has no range to draw"),
+    };
+    let input = chart::input(store, cluster, from, to, tz.clone())?;
+    let png = chart::render_png(&input)?;
+    Ok(Chart { png, alt: chart::alt_text(&input) })
+}
+
+/// Writes the chart, saying where on stderr (stdout is the table's or the JSON's).
+fn write_chart(path: &std::path::Path, chart: Option<Chart>) -> Result<()> {
+    let Some(chart) = chart else {
+        bail!("--chart: the cluster has no history to draw; nothing written to {}", path.display());
+    };
+    std::fs::write(path, &chart.png).with_context(|| format!("writing the chart to {}", path.display()))?;
+    eprintln!("walwatch: chart written to {} ({} bytes): {}", path.display(), chart.png.len(), chart.alt);
+    Ok(())
 }
 
 /// One cluster's rows, and with `--compare` the whole range against the one before.

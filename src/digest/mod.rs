@@ -9,6 +9,7 @@
 //! mails' sender (retries, stable Message-ID).
 
 pub mod bursts;
+pub mod chart;
 pub mod queue;
 pub mod render;
 pub mod report;

@@ -107,8 +107,23 @@ pub fn recipients(config: &Config) -> Vec<lettre::message::Mailbox> {
     }
 }
 
-/// Each cluster's chart (None where it cannot be drawn: the mail goes out
-/// without it and says so in the log).
-pub fn pictures(_store: &Store, report: &Report) -> Vec<Option<Picture>> {
-    report.clusters.iter().map(|_| None).collect()
+/// Each cluster's chart of the day (None where it cannot be drawn: the mail
+/// goes out without it, and the log says why).
+pub fn pictures(store: &Store, report: &Report) -> Vec<Option<Picture>> {
+    let (from, to) = (report.start.timestamp(), report.end.timestamp());
+    let tz = report.start.time_zone().clone();
+    let draw = |name: &str| -> Result<Picture, String> {
+        let input = super::chart::input(store, name, from, to, tz.clone()).map_err(|e| e.to_string())?;
+        let png = super::chart::render_png(&input).map_err(|e| e.to_string())?;
+        Ok(Picture { png, alt: super::chart::alt_text(&input) })
+    };
+    report
+        .clusters
+        .iter()
+        .map(|c| {
+            draw(&c.name)
+                .map_err(|e| tracing::warn!(cluster = %c.name, "the digest goes out without this cluster's chart: {e}"))
+                .ok()
+        })
+        .collect()
 }

@@ -452,3 +452,45 @@ fn compare_sets_the_range_against_as_many_days_before_it() {
     assert_eq!(got[0]["change_pct"]["too_frequent"].as_f64().unwrap(), ((n - b) / b * 1000.0).round() / 10.0);
     assert_eq!(got[0]["change_pct"]["crashes"], Value::Null, "no crash before: no base");
 }
+
+#[test]
+fn chart_writes_the_range_as_a_png_and_wants_one_cluster() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The storm day stretched ×100 (6.5 min of log to about 11 h), so the
+    // chart's day has its cycles spread over hours.
+    let (files, _) = redated_logs("15-stderr-default-crashimm", tmp.path(), "2026-11-23T06:00:00Z", 100);
+    let db = tmp.path().join("w.db");
+    let db = db.to_str().unwrap();
+    let mut import = vec!["import", "--db", db, "--cluster", "db1"];
+    import.extend(files.iter().map(|f| f.to_str().unwrap()));
+    ok(&import);
+    let png = tmp.path().join("day.png");
+    let args = ["history", "--db", db, "--tz", "Europe/Berlin", "--format", "json", "--chart", png.to_str().unwrap()];
+    let out = walwatch(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // stdout is still the rows; stderr says where the chart went.
+    let rows: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows.len(), 1);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("chart written to {}", png.display())), "{stderr}");
+    assert!(stderr.contains("WAL rate per checkpoint cycle on db1, 2026-11-23 (Europe/Berlin): peak "), "{stderr}");
+    assert!(stderr.contains(&format!("{} forced checkpoints", rows[0]["checkpoints"]["wal"])), "{stderr}");
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(bytes.len() <= 100 * 1024, "{} bytes", bytes.len());
+    let reader = png::Decoder::new(&bytes[..]).read_info().unwrap();
+    assert_eq!((reader.info().width, reader.info().height), (600, 260));
+
+    // A second cluster: --chart needs --cluster, and names both.
+    let other = crate::import_behaviour::fixture("15-stderr-default-std");
+    ok(&["import", "--db", db, "--cluster", "db2", other.to_str().unwrap()]);
+    std::fs::remove_file(&png).unwrap();
+    let out = walwatch(&args);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--chart draws one cluster: add --cluster, one of: db1, db2"), "{stderr}");
+    assert!(!png.exists());
+    let one = [&args[..], &["--cluster", "db2"]].concat();
+    ok(&one);
+    assert!(png.exists());
+}
