@@ -164,6 +164,19 @@ fn the_day_after_the_baseline_one_digest_arrives_with_history_s_numbers_in_both_
     let html = find(&parsed, "text/html").unwrap().get_body().unwrap();
     assert!(find(&parsed, "multipart/related").is_some(), "the HTML and its charts are related parts");
 
+    // The chart: an inline PNG of the stated size, referenced by the HTML with alt text.
+    let png_part = find(&parsed, "image/png").expect("a PNG part");
+    let cid = png_part.headers.iter().find(|h| h.get_key().eq_ignore_ascii_case("Content-ID")).unwrap().get_value();
+    let cid = cid.trim_matches(|c| c == '<' || c == '>');
+    assert!(html.contains(&format!("<img src=\"cid:{cid}\" alt=\"")), "the HTML shows cid:{cid}: {html}");
+    let alt = html.split(&format!("cid:{cid}\" alt=\"")).nth(1).unwrap().split('"').next().unwrap();
+    assert!(alt.starts_with("WAL rate per checkpoint cycle") && alt.contains("main"), "alt text: {alt}");
+    let png = png_part.get_body_raw().unwrap();
+    assert!(png.len() <= 100 * 1024, "{} bytes", png.len());
+    let decoder = png::Decoder::new(std::io::Cursor::new(&png));
+    let reader = decoder.read_info().unwrap();
+    assert_eq!((reader.info().width, reader.info().height), (600, 260));
+
     // The numbers are history's, in both parts.
     let h = history_day(&s.db);
     let checkpoints = ["shutdown", "end-of-recovery", "wal", "time", "manual"]
