@@ -380,7 +380,7 @@ where
         .axis_style(INK)
         .label_style((FAMILY, 11).into_font().color(&INK))
         .axis_desc_style((FAMILY, 11).into_font().color(&INK))
-        .x_labels(if day { 9 } else { 7 })
+        .x_labels(if day { 13 } else { 7 })
         .y_labels(5)
         .x_label_formatter(&x_label)
         .y_label_formatter(&y_label)
