@@ -206,7 +206,20 @@ fn problems(store: &Store, name: &str) -> Result<Vec<String>, StoreError> {
     out.extend(store.unmatched_sources(name)?.into_iter().map(|(path, n)| {
         format!("{path}: {n} lines look like checkpoint messages but fit neither the format nor the log_line_prefix")
     }));
+    for status in store.cluster_status(Some(name))? {
+        out.extend(status.sources.iter().filter_map(|s| behind(&s.path, s.read_to)));
+    }
     Ok(out)
+}
+
+/// Unread log behind walwatch's position worth a line (a moment's lag is not).
+const LAG_SAID: u64 = 1 << 20;
+
+/// "FILE: 12.0 MB not read yet", from the file's size now.
+fn behind(path: &str, read_to: u64) -> Option<String> {
+    let size = std::fs::metadata(path).ok()?.len();
+    let lag = size.saturating_sub(read_to);
+    (lag >= LAG_SAID).then(|| format!("{path}: {:.1} MB not read yet (walwatch is behind)", lag as f64 / 1e6))
 }
 
 /// Why a cluster needs attention, most urgent first; empty when healthy.
@@ -284,6 +297,19 @@ mod tests {
         let wanted = ["nope".to_string()];
         let e = build(&store, &inputs("2026-03-29", "UTC", &wanted, &advice)).unwrap_err();
         assert_eq!(e.to_string(), "no cluster \"nope\" in the store (known: db1)");
+    }
+
+    #[test]
+    fn a_megabyte_or_more_unread_is_a_problem_a_moment_s_lag_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("postgresql.log");
+        std::fs::write(&path, vec![b'x'; 3_000_000]).unwrap();
+        let p = path.to_str().unwrap();
+        assert_eq!(behind(p, 0), Some(format!("{p}: 3.0 MB not read yet (walwatch is behind)")));
+        assert_eq!(behind(p, 3_000_000 - (1 << 20)), Some(format!("{p}: 1.0 MB not read yet (walwatch is behind)")));
+        assert_eq!(behind(p, 3_000_000 - (1 << 20) + 1), None);
+        assert_eq!(behind(p, 3_000_000), None);
+        assert_eq!(behind(dir.path().join("gone.log").to_str().unwrap(), 0), None, "a rotated-away file is not lag");
     }
 
     #[test]
