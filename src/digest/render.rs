@@ -148,7 +148,6 @@ fn summary_line(report: &Report) -> String {
 }
 
 fn text_cluster(out: &mut String, c: &ClusterDay) {
-    let tz = c.day.bucket_start.time_zone().clone();
     let _ = writeln!(out, "== {}: {}", c.name, verdict(c));
     let _ = writeln!(out, "  {:<22}{:>12}{:>12}{:>14}{:>10}", "", "day", "day before", "7-day median", "change");
     for figure in &FIGURES {
@@ -167,12 +166,9 @@ fn text_cluster(out: &mut String, c: &ClusterDay) {
             });
         }
     };
-    list("Alerts fired", c.fired.iter().map(alert_line).collect());
-    list("Alerts resolved", c.resolved.iter().map(alert_line).collect());
-    list("Settings changed", c.changes.iter().map(|ch| change_line(ch, &tz)).collect());
-    list("Restarts", restarts_line(&c.day).into_iter().collect());
-    list("Recurring bursts", c.bursts.iter().map(burst_line).collect());
-    list("walwatch's own problems", c.problems.clone());
+    for (title, lines) in sections(c) {
+        list(title, lines);
+    }
     if let Some(s) = &c.suggestion {
         let _ = writeln!(out, "  Suggestion: {}", suggestion_line(s));
         for line in s.sql.iter().flat_map(|sql| sql.lines()) {
@@ -180,6 +176,20 @@ fn text_cluster(out: &mut String, c: &ClusterDay) {
         }
     }
     out.push('\n');
+}
+
+/// The listed sections of a cluster, in order, as both parts show them
+/// (an empty one is left out by the renderer).
+fn sections(c: &ClusterDay) -> [(&'static str, Vec<String>); 6] {
+    let tz = c.day.bucket_start.time_zone().clone();
+    [
+        ("Alerts fired", c.fired.iter().map(alert_line).collect()),
+        ("Alerts resolved", c.resolved.iter().map(alert_line).collect()),
+        ("Settings changed", c.changes.iter().map(|ch| change_line(ch, &tz)).collect()),
+        ("Restarts", restarts_line(&c.day).into_iter().collect()),
+        ("Recurring bursts", c.bursts.iter().map(burst_line).collect()),
+        ("walwatch's own problems", c.problems.clone()),
+    ]
 }
 
 /// "14:02:11 max_wal_size = 2GB", the time in the digest's zone.
@@ -259,7 +269,6 @@ fn html_overview(out: &mut String, report: &Report) {
 }
 
 fn html_cluster(out: &mut String, c: &ClusterDay, picture: Option<(String, &Picture)>) {
-    let tz = c.day.bucket_start.time_zone().clone();
     let h = |s: &str| escape_html(&body_text(s));
     let (colour, badge) = match c.healthy() {
         true => ("#1a7f37", "healthy"),
@@ -294,12 +303,9 @@ fn html_cluster(out: &mut String, c: &ClusterDay, picture: Option<(String, &Pict
             );
         }
     };
-    list("Alerts fired", c.fired.iter().map(alert_line).collect());
-    list("Alerts resolved", c.resolved.iter().map(alert_line).collect());
-    list("Settings changed", c.changes.iter().map(|ch| change_line(ch, &tz)).collect());
-    list("Restarts", restarts_line(&c.day).into_iter().collect());
-    list("Recurring bursts", c.bursts.iter().map(burst_line).collect());
-    list("walwatch's own problems", c.problems.clone());
+    for (title, lines) in sections(c) {
+        list(title, lines);
+    }
     if let Some(s) = &c.suggestion {
         let _ =
             write!(out, "<tr><td style=\"padding:4px 16px;\"><strong>Suggestion</strong>: {}", h(&suggestion_line(s)));
