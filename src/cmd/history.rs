@@ -81,7 +81,8 @@ fn draw_chart(store: &Store, cluster: &str, buckets: &[Bucket], tz: &TimeZone) -
         (Some(first), Some(last)) => (first.start.timestamp(), last.end.timestamp()),
         _ => bail!("--chart: cluster {cluster:?} has no range to draw"),
     };
-    let input = chart::input(store, cluster, from, to, tz.clone())?;
+    let settings = crate::settings::current(store, cluster)?;
+    let input = chart::input(store, cluster, &settings, (from, to), tz.clone())?;
     let png = chart::render_png(&input)?;
     Ok(Chart { png, alt: chart::alt_text(&input) })
 }

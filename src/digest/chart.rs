@@ -122,8 +122,8 @@ impl ChartInput {
 pub fn input(
     store: &Store,
     cluster: &str,
-    from: Timestamp,
-    to: Timestamp,
+    settings: &Settings,
+    (from, to): (Timestamp, Timestamp),
     tz: TimeZone,
 ) -> Result<ChartInput, StoreError> {
     let mut cycles = Vec::new();
@@ -137,14 +137,13 @@ pub fn input(
     let mut too_frequent = Vec::new();
     store.event_times(cluster, "too_frequent", from, to, |t| too_frequent.push(t))?;
     too_frequent.sort();
-    let settings = crate::settings::current(store, cluster)?;
     Ok(ChartInput {
         cluster: cluster.to_string(),
         tz,
         from,
         to,
         cycles,
-        absorb: absorb(&settings),
+        absorb: absorb(settings),
         starts,
         too_frequent,
     })
@@ -321,7 +320,7 @@ pub fn render_png(input: &ChartInput) -> Result<Vec<u8>, ChartError> {
     let mut encoder = png::Encoder::new(&mut out, WIDTH, HEIGHT);
     encoder.set_color(png::ColorType::Rgb);
     encoder.set_depth(png::BitDepth::Eight);
-    encoder.set_compression(png::Compression::Best);
+    encoder.set_compression(png::Compression::Default);
     let mut writer = encoder.write_header()?;
     writer.write_image_data(&rgb)?;
     writer.finish()?;

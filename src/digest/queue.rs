@@ -9,7 +9,7 @@ use jiff::civil::Date;
 use jiff::Timestamp;
 
 use super::render::{self, Picture};
-use super::report::{self, Inputs, Report, ReportError};
+use super::report::{self, ClusterDay, Inputs, Report, ReportError};
 use super::schedule::{Due, Schedule};
 use crate::analyze::rules::RuleSet;
 use crate::config::Config;
@@ -112,8 +112,9 @@ pub fn recipients(config: &Config) -> Vec<lettre::message::Mailbox> {
 pub fn pictures(store: &Store, report: &Report) -> Vec<Option<Picture>> {
     let (from, to) = (report.start.timestamp(), report.end.timestamp());
     let tz = report.start.time_zone().clone();
-    let draw = |name: &str| -> Result<Picture, String> {
-        let input = super::chart::input(store, name, from, to, tz.clone()).map_err(|e| e.to_string())?;
+    let draw = |c: &ClusterDay| -> Result<Picture, String> {
+        let input =
+            super::chart::input(store, &c.name, &c.settings, (from, to), tz.clone()).map_err(|e| e.to_string())?;
         let png = super::chart::render_png(&input).map_err(|e| e.to_string())?;
         Ok(Picture { png, alt: super::chart::alt_text(&input) })
     };
@@ -121,7 +122,7 @@ pub fn pictures(store: &Store, report: &Report) -> Vec<Option<Picture>> {
         .clusters
         .iter()
         .map(|c| {
-            draw(&c.name)
+            draw(c)
                 .map_err(|e| tracing::warn!(cluster = %c.name, "the digest goes out without this cluster's chart: {e}"))
                 .ok()
         })

@@ -16,6 +16,7 @@ use crate::analyze::buckets::{self, By};
 use crate::analyze::history::{self, Row};
 use crate::analyze::sizing::{self, Suggestion};
 use crate::config::AdviceSection;
+use crate::settings::Settings;
 use crate::store::alerts::AlertRow;
 use crate::store::settings::LogChange;
 use crate::store::{Store, StoreError};
@@ -76,6 +77,9 @@ pub struct ClusterDay {
     pub suggestion: Option<Suggestion>,
     pub changes: Vec<LogChange>,
     pub bursts: Vec<Burst>,
+    /// The settings in effect now, as `walwatch settings` gives them (read
+    /// once: the suggestion and the chart's absorb line both use them).
+    pub settings: Settings,
     /// walwatch's own trouble with this cluster's logs.
     pub problems: Vec<String>,
 }
@@ -166,7 +170,7 @@ fn cluster_day(
     let resolved: Vec<AlertRow> = alerts.iter().filter(|a| a.resolved_at.is_some_and(in_day)).cloned().collect();
     let open = alerts.iter().filter(|a| a.fired_at < to && a.resolved_at.is_none_or(|r| r >= to)).count();
     let changes = match store.find_cluster(name)? {
-        Some(id) => store.parameter_changes(id)?.into_iter().filter(|c| in_day(c.at)).collect(),
+        Some(id) => store.parameter_changes_between(id, from, to)?,
         None => Vec::new(),
     };
     let settings = crate::settings::current(store, name)?;
@@ -191,6 +195,7 @@ fn cluster_day(
         changes,
         bursts,
         problems,
+        settings,
     };
     cluster.reasons = reasons(&cluster);
     Ok(cluster)

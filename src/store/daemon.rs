@@ -197,9 +197,22 @@ impl Store {
         let time = |sql: &str| -> rusqlite::Result<Option<Timestamp>> {
             self.conn.query_row(sql, [id], |r| r.get::<_, Option<i64>>(0)).map(|v| v.map(from_micros))
         };
-        let last_event = time("SELECT max(at) FROM event WHERE cluster_id = ?1 AND kind <> 'rejected'")?;
+        // Each kind's newest event is one end of an event_cluster_kind_at
+        // range; `kind <> …` or `kind IN (…)` under max() would read every
+        // event of the cluster instead (a year of a busy server: 0.1 s).
+        let last_event = time(&format!(
+            "WITH RECURSIVE kinds(kind) AS (
+                 SELECT (SELECT min(kind) FROM event WHERE cluster_id = ?1)
+                 UNION ALL
+                 SELECT (SELECT min(kind) FROM event WHERE cluster_id = ?1 AND kind > kinds.kind)
+                 FROM kinds WHERE kind IS NOT NULL)
+             SELECT max({newest}) FROM kinds WHERE kind IS NOT NULL AND kind <> 'rejected'",
+            newest = "(SELECT max(at) FROM event WHERE cluster_id = ?1 AND kind = kinds.kind)"
+        ))?;
         let last_checkpoint_event = time(
-            "SELECT max(at) FROM event WHERE cluster_id = ?1 AND kind IN ('checkpoint_start', 'checkpoint_complete', 'restartpoint_start', 'restartpoint_complete')",
+            "SELECT max(newest) FROM (SELECT (SELECT max(at) FROM event WHERE cluster_id = ?1 AND kind = k.kind) AS newest
+             FROM (SELECT 'checkpoint_start' AS kind UNION ALL SELECT 'checkpoint_complete'
+                   UNION ALL SELECT 'restartpoint_start' UNION ALL SELECT 'restartpoint_complete') k)",
         )?;
         let last_commit = time("SELECT max(last_read) FROM source WHERE cluster_id = ?1")?;
         let mut stmt =

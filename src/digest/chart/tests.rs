@@ -25,6 +25,10 @@ fn store_of(files: &[&str]) -> (tempfile::TempDir, Store) {
     (dir, store)
 }
 
+fn current(store: &Store) -> Settings {
+    crate::settings::current(store, "c").unwrap()
+}
+
 fn ts(s: &str) -> Timestamp {
     s.parse().unwrap()
 }
@@ -46,7 +50,7 @@ fn input_has_the_cycles_and_starts_history_and_suggest_count() {
         ("2026-11-22T08:16:00Z", "2026-11-22T08:30:00Z"),
     ] {
         let (from, to) = (ts(from), ts(to));
-        let input = input(&store, "c", from, to, TimeZone::UTC).unwrap();
+        let input = input(&store, "c", &current(&store), (from, to), TimeZone::UTC).unwrap();
         let row = history_row(&store, from, to);
 
         let mut by_trigger = ByTrigger::default();
@@ -63,7 +67,9 @@ fn input_has_the_cycles_and_starts_history_and_suggest_count() {
         assert_eq!(ours, theirs, "{from}");
         assert_eq!(input.peak_kb_s().map(|p| (p * 10.0).round() / 10.0), row.wal_rate_kb_s.max);
     }
-    let all = input(&store, "c", ts("2026-11-22T08:00:00Z"), ts("2026-11-22T09:00:00Z"), TimeZone::UTC).unwrap();
+    let all =
+        input(&store, "c", &current(&store), (ts("2026-11-22T08:00:00Z"), ts("2026-11-22T09:00:00Z")), TimeZone::UTC)
+            .unwrap();
     // What the fixture is known for, so the comparison compared something.
     assert_eq!(all.forced(), 66);
     assert_eq!(all.too_frequent.len(), 66);
@@ -121,7 +127,8 @@ fn has(rgb: &[u8], colour: RGBColor) -> bool {
 fn the_png_of_a_storm_is_600_by_260_opaque_and_under_100_kb() {
     let (_dir, store) = store_of(&CRASHIMM);
     let tz = TimeZone::get("Europe/Berlin").unwrap();
-    let input = input(&store, "c", ts("2026-11-22T08:13:00Z"), ts("2026-11-22T08:18:30Z"), tz).unwrap();
+    let input =
+        input(&store, "c", &current(&store), (ts("2026-11-22T08:13:00Z"), ts("2026-11-22T08:18:30Z")), tz).unwrap();
     let png_bytes = render_png(&input).unwrap();
     assert_eq!(&png_bytes[..8], b"\x89PNG\r\n\x1a\n");
     assert!(png_bytes.len() <= 100 * 1024, "{} bytes", png_bytes.len());
