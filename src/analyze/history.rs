@@ -23,7 +23,10 @@
 //!   completed points; null when none completed.
 //! - `crashes`: crash recoveries: end-of-recovery checkpoints, plus crash
 //!   restarts whose recovery logged none (a standby's).
-//! - `server_starts`: `starting PostgreSQL` lines (PostgreSQL 12+).
+//! - `server_starts`: `starting PostgreSQL` lines (PostgreSQL 12+); before
+//!   12, which logs no such line, each `ready to accept connections` that
+//!   follows neither a crash restart nor a promotion
+//!   ([`Store::server_start_times`](crate::store::Store)).
 //! - `alerts_fired`: alerts whose `fired_at` (walwatch's clock, not the
 //!   log's) lies in the bucket.
 //!
@@ -200,14 +203,12 @@ pub fn rows(store: &Store, cluster: &str, buckets: &[Bucket]) -> Result<Vec<Row>
     let mut table = Table::new(buckets);
     let (since, until) = table.range();
     points(store, cluster, &mut table)?;
-    let kinds: [(&str, Counter); 3] = [
-        ("too_frequent", |a| &mut a.too_frequent),
-        ("parameter_changed", |a| &mut a.parameter_changes),
-        ("server_start", |a| &mut a.server_starts),
-    ];
+    let kinds: [(&str, Counter); 2] =
+        [("too_frequent", |a| &mut a.too_frequent), ("parameter_changed", |a| &mut a.parameter_changes)];
     for (kind, field) in kinds {
         store.event_times(cluster, kind, since, until, |t| table.count(t, field))?;
     }
+    store.server_start_times(cluster, since, until, |t| table.count(t, |a| &mut a.server_starts))?;
     store.crashes_without_end_of_recovery(cluster, since, until, |t| table.count(t, |a| &mut a.crashes))?;
     store.alert_fired_times(cluster, since, until, |t| table.count(t, |a| &mut a.alerts_fired))?;
     Ok(buckets.iter().zip(table.accs).map(|(b, acc)| row(cluster, b, acc)).collect())

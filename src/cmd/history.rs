@@ -218,7 +218,23 @@ struct Comparison {
     /// The as many buckets just before it, as one row.
     previous: Row,
     /// (period - previous) / previous in %; null when previous is 0 or absent.
-    change_pct: serde_json::Map<String, serde_json::Value>,
+    change_pct: Changes,
+}
+
+/// The changes by figure, serialized as one object in [`COMPARED`]'s order
+/// (a `serde_json::Map` would sort the keys alphabetically).
+#[derive(Debug)]
+struct Changes(Vec<(&'static str, Option<f64>)>);
+
+impl Serialize for Changes {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (name, change) in &self.0 {
+            map.serialize_entry(name, change)?;
+        }
+        map.end()
+    }
 }
 
 /// One figure of a row, when it has one.
@@ -248,10 +264,8 @@ fn compare(store: &Store, cluster: &str, buckets: &[Bucket], by: By) -> Result<C
     let before = Bucket { start: buckets::back(&first.start, by, buckets.len())?, end: first.start.clone() };
     let one = |b: Bucket| history::rows(store, cluster, &[b]).map(|mut r| r.remove(0));
     let (period, previous) = (one(whole)?, one(before)?);
-    let change_pct = COMPARED
-        .iter()
-        .map(|(name, value)| (name.to_string(), change(value(&previous), value(&period)).into()))
-        .collect();
+    let change_pct =
+        Changes(COMPARED.iter().map(|(name, value)| (*name, change(value(&previous), value(&period)))).collect());
     Ok(Comparison { cluster: cluster.to_string(), period, previous, change_pct })
 }
 

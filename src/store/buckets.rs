@@ -196,6 +196,48 @@ impl Store {
         self.times(&sql, params![cluster, to_micros(since), to_micros(until), kind], each)
     }
 
+    /// Server starts in `[since, until)`, in time order: each `starting
+    /// PostgreSQL` line (12+), and each `ready to accept connections` line
+    /// that no start line announced since the ready before it — the only
+    /// trace of a start before PostgreSQL 12 — unless the postmaster never
+    /// stopped: a crash restart (`reinitializing`) or a promotion (read-only,
+    /// then read-write, with no shutdown between) is no start.
+    pub(crate) fn server_start_times(
+        &self,
+        cluster: &str,
+        since: Timestamp,
+        until: Timestamp,
+        mut each: impl FnMut(Timestamp),
+    ) -> Result<(), StoreError> {
+        // From the ready before the range on: what happened since it decides
+        // whether the first ready in the range was a start.
+        let sql = format!(
+            "SELECT e.at, e.kind, json_extract(e.data, '$.read_only') IS 1 FROM event e
+             WHERE e.cluster_id = {CLUSTER}
+               AND e.kind IN ('server_start', 'server_ready', 'crash_reinit', 'server_shutdown')
+               AND e.at >= COALESCE((SELECT max(r.at) FROM event r WHERE r.cluster_id = {CLUSTER}
+                                     AND r.kind = 'server_ready' AND r.at < ?2), -9223372036854775808)
+               AND e.at < ?3
+             ORDER BY e.at, e.id"
+        );
+        let (from, to) = (to_micros(since), to_micros(until));
+        let mut starts = StartMarks::default();
+        let mut q = || -> rusqlite::Result<()> {
+            let mut stmt = self.conn.prepare(&sql)?;
+            let mut rows = stmt.query(params![cluster, from, to])?;
+            while let Some(r) = rows.next()? {
+                let at: i64 = r.get(0)?;
+                let kind: String = r.get(1)?;
+                let read_only = r.get::<_, Option<bool>>(2)?.unwrap_or(false);
+                if starts.is_start(&kind, read_only) && at >= from {
+                    each(from_micros(at));
+                }
+            }
+            Ok(())
+        };
+        q().map_err(|e| self.sql(e))
+    }
+
     /// Crash restarts (`all server processes terminated; reinitializing`)
     /// in `[since, until)` whose recovery logged no end-of-recovery
     /// checkpoint before the server was ready again (a standby's, or a log
@@ -251,5 +293,74 @@ impl Store {
             Ok(())
         };
         q().map_err(|e| self.sql(e))
+    }
+}
+
+/// What the lifecycle lines since the last `ready` say, to tell a start
+/// from a crash restart or a promotion ([`Store::server_start_times`]).
+#[derive(Debug, Default)]
+struct StartMarks {
+    /// The last ready line's read_only (None: none seen yet).
+    ready_read_only: Option<bool>,
+    start_line: bool,
+    crash_reinit: bool,
+    shutdown: bool,
+}
+
+impl StartMarks {
+    /// Takes the next lifecycle event; true when it is a server start.
+    fn is_start(&mut self, kind: &str, read_only: bool) -> bool {
+        match kind {
+            "server_start" => {
+                self.start_line = true;
+                true
+            }
+            "crash_reinit" => {
+                self.crash_reinit = true;
+                false
+            }
+            "server_shutdown" => {
+                self.shutdown = true;
+                false
+            }
+            "server_ready" => {
+                let promotion = self.ready_read_only == Some(true) && !read_only && !self.shutdown;
+                let start = !self.start_line && !self.crash_reinit && !promotion;
+                *self = StartMarks { ready_read_only: Some(read_only), ..StartMarks::default() };
+                start
+            }
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StartMarks;
+
+    /// The sequences no fixture log holds (a crash restart: the
+    /// postmaster survives, `reinitializing`, then ready again), next to
+    /// those real logs test in tests/fast/history.rs, as a PostgreSQL 11
+    /// server logs them: no start lines.
+    #[test]
+    fn a_ready_is_a_start_unless_a_start_line_a_crash_restart_or_a_promotion_explains_it() {
+        let mut m = StartMarks::default();
+        let seq = [
+            ("server_ready", false, true),     // the first in the log
+            ("crash_reinit", false, false),    // a backend crashed
+            ("server_ready", false, false),    // the same postmaster again
+            ("server_shutdown", false, false), // a clean stop
+            ("server_ready", true, true),      // a standby started
+            ("server_ready", false, false),    // promoted
+            ("server_ready", true, true),      // a standby again: a new postmaster
+            ("server_shutdown", false, false),
+            ("server_ready", false, true), // read-write after a stop: a start, no promotion
+            ("server_start", false, true), // PostgreSQL 12+: the line is the start
+            ("server_ready", false, false),
+            ("redo_start", false, false),
+        ];
+        for (i, (kind, read_only, start)) in seq.into_iter().enumerate() {
+            assert_eq!(m.is_start(kind, read_only), start, "step {i}: {kind}");
+        }
     }
 }
