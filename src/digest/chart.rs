@@ -328,6 +328,20 @@ pub fn render_png(input: &ChartInput) -> Result<Vec<u8>, ChartError> {
 }
 
 /// Hours since the range's start: the x coordinate.
+/// At most this many steps between x labels (a 600 px axis).
+const MAX_X_TICKS: usize = 9;
+
+/// The hours between x labels: the first of a person's steps (3 h on a
+/// day: 00:00, 03:00, …) that gives at most [`MAX_X_TICKS`] steps. The x
+/// axis is drawn in units of this step, so that plotters, which puts its
+/// labels at 1, 2 or 5 × 10ⁿ units, puts them at whole steps.
+fn label_step_h(span_h: f64) -> f64 {
+    const STEPS_H: [f64; 15] =
+        [1.0 / 6.0, 0.25, 0.5, 1.0, 2.0, 3.0, 6.0, 12.0, 24.0, 48.0, 72.0, 168.0, 336.0, 720.0, 2160.0];
+    let fits = |step: f64| span_h / step <= MAX_X_TICKS as f64;
+    STEPS_H.into_iter().find(|s| fits(*s)).unwrap_or(span_h / MAX_X_TICKS as f64)
+}
+
 fn hours(input: &ChartInput, t: Timestamp) -> f64 {
     t.duration_since(input.from).as_secs_f64() / 3600.0
 }
@@ -340,6 +354,7 @@ where
     let (plot_area, legend_area) = root.split_vertically(HEIGHT - 22);
     let span_h = hours(input, input.to).max(1.0 / 60.0);
     let span_h = if span_h.is_finite() { span_h } else { 24.0 };
+    let step_h = label_step_h(span_h);
     let absorb_kb = input.absorb.as_ref().and_then(|a| rate(a.kb_s));
     let top_kb = input.peak_kb_s().into_iter().chain(absorb_kb).fold(0.0, f64::max);
     let u = unit(top_kb);
@@ -357,21 +372,27 @@ where
         .margin_right(14)
         .x_label_area_size(34)
         .y_label_area_size(48)
-        .build_cartesian_2d(0.0..span_h, 0.0..y_max)
+        .build_cartesian_2d(0.0..span_h / step_h, 0.0..y_max)
         .map_err(draw_error)?;
     let day = span_h <= 36.0;
     let x_label = |x: &f64| {
-        let t = input.from.checked_add(SignedDuration::from_secs_f64((x * 3600.0).clamp(0.0, 1e10)));
+        let t = input.from.checked_add(SignedDuration::from_secs_f64((x * step_h * 3600.0).clamp(0.0, 1e10)));
         let Ok(t) = t else { return String::new() };
         let z = t.to_zoned(input.tz.clone());
         if day {
             z.strftime("%H:%M").to_string()
+        } else if step_h >= 24.0 {
+            z.strftime("%m-%d").to_string()
         } else {
             z.strftime("%m-%d %H:%M").to_string()
         }
     };
     let y_label = |y: &f64| if y_max < 10.0 { format!("{y:.1}") } else { format!("{y:.0}") };
-    let x_desc = format!("{} ({})", if day { "hour" } else { "date, hour" }, abbreviations(input));
+    let x_desc = match (day, step_h >= 24.0) {
+        (true, _) => format!("hour ({})", abbreviations(input)),
+        (false, true) => format!("date ({})", abbreviations(input)),
+        (false, false) => format!("date, hour ({})", abbreviations(input)),
+    };
     chart
         .configure_mesh()
         .light_line_style(BACKGROUND)
@@ -379,7 +400,7 @@ where
         .axis_style(INK)
         .label_style((FAMILY, 11).into_font().color(&INK))
         .axis_desc_style((FAMILY, 11).into_font().color(&INK))
-        .x_labels(if day { 13 } else { 7 })
+        .x_labels(MAX_X_TICKS + 1)
         .y_labels(5)
         .x_label_formatter(&x_label)
         .y_label_formatter(&y_label)
@@ -388,7 +409,7 @@ where
         .draw()
         .map_err(draw_error)?;
 
-    let x = |t: Timestamp| hours(input, t).clamp(0.0, span_h);
+    let x = |t: Timestamp| hours(input, t).clamp(0.0, span_h) / step_h;
     // The rate: a step per cycle, joined where one cycle ends as the next begins.
     let mut runs: Vec<Vec<(f64, f64)>> = Vec::new();
     let mut last_end: Option<Timestamp> = None;
@@ -415,10 +436,10 @@ where
     if let (Some(a), Some(kb)) = (&input.absorb, absorb_kb) {
         let y = kb / u.kb;
         let style = ShapeStyle::from(&ABSORB).stroke_width(2);
-        chart.draw_series(DashedLineSeries::new([(0.0, y), (span_h, y)], 8, 5, style)).map_err(draw_error)?;
+        chart.draw_series(DashedLineSeries::new([(0.0, y), (span_h / step_h, y)], 8, 5, style)).map_err(draw_error)?;
         let assumed = if a.assumed.is_empty() { String::new() } else { " (defaults assumed)".to_string() };
         let label = format!("max_wal_size absorbs {}{assumed}", rate_text(kb));
-        let (px, py) = chart.backend_coord(&(span_h, y));
+        let (px, py) = chart.backend_coord(&(span_h / step_h, y));
         let style = (FAMILY, 11).into_font().color(&ABSORB).pos(Pos::new(HPos::Right, VPos::Bottom));
         plot_area.draw(&Text::new(label, (px - 4, py - 3), style)).map_err(draw_error)?;
     }
@@ -437,7 +458,7 @@ where
         plot_area.draw(&mark).map_err(draw_error)?;
     }
     if input.peak_kb_s().is_none() {
-        let (cx, _) = chart.backend_coord(&(span_h / 2.0, 0.0));
+        let (cx, _) = chart.backend_coord(&(span_h / step_h / 2.0, 0.0));
         let (_, cy) = chart.backend_coord(&(0.0, y_max / 2.0));
         let style = (FAMILY, 14).into_font().color(&INK).pos(Pos::new(HPos::Center, VPos::Center));
         plot_area.draw(&Text::new("no checkpoint cycles", (cx, cy), style)).map_err(draw_error)?;

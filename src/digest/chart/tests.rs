@@ -248,3 +248,20 @@ fn rates_are_written_in_the_unit_a_person_reads() {
     assert_eq!(rate_text(3.21), "3.2 kB/s");
     assert_eq!(rate_text(20480.0), "20 MB/s");
 }
+
+/// x labels every 3 hours on a day, the 23- and 25-hour DST days included;
+/// every 10 minutes on an hour; whole days on a week; at most MAX_X_TICKS
+/// steps on any range.
+#[test]
+fn x_labels_step_by_a_person_s_hours() {
+    for (span_h, step) in
+        [(24.0, 3.0), (23.0, 3.0), (25.0, 3.0), (1.0, 1.0 / 6.0), (2.0, 0.25), (6.0, 1.0), (12.0, 2.0), (48.0, 6.0)]
+    {
+        assert_eq!(label_step_h(span_h), step, "{span_h} h");
+    }
+    assert_eq!(label_step_h(7.0 * 24.0), 24.0);
+    assert_eq!(label_step_h(30.0 * 24.0), 168.0);
+    for span_h in [0.5, 9.5, 30.0, 100.0, 1000.0, 50_000.0] {
+        assert!(span_h / label_step_h(span_h) <= MAX_X_TICKS as f64, "{span_h}");
+    }
+}
