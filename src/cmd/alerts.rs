@@ -23,8 +23,8 @@ pub fn run(args: AlertsArgs) -> Result<ExitCode> {
             let mut store = Store::open_existing(&path)?;
             match store.ack_alert(id, Timestamp::now())? {
                 None => bail!("no alert with id {id} (see `walwatch alerts --all`)"),
-                Some(false) => println!("alert {id} was already acknowledged"),
-                Some(true) => println!("alert {id} acknowledged: no more reminders for it"),
+                Some(false) => say(format_args!("alert {id} was already acknowledged")),
+                Some(true) => say(format_args!("alert {id} acknowledged: no more reminders for it")),
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -46,12 +46,19 @@ pub fn run(args: AlertsArgs) -> Result<ExitCode> {
                 }
                 SilenceOutcome::Silenced { .. } => {
                     let scope = cluster.map_or("all clusters".to_string(), |c| format!("cluster {c}"));
-                    println!("{rule} silenced on {scope} until {}", rfc3339(until));
+                    say(format_args!("{rule} silenced on {scope} until {}", rfc3339(until)));
                 }
             }
             Ok(ExitCode::SUCCESS)
         }
         Some(AlertsCommand::TestMail { common }) => test_mail(&common),
+    }
+}
+
+/// What an ack or a silence did, on stdout unless `-q`.
+fn say(text: std::fmt::Arguments) {
+    if !super::quiet() {
+        println!("{text}");
     }
 }
 

@@ -36,13 +36,15 @@ pub fn run(args: ForgetArgs) -> Result<ExitCode> {
     }
     let ids: Vec<i64> = chosen.iter().map(|s| s.id).collect();
     let gone = store.forget_sources(&ids)?;
-    for s in &chosen {
-        println!("forgot {} (cluster {})", s.path, s.cluster);
+    if !super::quiet() {
+        for s in &chosen {
+            println!("forgot {} (cluster {})", s.path, s.cluster);
+        }
+        println!(
+            "{} source(s), {} event(s), {} checkpoint row(s) forgotten; the next import or daemon read takes them from the start",
+            gone.sources, gone.events, gone.checkpoints
+        );
     }
-    println!(
-        "{} source(s), {} event(s), {} checkpoint row(s) forgotten; the next import or daemon read takes them from the start",
-        gone.sources, gone.events, gone.checkpoints
-    );
     Ok(if unknown.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(super::EXIT_FAILURE) })
 }
 

@@ -45,7 +45,9 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
         let cluster_id = store.cluster_id(&cluster)?;
         match ingest::import(&mut store, cluster_id, file, &opts, &time) {
             Ok(report) => {
-                print_report(&mut stdout, &cluster, &report)?;
+                if !super::quiet() {
+                    print_report(&mut stdout, &cluster, &report)?;
+                }
                 if let Some(why) = &report.misfit {
                     misfits += 1;
                     stdout.flush()?;

@@ -16,6 +16,7 @@ mod summary;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Result;
 
@@ -35,7 +36,16 @@ pub const EXIT_MISFIT: u8 = 3;
 /// whose lines did not fit its format or prefix.
 pub const EXIT_PROBLEMS: u8 = 4;
 
+/// `status`: a daemon ran on this store and is not running now (stopped,
+/// killed, crashed or hung).
+pub const EXIT_DAEMON_DOWN: u8 = 5;
+
+/// `status`: a followed log holds a megabyte or more that the daemon has
+/// not read yet.
+pub const EXIT_BEHIND: u8 = 6;
+
 pub fn run(cli: Cli) -> Result<ExitCode> {
+    QUIET.store(cli.quiet, Ordering::Relaxed);
     match cli.command {
         Command::Import(args) => import::run(args),
         Command::Checkpoints(args) => checkpoints::run(args),
@@ -50,6 +60,23 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Analyze(args) => analyze::run(args),
         Command::Alerts(args) => alerts::run(args),
         Command::Forget(args) => forget::run(args),
+    }
+}
+
+/// `-q`: set once before the command runs, like the log level it also sets.
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Whether `-q` asked for errors only: a command then prints no notes
+/// (what it wrote, sent or forgot, an import's report, `status`'s table),
+/// only the data it was asked for and its errors.
+pub(crate) fn quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
+
+/// A note on stderr, unless `-q`.
+pub(crate) fn note(text: impl std::fmt::Display) {
+    if !quiet() {
+        eprintln!("{text}");
     }
 }
 

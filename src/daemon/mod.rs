@@ -105,7 +105,7 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
     notify::stopping();
     daemon.alerting.stop();
     daemon.pruner.stop();
-    daemon.store.clear_heartbeat()?;
+    daemon.store.mark_stopped()?;
     tracing::info!("Stopped.");
     Ok(())
 }
