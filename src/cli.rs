@@ -106,7 +106,7 @@ pub struct DigestOutput {
 #[derive(Debug, Args)]
 pub struct ForgetArgs {
     #[command(flatten)]
-    pub db: DbArg,
+    pub common: ConfigDbArgs,
     /// Only this cluster's sources; without FILE, all of them.
     #[arg(long)]
     pub cluster: Option<String>,
@@ -244,7 +244,7 @@ pub struct ConfigArgs {
 /// Where the store lives.
 #[derive(Debug, Args, Clone)]
 pub struct DbArg {
-    /// SQLite store [default: $XDG_STATE_HOME/walwatch/walwatch.db, or /var/lib/walwatch/walwatch.db for the service user]
+    /// SQLite store [default: the config's [store] path (/var/lib/walwatch/walwatch.db) when a config file is read, else $XDG_STATE_HOME/walwatch/walwatch.db]
     #[arg(long, value_name = "PATH", env = "WALWATCH_DB")]
     pub db: Option<PathBuf>,
 }
@@ -273,7 +273,7 @@ pub enum FormatArg {
 #[derive(Debug, Args)]
 pub struct ImportArgs {
     #[command(flatten)]
-    pub db: DbArg,
+    pub common: ConfigDbArgs,
     /// Cluster the events belong to [default: derived from the file path].
     #[arg(long)]
     pub cluster: Option<String>,
@@ -315,7 +315,7 @@ pub struct WindowArgs {
 #[derive(Debug, Args)]
 pub struct CheckpointsArgs {
     #[command(flatten)]
-    pub db: DbArg,
+    pub common: ConfigDbArgs,
     #[command(flatten)]
     pub window: WindowArgs,
     /// Only this trigger: shutdown, end-of-recovery, wal, time, manual.

@@ -65,7 +65,7 @@ fn say(text: std::fmt::Arguments) {
 /// Queues a test notice and sends it at once; the outcome per channel on stdout.
 fn test_mail(common: &ConfigDbArgs) -> Result<ExitCode> {
     let super::Loaded { config, db: path, .. } = super::config_and_db(common)?;
-    let mut store = Store::open(&path)?;
+    let mut store = Store::open_existing(&path)?;
     println!("{}", crate::alert::deliver::test_mail(&mut store, &config, Timestamp::now())?);
     Ok(ExitCode::SUCCESS)
 }

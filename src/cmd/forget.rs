@@ -16,7 +16,7 @@ pub fn run(args: ForgetArgs) -> Result<ExitCode> {
     if args.cluster.is_none() && args.files.is_empty() {
         bail!("say what to forget: --cluster C (all of its files), FILE..., or both");
     }
-    let mut store = Store::open_existing(&super::db_path(&args.db))?;
+    let mut store = Store::open_existing(&super::config_and_db(&args.common)?.db)?;
     if let Some(c) = &args.cluster {
         super::clusters(&store, Some(c))?;
     }

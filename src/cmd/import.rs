@@ -12,8 +12,11 @@ use crate::ingest::{self, ImportReport, Options};
 use crate::store::Store;
 
 pub fn run(args: ImportArgs) -> Result<ExitCode> {
-    let path = super::db_path(&args.db);
-    let mut store = Store::open(&path)?;
+    let path = super::config_and_db(&args.common)?.db;
+    let (mut store, created) = Store::open_creating(&path)?;
+    if let Some(created) = created {
+        super::note(format_args!("walwatch: {created}"));
+    }
     let time = TimeContext::new(args.timezone.as_deref()).context("invalid --timezone")?;
     let opts = Options {
         format: match args.format {

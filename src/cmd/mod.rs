@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::Result;
 
 use crate::analyze::rules::RuleSet;
-use crate::cli::{Cli, Command, ConfigDbArgs, DbArg, WindowArgs};
+use crate::cli::{Cli, Command, ConfigDbArgs, WindowArgs};
 use crate::config::{Config, StoreUser};
 use crate::store::Filter;
 
@@ -127,10 +127,15 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe))
 }
 
-/// The store of a command that reads no config: `--db` or the default.
-fn db_path(arg: &DbArg) -> PathBuf {
-    let defaults = crate::config::ConfigSource::Defaults(crate::config::default_path());
-    crate::config::store_path(arg.db.as_deref(), &Config::default(), &defaults, StoreUser::Command)
+/// An existing store, for writing where this user may (a query that
+/// records what it learnt on the way), else for reading: the writes it
+/// would have made then fail and are said as warnings.
+fn writable_or_read_only(db: &std::path::Path) -> Result<crate::store::Store> {
+    use crate::store::{Store, StoreError};
+    match Store::open_existing(db) {
+        Err(StoreError::ReadOnly { .. }) => Ok(Store::open_read_only(db)?),
+        other => Ok(other?),
+    }
 }
 
 /// A command's configuration, its alert rules and its store.
@@ -140,14 +145,35 @@ struct Loaded {
     db: PathBuf,
 }
 
-/// The configuration (built-in defaults when the default file is absent),
-/// its rules' `[alerts.<id>]` tables read, and the store it names: `--db`
-/// wins, then the config file's `[store] path`, then the per-user default.
+/// The configuration (built-in defaults when the default file is absent,
+/// or unreadable to this user), its rules' `[alerts.<id>]` tables read, and
+/// the store it names: `--db` (or WALWATCH_DB) wins, then the config
+/// file's `[store] path`, then the per-user default. The same in every command.
 fn config_and_db(args: &ConfigDbArgs) -> Result<Loaded> {
-    let (config, source) = crate::config::load_or_default(args.config.as_deref())?;
+    let (config, source) = readable_config(args.config.as_deref())?;
     let rules = RuleSet::configure(&config.alerts)?;
     let db = crate::config::store_path(args.db.db.as_deref(), &config, &source, StoreUser::Command);
     Ok(Loaded { config, rules, db })
+}
+
+/// `--config`/WALWATCH_CONFIG must be readable; the default file (root:walwatch
+/// 0640 in the packages) may not be, to a user outside group walwatch: then
+/// the defaults apply, said in a warning, rather than no command working.
+fn readable_config(flag: Option<&std::path::Path>) -> Result<(Config, crate::config::ConfigSource)> {
+    use crate::config::{ConfigError, ConfigSource};
+    match crate::config::load_or_default(flag) {
+        Err(ConfigError::Read { path, source })
+            if flag.is_none() && source.kind() == std::io::ErrorKind::PermissionDenied =>
+        {
+            tracing::warn!(
+                "cannot read {} ({source}): using the defaults, and its [store] path is not known; \
+                 pass --db, or ask to be added to group walwatch",
+                path.display()
+            );
+            Ok((Config::default(), ConfigSource::Defaults(path)))
+        }
+        other => Ok(other?),
+    }
 }
 
 /// The clusters a command covers: `--cluster`, else every cluster in the store.

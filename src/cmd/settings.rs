@@ -57,7 +57,7 @@ pub fn run(args: SettingsArgs) -> Result<ExitCode> {
 /// The store after recording what the configured clusters' settings are now;
 /// a user who may not write the store still sees what it holds.
 fn refreshed(db: &std::path::Path, clusters: &[&config::ClusterConfig]) -> Result<Store> {
-    let mut store = match Store::open(db) {
+    let mut store = match Store::open_existing(db) {
         Ok(store) => store,
         Err(e) => {
             tracing::warn!("{e}: the settings are shown as last recorded, not read again");
@@ -95,7 +95,7 @@ fn refreshed_from_logs(
     if found.is_empty() {
         return Ok(store);
     }
-    let mut store = match Store::open(db) {
+    let mut store = match Store::open_existing(db) {
         Ok(writable) => writable,
         Err(e) => {
             tracing::warn!("{e}: the conf files in the data directories found from the logs are not read");

@@ -128,6 +128,17 @@ impl Store {
         Ok(Store { conn, path: path.into() })
     }
 
+    /// [`Store::open`], saying what it created: only the daemon and
+    /// `import` make a store, and they say so (a typo in `--db` must not
+    /// pass unnoticed).
+    pub fn open_creating(path: &Path) -> Result<(Store, Option<Created>), StoreError> {
+        let missing_dir = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.exists()).map(Path::to_path_buf);
+        // An empty file is no store yet either (a query calls it missing).
+        let new = std::fs::metadata(path).map_or(true, |m| m.len() == 0);
+        let store = Store::open(path)?;
+        Ok((store, new.then(|| Created { store: path.into(), dir: missing_dir })))
+    }
+
     /// Opens an existing store for writing (migrating it to this version);
     /// a missing file is an error instead of a new empty store.
     pub(crate) fn open_existing(path: &Path) -> Result<Store, StoreError> {
@@ -201,6 +212,23 @@ impl Store {
 
     fn sql(&self, source: rusqlite::Error) -> StoreError {
         StoreError::Sql { path: self.path.clone(), source }
+    }
+}
+
+/// A store made by [`Store::open_creating`], and the directory made for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Created {
+    pub store: PathBuf,
+    pub dir: Option<PathBuf>,
+}
+
+impl std::fmt::Display for Created {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "created the store {}", self.store.display())?;
+        match &self.dir {
+            Some(dir) => write!(f, " (and its directory {})", dir.display()),
+            None => Ok(()),
+        }
     }
 }
 
