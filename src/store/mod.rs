@@ -68,6 +68,9 @@ pub enum StoreError {
     Open { path: PathBuf, source: rusqlite::Error },
     #[error("no store at {path} yet: run `walwatch import` (or the daemon) first, or pass --db")]
     Missing { path: PathBuf },
+    // `error`, not `source`: the message includes it (see `Lock`).
+    #[error("cannot read the store {path}: {error} (the service's store is readable by group walwatch: ask to be added to it, or run the command with sudo)")]
+    NoAccess { path: PathBuf, error: std::io::Error },
     #[error("cannot migrate the store {path}: {message}")]
     Migrate { path: PathBuf, message: String },
     #[error("the store {path} was written by an older walwatch and this one cannot upgrade it ({reason}); run a walwatch command that may write it once (restarting the daemon does)")]
@@ -142,9 +145,7 @@ impl Store {
     /// Opens an existing store for writing (migrating it to this version);
     /// a missing file is an error instead of a new empty store.
     pub(crate) fn open_existing(path: &Path) -> Result<Store, StoreError> {
-        if !path.exists() {
-            return Err(StoreError::Missing { path: path.into() });
-        }
+        exists(path)?;
         Store::open(path)
     }
 
@@ -156,9 +157,7 @@ impl Store {
     /// when no -wal file holds changes not yet in the store file, and
     /// nobody writes meanwhile: a writer would have created the -shm.
     pub(crate) fn open_read_only(path: &Path) -> Result<Store, StoreError> {
-        if !path.exists() {
-            return Err(StoreError::Missing { path: path.into() });
-        }
+        exists(path)?;
         let conn = match query_connection(path, false) {
             Ok(conn) => conn,
             Err(e) if cannot_index_wal(&e) => {
@@ -212,6 +211,17 @@ impl Store {
 
     fn sql(&self, source: rusqlite::Error) -> StoreError {
         StoreError::Sql { path: self.path.clone(), source }
+    }
+}
+
+/// The store file is there; "missing" only when it is known not to be: a
+/// directory this user may not search hides it, which is said as such.
+fn exists(path: &Path) -> Result<(), StoreError> {
+    use std::io::ErrorKind::{NotADirectory, NotFound};
+    match std::fs::metadata(path) {
+        Ok(_) => Ok(()),
+        Err(e) if matches!(e.kind(), NotFound | NotADirectory) => Err(StoreError::Missing { path: path.into() }),
+        Err(error) => Err(StoreError::NoAccess { path: path.into(), error }),
     }
 }
 

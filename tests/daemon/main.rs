@@ -14,4 +14,5 @@ mod daemon_rotation;
 mod daemon_stop;
 mod status_monitor;
 mod store_concurrency;
+mod store_group;
 mod systemd_unit;
