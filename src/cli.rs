@@ -52,8 +52,13 @@ pub enum Command {
     /// Follow the configured PostgreSQL logs (the daemon; see systemd/walwatch.service).
     Run(RunArgs),
     /// Show what the daemon follows, how far it has read, and what is wrong.
-    #[command(after_help = "Exit status: 0 no problem; 1 an error; 4 a cluster has a problem (a log the daemon \
-                            cannot read, or one whose lines did not fit its format or prefix), shown as `problem:`.")]
+    #[command(after_help = "Exit status: 0 all well (the daemon runs, or none ever ran on this store); 1 an error; \
+                            4 a cluster has a problem (a log the daemon cannot read, or one whose lines did not fit \
+                            its format or prefix), shown as `problem:`; 5 a daemon ran on this store and is not \
+                            running now (stopped, killed, crashed or hung: its heartbeat and its pid are checked); \
+                            6 walwatch is behind (a followed file has 1 MB or more not read yet), shown as \
+                            `behind:`. When several hold: 5, else 4, else 6. -q prints nothing; the JSON has \
+                            exit_status and reasons.")]
     Status(StatusArgs),
     /// Show the settings walwatch knows for each cluster, their source, and the change timeline.
     Settings(SettingsArgs),

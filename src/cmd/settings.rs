@@ -25,7 +25,7 @@ use crate::cli::{ReportFormat, SettingsArgs};
 use crate::config;
 use crate::output;
 use crate::settings::{self, FoundDataDirectory, SettingChange, Value};
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 
 #[derive(Serialize)]
 struct ClusterSettings {
@@ -59,6 +59,8 @@ pub fn run(args: SettingsArgs) -> Result<ExitCode> {
 fn refreshed(db: &std::path::Path, clusters: &[&config::ClusterConfig]) -> Result<Store> {
     let mut store = match Store::open_existing(db) {
         Ok(store) => store,
+        // A query makes no store: only `import` and the daemon do.
+        Err(e @ StoreError::Missing { .. }) => return Err(e.into()),
         Err(e) => {
             tracing::warn!("{e}: the settings are shown as last recorded, not read again");
             return Ok(Store::open_read_only(db)?);
