@@ -62,9 +62,9 @@ pub(super) fn process(pid: u32) -> Process {
     let Some(p) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else {
         return Process::Gone;
     };
-    match rustix::process::test_kill_process(p) {
-        Err(rustix::io::Errno::SRCH) => return Process::Gone,
-        Ok(()) | Err(_) => {}
+    // EPERM: another user's process, which exists.
+    if let Err(rustix::io::Errno::SRCH) = rustix::process::test_kill_process(p) {
+        return Process::Gone;
     }
     match std::fs::read_to_string(format!("/proc/{pid}/comm")) {
         Ok(name) if !name.trim_end().starts_with("walwatch") => Process::Gone,
