@@ -457,6 +457,22 @@ mod tests {
         assert!(matches!(Store::open_read_only(&dir.path().join("e.db")), Err(StoreError::Missing { .. })));
     }
 
+    /// What `import` and the daemon say: the store, and the directory only when it was made.
+    #[test]
+    fn creating_a_store_says_what_was_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new/w.db");
+        let (store, created) = Store::open_creating(&path).unwrap();
+        drop(store);
+        let made =
+            format!("created the store {} (and its directory {})", path.display(), path.parent().unwrap().display());
+        assert_eq!(created.unwrap().to_string(), made);
+        assert_eq!(Store::open_creating(&path).unwrap().1, None, "an existing store");
+        let beside = dir.path().join("new/v.db");
+        let created = Store::open_creating(&beside).unwrap().1.unwrap();
+        assert_eq!(created.to_string(), format!("created the store {}", beside.display()));
+    }
+
     #[test]
     fn a_newer_schema_is_refused() {
         let dir = tempfile::tempdir().unwrap();
