@@ -52,8 +52,13 @@ pub enum Command {
     /// Follow the configured PostgreSQL logs (the daemon; see systemd/walwatch.service).
     Run(RunArgs),
     /// Show what the daemon follows, how far it has read, and what is wrong.
-    #[command(after_help = "Exit status: 0 no problem; 1 an error; 4 a cluster has a problem (a log the daemon \
-                            cannot read, or one whose lines did not fit its format or prefix), shown as `problem:`.")]
+    #[command(after_help = "Exit status: 0 all well (the daemon runs, or none ever ran on this store); 1 an error; \
+                            4 a cluster has a problem (a log the daemon cannot read, or one whose lines did not fit \
+                            its format or prefix), shown as `problem:`; 5 a daemon ran on this store and is not \
+                            running now (stopped, killed, crashed or hung: its heartbeat and its pid are checked); \
+                            6 walwatch is behind (a followed file has 1 MB or more not read yet), shown as \
+                            `behind:`. When several hold: 5, else 4, else 6. -q prints nothing; the JSON has \
+                            exit_status and reasons.")]
     Status(StatusArgs),
     /// Show the settings walwatch knows for each cluster, their source, and the change timeline.
     Settings(SettingsArgs),
@@ -106,7 +111,7 @@ pub struct DigestOutput {
 #[derive(Debug, Args)]
 pub struct ForgetArgs {
     #[command(flatten)]
-    pub db: DbArg,
+    pub common: ConfigDbArgs,
     /// Only this cluster's sources; without FILE, all of them.
     #[arg(long)]
     pub cluster: Option<String>,
@@ -244,7 +249,7 @@ pub struct ConfigArgs {
 /// Where the store lives.
 #[derive(Debug, Args, Clone)]
 pub struct DbArg {
-    /// SQLite store [default: $XDG_STATE_HOME/walwatch/walwatch.db, or /var/lib/walwatch/walwatch.db for the service user]
+    /// SQLite store [default: the config's [store] path (/var/lib/walwatch/walwatch.db) when a config file is read, else $XDG_STATE_HOME/walwatch/walwatch.db]
     #[arg(long, value_name = "PATH", env = "WALWATCH_DB")]
     pub db: Option<PathBuf>,
 }
@@ -273,7 +278,7 @@ pub enum FormatArg {
 #[derive(Debug, Args)]
 pub struct ImportArgs {
     #[command(flatten)]
-    pub db: DbArg,
+    pub common: ConfigDbArgs,
     /// Cluster the events belong to [default: derived from the file path].
     #[arg(long)]
     pub cluster: Option<String>,
@@ -315,7 +320,7 @@ pub struct WindowArgs {
 #[derive(Debug, Args)]
 pub struct CheckpointsArgs {
     #[command(flatten)]
-    pub db: DbArg,
+    pub common: ConfigDbArgs,
     #[command(flatten)]
     pub window: WindowArgs,
     /// Only this trigger: shutdown, end-of-recovery, wal, time, manual.

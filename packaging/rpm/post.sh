@@ -10,6 +10,12 @@
 if [ "$1" -eq 1 ] && command -v systemctl >/dev/null 2>&1; then
     systemctl --no-reload preset walwatch.service >/dev/null 2>&1 || :
 fi
+# Group walwatch may read the store (StateDirectoryMode=0750, UMask=0027);
+# stores made before that are 0600. SQLite gives the -wal and -shm files the
+# database's mode, so fixing these is enough.
+for f in /var/lib/walwatch/walwatch.db /var/lib/walwatch/walwatch.db-wal /var/lib/walwatch/walwatch.db-shm; do
+    if [ -f "$f" ]; then chmod g+r "$f"; fi
+done
 # Pick up the new or changed unit file (only when systemd is the running init).
 if [ -d /run/systemd/system ]; then
     systemctl daemon-reload >/dev/null 2>&1 || :

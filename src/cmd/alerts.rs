@@ -23,8 +23,8 @@ pub fn run(args: AlertsArgs) -> Result<ExitCode> {
             let mut store = Store::open_existing(&path)?;
             match store.ack_alert(id, Timestamp::now())? {
                 None => bail!("no alert with id {id} (see `walwatch alerts --all`)"),
-                Some(false) => println!("alert {id} was already acknowledged"),
-                Some(true) => println!("alert {id} acknowledged: no more reminders for it"),
+                Some(false) => say(format_args!("alert {id} was already acknowledged")),
+                Some(true) => say(format_args!("alert {id} acknowledged: no more reminders for it")),
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -46,7 +46,7 @@ pub fn run(args: AlertsArgs) -> Result<ExitCode> {
                 }
                 SilenceOutcome::Silenced { .. } => {
                     let scope = cluster.map_or("all clusters".to_string(), |c| format!("cluster {c}"));
-                    println!("{rule} silenced on {scope} until {}", rfc3339(until));
+                    say(format_args!("{rule} silenced on {scope} until {}", rfc3339(until)));
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -55,10 +55,17 @@ pub fn run(args: AlertsArgs) -> Result<ExitCode> {
     }
 }
 
+/// What an ack or a silence did, on stdout unless `-q`.
+fn say(text: std::fmt::Arguments) {
+    if !super::quiet() {
+        println!("{text}");
+    }
+}
+
 /// Queues a test notice and sends it at once; the outcome per channel on stdout.
 fn test_mail(common: &ConfigDbArgs) -> Result<ExitCode> {
     let super::Loaded { config, db: path, .. } = super::config_and_db(common)?;
-    let mut store = Store::open(&path)?;
+    let mut store = Store::open_existing(&path)?;
     println!("{}", crate::alert::deliver::test_mail(&mut store, &config, Timestamp::now())?);
     Ok(ExitCode::SUCCESS)
 }

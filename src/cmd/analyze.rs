@@ -41,7 +41,10 @@ fn send(store: &mut Store, config: &Config, now: Timestamp) -> Result<()> {
     let report = crate::alert::deliver::flush(store, config, now)?;
     if report.failed() > 0 {
         // Not an error: the outbox keeps them and the daemon's sender retries.
-        eprintln!("walwatch: {} notifications not delivered yet; they stay queued and are retried", report.failed());
+        super::note(format_args!(
+            "walwatch: {} notifications not delivered yet; they stay queued and are retried",
+            report.failed()
+        ));
     }
     Ok(())
 }

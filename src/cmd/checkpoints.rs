@@ -46,7 +46,7 @@ pub fn run(args: CheckpointsArgs) -> Result<ExitCode> {
         None => None,
     };
     let filter = super::filter(&args.window, trigger)?;
-    let store = Store::open_read_only(&super::db_path(&args.db))?;
+    let store = Store::open_read_only(&super::config_and_db(&args.common)?.db)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     render(&store, &filter, args.format, &mut out)?;
     out.flush()?;

@@ -87,7 +87,7 @@ fn send(
     let payload =
         render::mail(report, pictures, &mail.from, std::slice::from_ref(&to), &id, now).map_err(anyhow::Error::msg)?;
     crate::alert::deliver::send_now(mail, &payload, std::slice::from_ref(&to))?;
-    eprintln!("digest of {} sent to {} ({id})", report.day, to.email);
+    super::note(format_args!("digest of {} sent to {} ({id})", report.day, to.email));
     Ok(())
 }
 
@@ -122,6 +122,6 @@ fn png_path(html: &Path, i: usize) -> PathBuf {
 
 fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
-    eprintln!("wrote {}", path.display());
+    super::note(format_args!("wrote {}", path.display()));
     Ok(())
 }

@@ -16,7 +16,7 @@ pub fn run(args: ForgetArgs) -> Result<ExitCode> {
     if args.cluster.is_none() && args.files.is_empty() {
         bail!("say what to forget: --cluster C (all of its files), FILE..., or both");
     }
-    let mut store = Store::open_existing(&super::db_path(&args.db))?;
+    let mut store = Store::open_existing(&super::config_and_db(&args.common)?.db)?;
     if let Some(c) = &args.cluster {
         super::clusters(&store, Some(c))?;
     }
@@ -36,13 +36,15 @@ pub fn run(args: ForgetArgs) -> Result<ExitCode> {
     }
     let ids: Vec<i64> = chosen.iter().map(|s| s.id).collect();
     let gone = store.forget_sources(&ids)?;
-    for s in &chosen {
-        println!("forgot {} (cluster {})", s.path, s.cluster);
+    if !super::quiet() {
+        for s in &chosen {
+            println!("forgot {} (cluster {})", s.path, s.cluster);
+        }
+        println!(
+            "{} source(s), {} event(s), {} checkpoint row(s) forgotten; the next import or daemon read takes them from the start",
+            gone.sources, gone.events, gone.checkpoints
+        );
     }
-    println!(
-        "{} source(s), {} event(s), {} checkpoint row(s) forgotten; the next import or daemon read takes them from the start",
-        gone.sources, gone.events, gone.checkpoints
-    );
     Ok(if unknown.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(super::EXIT_FAILURE) })
 }
 

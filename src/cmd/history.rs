@@ -93,7 +93,12 @@ fn write_chart(path: &std::path::Path, chart: Option<Chart>) -> Result<()> {
         bail!("--chart: the cluster has no history to draw; nothing written to {}", path.display());
     };
     std::fs::write(path, &chart.png).with_context(|| format!("writing the chart to {}", path.display()))?;
-    eprintln!("walwatch: chart written to {} ({} bytes): {}", path.display(), chart.png.len(), chart.alt);
+    super::note(format_args!(
+        "walwatch: chart written to {} ({} bytes): {}",
+        path.display(),
+        chart.png.len(),
+        chart.alt
+    ));
     Ok(())
 }
 
@@ -190,7 +195,7 @@ fn opt(t: Option<Timestamp>) -> String {
 pub(super) fn note_pruned(store: &Store, since: Option<Timestamp>, consequence: &str) -> Result<()> {
     let Some(since) = since else { return Ok(()) };
     if let Some(note) = store.retention()?.note_for_range(since, consequence) {
-        eprintln!("{note}");
+        super::note(note);
     }
     Ok(())
 }

@@ -12,8 +12,11 @@ use crate::ingest::{self, ImportReport, Options};
 use crate::store::Store;
 
 pub fn run(args: ImportArgs) -> Result<ExitCode> {
-    let path = super::db_path(&args.db);
-    let mut store = Store::open(&path)?;
+    let path = super::config_and_db(&args.common)?.db;
+    let (mut store, created) = Store::open_creating(&path)?;
+    if let Some(created) = created {
+        super::note(format_args!("walwatch: {created}"));
+    }
     let time = TimeContext::new(args.timezone.as_deref()).context("invalid --timezone")?;
     let opts = Options {
         format: match args.format {
@@ -45,7 +48,9 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
         let cluster_id = store.cluster_id(&cluster)?;
         match ingest::import(&mut store, cluster_id, file, &opts, &time) {
             Ok(report) => {
-                print_report(&mut stdout, &cluster, &report)?;
+                if !super::quiet() {
+                    print_report(&mut stdout, &cluster, &report)?;
+                }
                 if let Some(why) = &report.misfit {
                     misfits += 1;
                     stdout.flush()?;

@@ -16,11 +16,12 @@ mod summary;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Result;
 
 use crate::analyze::rules::RuleSet;
-use crate::cli::{Cli, Command, ConfigDbArgs, DbArg, WindowArgs};
+use crate::cli::{Cli, Command, ConfigDbArgs, WindowArgs};
 use crate::config::{Config, StoreUser};
 use crate::store::Filter;
 
@@ -35,7 +36,16 @@ pub const EXIT_MISFIT: u8 = 3;
 /// whose lines did not fit its format or prefix.
 pub const EXIT_PROBLEMS: u8 = 4;
 
+/// `status`: a daemon ran on this store and is not running now (stopped,
+/// killed, crashed or hung).
+pub const EXIT_DAEMON_DOWN: u8 = 5;
+
+/// `status`: a followed log holds a megabyte or more that the daemon has
+/// not read yet.
+pub const EXIT_BEHIND: u8 = 6;
+
 pub fn run(cli: Cli) -> Result<ExitCode> {
+    QUIET.store(cli.quiet, Ordering::Relaxed);
     match cli.command {
         Command::Import(args) => import::run(args),
         Command::Checkpoints(args) => checkpoints::run(args),
@@ -50,6 +60,23 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Analyze(args) => analyze::run(args),
         Command::Alerts(args) => alerts::run(args),
         Command::Forget(args) => forget::run(args),
+    }
+}
+
+/// `-q`: set once before the command runs, like the log level it also sets.
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Whether `-q` asked for errors only: a command then prints no notes
+/// (what it wrote, sent or forgot, an import's report, `status`'s table),
+/// only the data it was asked for and its errors.
+pub(crate) fn quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
+
+/// A note on stderr, unless `-q`.
+pub(crate) fn note(text: impl std::fmt::Display) {
+    if !quiet() {
+        eprintln!("{text}");
     }
 }
 
@@ -100,10 +127,15 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe))
 }
 
-/// The store of a command that reads no config: `--db` or the default.
-fn db_path(arg: &DbArg) -> PathBuf {
-    let defaults = crate::config::ConfigSource::Defaults(crate::config::default_path());
-    crate::config::store_path(arg.db.as_deref(), &Config::default(), &defaults, StoreUser::Command)
+/// An existing store, for writing where this user may (a query that
+/// records what it learnt on the way), else for reading: the writes it
+/// would have made then fail and are said as warnings.
+fn writable_or_read_only(db: &std::path::Path) -> Result<crate::store::Store> {
+    use crate::store::{Store, StoreError};
+    match Store::open_existing(db) {
+        Err(StoreError::ReadOnly { .. }) => Ok(Store::open_read_only(db)?),
+        other => Ok(other?),
+    }
 }
 
 /// A command's configuration, its alert rules and its store.
@@ -113,14 +145,35 @@ struct Loaded {
     db: PathBuf,
 }
 
-/// The configuration (built-in defaults when the default file is absent),
-/// its rules' `[alerts.<id>]` tables read, and the store it names: `--db`
-/// wins, then the config file's `[store] path`, then the per-user default.
+/// The configuration (built-in defaults when the default file is absent,
+/// or unreadable to this user), its rules' `[alerts.<id>]` tables read, and
+/// the store it names: `--db` (or WALWATCH_DB) wins, then the config
+/// file's `[store] path`, then the per-user default. The same in every command.
 fn config_and_db(args: &ConfigDbArgs) -> Result<Loaded> {
-    let (config, source) = crate::config::load_or_default(args.config.as_deref())?;
+    let (config, source) = readable_config(args.config.as_deref())?;
     let rules = RuleSet::configure(&config.alerts)?;
     let db = crate::config::store_path(args.db.db.as_deref(), &config, &source, StoreUser::Command);
     Ok(Loaded { config, rules, db })
+}
+
+/// `--config`/WALWATCH_CONFIG must be readable; the default file (root:walwatch
+/// 0640 in the packages) may not be, to a user outside group walwatch: then
+/// the defaults apply, said in a warning, rather than no command working.
+fn readable_config(flag: Option<&std::path::Path>) -> Result<(Config, crate::config::ConfigSource)> {
+    use crate::config::{ConfigError, ConfigSource};
+    match crate::config::load_or_default(flag) {
+        Err(ConfigError::Read { path, source })
+            if flag.is_none() && source.kind() == std::io::ErrorKind::PermissionDenied =>
+        {
+            tracing::warn!(
+                "cannot read {} ({source}): using the defaults, and its [store] path is not known; \
+                 pass --db, or ask to be added to group walwatch",
+                path.display()
+            );
+            Ok((Config::default(), ConfigSource::Defaults(path)))
+        }
+        other => Ok(other?),
+    }
 }
 
 /// The clusters a command covers: `--cluster`, else every cluster in the store.

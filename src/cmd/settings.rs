@@ -25,7 +25,7 @@ use crate::cli::{ReportFormat, SettingsArgs};
 use crate::config;
 use crate::output;
 use crate::settings::{self, FoundDataDirectory, SettingChange, Value};
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 
 #[derive(Serialize)]
 struct ClusterSettings {
@@ -57,8 +57,10 @@ pub fn run(args: SettingsArgs) -> Result<ExitCode> {
 /// The store after recording what the configured clusters' settings are now;
 /// a user who may not write the store still sees what it holds.
 fn refreshed(db: &std::path::Path, clusters: &[&config::ClusterConfig]) -> Result<Store> {
-    let mut store = match Store::open(db) {
+    let mut store = match Store::open_existing(db) {
         Ok(store) => store,
+        // A query makes no store: only `import` and the daemon do.
+        Err(e @ StoreError::Missing { .. }) => return Err(e.into()),
         Err(e) => {
             tracing::warn!("{e}: the settings are shown as last recorded, not read again");
             return Ok(Store::open_read_only(db)?);
@@ -95,7 +97,7 @@ fn refreshed_from_logs(
     if found.is_empty() {
         return Ok(store);
     }
-    let mut store = match Store::open(db) {
+    let mut store = match Store::open_existing(db) {
         Ok(writable) => writable,
         Err(e) => {
             tracing::warn!("{e}: the conf files in the data directories found from the logs are not read");

@@ -1,5 +1,8 @@
 //! `walwatch status`: what the daemon follows, how far it read, what is wrong.
-//! Takes the config for [alerts.clock_skew] (events dated ahead).
+//! Takes the config for [alerts.clock_skew] (events dated ahead). Its exit
+//! status sums up the state for a monitor ([`health`]).
+
+mod health;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -21,9 +24,13 @@ use crate::store::prune::Retention;
 use crate::store::Store;
 use crate::timefmt::format_duration;
 use crate::timefmt::rfc3339;
+use health::{DaemonState, Verdict};
 
 #[derive(Serialize)]
 struct Status {
+    /// The exit status and why (worst first); 0 and none when all is well.
+    #[serde(flatten)]
+    verdict: Verdict,
     daemon: DaemonStatus,
     digest: DigestStatus,
     store: StoreStatus,
@@ -65,6 +72,8 @@ struct StoreStatus {
 #[derive(Serialize)]
 struct DaemonStatus {
     running: bool,
+    /// running, not_running (killed, crashed, hung), stopped (cleanly) or never (no daemon ran on this store).
+    state: DaemonState,
     pid: Option<u32>,
     started_at: Option<String>,
     heartbeat_at: Option<String>,
@@ -83,6 +92,9 @@ struct ClusterReport {
     /// cannot list, open or read, a file whose lines did not fit): `status`
     /// exits with [`super::EXIT_PROBLEMS`] while there is one.
     problems: Vec<String>,
+    /// Followed files the daemon is a megabyte or more behind on
+    /// (`status` exits with [`super::EXIT_BEHIND`]); none for a store no daemon ran on.
+    behind: Vec<String>,
     warnings: Vec<String>,
     /// What the log format leaves open to clients, and what closes it.
     advice: Vec<String>,
@@ -97,35 +109,42 @@ struct FileReport {
     lag_bytes: Option<u64>,
 }
 
+/// With `-q` nothing is printed: the exit status only.
 pub fn run(args: StatusArgs) -> Result<ExitCode> {
     let super::Loaded { config, rules, db } = super::config_and_db(&args.common)?;
     let store = Store::open_read_only(&db)?;
     let heartbeat = store.last_heartbeat()?;
     let now = Timestamp::now();
+    let daemon = daemon(heartbeat.as_ref(), now);
     let mut clusters = Vec::new();
     for c in store.cluster_status(args.cluster.as_deref())? {
-        let mut r = report(c);
+        let mut r = report(c, daemon.state);
         dated_ahead(&store, &mut r, rules.get::<ClockSkew>(), now)?;
         trust(&store, &mut r, now)?;
         unmatched(&store, &mut r)?;
         clusters.push(r);
     }
     let store_status = store_status(&store.retention()?, config.store.keep);
+    let named = |c: &ClusterReport, list: &[String]| -> Vec<String> {
+        list.iter().map(|p| format!("cluster {}: {p}", c.name)).collect()
+    };
+    let problems: Vec<String> = clusters.iter().flat_map(|c| named(c, &c.problems)).collect();
+    let behind: Vec<String> = clusters.iter().flat_map(|c| named(c, &c.behind)).collect();
     let status = Status {
-        daemon: daemon(heartbeat.as_ref(), now),
+        verdict: health::verdict(daemon.state, &problems, &behind),
+        daemon,
         digest: digest(&store, &config, now)?,
         store: store_status,
         clusters,
     };
-    let mut out = std::io::stdout().lock();
-    match args.format {
-        ReportFormat::Json => output::json(&mut out, &status)?,
-        ReportFormat::Table => table(&mut out, &status)?,
+    if !super::quiet() {
+        let mut out = std::io::stdout().lock();
+        match args.format {
+            ReportFormat::Json => output::json(&mut out, &status)?,
+            ReportFormat::Table => table(&mut out, &status)?,
+        }
     }
-    if status.clusters.iter().any(|c| !c.problems.is_empty()) {
-        return Ok(ExitCode::from(super::EXIT_PROBLEMS));
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitCode::from(status.verdict.exit_status))
 }
 
 /// Lines that look like events but did not fit their file's format or
@@ -163,6 +182,18 @@ fn digest(store: &Store, config: &crate::config::Config, now: Timestamp) -> Resu
         last_error: latest.and_then(|l| l.last_error),
         next_due,
     })
+}
+
+fn daemon_line(d: &DaemonStatus) -> String {
+    let beat = d.heartbeat_at.as_deref().unwrap_or("-");
+    match (d.state, d.pid) {
+        (DaemonState::Running, Some(pid)) => format!("daemon: running (pid {pid}, last heartbeat {beat})"),
+        (DaemonState::NotRunning, Some(pid)) => {
+            format!("daemon: NOT running (pid {pid} gone or its heartbeat too old; last heartbeat {beat})")
+        }
+        (DaemonState::Stopped, _) => format!("daemon: stopped (cleanly, at {beat})"),
+        _ => "daemon: none has run on this store".into(),
+    }
 }
 
 fn digest_line(d: &DigestStatus) -> String {
@@ -223,16 +254,24 @@ fn short_time(rfc: &str) -> String {
 }
 
 fn daemon(h: Option<&Heartbeat>, now: Timestamp) -> DaemonStatus {
+    let state = health::daemon_state(h, now, health::process);
     DaemonStatus {
-        running: h.is_some_and(|h| h.alive(now)),
-        pid: h.map(|h| h.pid),
+        running: state == DaemonState::Running,
+        state,
+        pid: h.map(|h| h.pid).filter(|&p| p != 0),
         started_at: h.map(|h| rfc3339(h.started_at)),
         heartbeat_at: h.map(|h| rfc3339(h.at)),
     }
 }
 
-fn report(c: ClusterStatus) -> ClusterReport {
-    let files = c.sources.iter().map(|s| file_report(&s.path, s.read_to)).collect();
+/// Lag counts as "behind" only where a daemon follows the files: an
+/// imported log that grew since is not walwatch's to keep up with.
+fn report(c: ClusterStatus, daemon: DaemonState) -> ClusterReport {
+    let files: Vec<FileReport> = c.sources.iter().map(|s| file_report(&s.path, s.read_to)).collect();
+    let behind = match daemon.expected() {
+        true => files.iter().filter_map(|f| health::behind(&f.path, f.lag_bytes)).collect(),
+        false => Vec::new(),
+    };
     let problems: Vec<String> = c.problems.iter().map(|(p, w)| format!("{p}: {w}")).collect();
     let mut warnings = Vec::new();
     let read: u64 = c.sources.iter().map(|s| s.read_to).sum();
@@ -249,6 +288,7 @@ fn report(c: ClusterStatus) -> ClusterReport {
         last_event_at: c.last_event.map(rfc3339),
         last_commit_at: c.last_commit.map(rfc3339),
         problems,
+        behind,
         warnings,
         advice: Vec::new(),
     }
@@ -303,12 +343,7 @@ fn file_report(path: &str, offset: u64) -> FileReport {
 }
 
 fn table(out: &mut impl Write, s: &Status) -> Result<()> {
-    let beat = s.daemon.heartbeat_at.as_deref().unwrap_or("-");
-    match (s.daemon.running, s.daemon.pid) {
-        (true, Some(pid)) => writeln!(out, "daemon: running (pid {pid}, last heartbeat {beat})")?,
-        (false, Some(_)) => writeln!(out, "daemon: NOT running (last heartbeat {beat})")?,
-        _ => writeln!(out, "daemon: not running")?,
-    }
+    writeln!(out, "{}", daemon_line(&s.daemon))?;
     writeln!(out, "{}", digest_line(&s.digest))?;
     store_lines(out, &s.store)?;
     for c in &s.clusters {
@@ -325,6 +360,9 @@ fn table(out: &mut impl Write, s: &Status) -> Result<()> {
         output::table(out, &["file", "offset", "size", "lag"], &rows, &["offset", "size", "lag"])?;
         for p in &c.problems {
             writeln!(out, "  problem: {p}")?;
+        }
+        for b in &c.behind {
+            writeln!(out, "  behind: {b}")?;
         }
         for w in &c.warnings {
             writeln!(out, "  warning: {w}")?;

@@ -10,11 +10,10 @@ use jiff::Timestamp;
 use crate::analyze::sizing::{self, pg_size, Suggestion};
 use crate::cli::{ReportFormat, SuggestArgs};
 use crate::output;
-use crate::store::Store;
 
 pub fn run(args: SuggestArgs) -> Result<ExitCode> {
     let super::Loaded { config, rules, db } = super::config_and_db(&args.common)?;
-    let mut store = Store::open_existing(&db)?;
+    let mut store = super::writable_or_read_only(&db)?;
     let now = Timestamp::now();
     let clusters = super::clusters(&store, args.cluster.as_deref())?;
     let mut suggestions = Vec::with_capacity(clusters.len());

@@ -415,7 +415,7 @@ impl Follower {
                 }
                 self.stored += report.stored;
                 if report.stored > 0 {
-                    tracing::info!(cluster = %self.name, path = %shown, events = report.stored, bytes = report.bytes, "Stored new events.");
+                    tracing::debug!(cluster = %self.name, path = %shown, events = report.stored, bytes = report.bytes, "Stored new events.");
                 }
                 store.set_problem(self.cluster_id, &shown, None)?;
                 (t.problem, t.misfit_at) = (None, None);

@@ -74,7 +74,10 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
     config::check_store_not_followed(&config, &db)?;
     // One daemon per store, before anything is read or written; held until run() returns.
     let _lock = DaemonLock::acquire(&db)?;
-    let mut store = Store::open(&db)?;
+    let (mut store, created) = Store::open_creating(&db)?;
+    if let Some(created) = created {
+        tracing::info!("{created}");
+    }
     store.skip_checkpoint_on_close()?;
     tracing::info!(config = ?source, store = %db.display(), "Starting.");
     for note in &config.daemon.retired {
@@ -105,7 +108,7 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
     notify::stopping();
     daemon.alerting.stop();
     daemon.pruner.stop();
-    daemon.store.clear_heartbeat()?;
+    daemon.store.mark_stopped()?;
     tracing::info!("Stopped.");
     Ok(())
 }

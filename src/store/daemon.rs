@@ -7,7 +7,9 @@ use rusqlite::{params, OptionalExtension};
 use super::columns::{from_micros, to_micros};
 use super::{Store, StoreError};
 
-/// The daemon's last heartbeat.
+/// The daemon's last heartbeat. A clean stop leaves pid 0 and the time of
+/// the stop ([`Store::mark_stopped`]), so that `status` tells a daemon
+/// stopped on purpose from one that never ran on this store (no row).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Heartbeat {
     pub pid: u32,
@@ -17,8 +19,16 @@ pub(crate) struct Heartbeat {
 }
 
 impl Heartbeat {
+    /// The daemon stopped cleanly (SIGTERM, `systemctl stop`).
+    pub fn stopped(&self) -> bool {
+        self.pid == 0
+    }
+
     /// Alive when the last heartbeat is younger than three intervals (plus slack for a slow commit).
     pub fn alive(&self, now: Timestamp) -> bool {
+        if self.stopped() {
+            return false;
+        }
         let age = now.as_millisecond() - self.at.as_millisecond();
         age <= 3 * self.interval_ms.max(1000) + 5000
     }
@@ -66,9 +76,13 @@ impl Store {
             .map_err(|e| self.sql(e))
     }
 
-    /// Marks the daemon stopped (a clean exit), so status does not wait for the heartbeat to age.
-    pub(crate) fn clear_heartbeat(&mut self) -> Result<(), StoreError> {
-        self.conn.execute("DELETE FROM daemon", []).map(drop).map_err(|e| self.sql(e))
+    /// Marks the daemon stopped (a clean exit), so status does not wait for
+    /// the heartbeat to age: pid 0, and the time of the stop as the last beat.
+    pub(crate) fn mark_stopped(&mut self) -> Result<(), StoreError> {
+        self.conn
+            .execute("UPDATE daemon SET pid = 0, heartbeat_at = ?1", [to_micros(Timestamp::now())])
+            .map(drop)
+            .map_err(|e| self.sql(e))
     }
 
     /// Skips SQLite's checkpoint when the connection closes. Everything is

@@ -68,6 +68,9 @@ pub enum StoreError {
     Open { path: PathBuf, source: rusqlite::Error },
     #[error("no store at {path} yet: run `walwatch import` (or the daemon) first, or pass --db")]
     Missing { path: PathBuf },
+    // `error`, not `source`: the message includes it (see `Lock`).
+    #[error("cannot read the store {path}: {error} (the service's store is readable by group walwatch: ask to be added to it, or run the command with sudo)")]
+    NoAccess { path: PathBuf, error: std::io::Error },
     #[error("cannot migrate the store {path}: {message}")]
     Migrate { path: PathBuf, message: String },
     #[error("the store {path} was written by an older walwatch and this one cannot upgrade it ({reason}); run a walwatch command that may write it once (restarting the daemon does)")]
@@ -128,12 +131,21 @@ impl Store {
         Ok(Store { conn, path: path.into() })
     }
 
+    /// [`Store::open`], saying what it created: only the daemon and
+    /// `import` make a store, and they say so (a typo in `--db` must not
+    /// pass unnoticed).
+    pub fn open_creating(path: &Path) -> Result<(Store, Option<Created>), StoreError> {
+        let missing_dir = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.exists()).map(Path::to_path_buf);
+        // An empty file is no store yet either (a query calls it missing).
+        let new = std::fs::metadata(path).map_or(true, |m| m.len() == 0);
+        let store = Store::open(path)?;
+        Ok((store, new.then(|| Created { store: path.into(), dir: missing_dir })))
+    }
+
     /// Opens an existing store for writing (migrating it to this version);
     /// a missing file is an error instead of a new empty store.
     pub(crate) fn open_existing(path: &Path) -> Result<Store, StoreError> {
-        if !path.exists() {
-            return Err(StoreError::Missing { path: path.into() });
-        }
+        exists(path)?;
         Store::open(path)
     }
 
@@ -145,9 +157,7 @@ impl Store {
     /// when no -wal file holds changes not yet in the store file, and
     /// nobody writes meanwhile: a writer would have created the -shm.
     pub(crate) fn open_read_only(path: &Path) -> Result<Store, StoreError> {
-        if !path.exists() {
-            return Err(StoreError::Missing { path: path.into() });
-        }
+        exists(path)?;
         let conn = match query_connection(path, false) {
             Ok(conn) => conn,
             Err(e) if cannot_index_wal(&e) => {
@@ -201,6 +211,34 @@ impl Store {
 
     fn sql(&self, source: rusqlite::Error) -> StoreError {
         StoreError::Sql { path: self.path.clone(), source }
+    }
+}
+
+/// The store file is there; "missing" only when it is known not to be: a
+/// directory this user may not search hides it, which is said as such.
+fn exists(path: &Path) -> Result<(), StoreError> {
+    use std::io::ErrorKind::{NotADirectory, NotFound};
+    match std::fs::metadata(path) {
+        Ok(_) => Ok(()),
+        Err(e) if matches!(e.kind(), NotFound | NotADirectory) => Err(StoreError::Missing { path: path.into() }),
+        Err(error) => Err(StoreError::NoAccess { path: path.into(), error }),
+    }
+}
+
+/// A store made by [`Store::open_creating`], and the directory made for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Created {
+    pub store: PathBuf,
+    pub dir: Option<PathBuf>,
+}
+
+impl std::fmt::Display for Created {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "created the store {}", self.store.display())?;
+        match &self.dir {
+            Some(dir) => write!(f, " (and its directory {})", dir.display()),
+            None => Ok(()),
+        }
     }
 }
 
@@ -417,6 +455,22 @@ mod tests {
         // An empty file too.
         std::fs::write(dir.path().join("e.db"), b"").unwrap();
         assert!(matches!(Store::open_read_only(&dir.path().join("e.db")), Err(StoreError::Missing { .. })));
+    }
+
+    /// What `import` and the daemon say: the store, and the directory only when it was made.
+    #[test]
+    fn creating_a_store_says_what_was_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new/w.db");
+        let (store, created) = Store::open_creating(&path).unwrap();
+        drop(store);
+        let made =
+            format!("created the store {} (and its directory {})", path.display(), path.parent().unwrap().display());
+        assert_eq!(created.unwrap().to_string(), made);
+        assert_eq!(Store::open_creating(&path).unwrap().1, None, "an existing store");
+        let beside = dir.path().join("new/v.db");
+        let created = Store::open_creating(&beside).unwrap().1.unwrap();
+        assert_eq!(created.to_string(), format!("created the store {}", beside.display()));
     }
 
     #[test]

@@ -12,5 +12,7 @@ mod daemon_never_silent;
 mod daemon_retention;
 mod daemon_rotation;
 mod daemon_stop;
+mod status_monitor;
 mod store_concurrency;
+mod store_group;
 mod systemd_unit;

@@ -329,10 +329,17 @@ fn on_read_only_mount(dir: &Path, args: &[&str]) -> Command {
     c
 }
 
-/// The three queries, as JSON texts.
+/// The three queries, as JSON texts. `status` exits 5 on the store of a
+/// killed daemon (it is not running), 0 on one only imported into.
 fn queries(db: &Path, run: impl Fn(&[&str]) -> Command) -> Vec<String> {
     let q = |what: &str| ok(run(&[what, "--db", s(db), "--format", "json"]));
-    vec![q("summary"), q("status"), q("checkpoints")]
+    let status = {
+        let mut c = run(&["status", "--db", s(db), "--format", "json"]);
+        let out = c.stdin(Stdio::null()).output().unwrap();
+        assert!(matches!(out.status.code(), Some(0 | 5)), "{c:?}: {}", describe(&out));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    vec![q("summary"), status, q("checkpoints")]
 }
 
 fn sidecar(db: &Path, suffix: &str) -> PathBuf {

@@ -19,5 +19,6 @@ mod mail_config;
 mod never_silent;
 mod retention;
 mod settings_cli;
+mod store_found;
 mod tailer_model;
 mod wild_old_servers;

@@ -112,6 +112,11 @@ fn table_output_and_a_broken_include() {
     );
     fs::write(&config, text).unwrap();
     let db = work.path().join("w.db");
+    // Only `import` and the daemon make a store; `settings` records into it.
+    let empty = work.path().join("empty.log");
+    fs::write(&empty, "").unwrap();
+    let made = walwatch().args(["import", "--db", db.to_str().unwrap(), "--cluster", "main"]).arg(&empty).output();
+    assert!(made.unwrap().status.success());
     let run = || {
         let out = walwatch()
             .args(["settings", "--config", config.to_str().unwrap(), "--db", db.to_str().unwrap()])

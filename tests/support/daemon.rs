@@ -241,13 +241,12 @@ pub fn differences(got: &Snapshot, want: &Snapshot) -> String {
     out
 }
 
-/// `walwatch status --format json`.
-/// `walwatch status --format json`, printed in full whether it found a
-/// problem (exit status 4, see [`status_exit`]) or not.
+/// `walwatch status --format json`, printed in full whether it found
+/// something wrong (exit status 4, 5 or 6, see [`status_exit`]) or not.
 pub fn status(db: &Path) -> Result<Value, String> {
     let args = ["status", "--db", s(db), "--format", "json"];
     let out = walwatch().args(args).output().map_err(|e| format!("walwatch {args:?}: {e}"))?;
-    if !(out.status.success() || out.status.code() == Some(STATUS_PROBLEMS)) {
+    if !matches!(out.status.code(), Some(0 | STATUS_PROBLEMS | STATUS_DAEMON_DOWN | STATUS_BEHIND)) {
         return Err(format!("walwatch {args:?}: {}\n{}", out.status, String::from_utf8_lossy(&out.stderr)));
     }
     serde_json::from_slice(&out.stdout).map_err(|e| format!("walwatch {args:?}: {e}"))
@@ -255,6 +254,10 @@ pub fn status(db: &Path) -> Result<Value, String> {
 
 /// The exit status of `walwatch status` when a cluster has a problem.
 pub const STATUS_PROBLEMS: i32 = 4;
+/// … when a daemon ran on the store and is not running now.
+pub const STATUS_DAEMON_DOWN: i32 = 5;
+/// … when a followed file has a megabyte or more not read yet.
+pub const STATUS_BEHIND: i32 = 6;
 
 /// The exit status of `walwatch status`.
 pub fn status_exit(db: &Path) -> Option<i32> {
