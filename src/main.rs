@@ -11,7 +11,7 @@ fn main() -> ExitCode {
             if walwatch::cmd::is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("walwatch: {err:#}");
+            eprintln!("walwatch: {}", walwatch::cmd::error_text(&err));
             ExitCode::from(walwatch::cmd::EXIT_FAILURE)
         }
     }

@@ -47,6 +47,7 @@ pub fn run(args: CheckpointsArgs) -> Result<ExitCode> {
     };
     let filter = super::filter(&args.window, trigger)?;
     let store = Store::open_read_only(&super::config_and_db(&args.common)?.db)?;
+    super::check_cluster(&store, filter.cluster.as_deref())?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     render(&store, &filter, args.format, &mut out)?;
     out.flush()?;

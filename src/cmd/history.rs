@@ -139,11 +139,7 @@ struct Asked {
 fn asked_range(window: &crate::cli::WindowArgs, now: Timestamp) -> Result<Asked> {
     let when = |v: &Option<String>| v.as_deref().map(|t| parse_when(t, now).map_err(anyhow::Error::msg)).transpose();
     let asked = Asked { since: when(&window.since)?, until: when(&window.until)? };
-    if let (Some(s), Some(u)) = (asked.since, asked.until) {
-        if s >= u {
-            bail!("--since {} is not before --until {}", rfc3339(s), rfc3339(u));
-        }
-    }
+    super::check_range(asked.since, asked.until)?;
     Ok(asked)
 }
 

@@ -127,6 +127,25 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe))
 }
 
+/// The error as one line: the message and each cause it does not already
+/// say. Many errors (SQLite's, the OS's, jiff's) repeat their source in
+/// their own text; `{:#}` printed such a cause twice ("Is a directory (os
+/// error 21): Is a directory (os error 21)").
+pub fn error_text(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let said = cause.to_string();
+        if said.is_empty() || text.contains(&said) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&said);
+    }
+    text
+}
+
 /// An existing store, for writing where this user may (a query that
 /// records what it learnt on the way), else for reading: the writes it
 /// would have made then fail and are said as warnings.
@@ -191,5 +210,39 @@ fn filter(window: &WindowArgs, trigger: Option<crate::model::event::Trigger>) ->
     let when = |v: &Option<String>| -> Result<_> {
         v.as_deref().map(|t| crate::timefmt::parse_when(t, now).map_err(anyhow::Error::msg)).transpose()
     };
-    Ok(Filter { cluster: window.cluster.clone(), since: when(&window.since)?, until: when(&window.until)?, trigger })
+    let (since, until) = (when(&window.since)?, when(&window.until)?);
+    check_range(since, until)?;
+    Ok(Filter { cluster: window.cluster.clone(), since, until, trigger })
+}
+
+/// An empty range is a mistake to say, not an empty table to print.
+fn check_range(since: Option<jiff::Timestamp>, until: Option<jiff::Timestamp>) -> Result<()> {
+    use crate::timefmt::rfc3339;
+    match (since, until) {
+        (Some(s), Some(u)) if s >= u => anyhow::bail!("--since {} is not before --until {}", rfc3339(s), rfc3339(u)),
+        _ => Ok(()),
+    }
+}
+
+/// `--cluster` names a cluster of the store (an unknown name is an error
+/// listing the known ones, never an empty result).
+fn check_cluster(store: &crate::store::Store, only: Option<&str>) -> Result<()> {
+    clusters(store, only).map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_text;
+
+    /// A cause the message already says is not said again; one it does
+    /// not say is kept, in order.
+    #[test]
+    fn error_text_says_each_cause_once() {
+        let io = std::io::Error::from_raw_os_error(21);
+        let said = io.to_string();
+        let err = anyhow::Error::new(io).context(format!("reading /etc: {said}")).context("loading the config");
+        assert_eq!(error_text(&err), format!("loading the config: reading /etc: {said}"));
+        let err = anyhow::anyhow!("root cause").context("outer");
+        assert_eq!(error_text(&err), "outer: root cause");
+    }
 }

@@ -113,6 +113,7 @@ struct FileReport {
 pub fn run(args: StatusArgs) -> Result<ExitCode> {
     let super::Loaded { config, rules, db } = super::config_and_db(&args.common)?;
     let store = Store::open_read_only(&db)?;
+    super::check_cluster(&store, args.cluster.as_deref())?;
     let heartbeat = store.last_heartbeat()?;
     let now = Timestamp::now();
     let daemon = daemon(heartbeat.as_ref(), now);

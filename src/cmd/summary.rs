@@ -20,6 +20,7 @@ pub fn run(args: SummaryArgs) -> Result<ExitCode> {
     let filter = super::filter(&args.window, None)?;
     let super::Loaded { rules, db, .. } = super::config_and_db(&args.common)?;
     let store = Store::open_read_only(&db)?;
+    super::check_cluster(&store, filter.cluster.as_deref())?;
     let summary = store.summary(&filter, rules.clock_skew_tolerance())?;
     let mut out = std::io::stdout().lock();
     match args.format {

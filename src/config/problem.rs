@@ -21,7 +21,11 @@ impl Problem {
 
     /// toml's messages may span lines; an error report is one line.
     pub(crate) fn from_toml(e: &toml::de::Error) -> Problem {
-        let message = e.message().trim().lines().map(str::trim).collect::<Vec<_>>().join("; ");
+        let mut message = e.message().trim().lines().map(str::trim).collect::<Vec<_>>().join("; ");
+        // `[cluster]` where `[[cluster]]` was meant: say what to write.
+        if message.contains("invalid type: map, expected a sequence") {
+            message.push_str(" (a list of tables: write [[name]] above each entry, with two brackets, not [name])");
+        }
         Problem { span: e.span().unwrap_or(0..0), message }
     }
 }

@@ -141,6 +141,12 @@ fn wrong_type_names_position_and_key() {
         "[[cluster]]\nname=\"a\"\nlogs=[\"/a\"]\nstart_at = \"middle\"\n",
         "t.toml:4:12: cluster.start_at: unknown variant `middle`, expected `beginning` or `end`",
     );
+    // One bracket where the list of clusters needs two: say what to write.
+    assert_eq!(
+        error("[cluster]\nname=\"a\"\nlogs=[\"/a\"]\n"),
+        "t.toml:1:1: cluster: invalid type: map, expected a sequence \
+         (a list of tables: write [[name]] above each entry, with two brackets, not [name])"
+    );
 }
 
 #[test]

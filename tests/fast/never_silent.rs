@@ -195,3 +195,26 @@ fn import_help_documents_the_misfit_exit_status() {
     assert!(help.contains("Exit status: 0 every file read; 1 an error"), "{help}");
     assert!(help.contains("3 a file held lines that look like PostgreSQL events but did not fit the format or prefix it was read with"), "{help}");
 }
+
+/// An unknown `--cluster` or an empty range is an error naming what is
+/// wrong (exit 1, nothing on stdout), in every query command — not an
+/// empty table that reads as "nothing happened".
+#[test]
+fn an_unknown_cluster_or_an_empty_range_is_an_error_not_an_empty_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("w.db");
+    let out = import(&db, &fixture(RUN), &[]);
+    assert!(out.status.success(), "{:?}", text(&out));
+    let known = format!("walwatch: no cluster \"nope\" in {} (known: c)\n", s(&db));
+    for command in ["checkpoints", "summary", "status", "history", "suggest", "alerts"] {
+        let out = walwatch(&[command, "--db", s(&db), "--cluster", "nope"]);
+        assert_eq!(out.status.code(), Some(1), "{command}: {:?}", text(&out));
+        assert_eq!(text(&out), (String::new(), known.clone()), "{command}");
+    }
+    let empty = "walwatch: --since 2026-11-23T00:00:00.000+00:00 is not before --until 2026-11-22T00:00:00.000+00:00\n";
+    for command in ["checkpoints", "summary", "history"] {
+        let out = walwatch(&[command, "--db", s(&db), "--since", "2026-11-23", "--until", "2026-11-22"]);
+        assert_eq!(out.status.code(), Some(1), "{command}: {:?}", text(&out));
+        assert_eq!(text(&out), (String::new(), empty.to_string()), "{command}");
+    }
+}
