@@ -4,6 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+/// The heading of -v/-q in every command's help, after its own options.
+const GLOBAL: &str = "Global options";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "walwatch",
@@ -12,10 +15,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 )]
 pub struct Cli {
     /// More log output (-v info about each file, -vv debug).
-    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    #[arg(short, long, action = clap::ArgAction::Count, global = true, help_heading = GLOBAL, display_order = 900)]
     pub verbose: u8,
     /// Only errors.
-    #[arg(short, long, global = true)]
+    #[arg(short, long, global = true, help_heading = GLOBAL, display_order = 901)]
     pub quiet: bool,
     #[command(subcommand)]
     pub command: Command,
@@ -138,6 +141,7 @@ pub struct ClusterReportArgs {
     /// Only this cluster.
     #[arg(long)]
     pub cluster: Option<String>,
+    /// Output: a table to read, or JSON for scripts.
     #[arg(long, value_enum, default_value = "table")]
     pub format: ReportFormat,
 }
@@ -155,6 +159,7 @@ pub struct AnalyzeArgs {
     /// Record the alerts but do not deliver them now.
     #[arg(long)]
     pub no_send: bool,
+    /// Output: a table to read, or JSON for scripts.
     #[arg(long, value_enum, default_value = "table")]
     pub format: ReportFormat,
 }
@@ -178,6 +183,7 @@ pub struct AlertsListArgs {
     /// Resolved alerts too, not only open ones.
     #[arg(long)]
     pub all: bool,
+    /// Output: a table to read, JSON for scripts, or CSV for a spreadsheet.
     #[arg(long, value_enum, default_value = "table")]
     pub format: OutputFormat,
 }
@@ -229,6 +235,7 @@ pub struct StatusArgs {
     /// Only this cluster.
     #[arg(long)]
     pub cluster: Option<String>,
+    /// Output: a table to read, or JSON for scripts.
     #[arg(long, value_enum, default_value = "table")]
     pub format: ReportFormat,
 }
@@ -282,6 +289,7 @@ pub struct ImportArgs {
     /// Cluster the events belong to [default: derived from the file path].
     #[arg(long)]
     pub cluster: Option<String>,
+    /// The log's format: stderr (any log_line_prefix), csvlog, jsonlog, syslog, or auto to tell from the file.
     #[arg(long, value_enum, default_value = "auto")]
     pub format: FormatArg,
     /// The server's log_line_prefix (SHOW log_line_prefix), or "auto" to infer it from the file.
@@ -326,6 +334,7 @@ pub struct CheckpointsArgs {
     /// Only this trigger: shutdown, end-of-recovery, wal, time, manual.
     #[arg(long, value_name = "T")]
     pub trigger: Option<String>,
+    /// Output: a table to read, JSON for scripts, or CSV for a spreadsheet.
     #[arg(long, value_enum, default_value = "table")]
     pub format: OutputFormat,
 }
@@ -351,6 +360,7 @@ pub struct HistoryArgs {
     /// Time zone of the buckets (IANA name, e.g. Europe/Berlin) [default: the system's]
     #[arg(long, value_name = "IANA")]
     pub tz: Option<String>,
+    /// Output: a table to read, JSON for scripts, or CSV for a spreadsheet.
     #[arg(long, value_enum, default_value = "table")]
     pub format: OutputFormat,
     /// Per cluster, the whole range against the period of as many buckets before it, with the change in %.
@@ -375,6 +385,41 @@ pub struct SummaryArgs {
     pub common: ConfigDbArgs,
     #[command(flatten)]
     pub window: WindowArgs,
+    /// Output: a table to read, or JSON for scripts.
     #[arg(long, value_enum, default_value = "table")]
     pub format: ReportFormat,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every option and argument of every command says what it is for in
+    /// `--help`, and -v/-q come last, under their own heading.
+    #[test]
+    fn every_option_of_every_command_is_described() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if ["help", "version"].contains(&id) {
+                    continue;
+                }
+                if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{path} {id}"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut cli = super::Cli::command();
+        cli.build();
+        let mut missing = Vec::new();
+        walk(&cli, "walwatch", &mut missing);
+        assert!(missing.is_empty(), "options without a description: {missing:?}");
+        let help = cli.find_subcommand_mut("checkpoints").unwrap().render_help().to_string();
+        let (own, global) = help.split_once("Global options:").expect(&help);
+        assert!(own.contains("--format") && !own.contains("--verbose"), "{help}");
+        assert!(global.contains("--verbose") && global.contains("--quiet"), "{help}");
+    }
 }
