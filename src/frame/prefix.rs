@@ -298,6 +298,10 @@ pub struct Prefix {
     q: Option<usize>,
     markers_alt: std::sync::Arc<str>,
     longest_marker: usize,
+    /// The regex up to (not including) the marker group.
+    head_re: std::sync::Arc<str>,
+    /// [`Prefix::may_be_secondary`]'s regex, built on first use.
+    secondary: std::sync::Arc<std::sync::OnceLock<Option<Regex>>>,
 }
 
 impl Prefix {
@@ -329,6 +333,7 @@ impl Prefix {
         };
         ngroups += 1;
         let marker_group = ngroups;
+        let head_re: std::sync::Arc<str> = re.as_str().into();
         re.push('(');
         re.push_str(&alt);
         re.push(')');
@@ -353,6 +358,8 @@ impl Prefix {
             q,
             markers_alt: alt.into(),
             longest_marker,
+            head_re,
+            secondary: Default::default(),
         })
     }
 
@@ -421,6 +428,23 @@ impl Prefix {
     /// would find it), without extracting the fields: cheaper.
     pub(crate) fn fits(&self, line: &str) -> bool {
         self.re.is_match(line)
+    }
+
+    /// False when [`Prefix::parse`] cannot read `line` as a secondary line
+    /// (DETAIL, HINT, CONTEXT, …): a match test, without the captures that
+    /// make `parse` costly. Framing asks it of the line after every entry,
+    /// which is nearly always the next entry's first line, parsed again then.
+    /// Exact where it says false: a reading of `line` that ends at a
+    /// secondary marker is a match of the prefix with only those markers.
+    pub(crate) fn may_be_secondary(&self, line: &str) -> bool {
+        let re = self.secondary.get_or_init(|| {
+            let alt = self.levels.iter().filter(|(_, l)| matches!(l, LineLevel::Secondary(_))).map(|(t, _)| t);
+            let alt = alt.map(|t| regex::escape(t)).collect::<Vec<_>>().join("|");
+            (!alt.is_empty()).then(|| Regex::new(&format!("{}(?:{alt})", self.head_re)).ok()).flatten()
+        });
+        // Without its regex (no secondary marker, or one that did not
+        // build, which cannot be as the full regex did) nothing is ruled out.
+        re.as_ref().is_none_or(|re| re.is_match(line))
     }
 
     /// The `log_line_prefix` this was compiled from.

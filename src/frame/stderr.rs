@@ -129,6 +129,9 @@ impl<'t> StderrScanner<'t> {
                 append(&mut record, target, &lines::lossy(rest));
             } else {
                 let text = lines::lossy(line);
+                if !self.prefix.may_be_secondary(&text) {
+                    break;
+                }
                 match self.prefix.parse(&text) {
                     Some(sm)
                         if matches!(sm.level, LineLevel::Secondary(_))

@@ -169,6 +169,7 @@ pub fn import(
     opts: &Options,
     time: &TimeContext,
 ) -> Result<ImportReport, IngestError> {
+    store.use_import_cache()?;
     import_source(store, cluster_id, Source::open(path)?, opts, time)
 }
 

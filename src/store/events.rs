@@ -15,7 +15,7 @@ use jiff::{SignedDuration, Timestamp};
 use rusqlite::{params, Transaction, TransactionBehavior};
 use serde_json::json;
 
-use super::checkpoints::apply;
+use super::checkpoints::{apply, Pairing};
 use super::columns::{from_micros, opt_from_micros, to_micros};
 use super::filter::{not_ahead, tolerance_us, RECOGNISED};
 use super::sources::{SourceRow, SourceSpec};
@@ -38,10 +38,12 @@ impl Store {
         // Immediate: the lock is taken before anything is read, so a commit
         // never has to give up because another process committed in between.
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
+        let mut pairing = Pairing::new(fresh(&tx, source, events).map_err(sql)?);
         let mut added = 0;
         for event in events {
-            added += insert_event(&tx, source, event).map_err(sql)?;
+            added += insert_event(&tx, source, event, &mut pairing).map_err(sql)?;
         }
+        pairing.flush(&tx).map_err(sql)?;
         // The recorded position only moves forward: another process reading
         // the same source (the daemon and an import) may have got further,
         // and going back would make status show a lag that is not there, or
@@ -73,8 +75,26 @@ impl Store {
     }
 }
 
+/// Whether the store holds no event of `source` at or after the first
+/// offset of `events` (always so for a file read for the first time or
+/// followed as it grows; not after a rewind, or where another process read
+/// further): then every event stored at those offsets is one of `events`,
+/// which checkpoint pairing may rely on ([`Pairing`]). One index seek.
+fn fresh(tx: &Transaction<'_>, source: &SourceRow, events: &[Event]) -> rusqlite::Result<bool> {
+    let Some(first) = events.first() else { return Ok(true) };
+    let last: Option<i64> = tx
+        .prepare_cached("SELECT max(offset) FROM event WHERE source_id = ?1")?
+        .query_row(params![source.id], |r| r.get(0))?;
+    Ok(last.is_none_or(|last| last < first.offset as i64))
+}
+
 /// Inserts one event; returns 0 when it was already stored.
-fn insert_event(tx: &Transaction<'_>, source: &SourceRow, event: &Event) -> rusqlite::Result<usize> {
+fn insert_event(
+    tx: &Transaction<'_>,
+    source: &SourceRow,
+    event: &Event,
+    pairing: &mut Pairing,
+) -> rusqlite::Result<usize> {
     let data = event_data(&event.body).to_string();
     let inserted = tx
         .prepare_cached(
@@ -95,7 +115,7 @@ fn insert_event(tx: &Transaction<'_>, source: &SourceRow, event: &Event) -> rusq
         ])?;
     if inserted == 1 {
         let event_id = tx.last_insert_rowid();
-        apply(tx, source, event_id, event)?;
+        apply(tx, source, event_id, event, pairing)?;
     }
     Ok(inserted)
 }
