@@ -75,11 +75,17 @@ impl std::fmt::Display for Confidence {
     }
 }
 
+fn settings_values<S: serde::Serializer>(settings: &Settings, serializer: S) -> Result<S::Ok, S::Error> {
+    serde::Serialize::serialize(&settings.values, serializer)
+}
+
 /// `walwatch suggest --format json`; the keys are a public interface.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Suggestion {
     pub cluster: String,
-    /// The settings the advice used, each with its source.
+    /// The settings the advice used, each with its source: in JSON the same
+    /// `{name: {"value", "source"}}` as `walwatch settings`' `current`.
+    #[serde(serialize_with = "settings_values")]
     pub current: Settings,
     pub suggested: Suggested,
     pub basis: Basis,

@@ -25,7 +25,7 @@
 pub mod conf;
 pub(crate) mod infer;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -463,33 +463,47 @@ fn resolve(version: Option<u32>, known: &Known) -> Settings {
 pub fn latest_change(store: &Store, cluster: &str, names: &[&str]) -> Result<Option<SettingChange>, StoreError> {
     let Some(id) = store.find_cluster(cluster)? else { return Ok(None) };
     let version = store.latest_server_version(id)?.as_deref().and_then(defaults::major);
-    let rows = store.setting_rows(id)?;
-    let log = store.parameter_changes(id)?;
+    let changes = merged(&store.setting_rows(id)?, &store.parameter_changes(id)?, version);
+    // On a tie the file's change is taken (the last maximum): it knows the old value.
+    Ok(changes.into_iter().filter(|c| names.contains(&c.name.as_str())).max_by_key(|c| c.at))
+}
+
+/// The changes of the files after walwatch's first read of each (the first
+/// read is where walwatch started looking, no change), each dated at the
+/// log line that announced it; then the log's changes that announced none.
+/// So an `ALTER SYSTEM` is one change (the auto.conf's, with its old value,
+/// at the time the server logged it), not two.
+fn merged(rows: &[SettingRow], log: &[LogChange], version: Option<u32>) -> Vec<SettingChange> {
     let first_read =
         |config: bool| rows.iter().filter(|r| (r.source == RowSource::Config) == config).map(|r| r.since).min();
     let (config_from, conf_from) = (first_read(true), first_read(false));
-    let from_rows = row_changes(&rows).into_iter().filter(|c| {
-        let first = if c.source == ValueSource::Config { config_from } else { conf_from };
-        first.is_some_and(|first| c.at > first)
-    });
-    // On a tie the file's change is taken (the last maximum): it knows the old value.
-    let changes = log_changes(&log).into_iter().chain(from_rows.map(|c| announced(c, &log, version)));
-    Ok(changes.filter(|c| names.contains(&c.name.as_str())).max_by_key(|c| c.at))
+    let mut announcers: BTreeSet<(Timestamp, &str)> = BTreeSet::new();
+    let mut changes: Vec<SettingChange> = row_changes(rows)
+        .into_iter()
+        .filter(|c| {
+            let first = if c.source == ValueSource::Config { config_from } else { conf_from };
+            first.is_some_and(|first| c.at > first)
+        })
+        .map(|mut c| {
+            if let Some(line) = announcing_line(&c, log, version) {
+                announcers.insert((line.at, line.name.as_str()));
+                c.at = line.at;
+            }
+            c
+        })
+        .collect();
+    let silent = log_changes(log).into_iter().filter(|c| !announcers.contains(&(c.at, c.name.as_str())));
+    changes.extend(silent);
+    changes
 }
 
-/// A change walwatch read in a file, dated at the log line that announced
-/// the same value before the read, if there is one.
-fn announced(mut change: SettingChange, log: &[LogChange], version: Option<u32>) -> SettingChange {
+/// The latest log line that announced a change walwatch read in a file
+/// (the same name and value, logged before the read), if there is one.
+fn announcing_line<'a>(change: &SettingChange, log: &'a [LogChange], version: Option<u32>) -> Option<&'a LogChange> {
     let parse = |text: &str| units::parse(&change.name, text, version).ok();
     let same = |a: &str, b: &str| a == b || parse(a).is_some_and(|a| Some(a) == parse(b));
-    let line = change
-        .new
-        .as_deref()
-        .and_then(|new| log.iter().rev().find(|l| l.name == change.name && l.at <= change.at && same(&l.value, new)));
-    if let Some(line) = line {
-        change.at = line.at;
-    }
-    change
+    let new = change.new.as_deref()?;
+    log.iter().rev().find(|l| l.name == change.name && l.at <= change.at && same(&l.value, new))
 }
 
 /// The value of `name` from the most trusted source that sets it, None for the default.
@@ -516,13 +530,14 @@ fn resolve_one(name: &str, known: &Known) -> Option<Value> {
     Some(Value { value: row.value.clone()?, source })
 }
 
-/// Every change walwatch knows of the cluster's settings, oldest first: the
-/// config's and the conf files' as walwatch read them (time: the read), the
-/// log's as the server logged them (time: the log line).
+/// Every change walwatch knows of the cluster's settings, oldest first, as
+/// [`merged`] gives them: the config's and the conf files' after walwatch's
+/// first read of each, dated at the log line that announced them, and the
+/// log's own changes.
 pub fn timeline(store: &Store, cluster: &str) -> Result<Vec<SettingChange>, StoreError> {
     let Some(id) = store.find_cluster(cluster)? else { return Ok(Vec::new()) };
-    let mut changes = row_changes(&store.setting_rows(id)?);
-    changes.extend(log_changes(&store.parameter_changes(id)?));
+    let version = store.latest_server_version(id)?.as_deref().and_then(defaults::major);
+    let mut changes = merged(&store.setting_rows(id)?, &store.parameter_changes(id)?, version);
     changes.sort_by(|a, b| a.at.cmp(&b.at).then_with(|| a.name.cmp(&b.name)));
     Ok(changes)
 }

@@ -371,3 +371,41 @@ fn a_log_inside_the_data_directory_points_to_its_conf_files() {
     assert_eq!(data_directory_from_logs(&store, "c").unwrap(), None);
     assert_eq!(data_directory_from_logs(&store, "unknown").unwrap(), None);
 }
+
+/// The first read of the files is where walwatch started looking, not a
+/// change; an `ALTER SYSTEM` (auto.conf changed, the reload logged
+/// `parameter … changed`) is one change, dated at the log line and with the
+/// file's old value; a setting added to the file later, and a change only
+/// the log saw, are each one change.
+#[test]
+fn merged_changes_skip_the_first_read_and_say_an_alter_system_once() {
+    let rows = vec![
+        row("max_wal_size", Some("1GB"), RowSource::ConfFile, 3, 0),
+        row("checkpoint_timeout", Some("5min"), RowSource::Config, 0, 0),
+        row("max_wal_size", Some("2GB"), RowSource::ConfFile, 3, 20),
+        row("checkpoint_timeout", Some("15min"), RowSource::ConfFile, 4, 40),
+    ];
+    let log = [log("max_wal_size", "2GB", 12), log("checkpoint_completion_target", "0.7", 30)];
+    let mut got = merged(&rows, &log, Some(15));
+    got.sort_by_key(|c| c.at);
+    let summary: Vec<(i64, &str, Option<&str>, Option<&str>, String)> = got
+        .iter()
+        .map(|c| {
+            (
+                c.at.as_second() - 1_800_000_000,
+                c.name.as_str(),
+                c.old.as_deref(),
+                c.new.as_deref(),
+                c.source.to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (12, "max_wal_size", Some("1GB"), Some("2GB"), "/etc/pg.conf:3".to_string()),
+            (30, "checkpoint_completion_target", None, Some("0.7"), format!("log {}", crate::timefmt::rfc3339(t(30)))),
+            (40, "checkpoint_timeout", None, Some("15min"), "/etc/pg.conf:4".to_string()),
+        ]
+    );
+}

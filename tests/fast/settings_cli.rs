@@ -63,6 +63,13 @@ fn imported_clusters_print_from_the_store() {
                 "source": {"kind": "log", "at": "2026-11-22T08:16:10.176+00:00"}}])
     );
 
+    // `suggest` gives the same `current`: the same shape, the same values
+    // and sources (issue 13 §5).
+    let db_arg = db.to_str().unwrap();
+    let suggested =
+        walwatch_json(&["suggest", "--config", &config, "--db", db_arg, "--cluster", "thirteen", "--format", "json"]);
+    assert_eq!(suggested["current"], thirteen["current"]);
+
     let forged = &all[0];
     assert_eq!(forged["version"], 15);
     assert_eq!(forged["current"]["max_wal_size"]["value"], "64MB");
@@ -139,7 +146,7 @@ fn table_output_and_a_broken_include() {
     assert_eq!(row("checkpoint_completion_target"), ["checkpoint_completion_target", "0.7", "walwatch config"]);
     assert_eq!(row("min_wal_size"), ["min_wal_size", "80MB", "default (PG 13)"]);
     assert_eq!(row("checkpoint_warning"), ["checkpoint_warning", "30s", "default (PG 13)"]);
-    assert!(table.contains("changes:"), "{table}");
+    assert!(!table.contains("changes:"), "the first read is where walwatch started looking, no change: {table}");
 
     // A syntax error anywhere: nothing from the files is recorded, the old values stay.
     fs::write(etc.join("conf.d/a.conf"), "fsync = on\nthis is not a setting\n").unwrap();
@@ -150,6 +157,10 @@ fn table_output_and_a_broken_include() {
     assert!(table.lines().any(|l| l.starts_with("max_wal_size ") && l.contains("4GB")), "{table}");
     assert!(table.lines().any(|l| l.starts_with("fsync ") && l.contains("off")), "{table}");
 
+    // Fixed, with one value changed: exactly that change, old and new.
+    fs::write(etc.join("conf.d/a.conf"), "fsync = on\n").unwrap();
+    fs::write(&conf, format!("data_directory = '{}'\nmax_wal_size = 4GB\ninclude_dir 'conf.d'\n", data.display()))
+        .unwrap();
     let json = walwatch_json(&[
         "settings",
         "--config",
@@ -159,8 +170,13 @@ fn table_output_and_a_broken_include() {
         "--format",
         "json",
     ]);
-    let timeline: &Vec<Value> = json[0]["timeline"].as_array().unwrap();
-    assert_eq!(timeline.len(), 4, "max_wal_size, fsync, checkpoint_timeout, the override: {json}");
+    let timeline: Vec<(&str, &str, &str)> = json[0]["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c["old"].as_str().unwrap(), c["new"].as_str().unwrap()))
+        .collect();
+    assert_eq!(timeline, [("fsync", "off", "on")], "{json}");
 }
 
 fn config_error(settings: &str) -> String {

@@ -111,7 +111,7 @@ fn suggested_max_wal_size_leaves_only_time_triggered_checkpoints() {
     assert!(int(basis, "samples") >= 5, "samples: {basis}");
     assert_eq!(int(basis, "forced_checkpoints"), one.truth.wal, "basis.forced_checkpoints vs the log's wal starts");
     assert_eq!(int(basis, "too_frequent"), one.truth.too_frequent, "basis.too_frequent vs the log");
-    assert_eq!(suggestion["current"]["values"]["max_wal_size"]["value"], "32MB", "current max_wal_size");
+    assert_eq!(suggestion["current"]["max_wal_size"]["value"], "32MB", "current max_wal_size");
     let sql = suggestion["sql"].as_str().expect("sql");
     assert!(sql.contains(&format!("max_wal_size = '{}'", pg_size(s))), "sql {sql:?} does not set {s}MB");
     print_cycles(&db, &one.t0, None, "phase 1");
@@ -215,7 +215,7 @@ fn from_the_log_alone_the_suggestion_is_within_a_quarter_of_the_one_with_the_con
     let with_config = suggest(&config, &with);
 
     let current = |s: &Value, name: &str| {
-        let v = &s["current"]["values"][name];
+        let v = &s["current"][name];
         (v["value"].as_str().unwrap_or("?").to_string(), v["source"]["kind"].as_str().unwrap_or("?").to_string())
     };
     assert_eq!(current(&from_log, "checkpoint_timeout"), ("30s".into(), "inferred".into()), "{from_log:#}");
