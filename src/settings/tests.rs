@@ -388,7 +388,8 @@ fn merged_changes_skip_the_first_read_and_say_an_alter_system_once() {
     let log = [log("max_wal_size", "2GB", 12), log("checkpoint_completion_target", "0.7", 30)];
     let mut got = merged(&rows, &log, Some(15));
     got.sort_by_key(|c| c.at);
-    let summary: Vec<(i64, &str, Option<&str>, Option<&str>, String)> = got
+    type Row<'a> = (i64, &'a str, Option<&'a str>, Option<&'a str>, String);
+    let summary: Vec<Row> = got
         .iter()
         .map(|c| {
             (
