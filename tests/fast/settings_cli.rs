@@ -7,7 +7,7 @@ use crate::support;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
+use serde_json::json;
 use support::{describe, walwatch, walwatch_json};
 
 fn fixture_log(name: &str) -> PathBuf {
