@@ -420,7 +420,7 @@ fn assumed_defaults(current: &Settings) -> Option<String> {
     let assumed: Vec<String> = MODEL_INPUTS
         .iter()
         .filter_map(|name| current.values.get(*name).map(|v| (name, v)))
-        .filter(|(_, v)| matches!(v.source, ValueSource::Default { .. }))
+        .filter(|(name, _)| current.assumed(name))
         .map(|(name, v)| match current.not_inferred.get(*name) {
             Some(why) => format!("{name} = {} (not inferred from the log: {why})", v.value),
             None => format!("{name} = {}", v.value),

@@ -47,7 +47,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use crate::analyze::history;
 use crate::analyze::sizing::{self, Params};
 use crate::model::event::Trigger;
-use crate::settings::{Settings, ValueSource};
+use crate::settings::Settings;
 use crate::store::{Store, StoreError};
 
 /// The picture's size in pixels: fits a 640 px mail column.
@@ -157,11 +157,8 @@ pub fn absorb(settings: &Settings) -> Option<Absorb> {
     settings.seconds("checkpoint_timeout").filter(|s| s.is_finite() && *s > 0.0)?;
     let params = Params::from_settings(settings);
     let kb_s = params.trigger_mb(params.max_wal_size_mb) * 1024.0 / params.timeout_s;
-    let assumed = sizing::SIZING_SETTINGS
-        .iter()
-        .filter(|name| settings.values.get(**name).is_none_or(|v| matches!(v.source, ValueSource::Default { .. })))
-        .map(|name| name.to_string())
-        .collect();
+    let assumed =
+        sizing::SIZING_SETTINGS.iter().filter(|name| settings.assumed(name)).map(|name| name.to_string()).collect();
     kb_s.is_finite().then_some(Absorb { kb_s, assumed })
 }
 

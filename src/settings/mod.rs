@@ -85,9 +85,21 @@ pub struct Settings {
     /// it did not (too few checkpoints of the kind needed, …).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub not_inferred: BTreeMap<String, String>,
+    /// The conf files were read completely: a value at its default is then
+    /// known to be (the files do not set it), not assumed.
+    #[serde(skip)]
+    pub defaults_read: bool,
 }
 
 impl Settings {
+    /// Whether `name` is at a default walwatch only assumes: nothing set it
+    /// and the conf files were not read to confirm it. An unknown name is
+    /// assumed too.
+    pub fn assumed(&self, name: &str) -> bool {
+        let default = self.values.get(name).is_none_or(|v| matches!(v.source, ValueSource::Default { .. }));
+        default && !self.defaults_read
+    }
+
     /// Every known setting at `version`'s default (None: the newest's).
     pub fn defaults(version: Option<u32>) -> Settings {
         let v = version.unwrap_or(units::NEWEST);
@@ -98,7 +110,7 @@ impl Settings {
                 Some((name.to_string(), Value { value, source: ValueSource::Default { version } }))
             })
             .collect();
-        Settings { version, values, not_inferred: BTreeMap::new() }
+        Settings { version, values, not_inferred: BTreeMap::new(), defaults_read: false }
     }
 
     /// The value of `name` read in its unit for the server's version; None
@@ -434,6 +446,7 @@ struct Known {
 
 fn resolve(version: Option<u32>, known: &Known) -> Settings {
     let mut settings = Settings::defaults(version);
+    settings.defaults_read = known.conf_read.is_some();
     for name in KNOWN {
         if let Some(value) = resolve_one(name, known) {
             settings.values.insert(name.to_string(), value);

@@ -410,3 +410,18 @@ fn merged_changes_skip_the_first_read_and_say_an_alter_system_once() {
         ]
     );
 }
+
+/// A default is "assumed" only while nothing confirmed it: once the conf
+/// files were read completely, a name they do not set is known to be at
+/// its default; a value any source set is never assumed.
+#[test]
+fn a_default_is_assumed_only_until_the_conf_files_are_read() {
+    let unread = resolve(Some(15), &known(vec![], vec![], None, vec![log("max_wal_size", "2GB", 1)]));
+    assert!(unread.assumed("checkpoint_completion_target"));
+    assert!(!unread.assumed("max_wal_size"));
+    let conf = vec![row("max_wal_size", Some("1GB"), RowSource::ConfFile, 1, 0)];
+    let read = resolve(Some(15), &known(vec![], conf, Some(0), vec![]));
+    assert!(!read.assumed("checkpoint_completion_target"));
+    assert!(!read.assumed("max_wal_size"));
+    assert_eq!(value(&read, "checkpoint_completion_target").1, ValueSource::Default { version: Some(15) });
+}

@@ -1,6 +1,6 @@
 use super::*;
 use crate::analyze::buckets::Bucket;
-use crate::settings::Value;
+use crate::settings::{Value, ValueSource};
 use crate::store::ByTrigger;
 
 /// A real PostgreSQL 15 server's log: a forced-checkpoint storm, a SIGHUP
