@@ -405,3 +405,33 @@ fn a_disabled_rule_closes_its_alerts_silently_and_fires_anew_once_enabled() {
     assert_eq!(ids(&c.fired), [2]);
     assert_eq!(kinds(&c), [(NoticeKind::Firing, Some(2), 0)]);
 }
+
+#[test]
+fn migration_13_forgets_firing_notices_that_were_never_queued() {
+    // A store written by a version that set queued_at with no transport:
+    // alert 1 open, "queued" with nothing in the outbox; alert 2 resolved;
+    // alert 3 open with its firing notice really queued.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let (a, b, c) = (
+        || finding("too_frequent", "", "a"),
+        || finding("slow_sync", "", "b"),
+        || finding("checkpoint_overrun", "", "c"),
+    );
+    run(&db, &Config::default(), vec![a(), c()], "2026-11-22T12:00:00Z");
+    run(&db, &mailing(), vec![a(), b()], "2026-11-22T12:01:00Z");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "DELETE FROM outbox WHERE alert_id = 1;
+         UPDATE alert SET queued_at = fired_at;
+         ALTER TABLE alert DROP COLUMN resolution;
+         PRAGMA user_version = 12;",
+    )
+    .unwrap();
+    drop(conn);
+
+    let changes = run(&db, &mailing(), vec![a(), b()], "2026-11-22T12:03:00Z");
+    assert_eq!(kinds(&changes), [(NoticeKind::Firing, Some(1), 0)], "alert 1 is mailed now, alert 3 not again");
+    assert_eq!(row(&db, 2).resolution, Some(crate::model::alert::Resolution::Cleared));
+    assert_eq!(row(&db, 3).resolution, None);
+}
