@@ -54,7 +54,8 @@ pub struct AlertChange {
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct Changes {
     pub cluster: String,
-    /// Opened now, or opened during a silence that has ended: firing notice queued.
+    /// Opened now, or held back by a silence that ended or by the lack of a
+    /// transport: firing notice queued (only recorded while no transport exists).
     pub fired: Vec<AlertChange>,
     /// Opened (or still open) while the rule is silenced: no notice.
     pub silenced: Vec<AlertChange>,
