@@ -69,7 +69,7 @@ pub enum Command {
     Suggest(SuggestArgs),
     /// Run the alert rules once on the stored history (e.g. after an import).
     Analyze(AnalyzeArgs),
-    /// List alerts; acknowledge, silence, or send a test mail.
+    /// List alerts; acknowledge, silence (list, end silences), or send a test mail.
     Alerts(AlertsArgs),
     /// Forget what was read of log files (their events and how far they were read), to read them again.
     #[command(after_help = "Exit status: 0 something was forgotten; 1 nothing matched (or an error).")]
@@ -209,6 +209,23 @@ pub enum AlertsCommand {
         /// How long, e.g. 2h, 30m, 1d.
         #[arg(long = "for", value_name = "DURATION")]
         duration: String,
+    },
+    /// List the silences running now (with --all, the ended ones too).
+    Silences {
+        #[command(flatten)]
+        common: ConfigDbArgs,
+        /// Ended and expired silences too.
+        #[arg(long)]
+        all: bool,
+        #[arg(long, value_enum, default_value = "table")]
+        format: OutputFormat,
+    },
+    /// End a silence now (its id is the first column of `walwatch alerts silences`).
+    Unsilence {
+        #[command(flatten)]
+        common: ConfigDbArgs,
+        /// The silence id.
+        id: i64,
     },
     /// Send a test message through the configured transports.
     TestMail {

@@ -98,7 +98,7 @@ pub fn cluster(
         None
     };
     let findings = rules.evaluate(store, cluster, &settings, suggestion.as_ref(), now)?;
-    let changes = lifecycle::apply(store, config, cluster, findings.clone(), now)?;
+    let changes = lifecycle::apply(store, config, &rules.enabled(), cluster, findings.clone(), now)?;
     Ok(ClusterEvaluation { cluster: cluster.to_string(), findings, changes })
 }
 

@@ -11,8 +11,17 @@
 //!   queues the held-back firing notice once no silence applies, and queues a
 //!   reminder when `[alerts] reminder_interval` has passed since the last
 //!   notice and the alert is not acknowledged;
-//! * an open alert with no finding any more is resolved, with a resolved
-//!   notice if its firing notice went out (and no silence applies).
+//! * an open alert with no finding any more is resolved ('cleared'), with a
+//!   resolved notice if its firing notice was queued (and no silence applies);
+//! * an open alert of a rule that is not enabled any more is closed
+//!   ('rule_disabled') without a notice: the rule stopped looking, the
+//!   problem was not seen going away.
+//!
+//! A firing notice counts as queued (queued_at) only once it is in the
+//! outbox: with neither `[mail]` nor `[webhook]` configured, an alert is
+//! recorded and its firing notice waits, like during a silence, until a
+//! transport is configured; an alert that closes before then is never
+//! mailed at all (no resolved mail for a firing mail nobody got).
 //!
 //! 'firing' -> 'notified' is the sender's move, once the server accepted the
 //! firing notice. The unique index on open alerts per (cluster, rule, key)
@@ -27,7 +36,7 @@ use serde::Serialize;
 use crate::alert::Notice;
 use crate::analyze::rules::Finding;
 use crate::config::Config;
-use crate::model::alert::{NoticeKind, Severity};
+use crate::model::alert::{NoticeKind, Resolution, Severity};
 use crate::store::alerts::{AlertContent, AlertRow, AlertTx};
 use crate::store::{Store, StoreError};
 
@@ -45,7 +54,8 @@ pub struct AlertChange {
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct Changes {
     pub cluster: String,
-    /// Opened now, or opened during a silence that has ended: firing notice queued.
+    /// Opened now, or held back by a silence that ended or by the lack of a
+    /// transport: firing notice queued (only recorded while no transport exists).
     pub fired: Vec<AlertChange>,
     /// Opened (or still open) while the rule is silenced: no notice.
     pub silenced: Vec<AlertChange>,
@@ -54,14 +64,18 @@ pub struct Changes {
     /// Still open, reminder queued.
     pub reminded: Vec<AlertChange>,
     pub resolved: Vec<AlertChange>,
+    /// Closed because their rule is not enabled any more: no notice.
+    pub rule_disabled: Vec<AlertChange>,
     /// Every notice queued, in order (rendered only when `[mail]` or `[webhook]` is configured).
     pub notices: Vec<Notice>,
 }
 
-/// Applies one evaluation's findings for `cluster` (see the module documentation).
+/// Applies one evaluation's findings for `cluster` (see the module
+/// documentation); `enabled` names the rules that ran.
 pub fn apply(
     store: &mut Store,
     config: &Config,
+    enabled: &[&str],
     cluster: &str,
     findings: Vec<Finding>,
     now: Timestamp,
@@ -81,15 +95,38 @@ pub fn apply(
         }
     }
     for alert in open.iter().filter(|a| !found.contains(&(a.rule.clone(), a.key.clone()))) {
-        tx.resolve(alert.id, now)?;
-        if alert.queued_at.is_some() && tx.silenced_until(&alert.rule, now)?.is_none() {
-            let notice = stored_notice(&tx, alert, NoticeKind::Resolved, 0);
-            queue(&tx, config, notice, &mut changes)?;
+        if enabled.contains(&alert.rule.as_str()) {
+            resolve_alert(&tx, config, alert, now, &mut changes)?;
+        } else {
+            tx.resolve(alert.id, Resolution::RuleDisabled, now)?;
+            changes.rule_disabled.push(change_of(alert));
         }
-        changes.resolved.push(change_of(alert));
     }
     tx.commit()?;
     Ok(changes)
+}
+
+/// The rule ran and found nothing: resolved, with a resolved notice only
+/// when the firing one is in the outbox (otherwise nobody was told it fired).
+fn resolve_alert(
+    tx: &AlertTx<'_>,
+    config: &Config,
+    alert: &AlertRow,
+    now: Timestamp,
+    changes: &mut Changes,
+) -> Result<(), StoreError> {
+    tx.resolve(alert.id, Resolution::Cleared, now)?;
+    if alert.queued_at.is_some() && tx.silenced_until(&alert.rule, now)?.is_none() {
+        let notice = stored_notice(tx, alert, NoticeKind::Resolved, 0);
+        queue(tx, config, notice, changes)?;
+    }
+    changes.resolved.push(change_of(alert));
+    Ok(())
+}
+
+/// Whether notices can be queued: `[mail]` or `[webhook]` is configured.
+fn has_transport(config: &Config) -> bool {
+    config.mail.is_some() || config.webhook.is_some()
 }
 
 fn open_alert(
@@ -100,7 +137,7 @@ fn open_alert(
     changes: &mut Changes,
 ) -> Result<(), StoreError> {
     let silenced = tx.silenced_until(finding.rule, now)?.is_some();
-    let id = tx.insert(&content(finding), now, !silenced)?;
+    let id = tx.insert(&content(finding), now, !silenced && has_transport(config))?;
     let change = change(id, finding);
     if silenced {
         changes.silenced.push(change);
@@ -123,8 +160,12 @@ fn keep_alert(
     let change = change(alert.id, finding);
     if tx.silenced_until(finding.rule, now)?.is_some() {
         changes.silenced.push(change);
+    } else if alert.queued_at.is_none() && !has_transport(config) {
+        // Still nowhere to send the firing notice: it keeps waiting.
+        changes.still_open.push(change);
     } else if alert.queued_at.is_none() {
-        // Fired during a silence that has ended: the held-back firing notice.
+        // Fired during a silence that has ended, or before a transport was
+        // configured: the held-back firing notice.
         tx.mark_queued(alert.id, now)?;
         queue(tx, config, notice(tx, alert.id, finding, NoticeKind::Firing, alert.fired_at, 0), changes)?;
         changes.fired.push(change);
@@ -153,7 +194,7 @@ fn reminder_due(alert: &AlertRow, config: &Config, now: Timestamp) -> Option<u32
 fn queue(tx: &AlertTx<'_>, config: &Config, notice: Notice, changes: &mut Changes) -> Result<(), StoreError> {
     // render() returns nothing without a transport; skipping it then also
     // keeps the store usable before any delivery is configured.
-    if config.mail.is_some() || config.webhook.is_some() {
+    if has_transport(config) {
         let messages = crate::alert::deliver::render(&notice, config);
         tx.queue(&messages)?;
     }

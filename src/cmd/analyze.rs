@@ -53,10 +53,11 @@ fn table(out: &mut impl Write, report: &Evaluation) -> Result<()> {
     let mut rows = Vec::new();
     for c in &report.clusters {
         let changes = &c.changes;
-        let groups: [(&str, &Vec<AlertChange>); 5] = [
+        let groups: [(&str, &Vec<AlertChange>); 6] = [
             ("fired", &changes.fired),
             ("reminded", &changes.reminded),
             ("resolved", &changes.resolved),
+            ("rule_disabled", &changes.rule_disabled),
             ("silenced", &changes.silenced),
             ("open", &changes.still_open),
         ];

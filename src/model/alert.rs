@@ -111,6 +111,30 @@ impl AlertState {
     }
 }
 
+/// Why a resolved alert was closed: the rule no longer finds the problem
+/// (a resolved notice goes out if the firing one did), or the rule was
+/// switched off in the configuration (closed silently: the problem may well
+/// still be there, so "resolved" in a mail would be false).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resolution {
+    Cleared,
+    RuleDisabled,
+}
+
+impl Resolution {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Resolution::Cleared => "cleared",
+            Resolution::RuleDisabled => "rule_disabled",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Resolution> {
+        [Resolution::Cleared, Resolution::RuleDisabled].into_iter().find(|s| s.as_str() == name)
+    }
+}
+
 impl std::fmt::Display for AlertState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())

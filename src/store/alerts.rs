@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 use super::columns::{from_micros, opt_from_micros, to_micros};
 use super::{Store, StoreError};
-use crate::model::alert::{AlertState, Severity, SuggestionText};
+use crate::model::alert::{AlertState, Resolution, Severity, SuggestionText};
 
 /// One alert as stored.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -41,6 +41,8 @@ pub struct AlertRow {
     pub reminded_at: Option<Timestamp>,
     #[serde(serialize_with = "crate::timefmt::serialize_opt")]
     pub resolved_at: Option<Timestamp>,
+    /// Why it was resolved (None while open): cleared or rule_disabled.
+    pub resolution: Option<Resolution>,
     #[serde(serialize_with = "crate::timefmt::serialize_opt")]
     pub acked_at: Option<Timestamp>,
     /// acked_at is set: no reminders.
@@ -72,7 +74,7 @@ impl AlertContent<'_> {
 }
 
 const ALERT_COLUMNS: &str = "a.id, c.name, a.rule, a.key, a.severity, a.state, a.summary, a.details, a.evidence_at,
-    a.fired_at, a.updated_at, a.notified_at, a.reminded_at, a.resolved_at, a.acked_at, a.queued_at, a.reminders";
+    a.fired_at, a.updated_at, a.notified_at, a.reminded_at, a.resolved_at, a.resolution, a.acked_at, a.queued_at, a.reminders";
 
 fn alert_row(r: &Row<'_>) -> rusqlite::Result<AlertRow> {
     let details: String = r.get("details")?;
@@ -105,6 +107,7 @@ fn alert_row(r: &Row<'_>) -> rusqlite::Result<AlertRow> {
         notified_at: opt_from_micros(r.get("notified_at")?),
         reminded_at: opt_from_micros(r.get("reminded_at")?),
         resolved_at: opt_from_micros(r.get("resolved_at")?),
+        resolution: r.get("resolution")?,
         acked_at: opt_from_micros(r.get("acked_at")?),
         acked: r.get::<_, Option<i64>>("acked_at")?.is_some(),
         queued_at: opt_from_micros(r.get("queued_at")?),
@@ -319,11 +322,12 @@ impl AlertTx<'_> {
             .map_err(|e| self.sql(e))
     }
 
-    pub fn resolve(&self, id: i64, now: Timestamp) -> Result<(), StoreError> {
+    /// Closes alert `id` now, saying why.
+    pub fn resolve(&self, id: i64, why: Resolution, now: Timestamp) -> Result<(), StoreError> {
         self.tx
             .execute(
-                "UPDATE alert SET state = 'resolved', resolved_at = ?2, updated_at = ?2 WHERE id = ?1",
-                params![id, to_micros(now)],
+                "UPDATE alert SET state = 'resolved', resolved_at = ?2, updated_at = ?2, resolution = ?3 WHERE id = ?1",
+                params![id, to_micros(now), why.as_str()],
             )
             .map(drop)
             .map_err(|e| self.sql(e))

@@ -6,7 +6,7 @@
 use jiff::Timestamp;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ValueRef};
 
-use crate::model::alert::{AlertState, Channel, NoticeKind, Severity};
+use crate::model::alert::{AlertState, Channel, NoticeKind, Resolution, Severity};
 use crate::model::event::{PointKind, Trigger};
 
 /// A time as the store writes it.
@@ -43,4 +43,4 @@ macro_rules! named_columns {
     };
 }
 
-named_columns!(PointKind, Trigger, Severity, AlertState, NoticeKind, Channel);
+named_columns!(PointKind, Trigger, Severity, AlertState, Resolution, NoticeKind, Channel);

@@ -21,6 +21,7 @@ mod columns;
 pub mod outbox;
 pub mod prune;
 pub mod settings;
+pub mod silences;
 mod checkpoints;
 mod events;
 mod filter;
@@ -55,6 +56,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0010_rejected_lines.sql"),
     include_str!("migrations/0011_digest.sql"),
     include_str!("migrations/0012_retention.sql"),
+    include_str!("migrations/0013_lifecycle.sql"),
 ];
 
 /// `PRAGMA cache_size` for an import: negative is KiB (64 MiB).

@@ -132,21 +132,23 @@ fn analyze_mails_each_alert_once_then_its_resolution_and_reminders() {
         assert_eq!(mails(&s.mail_dir).len(), 2);
     }
 
-    // too_frequent turned off: its alert resolves, with one resolved mail.
+    // too_frequent turned off: its alert is closed silently (the rule
+    // stopped looking; nothing was seen resolving), no resolved mail.
     s.write_config("[alerts.too_frequent]\nenabled = false\n");
     let report = s.analyze();
-    assert_eq!(rules(&report["clusters"][0]["changes"]["resolved"]), ["too_frequent"]);
-    let sent = mails(&s.mail_dir);
-    assert_eq!(sent.len(), 3);
-    assert!(sent[2].contains("too frequently"), "{}", sent[2]);
-    let states: Vec<(String, String)> = s
+    assert_eq!(rules(&report["clusters"][0]["changes"]["rule_disabled"]), ["too_frequent"]);
+    assert_eq!(report["clusters"][0]["changes"]["resolved"], Value::Array(vec![]));
+    assert_eq!(mails(&s.mail_dir).len(), 2);
+    let states: Vec<(String, String, Value)> = s
         .alerts()
         .iter()
-        .map(|a| (a["rule"].as_str().unwrap().to_string(), a["state"].as_str().unwrap().to_string()))
+        .map(|a| {
+            (a["rule"].as_str().unwrap().to_string(), a["state"].as_str().unwrap().to_string(), a["resolution"].clone())
+        })
         .collect();
     assert_eq!(states.len(), 2);
-    assert!(states.contains(&("too_frequent".into(), "resolved".into())));
-    assert!(states.contains(&("forced_checkpoints".into(), "notified".into())));
+    assert!(states.contains(&("too_frequent".into(), "resolved".into(), "rule_disabled".into())), "{states:?}");
+    assert!(states.contains(&("forced_checkpoints".into(), "notified".into(), Value::Null)), "{states:?}");
 
     // Reminders every second for the open alert, until acknowledged.
     s.write_config("[alerts]\nreminder_interval = \"1s\"\n[alerts.too_frequent]\nenabled = false\n");
@@ -158,13 +160,13 @@ fn analyze_mails_each_alert_once_then_its_resolution_and_reminders() {
     let report = s.analyze();
     assert_eq!(report["clusters"][0]["changes"]["notices"][0]["sequence"], 2);
     let sent = mails(&s.mail_dir);
-    assert_eq!(sent.len(), 5);
+    assert_eq!(sent.len(), 4);
     let ids: std::collections::BTreeSet<&str> = sent.iter().map(|m| header(m, "Message-ID")).collect();
-    assert_eq!(ids.len(), 5, "every reminder is its own message");
+    assert_eq!(ids.len(), 4, "every reminder is its own message");
     let id = s.alerts().iter().find(|a| a["rule"] == "forced_checkpoints").unwrap()["id"].to_string();
     run_ok(&["alerts", "ack", "--db", s.db.to_str().unwrap(), &id]);
     std::thread::sleep(Duration::from_millis(1100));
     let report = s.analyze();
     assert_eq!(report["clusters"][0]["changes"]["notices"], Value::Array(vec![]));
-    assert_eq!(mails(&s.mail_dir).len(), 5);
+    assert_eq!(mails(&s.mail_dir).len(), 4);
 }

@@ -362,7 +362,9 @@ fn analyze_and_alerts_report_bad_input_clearly() {
     let out = String::from_utf8(run_ok(&["alerts", "ack", "--db", dbs, &id])).unwrap();
     assert_eq!(out, format!("alert {id} acknowledged: no more reminders for it\n"));
     let csv = String::from_utf8(run_ok(&["alerts", "--db", dbs, "--format", "csv"])).unwrap();
-    assert!(csv.starts_with("id,cluster,rule,severity,state,fired_at,notified_at,resolved_at,acked,summary\n"));
+    assert!(
+        csv.starts_with("id,cluster,rule,severity,state,fired_at,notified_at,resolved_at,acked,summary,resolution\n")
+    );
     let acked: Vec<&str> = csv.lines().filter(|l| l.starts_with(&format!("{id},"))).collect();
     assert_eq!(acked.len(), 1);
     assert!(acked[0].contains(",too_frequent,warning,firing,") && acked[0].contains(",yes,"), "{}", acked[0]);
@@ -435,4 +437,81 @@ fn a_log_without_checkpoint_lines_raises_checkpoint_logging_missing() {
         .as_str()
         .unwrap()
         .starts_with("log_checkpoints is on by default since PostgreSQL 15"));
+}
+
+#[test]
+fn a_rule_switched_off_closes_its_alerts_as_rule_disabled() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/15-stderr-default-forged");
+    let tmp = tempfile::tempdir().unwrap();
+    let (db, config, _) = prepare(&dir, tmp.path());
+    let dbs = db.to_str().unwrap();
+    let report = analyze(&config);
+    let fired = &report["clusters"][0]["changes"]["fired"];
+    let id = fired.as_array().unwrap().iter().find(|c| c["rule"] == "too_frequent").expect("too_frequent fires")
+        ["alert_id"]
+        .as_i64()
+        .unwrap();
+
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("{text}[alerts.too_frequent]\nenabled = false\n")).unwrap();
+    let changes = &analyze(&config)["clusters"][0]["changes"];
+    assert_eq!(changes["rule_disabled"][0]["alert_id"], id, "{changes}");
+    assert!(changes["resolved"].as_array().unwrap().is_empty(), "{changes}");
+    assert!(changes["notices"].as_array().unwrap().is_empty(), "{changes}");
+
+    let all: Value = serde_json::from_slice(&run_ok(&["alerts", "--db", dbs, "--all", "--format", "json"])).unwrap();
+    let row = all.as_array().unwrap().iter().find(|a| a["id"] == id).unwrap();
+    assert_eq!((&row["state"], &row["resolution"]), (&"resolved".into(), &"rule_disabled".into()), "{row}");
+    let open: Value = serde_json::from_slice(&run_ok(&["alerts", "--db", dbs, "--format", "json"])).unwrap();
+    assert!(open.as_array().unwrap().iter().all(|a| a["rule"] != "too_frequent"), "{open}");
+    let csv = String::from_utf8(run_ok(&["alerts", "--db", dbs, "--all", "--format", "csv"])).unwrap();
+    let line = csv.lines().find(|l| l.starts_with(&format!("{id},"))).unwrap();
+    assert!(line.ends_with(",rule_disabled"), "{line}");
+    let table = String::from_utf8(run_ok(&["alerts", "--db", dbs, "--all"])).unwrap();
+    assert!(table.lines().next().unwrap().trim_end().ends_with("resolution"), "{table}");
+    assert!(table.contains("rule_disabled"), "{table}");
+}
+
+#[test]
+fn silences_are_listed_and_ended() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/15-stderr-default-forged");
+    let tmp = tempfile::tempdir().unwrap();
+    let (db, _, name) = prepare(&dir, tmp.path());
+    let dbs = db.to_str().unwrap();
+    let out = String::from_utf8(run_ok(&["alerts", "silences", "--db", dbs])).unwrap();
+    assert_eq!(out, "no silence running (--all: ended ones too)\n");
+    run_ok(&["alerts", "silence", "--db", dbs, "too_frequent", "--cluster", &name, "--for", "2h"]);
+    run_ok(&["alerts", "silence", "--db", dbs, "slow_sync", "--for", "1d"]);
+
+    let list: Value =
+        serde_json::from_slice(&run_ok(&["alerts", "silences", "--db", dbs, "--format", "json"])).unwrap();
+    let list = list.as_array().unwrap();
+    assert_eq!(list.len(), 2, "{list:?}");
+    let keys: Vec<&str> = list[0].as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, ["active", "cluster", "from", "id", "rule", "until"], "(serde_json's map sorts them)");
+    let tf = list.iter().find(|s| s["rule"] == "too_frequent").unwrap();
+    assert_eq!((&tf["cluster"], &tf["active"]), (&Value::from(name.as_str()), &Value::from(true)));
+    assert_eq!(list.iter().find(|s| s["rule"] == "slow_sync").unwrap()["cluster"], Value::Null);
+    let table = String::from_utf8(run_ok(&["alerts", "silences", "--db", dbs])).unwrap();
+    assert!(table.contains("(all)") && table.contains("too_frequent"), "{table}");
+
+    let id = tf["id"].as_i64().unwrap().to_string();
+    let out = String::from_utf8(run_ok(&["alerts", "unsilence", "--db", dbs, &id])).unwrap();
+    assert_eq!(out, format!("silence {id} ended: its rule notifies again\n"));
+    let now: Value = serde_json::from_slice(&run_ok(&["alerts", "silences", "--db", dbs, "--format", "json"])).unwrap();
+    assert_eq!(now.as_array().unwrap().len(), 1, "{now}");
+    let all: Value =
+        serde_json::from_slice(&run_ok(&["alerts", "silences", "--db", dbs, "--all", "--format", "json"])).unwrap();
+    let ended = all.as_array().unwrap().iter().find(|s| s["id"] == tf["id"]).unwrap();
+    assert_eq!(ended["active"], false, "{ended}");
+
+    let fail = |args: &[&str]| {
+        let out = walwatch().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "walwatch {args:?}: {}", support::describe(&out));
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let e = fail(&["alerts", "unsilence", "--db", dbs, &id]);
+    assert!(e.contains(&format!("silence {id} already ended at ")), "{e}");
+    let e = fail(&["alerts", "unsilence", "--db", dbs, "999"]);
+    assert!(e.contains("no silence with id 999 (see `walwatch alerts silences --all`)"), "{e}");
 }

@@ -306,6 +306,8 @@ fn test_mail_without_delivery_configured_says_what_to_configure() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("w.toml");
     fs::write(&cfg, "").unwrap();
+    // test-mail records its notice, so it needs an existing store (see README).
+    drop(Store::open(&dir.path().join("w.db")).unwrap());
     let out = support::walwatch()
         .args([
             "alerts",

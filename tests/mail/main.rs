@@ -8,5 +8,6 @@ mod support;
 
 mod mail_bidi;
 mod mail_digest;
+mod mail_lifecycle;
 mod mail_smtp;
 mod mail_transports;

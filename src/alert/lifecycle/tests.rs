@@ -31,10 +31,21 @@ fn finding(rule: &'static str, key: &str, summary: &str) -> Finding {
     }
 }
 
+/// A configuration with a transport (the file one, only named: apply sends
+/// nothing), so firing notices count as queued.
+fn mailing() -> Config {
+    let text = format!(
+        "[mail]\ntransport = \"file\"\nfrom = \"w@example.org\"\nto = [\"dba@example.org\"]\n[mail.file]\ndirectory = {:?}\n",
+        std::env::temp_dir()
+    );
+    crate::config::parse(&text, Path::new("w.toml")).unwrap()
+}
+
 fn run(path: &Path, config: &Config, findings: Vec<Finding>, now: &str) -> Changes {
     // A fresh connection each time: nothing is kept in memory between evaluations.
     let mut store = Store::open(path).unwrap();
-    apply(&mut store, config, "main", findings, at(now)).unwrap()
+    let enabled = crate::analyze::rules::RuleSet::configure(&config.alerts).unwrap().enabled();
+    apply(&mut store, config, &enabled, "main", findings, at(now)).unwrap()
 }
 
 fn kinds(c: &Changes) -> Vec<(NoticeKind, Option<i64>, u32)> {
@@ -53,7 +64,7 @@ fn row(path: &Path, id: i64) -> crate::store::alerts::AlertRow {
 fn fire_notify_rerun_resolve() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("w.db");
-    let config = Config::default();
+    let config = mailing();
     let forced = || finding("forced_checkpoints", "", "3 forced");
     let fsync = || finding("durability_off", "fsync", "fsync is off");
 
@@ -110,7 +121,7 @@ fn the_unique_index_refuses_a_second_open_alert() {
     // Two processes evaluating at once cannot both open the same alert.
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("w.db");
-    run(&db, &Config::default(), vec![finding("too_frequent", "", "x")], "2026-11-22T12:00:00Z");
+    run(&db, &mailing(), vec![finding("too_frequent", "", "x")], "2026-11-22T12:00:00Z");
     let conn = rusqlite::Connection::open(&db).unwrap();
     let dup = conn.execute(
         "INSERT INTO alert(cluster_id, rule, key, severity, state, summary, fired_at, updated_at)
@@ -124,7 +135,7 @@ fn the_unique_index_refuses_a_second_open_alert() {
 fn silence_holds_notices_until_it_ends() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("w.db");
-    let config = Config::default();
+    let config = mailing();
     let slow = || finding("slow_sync", "", "slow");
     // The cluster must exist to be silenced by name.
     run(&db, &config, vec![], "2026-11-22T11:00:00Z");
@@ -160,7 +171,7 @@ fn silence_holds_notices_until_it_ends() {
 fn an_alert_fired_and_resolved_within_a_silence_sends_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("w.db");
-    let config = Config::default();
+    let config = mailing();
     let mut store = Store::open(&db).unwrap();
     // No cluster: silences every cluster.
     store.silence("too_frequent", None, at("2026-11-22T13:00:00Z"), at("2026-11-22T12:00:00Z")).unwrap();
@@ -177,7 +188,7 @@ fn an_alert_fired_and_resolved_within_a_silence_sends_nothing() {
 fn reminders_at_the_interval_until_acknowledged() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("w.db");
-    let mut config = Config::default();
+    let mut config = mailing();
     config.alerts.reminder_interval = Some(Duration::from_secs(3600));
     let tf = || finding("too_frequent", "", "tf");
 
@@ -211,9 +222,9 @@ fn reminders_at_the_interval_until_acknowledged() {
     assert_eq!(kinds(&c), [(NoticeKind::Resolved, Some(1), 0)]);
 
     // Without reminder_interval, never.
-    let c = run(&db, &Config::default(), vec![tf()], "2026-11-22T21:00:00Z");
+    let c = run(&db, &mailing(), vec![tf()], "2026-11-22T21:00:00Z");
     assert_eq!(kinds(&c), [(NoticeKind::Firing, Some(2), 0)]);
-    assert!(run(&db, &Config::default(), vec![tf()], "2026-11-30T21:00:00Z").notices.is_empty());
+    assert!(run(&db, &mailing(), vec![tf()], "2026-11-30T21:00:00Z").notices.is_empty());
 }
 
 #[test]
@@ -252,7 +263,7 @@ fn notices_are_queued_in_the_outbox_with_the_alert_change() {
 fn changes_name_their_cluster_and_stored_alerts_keep_their_severity() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("w.db");
-    let config = Config::default();
+    let config = mailing();
     let c = run(
         &db,
         &config,
@@ -277,7 +288,7 @@ fn changes_name_their_cluster_and_stored_alerts_keep_their_severity() {
 fn keys_of_one_rule_are_separate_alerts() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("w.db");
-    let config = Config::default();
+    let config = mailing();
     let fsync = || finding("durability_off", "fsync", "fsync is off");
     let fpw = || finding("durability_off", "full_page_writes", "full_page_writes is off");
     let c = run(&db, &config, vec![fsync()], "2026-11-22T12:00:00Z");
@@ -301,7 +312,7 @@ fn keys_of_one_rule_are_separate_alerts() {
 fn a_resolved_notice_only_follows_a_firing_notice_and_never_in_a_silence() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("w.db");
-    let config = Config::default();
+    let config = mailing();
     let tf = || finding("too_frequent", "", "tf");
     let mut store = Store::open(&db).unwrap();
     store.silence("too_frequent", None, at("2026-11-22T13:00:00Z"), at("2026-11-22T12:00:00Z")).unwrap();
@@ -337,4 +348,90 @@ pub(crate) fn noise_store(db: &Path) {
     let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
     let time = TimeContext::new(Some("UTC")).unwrap();
     ingest::import(&mut store, cluster, log.to_str().unwrap(), &opts, &time).unwrap();
+}
+
+#[test]
+fn without_a_transport_the_firing_notice_waits_for_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let none = Config::default();
+    let tf = || finding("too_frequent", "", "tf");
+
+    run(&db, &none, vec![tf()], "2026-11-22T12:00:00Z");
+    assert_eq!(row(&db, 1).queued_at, None, "nothing was queued: no transport");
+    let c = run(&db, &none, vec![tf()], "2026-11-22T12:10:00Z");
+    assert!(c.notices.is_empty());
+    assert_eq!(ids(&c.still_open), [1]);
+
+    let c = run(&db, &mailing(), vec![tf()], "2026-11-22T12:20:00Z");
+    assert_eq!(kinds(&c), [(NoticeKind::Firing, Some(1), 0)]);
+    assert_eq!(row(&db, 1).queued_at, Some(at("2026-11-22T12:20:00Z")));
+    assert!(run(&db, &mailing(), vec![tf()], "2026-11-22T12:30:00Z").notices.is_empty(), "once");
+    let c = run(&db, &mailing(), vec![], "2026-11-22T12:40:00Z");
+    assert_eq!(kinds(&c), [(NoticeKind::Resolved, Some(1), 0)]);
+    assert_eq!(row(&db, 1).resolution, Some(crate::model::alert::Resolution::Cleared));
+}
+
+#[test]
+fn an_alert_closed_before_any_transport_is_never_mailed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    run(&db, &Config::default(), vec![finding("too_frequent", "", "tf")], "2026-11-22T12:00:00Z");
+    let c = run(&db, &mailing(), vec![], "2026-11-22T12:10:00Z");
+    assert_eq!(ids(&c.resolved), [1]);
+    assert!(c.notices.is_empty(), "no resolved notice for a firing notice never queued");
+    assert!(Store::open(&db).unwrap().outbox_all().unwrap().is_empty());
+}
+
+#[test]
+fn a_disabled_rule_closes_its_alerts_silently_and_fires_anew_once_enabled() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let tf = || finding("too_frequent", "", "tf");
+    run(&db, &mailing(), vec![tf()], "2026-11-22T12:00:00Z");
+    let mut off = mailing();
+    off.alerts = crate::config::parse("[alerts.too_frequent]\nenabled = false\n", Path::new("w.toml")).unwrap().alerts;
+
+    let c = run(&db, &off, vec![], "2026-11-22T12:10:00Z");
+    assert_eq!(ids(&c.rule_disabled), [1]);
+    assert!(c.resolved.is_empty() && c.notices.is_empty(), "{c:?}");
+    let closed = row(&db, 1);
+    assert_eq!(closed.state, crate::model::alert::AlertState::Resolved);
+    assert_eq!(closed.resolution, Some(crate::model::alert::Resolution::RuleDisabled));
+    let outbox = Store::open(&db).unwrap().outbox_all().unwrap();
+    assert_eq!(outbox.iter().map(|m| m.notice).collect::<Vec<_>>(), [NoticeKind::Firing], "no resolved notice");
+
+    let c = run(&db, &mailing(), vec![tf()], "2026-11-22T12:20:00Z");
+    assert_eq!(ids(&c.fired), [2]);
+    assert_eq!(kinds(&c), [(NoticeKind::Firing, Some(2), 0)]);
+}
+
+#[test]
+fn migration_13_forgets_firing_notices_that_were_never_queued() {
+    // A store written by a version that set queued_at with no transport:
+    // alert 1 open, "queued" with nothing in the outbox; alert 2 resolved;
+    // alert 3 open with its firing notice really queued.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let (a, b, c) = (
+        || finding("too_frequent", "", "a"),
+        || finding("slow_sync", "", "b"),
+        || finding("checkpoint_overrun", "", "c"),
+    );
+    run(&db, &Config::default(), vec![a(), c()], "2026-11-22T12:00:00Z");
+    run(&db, &mailing(), vec![a(), b()], "2026-11-22T12:01:00Z");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "DELETE FROM outbox WHERE alert_id = 1;
+         UPDATE alert SET queued_at = fired_at;
+         ALTER TABLE alert DROP COLUMN resolution;
+         PRAGMA user_version = 12;",
+    )
+    .unwrap();
+    drop(conn);
+
+    let changes = run(&db, &mailing(), vec![a(), b()], "2026-11-22T12:03:00Z");
+    assert_eq!(kinds(&changes), [(NoticeKind::Firing, Some(1), 0)], "alert 1 is mailed now, alert 3 not again");
+    assert_eq!(row(&db, 2).resolution, Some(crate::model::alert::Resolution::Cleared));
+    assert_eq!(row(&db, 3).resolution, None);
 }

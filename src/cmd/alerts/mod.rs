@@ -1,4 +1,6 @@
-//! `walwatch alerts`: list, ack, silence, test-mail.
+//! `walwatch alerts`: list, ack, silence, silences, unsilence, test-mail.
+
+mod silences;
 
 use std::process::ExitCode;
 
@@ -12,8 +14,20 @@ use crate::store::alerts::{AlertRow, SilenceOutcome};
 use crate::store::Store;
 use crate::timefmt::rfc3339;
 
-const HEADER: [&str; 10] =
-    ["id", "cluster", "rule", "severity", "state", "fired_at", "notified_at", "resolved_at", "acked", "summary"];
+// resolution last: added after the others, so CSV readers by position keep working.
+const HEADER: [&str; 11] = [
+    "id",
+    "cluster",
+    "rule",
+    "severity",
+    "state",
+    "fired_at",
+    "notified_at",
+    "resolved_at",
+    "acked",
+    "summary",
+    "resolution",
+];
 
 pub fn run(args: AlertsArgs) -> Result<ExitCode> {
     match args.command {
@@ -51,6 +65,8 @@ pub fn run(args: AlertsArgs) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Some(AlertsCommand::Silences { common, all, format }) => silences::list(&common, all, format),
+        Some(AlertsCommand::Unsilence { common, id }) => silences::unsilence(&common, id),
         Some(AlertsCommand::TestMail { common }) => test_mail(&common),
     }
 }
@@ -97,5 +113,6 @@ fn cells(a: &AlertRow) -> Vec<String> {
         time(&a.resolved_at),
         if a.acked { "yes" } else { "no" }.to_string(),
         a.summary.clone(),
+        cell(&a.resolution.map(|r| r.as_str())),
     ]
 }

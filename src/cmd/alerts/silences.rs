@@ -1,0 +1,55 @@
+//! `walwatch alerts silences` and `walwatch alerts unsilence ID`.
+
+use std::process::ExitCode;
+
+use anyhow::{bail, Result};
+use jiff::Timestamp;
+
+use crate::cli::{ConfigDbArgs, OutputFormat};
+use crate::output;
+use crate::store::silences::{SilenceRow, UnsilenceOutcome};
+use crate::store::Store;
+use crate::timefmt::rfc3339;
+
+const HEADER: [&str; 6] = ["id", "rule", "cluster", "from", "until", "active"];
+
+/// Lists the running silences (all with `all`), newest first.
+pub fn list(common: &ConfigDbArgs, all: bool, format: OutputFormat) -> Result<ExitCode> {
+    let path = crate::cmd::config_and_db(common)?.db;
+    let store = Store::open_read_only(&path)?;
+    let rows = store.silences(all, Timestamp::now())?;
+    let mut out = std::io::stdout().lock();
+    match format {
+        OutputFormat::Json => output::json(&mut out, &rows)?,
+        OutputFormat::Csv => output::csv(&mut out, &HEADER, &rows.iter().map(cells).collect::<Vec<_>>())?,
+        OutputFormat::Table if rows.is_empty() && !crate::cmd::quiet() => {
+            let which = if all { "no silences" } else { "no silence running (--all: ended ones too)" };
+            println!("{which}");
+        }
+        OutputFormat::Table => output::table(&mut out, &HEADER, &rows.iter().map(cells).collect::<Vec<_>>(), &["id"])?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Ends silence `id` now; an unknown or ended one is an error (exit 1).
+pub fn unsilence(common: &ConfigDbArgs, id: i64) -> Result<ExitCode> {
+    let path = crate::cmd::config_and_db(common)?.db;
+    let mut store = Store::open_existing(&path)?;
+    match store.unsilence(id, Timestamp::now())? {
+        UnsilenceOutcome::Unknown => bail!("no silence with id {id} (see `walwatch alerts silences --all`)"),
+        UnsilenceOutcome::AlreadyEnded(at) => bail!("silence {id} already ended at {}", rfc3339(at)),
+        UnsilenceOutcome::Ended => super::say(format_args!("silence {id} ended: its rule notifies again")),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cells(s: &SilenceRow) -> Vec<String> {
+    vec![
+        s.id.to_string(),
+        s.rule.clone(),
+        s.cluster.clone().unwrap_or_else(|| "(all)".to_string()),
+        rfc3339(s.from),
+        rfc3339(s.until),
+        if s.active { "yes" } else { "no" }.to_string(),
+    ]
+}
