@@ -16,6 +16,7 @@ use crate::analyze::buckets::{self, By};
 use crate::analyze::history::{self, Row};
 use crate::analyze::sizing::{self, Suggestion};
 use crate::config::AdviceSection;
+use crate::model::alert::Resolution;
 use crate::settings::Settings;
 use crate::store::alerts::AlertRow;
 use crate::store::settings::LogChange;
@@ -167,7 +168,10 @@ fn cluster_day(
     let alerts = store.alerts(Some(name), true)?;
     let in_day = |t: Timestamp| from <= t && t < to;
     let fired: Vec<AlertRow> = alerts.iter().filter(|a| in_day(a.fired_at)).cloned().collect();
-    let resolved: Vec<AlertRow> = alerts.iter().filter(|a| a.resolved_at.is_some_and(in_day)).cloned().collect();
+    // Closed because its rule was switched off is no recovery to report.
+    let cleared = |a: &&AlertRow| a.resolution != Some(Resolution::RuleDisabled);
+    let resolved: Vec<AlertRow> =
+        alerts.iter().filter(|a| a.resolved_at.is_some_and(in_day)).filter(cleared).cloned().collect();
     let open = alerts.iter().filter(|a| a.fired_at < to && a.resolved_at.is_none_or(|r| r >= to)).count();
     let changes = match store.find_cluster(name)? {
         Some(id) => store.parameter_changes_between(id, from, to)?,
@@ -302,6 +306,46 @@ mod tests {
         let wanted = ["nope".to_string()];
         let e = build(&store, &inputs("2026-03-29", "UTC", &wanted, &advice)).unwrap_err();
         assert_eq!(e.to_string(), "no cluster \"nope\" in the store (known: db1)");
+    }
+
+    /// An alert closed because its rule was switched off is not among the
+    /// day's resolved alerts (no recovery happened), nor open; one that
+    /// cleared is resolved.
+    #[test]
+    fn an_alert_closed_by_switching_its_rule_off_is_not_reported_resolved() {
+        use crate::model::alert::Severity;
+        use crate::store::alerts::AlertContent;
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+        let at = |s: &str| s.parse::<Timestamp>().unwrap();
+        let tx = store.alert_tx("db1").unwrap();
+        let figures = serde_json::json!({});
+        for (rule, why) in [("forced_checkpoints", Resolution::Cleared), ("slow_sync", Resolution::RuleDisabled)] {
+            let content = AlertContent {
+                rule,
+                key: rule,
+                severity: Severity::Warning,
+                summary: rule,
+                details: &[],
+                figures: &figures,
+                suggestion: None,
+                evidence_at: None,
+            };
+            let id = tx.insert(&content, at("2026-11-22T08:00:00Z"), false).unwrap();
+            tx.resolve(id, why, at("2026-11-22T09:00:00Z")).unwrap();
+        }
+        tx.commit().unwrap();
+        let advice = AdviceSection::default();
+        let report = build(&store, &inputs("2026-11-22", "UTC", &[], &advice)).unwrap();
+        let c = &report.clusters[0];
+        let rules = |alerts: &[AlertRow]| {
+            let mut names: Vec<String> = alerts.iter().map(|a| a.rule.clone()).collect();
+            names.sort();
+            names
+        };
+        assert_eq!(rules(&c.fired), ["forced_checkpoints", "slow_sync"]);
+        assert_eq!(rules(&c.resolved), ["forced_checkpoints"]);
+        assert_eq!(c.open, 0);
     }
 
     #[test]
