@@ -33,6 +33,17 @@ fn on_a_terminal_a_slow_import_shows_bytes_and_events_then_its_report() {
 }
 
 #[test]
+fn quiet_shows_no_bar_even_on_a_terminal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cmd =
+        slow_import(&tmp.path().join("w.db"), &fixture("15-stderr-default-std")).replace(" import ", " -q import ");
+    let out = Command::new("script").args(["-qec", &cmd, "/dev/null"]).output().expect("script (util-linux) runs");
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{screen}{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(screen, "", "-q prints errors only");
+}
+
+#[test]
 fn without_a_terminal_stderr_has_no_bar() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("w.db");
