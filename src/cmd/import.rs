@@ -1,5 +1,7 @@
 //! `walwatch import`: read log files into the store.
 
+mod progress;
+
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -46,7 +48,11 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
     for file in &args.files {
         let cluster = args.cluster.clone().unwrap_or_else(|| crate::config::cluster_name(file));
         let cluster_id = store.cluster_id(&cluster)?;
-        match ingest::import(&mut store, cluster_id, file, &opts, &time) {
+        let bar = progress::Bar::new(super::quiet());
+        let result = ingest::import_watched(&mut store, cluster_id, file, &opts, &time, &|p| bar.update(p));
+        // The report and errors go where the bar was drawn: gone first.
+        bar.clear();
+        match result {
             Ok(report) => {
                 if !super::quiet() {
                     print_report(&mut stdout, &cluster, &report)?;

@@ -65,7 +65,8 @@ fn debian(root: &Path, found: &mut Discovery) {
 
 /// A cluster name for a log file when none is given (`walwatch import`):
 /// `15-main` for Debian's `postgresql-15-main.log` (the name discovery gives
-/// it too), the data directory's name for `$PGDATA/log/…`,
+/// it too), the data directory's name for `$PGDATA/log/…` and
+/// `$PGDATA/pg_log/…` (see `data_dir_name` for versioned layouts),
 /// else the directory name.
 pub fn cluster_name(path: &str) -> String {
     if path == "-" {
@@ -78,15 +79,25 @@ pub fn cluster_name(path: &str) -> String {
     let abs = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let mut dirs = abs.ancestors().skip(1).filter_map(|d| d.file_name()?.to_str());
     match dirs.next() {
-        // $PGDATA/log: name it after the data directory, or after the
-        // version directory above a generic "data" (PGDG: /var/lib/pgsql/16/data).
         Some("log" | "pg_log" | "logs") => match dirs.next() {
-            Some("data" | "pgdata") => dirs.next().unwrap_or("data").to_string(),
-            Some(dir) => dir.to_string(),
+            Some(data_dir) => data_dir_name(data_dir, dirs.next()),
             None => "default".into(),
         },
         Some(dir) => dir.to_string(),
         None => "default".into(),
+    }
+}
+
+/// The cluster name of a data directory, given the directory above it: the
+/// same name discovery gives the cluster, so that what is imported and what
+/// the daemon follows land in one cluster. Under a version directory that is
+/// `16` for PGDG's `/var/lib/pgsql/16/data` and `15-main` for Debian's
+/// `/var/lib/postgresql/15/main`; elsewhere the data directory's own name.
+fn data_dir_name(data_dir: &str, above: Option<&str>) -> String {
+    match above.filter(|v| is_version(v)) {
+        Some(version) if data_dir == "data" => version.to_string(),
+        Some(version) => format!("{version}-{data_dir}"),
+        None => data_dir.to_string(),
     }
 }
 
@@ -207,9 +218,17 @@ mod tests {
     fn cluster_names_follow_common_layouts() {
         assert_eq!(cluster_name("/var/log/postgresql/postgresql-15-main.log"), "15-main");
         assert_eq!(cluster_name("/var/log/postgresql/postgresql-15-main.log.1"), "15-main");
-        assert_eq!(cluster_name("/srv/pg/data/log/postgresql-2026-11-22_080420.log"), "pg");
-        assert_eq!(cluster_name("/var/lib/pgsql/16/data/log/postgresql-Sun.log"), "16");
+        // $PGDATA/log and $PGDATA/pg_log: the data directory's name, even a generic one.
+        assert_eq!(cluster_name("/srv/pg/data/log/postgresql-2026-11-22_080420.log"), "data");
+        assert_eq!(cluster_name("/srv/pg/pgdata/pg_log/postgresql-Sun.log"), "pgdata");
+        assert_eq!(cluster_name("/var/lib/pgsql/data/log/postgresql-Sun.log"), "data");
         assert_eq!(cluster_name("/srv/main/pg_log/postgresql.csv"), "main");
+        assert_eq!(cluster_name("/srv/mydata/log/postgresql.json"), "mydata");
+        // Under a version directory, the names discovery gives: PGDG's and Debian's.
+        assert_eq!(cluster_name("/var/lib/pgsql/16/data/log/postgresql-Sun.log"), "16");
+        assert_eq!(cluster_name("/var/lib/postgresql/15/main/log/postgresql-2026-11-22_080420.log"), "15-main");
+        assert_eq!(cluster_name("/var/lib/postgresql/9.6/main/pg_log/postgresql.csv"), "9.6-main");
+        assert_eq!(cluster_name("/log/postgresql.log"), "default");
         assert_eq!(cluster_name("/tmp/x/run1/postgresql.csv"), "run1");
         assert_eq!(cluster_name("-"), "default");
         // The same Debian names as discovery: a date-named file is not a cluster name.

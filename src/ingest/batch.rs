@@ -13,13 +13,17 @@ use crate::model::event::{Event, EventBody};
 use crate::store::{SourceRow, SourceSpec, Store, StoreError};
 
 /// How one read goes: the scanner, where it starts, what to do with the
-/// end of the input, and the daemon's stop flag and keep-alive.
+/// end of the input, the daemon's stop flag and keep-alive, and the
+/// progress told after every chunk.
 pub(super) struct Reading<'a> {
     pub scanner: &'a mut dyn Scan,
     pub start: Pos,
     pub tail: Tail,
     pub stop: Option<&'a AtomicBool>,
     pub alive: Option<fn()>,
+    /// The size of a plain file, for `progress`.
+    pub total: Option<u64>,
+    pub progress: &'a dyn Fn(super::Progress),
 }
 
 pub(super) fn run(
@@ -27,7 +31,7 @@ pub(super) fn run(
     row: &mut SourceRow,
     spec: &SourceSpec<'_>,
     reader: Box<dyn std::io::Read>,
-    Reading { scanner, start, tail, stop, alive }: Reading<'_>,
+    Reading { scanner, start, tail, stop, alive, total, progress }: Reading<'_>,
     kit: &FormatReader,
     report: &mut ImportReport,
 ) -> Result<Pos, IngestError> {
@@ -46,6 +50,8 @@ pub(super) fn run(
         if let Some(alive) = alive {
             alive();
         }
+        let (read_to, read) = (batch.reached.offset, batch.reached.offset - start.offset);
+        progress(super::Progress { read_to, read, total, events: report.event_count() });
         Ok::<(), IngestError>(())
     });
     let result = match result {

@@ -169,8 +169,34 @@ pub fn import(
     opts: &Options,
     time: &TimeContext,
 ) -> Result<ImportReport, IngestError> {
+    import_watched(store, cluster_id, path, opts, time, &|_| {})
+}
+
+/// How far an import has got, told after every chunk (`import`'s progress bar).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// Byte offset reached in the source: in the file for a plain one, in
+    /// the decompressed stream for a compressed one or stdin.
+    pub read_to: u64,
+    /// Bytes read in this import (less than `read_to` when resuming).
+    pub read: u64,
+    /// Where `read_to` ends: the size of a plain file; None for a stream.
+    pub total: Option<u64>,
+    /// Events found so far in this import.
+    pub events: u64,
+}
+
+/// [`import`], telling `progress` how far it got after every chunk.
+pub fn import_watched(
+    store: &mut Store,
+    cluster_id: i64,
+    path: &str,
+    opts: &Options,
+    time: &TimeContext,
+    progress: &dyn Fn(Progress),
+) -> Result<ImportReport, IngestError> {
     store.use_import_cache()?;
-    import_source(store, cluster_id, Source::open(path)?, opts, time)
+    read_source(store, cluster_id, Source::open(path)?, opts, time, progress)
 }
 
 /// How much of the end of `source` to read: a plain file may still be
@@ -196,6 +222,17 @@ pub(crate) fn import_source(
     source: Source,
     opts: &Options,
     time: &TimeContext,
+) -> Result<ImportReport, IngestError> {
+    read_source(store, cluster_id, source, opts, time, &|_| {})
+}
+
+fn read_source(
+    store: &mut Store,
+    cluster_id: i64,
+    source: Source,
+    opts: &Options,
+    time: &TimeContext,
+    progress: &dyn Fn(Progress),
 ) -> Result<ImportReport, IngestError> {
     let started = Instant::now();
     let path = source.name.clone();
@@ -224,6 +261,7 @@ pub(crate) fn import_source(
     let start = Pos { offset: row.read_to, line: row.line };
     let tail = tail_of(&source, opts);
     report.resumed_at = start.offset;
+    let total = (source.compression == Compression::None).then_some(source.meta.map(|m| m.size)).flatten();
     let mut scanner = kit.scanner(time);
     let reader = open_at(source, start.offset, scanner.as_mut())
         .map_err(|e| IngestError::Read { path: path.clone(), source: e })?;
@@ -234,7 +272,7 @@ pub(crate) fn import_source(
         &mut row,
         &spec,
         reader,
-        Reading { scanner: scanner.as_mut(), start, tail, stop, alive: opts.alive },
+        Reading { scanner: scanner.as_mut(), start, tail, stop, alive: opts.alive, total, progress },
         &kit,
         &mut report,
     )?;

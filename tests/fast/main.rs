@@ -13,6 +13,7 @@ mod config;
 mod fixtures_truth;
 mod history;
 mod import_behaviour;
+mod import_progress;
 mod layers;
 mod managed_samples;
 mod mail_config;
