@@ -217,6 +217,7 @@ pub enum AlertsCommand {
         /// Ended and expired silences too.
         #[arg(long)]
         all: bool,
+        /// Output: a table to read, JSON for scripts, or CSV for a spreadsheet.
         #[arg(long, value_enum, default_value = "table")]
         format: OutputFormat,
     },
