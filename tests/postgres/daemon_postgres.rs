@@ -230,8 +230,12 @@ impl Daemon {
             self.assert_alive("while catching up");
             let status = self.status();
             let files = &status["clusters"][0]["files"];
+            // An empty file (a rotation just before the server stopped) has
+            // nothing to read, and walwatch records a file once it has bytes
+            // to identify it by: it is not in status, and need not be.
             let lagging: Vec<String> = logs
                 .iter()
+                .filter(|log| fs::metadata(log).map_or(true, |m| m.len() > 0))
                 .filter_map(|log| {
                     let path = log.to_string_lossy();
                     let entry = files.as_array().into_iter().flatten().find(|f| f["path"] == *path);
