@@ -204,33 +204,12 @@ fn insert_paired(
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
            ?21, ?22, ?23, ?24, ?25)",
     )?
-    .execute(params![
-        h.cluster_id,
-        h.kind.as_str(),
-        h.pid,
-        h.event_id,
-        h.at,
-        h.flags,
-        h.trigger,
-        event_id,
-        at,
-        stats.buffers_written,
-        stats.buffers_pct,
-        stats.slru_buffers_written,
-        stats.wal_files_added,
-        stats.wal_files_removed,
-        stats.wal_files_recycled,
-        stats.write_s,
-        stats.sync_s,
-        stats.total_s,
-        stats.sync_files,
-        stats.sync_longest_s,
-        stats.sync_average_s,
-        stats.distance_kb,
-        stats.estimate_kb,
-        stats.lsn,
-        stats.redo_lsn
-    ])?;
+    .execute(params_from_iter(
+        params![h.cluster_id, h.kind.as_str(), h.pid, h.event_id, h.at, h.flags, h.trigger, event_id, at]
+            .iter()
+            .copied()
+            .chain(figures(stats)),
+    ))?;
     Ok(())
 }
 
@@ -334,28 +313,31 @@ fn complete(tx: &Transaction<'_>, id: i64, event_id: i64, at: i64, stats: &Compl
            sync_average_s = ?15, distance_kb = ?16, estimate_kb = ?17, lsn = ?18, redo_lsn = ?19
          WHERE id = ?1",
     )?
-    .execute(params![
-        id,
-        event_id,
-        at,
-        stats.buffers_written,
-        stats.buffers_pct,
-        stats.slru_buffers_written,
-        stats.wal_files_added,
-        stats.wal_files_removed,
-        stats.wal_files_recycled,
-        stats.write_s,
-        stats.sync_s,
-        stats.total_s,
-        stats.sync_files,
-        stats.sync_longest_s,
-        stats.sync_average_s,
-        stats.distance_kb,
-        stats.estimate_kb,
-        stats.lsn,
-        stats.redo_lsn
-    ])?;
+    .execute(params_from_iter(params![id, event_id, at].iter().copied().chain(figures(stats))))?;
     Ok(())
+}
+
+/// A complete line's figures, in the column order both `insert_paired`
+/// and `complete` write them (buffers_written … redo_lsn).
+fn figures(stats: &CompleteStats) -> [&dyn rusqlite::ToSql; 16] {
+    [
+        &stats.buffers_written,
+        &stats.buffers_pct,
+        &stats.slru_buffers_written,
+        &stats.wal_files_added,
+        &stats.wal_files_removed,
+        &stats.wal_files_recycled,
+        &stats.write_s,
+        &stats.sync_s,
+        &stats.total_s,
+        &stats.sync_files,
+        &stats.sync_longest_s,
+        &stats.sync_average_s,
+        &stats.distance_kb,
+        &stats.estimate_kb,
+        &stats.lsn,
+        &stats.redo_lsn,
+    ]
 }
 
 // --- Reading ---
