@@ -665,6 +665,58 @@ mod tests {
         assert!(!plan.iter().any(|step| step.contains("TEMP B-TREE")), "no sort: {plan:?}");
     }
 
+    /// Reads `steps` in order into a new store, as a follower would: each
+    /// step appends lines to a file (created on its first step) and reads
+    /// that file on, its last entry held back or taken.
+    fn follow(steps: &[(&str, &[String], bool)]) -> (tempfile::TempDir, Store) {
+        use crate::frame::time::TimeContext;
+        use crate::ingest::{self, Options};
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("w.db")).unwrap();
+        let cluster = store.cluster_id("c").unwrap();
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        for &(name, lines, hold) in steps {
+            let file = dir.path().join(name);
+            let mut f = std::fs::OpenOptions::new().create(true).append(true).open(&file).unwrap();
+            f.write_all(lines.concat().as_bytes()).unwrap();
+            let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), hold_last_entry: hold, ..Options::default() };
+            ingest::import(&mut store, cluster, file.to_str().unwrap(), &opts, &time).unwrap();
+        }
+        (dir, store)
+    }
+
+    /// A follower's reads cut the log anywhere: between two batches of one
+    /// file, or at a rotation whose old file's last entry is held back
+    /// (it may still get a DETAIL) while the new file is read. At every
+    /// cut through five checkpoints (a complete and the next start in the
+    /// same millisecond among them) the pairs are the log's.
+    #[test]
+    fn pairs_are_the_logs_wherever_a_follower_cuts_the_log() {
+        let lines = fixture(NOISE);
+        let lines = &lines[120..160];
+        let want = pairs_in_text(lines);
+        assert_eq!(want.len(), 5);
+        for cut in 1..lines.len() {
+            let (before, after) = lines.split_at(cut);
+            let (_dir, store) = follow(&[("a.log", before, false), ("a.log", after, false)]);
+            assert_eq!(pairs(&store), want, "one file read in two batches, cut before line {cut}");
+            let (_dir, store) = follow(&[("a.log", before, true), ("b.log", after, true), ("a.log", &[], false)]);
+            assert_eq!(pairs(&store), want, "rotated before line {cut}, the old file's last entry read last");
+            let (_dir, store) = follow(&[("a.log", before, true), ("b.log", after, false), ("a.log", &[], false)]);
+            assert_eq!(pairs(&store), want, "rotated before line {cut}, the new file read to its end first");
+            for late in [1, 2, 3, 5, 8].into_iter().filter(|&late| late < cut) {
+                let (read, tail) = before.split_at(cut - late);
+                let (_dir, store) = follow(&[("a.log", read, false), ("b.log", after, false), ("a.log", tail, false)]);
+                assert_eq!(
+                    pairs(&store),
+                    want,
+                    "rotated before line {cut}, the old file's last {late} lines read last"
+                );
+            }
+        }
+    }
+
     #[test]
     fn files_imported_newest_first_pair_as_in_log_order() {
         // Two runs (a crash between them), each file ending with a server

@@ -4,8 +4,10 @@
 //! in-memory model, and the store must hold exactly the model's events —
 //! none lost, none doubled.
 //!
-//! Every line is a real-format `checkpoint starting:` line with its own
-//! timestamp, so the model is simply the set of completed lines. Destructive
+//! The lines are real-format `checkpoint starting:` and `checkpoint
+//! complete:` lines in turn, each with its own timestamp, so the model is
+//! simply the set of completed lines, and each complete must close the
+//! start before it whatever file each was read from, and in which order. Destructive
 //! operations (truncate in place, delete) are preceded by polls until the
 //! files are read to their end, as the daemon's inotify wake-ups would do; a line destroyed before anyone could
 //! read it is not a loss walwatch could prevent.
@@ -19,6 +21,11 @@ use walwatch::config::{ClusterConfig, StartAt};
 use walwatch::daemon::follow::Follower;
 use walwatch::store::Store;
 
+/// A real PostgreSQL 15 complete line's message.
+const COMPLETE: &str = "checkpoint complete: wrote 33 buffers (0.8%); 0 WAL file(s) added, 1 removed, 0 recycled; \
+                        write=0.208 s, sync=0.095 s, total=0.344 s; sync files=30, longest=0.071 s, average=0.004 s; \
+                        distance=12284 kB, estimate=12284 kB";
+
 #[derive(Debug, Clone)]
 enum Op {
     /// Complete lines.
@@ -27,6 +34,10 @@ enum Op {
     Partial,
     /// logrotate's default: rename to .1, the writer reopens a new file.
     Rotate,
+    /// PostgreSQL's own rotation (log_rotation_size with a timestamped
+    /// log_filename): the writer goes on in a file of a new name, whenever
+    /// it likes: the follower may not have read the old file's end.
+    NewName,
     /// logrotate's copytruncate: copy to .1, truncate the original.
     CopyTruncate,
     /// log_truncate_on_rotation: same file, content replaced.
@@ -43,6 +54,7 @@ fn op() -> impl Strategy<Value = Op> {
         6 => (1u8..20).prop_map(Op::Write),
         2 => Just(Op::Partial),
         1 => Just(Op::Rotate),
+        2 => Just(Op::NewName),
         1 => Just(Op::CopyTruncate),
         1 => Just(Op::TruncateInPlace),
         1 => Just(Op::Delete),
@@ -55,21 +67,35 @@ fn op() -> impl Strategy<Value = Op> {
 struct World {
     dir: PathBuf,
     next_ms: u64,
+    /// Lines made so far (odd: a start, even: a complete).
+    lines: u64,
     /// An unfinished line waiting in the current file.
     pending: Option<String>,
     completed: Vec<String>,
+    /// The current file's number (its name); each NewName adds one.
+    file_no: u32,
 }
 
 impl World {
     fn path(&self) -> PathBuf {
-        self.dir.join("postgresql.log")
+        self.dir.join(format!("postgresql-{:03}.log", self.file_no))
     }
 
+    /// Starts and completes in turn, as one checkpointer logs them.
+    /// A start is dated the millisecond of the complete before it, as
+    /// when PostgreSQL starts the next forced checkpoint at once.
     fn line(&mut self) -> String {
-        self.next_ms += 7;
+        self.lines += 1;
+        let start = self.lines % 2 == 1;
+        if !start {
+            self.next_ms += 7;
+        }
         let (s, ms) = (self.next_ms / 1000, self.next_ms % 1000);
         let ts = format!("2026-11-22 {:02}:{:02}:{:02}.{ms:03} UTC", 8 + s / 3600, s / 60 % 60, s % 60);
-        format!("{ts} [4242] LOG:  checkpoint starting: wal\n")
+        match start {
+            true => format!("{ts} [4242] LOG:  checkpoint starting: wal\n"),
+            false => format!("{ts} [4242] LOG:  {COMPLETE}\n"),
+        }
     }
 
     fn append(&self, text: &str) {
@@ -104,7 +130,7 @@ impl World {
 fn follower(store: &mut Store, dir: &Path) -> Follower {
     let config = ClusterConfig {
         name: "model".into(),
-        logs: vec![format!("{}/postgresql.log*", dir.display())],
+        logs: vec![format!("{}/postgresql-*.log*", dir.display())],
         data_directory: None,
         format: "stderr".into(),
         prefix: "%m [%p] %q%u@%d ".into(),
@@ -126,13 +152,15 @@ fn settle(f: &mut Follower, store: &mut Store) {
     panic!("a held-back entry was never flushed");
 }
 
-fn stored_starts(db: &Path) -> Vec<i64> {
+fn stored_events(db: &Path) -> Vec<i64> {
     let conn = rusqlite::Connection::open(db).unwrap();
-    let mut stmt = conn.prepare("SELECT at FROM event WHERE kind = 'checkpoint_start' ORDER BY at").unwrap();
+    let mut stmt = conn
+        .prepare("SELECT at FROM event WHERE kind IN ('checkpoint_start', 'checkpoint_complete') ORDER BY at")
+        .unwrap();
     stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
 }
 
-fn expected_starts(lines: &[String]) -> Vec<i64> {
+fn expected_events(lines: &[String]) -> Vec<i64> {
     let mut v: Vec<i64> = lines
         .iter()
         .map(|l| {
@@ -151,7 +179,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
     fs::create_dir(&dir).unwrap();
     let mut store = Store::open(&db).unwrap();
     let mut f = follower(&mut store, &dir);
-    let mut w = World { dir: dir.clone(), next_ms: 0, pending: None, completed: Vec::new() };
+    let mut w = World { dir: dir.clone(), next_ms: 0, lines: 0, pending: None, completed: Vec::new(), file_no: 0 };
     for op in ops {
         match op {
             Op::Write(n) => w.write(*n),
@@ -160,7 +188,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                 w.finish_pending();
                 settle(&mut f, &mut store);
                 if w.path().exists() {
-                    fs::rename(w.path(), dir.join("postgresql.log.1")).unwrap();
+                    fs::rename(w.path(), w.path().with_extension("log.1")).unwrap();
                 }
                 File::create(w.path()).unwrap();
             }
@@ -168,7 +196,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                 w.finish_pending();
                 settle(&mut f, &mut store);
                 if w.path().exists() {
-                    fs::copy(w.path(), dir.join("postgresql.log.1")).unwrap();
+                    fs::copy(w.path(), w.path().with_extension("log.1")).unwrap();
                     OpenOptions::new().write(true).truncate(true).open(w.path()).unwrap();
                 }
             }
@@ -184,6 +212,10 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                 settle(&mut f, &mut store);
                 let _ = fs::remove_file(w.path());
             }
+            Op::NewName => {
+                w.finish_pending();
+                w.file_no += 1;
+            }
             Op::Restart => {
                 drop(f);
                 f = follower(&mut store, &dir);
@@ -195,11 +227,28 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
     }
     w.finish_pending();
     settle(&mut f, &mut store);
-    let got = stored_starts(&db);
-    let want = expected_starts(&w.completed);
+    let got = stored_events(&db);
+    let want = expected_events(&w.completed);
     prop_assert_eq!(got.len(), want.len(), "events stored vs lines completed (ops {:?})", ops);
     prop_assert_eq!(got, want);
+    let (starts, completes) = w.completed.iter().fold((0, 0), |(s, c), l| match l.contains("starting") {
+        true => (s + 1, c),
+        false => (s, c + 1),
+    });
+    // Each complete closes the start before it, whatever file it came from and when it was read.
+    prop_assert_eq!(pairs(&db), (starts, completes, 0), "rows, completed rows, rows without a start (ops {:?})", ops);
     Ok(())
+}
+
+/// (rows, rows with a complete, rows without a start) of table checkpoint.
+fn pairs(db: &Path) -> (i64, i64, i64) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.query_row(
+        "SELECT count(*), count(complete_event_id), count(*) - count(start_event_id) FROM checkpoint",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )
+    .unwrap()
 }
 
 proptest! {

@@ -328,7 +328,13 @@ fn check_against_truth(summary: &Value, cps: &[Value], t: &Truth, who: &str) {
     for (path, want) in t.expected_summary() {
         assert_eq!(int(summary, path), want, "[{who}] summary {path}: {summary}");
     }
-    assert_eq!(cps.len() as i64, t.starts, "[{who}] one checkpoint row per logged start");
+    let unpaired: Vec<&Value> =
+        cps.iter().filter(|cp| cp["started_at"].is_null() || cp["completed_at"].is_null()).collect();
+    assert_eq!(
+        cps.len() as i64,
+        t.starts,
+        "[{who}] one checkpoint row per logged start; rows left unpaired: {unpaired:#?}"
+    );
     let mut started: Vec<String> =
         cps.iter().map(|cp| ts_key(cp["started_at"].as_str().expect("started_at string"))).collect();
     started.sort();
