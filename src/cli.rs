@@ -20,6 +20,9 @@ pub struct Cli {
     /// Only errors.
     #[arg(short, long, global = true, help_heading = GLOBAL, display_order = 901)]
     pub quiet: bool,
+    /// Tables show times in UTC, not in the local time zone (JSON and CSV are always UTC).
+    #[arg(long, global = true, help_heading = GLOBAL, display_order = 902)]
+    pub utc: bool,
     #[command(subcommand)]
     pub command: Command,
 }

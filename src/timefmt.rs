@@ -29,6 +29,60 @@ pub fn rfc3339(t: Timestamp) -> String {
     out
 }
 
+/// The zone tables print times in: the system's by default, UTC with
+/// `--utc`. Set once before the command runs, like `-q`; unset (a unit
+/// test) it is the system's too.
+static TABLE_ZONE: std::sync::OnceLock<TimeZone> = std::sync::OnceLock::new();
+
+/// `--utc` or not: called once, before the command runs.
+pub fn set_table_zone(utc: bool) {
+    let _ = TABLE_ZONE.set(if utc { TimeZone::UTC } else { system_zone() });
+}
+
+/// The system's time zone (TZ, else /etc/localtime); UTC, said once on
+/// stderr, when it cannot be found.
+pub fn system_zone() -> TimeZone {
+    TimeZone::try_system().unwrap_or_else(|e| {
+        tracing::warn!("the system's time zone is unknown ({e}): times are shown in UTC");
+        TimeZone::UTC
+    })
+}
+
+/// The zone tables print times in ([`set_table_zone`]).
+pub fn table_zone() -> &'static TimeZone {
+    TABLE_ZONE.get_or_init(system_zone)
+}
+
+/// A time as a table shows it: in the table zone, to the millisecond
+/// (PostgreSQL's `%m`), with its offset, e.g. `2026-11-22 09:04:23.497 +01:00`.
+pub fn table_time(t: Timestamp) -> String {
+    table_time_in(t, table_zone())
+}
+
+/// [`table_time`] in `tz`.
+pub fn table_time_in(t: Timestamp, tz: &TimeZone) -> String {
+    use std::fmt::Write;
+    let offset = tz.to_offset(t);
+    let d = offset.to_datetime(t);
+    let secs = offset.seconds();
+    let (sign, secs) = if secs < 0 { ('-', -secs) } else { ('+', secs) };
+    let mut out = String::with_capacity(30);
+    let _ = write!(
+        out,
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:03} {sign}{:02}:{:02}",
+        d.year(),
+        d.month(),
+        d.day(),
+        d.hour(),
+        d.minute(),
+        d.second(),
+        d.millisecond(),
+        secs / 3600,
+        secs % 3600 / 60
+    );
+    out
+}
+
 pub(crate) fn serialize<S: Serializer>(t: &Timestamp, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&rfc3339(*t))
 }
@@ -105,6 +159,23 @@ mod tests {
         }
         let before_epoch = Timestamp::from_microsecond(-1).unwrap();
         assert_eq!(rfc3339(before_epoch), "1969-12-31T23:59:59.999+00:00");
+    }
+
+    /// A table's time is the local wall clock with the offset that held
+    /// then: either side of a DST change, half-hour and negative offsets.
+    #[test]
+    fn table_times_are_local_with_their_offset() {
+        let t = |s: &str| s.parse::<Timestamp>().unwrap();
+        let tz = |name: &str| TimeZone::get(name).unwrap();
+        let berlin = tz("Europe/Berlin");
+        assert_eq!(table_time_in(t("2026-03-29T00:59:59.999Z"), &berlin), "2026-03-29 01:59:59.999 +01:00");
+        assert_eq!(table_time_in(t("2026-03-29T01:00:00Z"), &berlin), "2026-03-29 03:00:00.000 +02:00");
+        assert_eq!(table_time_in(t("2026-11-22T08:04:23.497Z"), &tz("Asia/Kolkata")), "2026-11-22 13:34:23.497 +05:30");
+        assert_eq!(
+            table_time_in(t("2026-11-22T02:00:00.004Z"), &tz("America/St_Johns")),
+            "2026-11-21 22:30:00.004 -03:30"
+        );
+        assert_eq!(table_time_in(t("2026-11-22T08:04:23.497Z"), &TimeZone::UTC), "2026-11-22 08:04:23.497 +00:00");
     }
 
     #[test]

@@ -7,9 +7,9 @@ use anyhow::{bail, Result};
 
 use crate::cli::{CheckpointsArgs, OutputFormat};
 use crate::model::event::Trigger;
-use crate::output::{self, cell};
+use crate::output::{self, cell, grouped};
 use crate::store::{CheckpointRow, Filter, Store};
-use crate::timefmt::rfc3339;
+use crate::timefmt::{rfc3339, table_time};
 
 const HEADER: [&str; 22] = [
     "cluster",
@@ -123,19 +123,24 @@ fn cells(r: &CheckpointRow) -> Vec<String> {
     ]
 }
 
+/// A table's row: local times (or `--utc`), seconds to the millisecond
+/// as PostgreSQL logs them, counts grouped by thousands.
 fn table_cells(r: &CheckpointRow) -> Vec<String> {
+    let local = |t: &Option<jiff::Timestamp>| t.map(table_time).unwrap_or_default();
+    let secs = |v: &Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
+    let count = |v: Option<i64>| v.map(grouped).unwrap_or_default();
     vec![
         r.cluster.clone(),
         r.kind.to_string(),
         r.trigger.map_or_else(|| "?".into(), |t| t.to_string()),
-        time(&r.started_at),
-        time(&r.completed_at),
-        cell(&r.buffers_written),
-        cell(&r.write_s),
-        cell(&r.sync_s),
-        cell(&r.total_s),
-        cell(&r.distance_kb),
-        cell(&r.estimate_kb),
+        local(&r.started_at),
+        local(&r.completed_at),
+        count(r.buffers_written),
+        secs(&r.write_s),
+        secs(&r.sync_s),
+        secs(&r.total_s),
+        count(r.distance_kb),
+        count(r.estimate_kb),
     ]
 }
 

@@ -117,15 +117,12 @@ fn by(arg: ByArg) -> By {
     }
 }
 
-/// `--tz`, else the system's zone (UTC, said so, when it cannot be found).
+/// `--tz`, else the tables' zone: UTC with `--utc`, else the system's.
 fn zone(name: Option<&str>) -> Result<TimeZone> {
     match name {
         Some(name) => TimeZone::get(name)
             .with_context(|| format!("unknown --tz {name:?}: use an IANA name such as Europe/Berlin or UTC")),
-        None => Ok(TimeZone::try_system().unwrap_or_else(|e| {
-            tracing::warn!("the system's time zone is unknown ({e}): buckets are in UTC; pass --tz");
-            TimeZone::UTC
-        })),
+        None => Ok(crate::timefmt::table_zone().clone()),
     }
 }
 

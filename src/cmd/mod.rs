@@ -46,6 +46,7 @@ pub const EXIT_BEHIND: u8 = 6;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
     QUIET.store(cli.quiet, Ordering::Relaxed);
+    crate::timefmt::set_table_zone(cli.utc);
     match cli.command {
         Command::Import(args) => import::run(args),
         Command::Checkpoints(args) => checkpoints::run(args),

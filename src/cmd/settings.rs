@@ -171,7 +171,7 @@ fn table(out: &mut impl Write, report: &[ClusterSettings]) -> Result<()> {
             .iter()
             .map(|ch| {
                 vec![
-                    crate::timefmt::rfc3339(ch.at),
+                    crate::timefmt::table_time(ch.at),
                     ch.name.clone(),
                     ch.old.as_deref().map(printable).unwrap_or_else(none),
                     ch.new.as_deref().map(printable).unwrap_or_else(none),

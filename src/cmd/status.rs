@@ -17,8 +17,8 @@ use crate::catalog::Catalog;
 use crate::classify::trust::residual_risk;
 use crate::cli::{ReportFormat, StatusArgs};
 use crate::frame::prefix::Prefix;
+use crate::output;
 use crate::output::grouped;
-use crate::output::{self, cell};
 use crate::store::daemon::{ClusterStatus, Heartbeat};
 use crate::store::prune::Retention;
 use crate::store::Store;
@@ -186,7 +186,7 @@ fn digest(store: &Store, config: &crate::config::Config, now: Timestamp) -> Resu
 }
 
 fn daemon_line(d: &DaemonStatus) -> String {
-    let beat = d.heartbeat_at.as_deref().unwrap_or("-");
+    let beat = shown(d.heartbeat_at.as_deref());
     match (d.state, d.pid) {
         (DaemonState::Running, Some(pid)) => format!("daemon: running (pid {pid}, last heartbeat {beat})"),
         (DaemonState::NotRunning, Some(pid)) => {
@@ -201,8 +201,9 @@ fn digest_line(d: &DigestStatus) -> String {
     if !d.enabled {
         return "digest: off (needs [mail]; [digest] enabled = false turns it off)".into();
     }
-    let next = d.next_due.as_deref().unwrap_or("-");
-    match (d.last_day.as_deref(), d.last_kind.as_deref(), d.sent_at.as_deref()) {
+    let next = shown(d.next_due.as_deref());
+    let sent_at = d.sent_at.as_deref().map(|t| shown(Some(t)));
+    match (d.last_day.as_deref(), d.last_kind.as_deref(), sent_at) {
         (None, ..) => format!("digest: none yet; next due {next}"),
         (Some(day), Some("queued"), Some(sent)) => format!("digest: {day} sent {sent}; next due {next}"),
         (Some(day), Some("queued"), None) => format!(
@@ -228,20 +229,20 @@ fn store_status(r: &Retention, keep: Option<std::time::Duration>) -> StoreStatus
     }
 }
 
-/// "store: keeps 400 days; last pruned 2026-11-23 03:12 UTC, 12 345 rows"
+/// "store: keeps 400 days; last pruned 2026-11-23 04:12:45.123 +01:00, 12,345 rows"
 fn store_lines(out: &mut impl Write, s: &StoreStatus) -> Result<()> {
     let keep = match s.keep_days {
         Some(days) => Retention::keep_text(std::time::Duration::from_secs_f64(days * 86_400.0)),
         None => "keeps everything ([store] keep = \"forever\")".into(),
     };
     let pruned = match (&s.last_pruned_at, s.keep_days) {
-        (Some(at), _) => format!("last pruned {}, {} rows", short_time(at), grouped(s.last_pruned_rows as i64)),
+        (Some(at), _) => format!("last pruned {}, {} rows", shown(Some(at)), grouped(s.last_pruned_rows as i64)),
         (None, Some(_)) => "not pruned yet (the daemon prunes once a day)".into(),
         (None, None) => "never pruned".into(),
     };
     writeln!(out, "store: {keep}; {pruned}")?;
     if let (Some(at), Some(error)) = (&s.prune_failed_at, &s.prune_error) {
-        writeln!(out, "  problem: the daily prune failed at {}: {error}", short_time(at))?;
+        writeln!(out, "  problem: the daily prune failed at {}: {error}", shown(Some(at)))?;
     }
     if !s.shrinks && s.last_pruned_rows > 0 {
         writeln!(out, "  note: {}", crate::store::prune::NOT_INCREMENTAL)?;
@@ -249,9 +250,13 @@ fn store_lines(out: &mut impl Write, s: &StoreStatus) -> Result<()> {
     Ok(())
 }
 
-/// "2026-11-23T03:12:45.123+00:00" -> "2026-11-23 03:12 UTC"
-fn short_time(rfc: &str) -> String {
-    rfc.parse::<Timestamp>().map_or_else(|_| rfc.to_string(), crate::store::prune::prune_time)
+/// A time of the JSON (RFC 3339 UTC) as the table shows it: local, or
+/// UTC with `--utc`; "-" for none.
+fn shown(rfc: Option<&str>) -> String {
+    match rfc {
+        Some(rfc) => rfc.parse::<Timestamp>().map_or_else(|_| rfc.to_string(), crate::timefmt::table_time),
+        None => "-".into(),
+    }
 }
 
 fn daemon(h: Option<&Heartbeat>, now: Timestamp) -> DaemonStatus {
@@ -348,14 +353,15 @@ fn table(out: &mut impl Write, s: &Status) -> Result<()> {
     writeln!(out, "{}", digest_line(&s.digest))?;
     store_lines(out, &s.store)?;
     for c in &s.clusters {
-        let (event, commit) = (c.last_event_at.as_deref().unwrap_or("-"), c.last_commit_at.as_deref().unwrap_or("-"));
+        let (event, commit) = (shown(c.last_event_at.as_deref()), shown(c.last_commit_at.as_deref()));
         writeln!(out, "\ncluster {}: last event {event}, last commit {commit}", c.name)?;
         let rows: Vec<Vec<String>> = c
             .files
             .iter()
             .map(|f| {
-                let lag = f.lag_bytes.map(|l| l.to_string()).unwrap_or_else(|| "gone".into());
-                vec![f.path.clone(), f.offset.to_string(), cell(&f.size), lag]
+                let bytes = |n: u64| grouped(n as i64);
+                let lag = f.lag_bytes.map(bytes).unwrap_or_else(|| "gone".into());
+                vec![f.path.clone(), bytes(f.offset), f.size.map(bytes).unwrap_or_default(), lag]
             })
             .collect();
         output::table(out, &["file", "offset", "size", "lag"], &rows, &["offset", "size", "lag"])?;

@@ -11,10 +11,10 @@ use anyhow::Result;
 
 use crate::cli::{ReportFormat, SummaryArgs};
 use crate::model::event::Trigger;
-use crate::output;
+use crate::output::{self, grouped};
 use crate::store::Store;
 use crate::store::{PointCounts, Summary};
-use crate::timefmt::rfc3339;
+use crate::timefmt::table_time;
 
 pub fn run(args: SummaryArgs) -> Result<ExitCode> {
     let filter = super::filter(&args.window, None)?;
@@ -34,18 +34,18 @@ fn table(out: &mut impl Write, s: &Summary) -> Result<()> {
     let mut header = vec!["", "started", "completed"];
     header.extend(Trigger::ALL.map(Trigger::as_str));
     let row = |name: &str, c: &PointCounts| {
-        let mut r = vec![name.to_string(), c.started.to_string(), c.completed.to_string()];
-        r.extend(Trigger::ALL.map(|t| c.by_trigger.get(t).to_string()));
+        let mut r = vec![name.to_string(), grouped(c.started), grouped(c.completed)];
+        r.extend(Trigger::ALL.map(|t| grouped(c.by_trigger.get(t))));
         r
     };
     let rows = vec![row("checkpoints", &s.checkpoints), row("restartpoints", &s.restartpoints)];
     output::table(out, &header, &rows, &header[1..])?;
     writeln!(out)?;
-    writeln!(out, "too frequent warnings  {}", s.too_frequent)?;
-    writeln!(out, "parameter changes      {}", s.parameter_changes)?;
-    writeln!(out, "rejected (forged)      {}", s.rejected)?;
-    writeln!(out, "unmatched (no fit)     {}", s.unmatched)?;
-    let t = |t: &Option<jiff::Timestamp>| t.map(rfc3339).unwrap_or_else(|| "-".into());
+    writeln!(out, "too frequent warnings  {}", grouped(s.too_frequent))?;
+    writeln!(out, "parameter changes      {}", grouped(s.parameter_changes))?;
+    writeln!(out, "rejected (forged)      {}", grouped(s.rejected))?;
+    writeln!(out, "unmatched (no fit)     {}", grouped(s.unmatched))?;
+    let t = |t: &Option<jiff::Timestamp>| t.map(table_time).unwrap_or_else(|| "-".into());
     writeln!(out, "first event            {}", t(&s.first_at))?;
     writeln!(out, "last event             {}", t(&s.last_at))?;
     if s.dated_ahead > 0 {

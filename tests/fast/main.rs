@@ -15,6 +15,7 @@ mod history;
 mod import_behaviour;
 mod import_progress;
 mod layers;
+mod local_time;
 mod managed_samples;
 mod mail_config;
 mod never_silent;

@@ -98,10 +98,10 @@ fn a_prune_keeps_exactly_the_log_after_the_cutoff() {
     assert!(!String::from_utf8_lossy(&out.stdout).contains("note"));
     assert_eq!(rows.as_array().unwrap().len(), 2, "two days asked for: {rows}");
     // status shows the prune.
-    let status = ok(&["status", "--db", db_arg, "--config", "/dev/null"]);
+    let status = ok(&["status", "--db", db_arg, "--config", "/dev/null", "--utc"]);
     let rows = outcome.pruned.rows();
     assert!(
-        status.contains(&format!("store: keeps 400 days; last pruned 2026-11-23 08:05 UTC, {rows} rows")),
+        status.contains(&format!("store: keeps 400 days; last pruned 2026-11-23 08:05:54.000 +00:00, {rows} rows")),
         "{status}"
     );
 }

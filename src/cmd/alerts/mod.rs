@@ -12,7 +12,7 @@ use crate::cli::{AlertsArgs, AlertsCommand, AlertsListArgs, ConfigDbArgs, Output
 use crate::output::{self, cell};
 use crate::store::alerts::{AlertRow, SilenceOutcome};
 use crate::store::Store;
-use crate::timefmt::rfc3339;
+use crate::timefmt::{rfc3339, table_time};
 
 // resolution last: added after the others, so CSV readers by position keep working.
 const HEADER: [&str; 11] = [
@@ -94,21 +94,27 @@ fn list(args: AlertsListArgs) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match args.format {
         OutputFormat::Json => output::json(&mut out, &rows)?,
-        OutputFormat::Csv => output::csv(&mut out, &HEADER, &rows.iter().map(cells).collect::<Vec<_>>())?,
-        OutputFormat::Table => output::table(&mut out, &HEADER, &rows.iter().map(cells).collect::<Vec<_>>(), &["id"])?,
+        OutputFormat::Csv => {
+            output::csv(&mut out, &HEADER, &rows.iter().map(|a| cells(a, rfc3339)).collect::<Vec<_>>())?
+        }
+        OutputFormat::Table => {
+            let rows: Vec<Vec<String>> = rows.iter().map(|a| cells(a, table_time)).collect();
+            output::table(&mut out, &HEADER, &rows, &["id"])?
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn cells(a: &AlertRow) -> Vec<String> {
-    let time = |t: &Option<Timestamp>| cell(&t.map(rfc3339));
+/// A row's cells, times written by `at` (RFC 3339 UTC in CSV, local in a table).
+fn cells(a: &AlertRow, at: fn(Timestamp) -> String) -> Vec<String> {
+    let time = |t: &Option<Timestamp>| cell(&t.map(at));
     vec![
         a.id.to_string(),
         a.cluster.clone(),
         a.rule.clone(),
         a.severity.as_str().to_string(),
         a.state.to_string(),
-        rfc3339(a.fired_at),
+        at(a.fired_at),
         time(&a.notified_at),
         time(&a.resolved_at),
         if a.acked { "yes" } else { "no" }.to_string(),

@@ -9,7 +9,7 @@ use crate::cli::{ConfigDbArgs, OutputFormat};
 use crate::output;
 use crate::store::silences::{SilenceRow, UnsilenceOutcome};
 use crate::store::Store;
-use crate::timefmt::rfc3339;
+use crate::timefmt::{rfc3339, table_time};
 
 const HEADER: [&str; 6] = ["id", "rule", "cluster", "from", "until", "active"];
 
@@ -21,12 +21,16 @@ pub fn list(common: &ConfigDbArgs, all: bool, format: OutputFormat) -> Result<Ex
     let mut out = std::io::stdout().lock();
     match format {
         OutputFormat::Json => output::json(&mut out, &rows)?,
-        OutputFormat::Csv => output::csv(&mut out, &HEADER, &rows.iter().map(cells).collect::<Vec<_>>())?,
+        OutputFormat::Csv => {
+            output::csv(&mut out, &HEADER, &rows.iter().map(|s| cells(s, rfc3339)).collect::<Vec<_>>())?
+        }
         OutputFormat::Table if rows.is_empty() && !crate::cmd::quiet() => {
             let which = if all { "no silences" } else { "no silence running (--all: ended ones too)" };
             println!("{which}");
         }
-        OutputFormat::Table => output::table(&mut out, &HEADER, &rows.iter().map(cells).collect::<Vec<_>>(), &["id"])?,
+        OutputFormat::Table => {
+            output::table(&mut out, &HEADER, &rows.iter().map(|s| cells(s, table_time)).collect::<Vec<_>>(), &["id"])?
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -43,13 +47,14 @@ pub fn unsilence(common: &ConfigDbArgs, id: i64) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn cells(s: &SilenceRow) -> Vec<String> {
+/// A row's cells, times written by `at` (RFC 3339 UTC in CSV, local in a table).
+fn cells(s: &SilenceRow, at: fn(Timestamp) -> String) -> Vec<String> {
     vec![
         s.id.to_string(),
         s.rule.clone(),
         s.cluster.clone().unwrap_or_else(|| "(all)".to_string()),
-        rfc3339(s.from),
-        rfc3339(s.until),
+        at(s.from),
+        at(s.until),
         if s.active { "yes" } else { "no" }.to_string(),
     ]
 }
