@@ -5,7 +5,8 @@
 #                         python3-aiosmtpd, openssl, mount, e2fsprogs), then
 #                         runs every test (`cargo test`);
 #   tests/run.sh --fast   the fast tier only: unit, property and fixture
-#                         tests, no server, nothing installed, under a minute
+#                         tests, no server, nothing installed but the zstd
+#                         tool when missing
 #                         (`cargo test --lib --test fast`).
 # Missing components make the run fail, never skip: a test that needs a
 # server always runs. `.ci/run` calls this after fmt and clippy.
@@ -13,6 +14,17 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export DEBIAN_FRONTEND=noninteractive
+
+# The zstd tool writes the compressed logs the import tests read (as
+# logrotate's compresscmd would); the fast tier needs it too.
+if ! command -v zstd >/dev/null; then
+    if [ "$(id -u)" = 0 ]; then
+        apt-get update -q && apt-get install -y -q --no-install-recommends zstd
+    else
+        echo "the zstd tool is missing and not root: install the 'zstd' package" >&2
+        exit 1
+    fi
+fi
 
 if [ "${1:-}" = --fast ]; then
     exec cargo test --lib --test fast

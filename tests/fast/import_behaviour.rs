@@ -102,10 +102,24 @@ fn gzip_zstd_and_stdin_read_like_the_plain_file() {
     let mut enc = flate2::write::GzEncoder::new(std::fs::File::create(&gz).unwrap(), flate2::Compression::default());
     enc.write_all(&data).unwrap();
     enc.finish().unwrap();
+    // The real zstd tool, as logrotate's compresscmd runs it: one frame at
+    // -19, and two frames (the halves compressed apart, then concatenated).
+    let plain = tmp.path().join("postgresql.log");
+    std::fs::write(&plain, &data).unwrap();
     let zst = tmp.path().join("postgresql.log.zst");
-    std::fs::write(&zst, zstd::encode_all(&data[..], 3).unwrap()).unwrap();
-    for file in [&gz, &zst] {
-        let db = tmp.path().join(format!("{}.db", file.extension().unwrap().to_str().unwrap()));
+    zstd_tool(&["-19", "-o"], &zst, &plain);
+    let half = data.len() / 2;
+    let (first, second) = (tmp.path().join("first"), tmp.path().join("second"));
+    std::fs::write(&first, &data[..half]).unwrap();
+    std::fs::write(&second, &data[half..]).unwrap();
+    let (first_zst, second_zst) = (tmp.path().join("first.zst"), tmp.path().join("second.zst"));
+    zstd_tool(&["-o"], &first_zst, &first);
+    zstd_tool(&["-o"], &second_zst, &second);
+    let frames = tmp.path().join("two-frames.log.zst");
+    std::fs::write(&frames, [std::fs::read(&first_zst).unwrap(), std::fs::read(&second_zst).unwrap()].concat())
+        .unwrap();
+    for file in [&gz, &zst, &frames] {
+        let db = tmp.path().join(format!("{}.db", file.file_name().unwrap().to_str().unwrap()));
         import(&db, file);
         assert_eq!(summary(&db), want, "{file:?}");
     }
@@ -288,4 +302,16 @@ fn an_empty_file_is_read_once_it_has_content() {
     let reference = tmp.path().join("ref.db");
     import(&reference, &fixture("15-stderr-default-std"));
     assert_eq!(summary(&db), summary(&reference));
+}
+
+/// `zstd -q -f ARGS OUT IN`: the real tool (tests/run.sh installs it).
+fn zstd_tool(args: &[&str], out: &Path, input: &Path) {
+    let st = Command::new("zstd")
+        .args(["-q", "-f"])
+        .args(args)
+        .arg(out)
+        .arg(input)
+        .status()
+        .expect("the zstd tool (apt-get install zstd; tests/run.sh installs it)");
+    assert!(st.success(), "zstd {args:?} {out:?} {input:?}");
 }
