@@ -250,16 +250,7 @@ fn start_to_complete(
     let latest = match in_file {
         Some((id, false)) if completed_from_another_file(tx, id, source.id)? => Some((give_back_start(tx, id)?, true)),
         Some(found) => Some(found),
-        None => tx
-            .prepare_cached(
-                "SELECT id, pairable FROM checkpoint
-                 WHERE cluster_id = ?1 AND kind = ?2 AND pid IS ?3 AND started_at <= ?4
-                 ORDER BY started_at DESC, id DESC LIMIT 1",
-            )?
-            .query_row(params![source.cluster_id, kind.as_str(), event.pid, to_micros(event.at)], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
-            .optional()?,
+        None => start_in_an_earlier_file(tx, source.cluster_id, kind, event)?,
     };
     if let Some((id, true)) = latest {
         return Ok(id);
@@ -270,6 +261,48 @@ fn start_to_complete(
         event.pid
     ])?;
     Ok(tx.last_insert_rowid())
+}
+
+/// The start a complete line closes when its own file holds none before it
+/// (the start is in an earlier file), found by time: the latest start of
+/// the process strictly before the complete (one dated the same
+/// millisecond is the next checkpoint, logged right after this complete).
+/// Files are not always read in log order (a follower may finish an older
+/// file after reading a newer one), so that start may already have been
+/// given a later complete, read first: a start's complete is the first
+/// after it, so it is given back to this one, and the later complete waits
+/// again for its own start. Only when no start is strictly before does a
+/// start of the same millisecond close it (a start and its complete in
+/// the same millisecond, a rotation between them). None: no start waits.
+fn start_in_an_earlier_file(
+    tx: &Transaction<'_>,
+    cluster_id: i64,
+    kind: PointKind,
+    event: &Event,
+) -> rusqlite::Result<Option<(i64, bool)>> {
+    let at = to_micros(event.at);
+    let before: Option<(i64, bool, Option<i64>)> = tx
+        .prepare_cached(
+            "SELECT id, pairable, completed_at FROM checkpoint
+             WHERE cluster_id = ?1 AND kind = ?2 AND pid IS ?3 AND started_at < ?4
+             ORDER BY started_at DESC, id DESC LIMIT 1",
+        )?
+        .query_row(params![cluster_id, kind.as_str(), event.pid, at], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .optional()?;
+    match before {
+        Some((id, true, _)) => return Ok(Some((id, true))),
+        Some((id, false, Some(completed))) if completed > at && !restart_between(tx, cluster_id, at, completed)? => {
+            return Ok(Some((give_back_start(tx, id)?, true)))
+        }
+        _ => {}
+    }
+    tx.prepare_cached(
+        "SELECT id, pairable FROM checkpoint
+         WHERE cluster_id = ?1 AND kind = ?2 AND pid IS ?3 AND started_at = ?4 AND pairable = 1
+         ORDER BY id DESC LIMIT 1",
+    )?
+    .query_row(params![cluster_id, kind.as_str(), event.pid, at], |r| Ok((r.get(0)?, r.get(1)?)))
+    .optional()
 }
 
 /// Whether row `id` was completed by a line of another file than `source`:
@@ -713,6 +746,35 @@ mod tests {
                     want,
                     "rotated before line {cut}, the old file's last {late} lines read last"
                 );
+            }
+        }
+    }
+
+    /// Three files of a size rotation: the follower read the middle one
+    /// only partly before the newest, then the rest of it. A complete in
+    /// the newest file, read before the middle file's end, must not keep a
+    /// start whose own complete comes later from the middle file.
+    #[test]
+    fn pairs_are_the_logs_when_a_middle_file_is_finished_last() {
+        let lines = fixture(NOISE);
+        let lines = &lines[126..141];
+        let want = pairs_in_text(lines);
+        assert_eq!(want.len(), 4);
+        for first in 1..lines.len() {
+            for last in first + 1..lines.len() {
+                let (old, rest) = lines.split_at(first);
+                let (middle, new) = rest.split_at(last - first);
+                for read in [0, 1] {
+                    let (head, tail) = middle.split_at(read.min(middle.len()));
+                    let steps =
+                        [("a.log", old, false), ("b.log", head, false), ("c.log", new, false), ("b.log", tail, false)];
+                    let (_dir, store) = follow(&steps);
+                    assert_eq!(
+                        pairs(&store),
+                        want,
+                        "files cut before lines {first} and {last}, {read} line(s) of the middle read first"
+                    );
+                }
             }
         }
     }
