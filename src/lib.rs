@@ -41,3 +41,4 @@ pub mod evaluate;
 pub mod cli;
 pub mod cmd;
 pub mod daemon;
+pub mod metrics;
