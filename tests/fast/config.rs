@@ -52,6 +52,8 @@ fn shipped_example_uncommented_is_valid_and_complete() {
         ClusterConfig { name: "main".into(), ..ClusterConfig::default() }
     });
     assert_eq!(config.clusters[1].start_at, StartAt::End);
+    let listen = format!("127.0.0.1:{}", config::SUGGESTED_METRICS_PORT);
+    assert_eq!(config.metrics.listen, Some(listen.parse().unwrap()), "the documented port");
 }
 
 #[test]
