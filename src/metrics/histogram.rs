@@ -3,7 +3,7 @@
 //! since the previous one (by the id of their complete line), so its cost
 //! does not grow with the history.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use crate::store::metrics::Completed;
 use crate::store::{Store, StoreError};
@@ -120,20 +120,17 @@ pub struct Histograms {
 }
 
 impl Histograms {
-    /// Reads what was completed since the last call; returns the clusters
-    /// that got new checkpoints (all of them after a recount).
-    pub fn update(&mut self, store: &Store) -> Result<BTreeSet<String>, StoreError> {
+    /// Reads what was completed since the last call.
+    pub fn update(&mut self, store: &Store) -> Result<(), StoreError> {
         let floor = store.first_completed()?;
         if floor != self.floor {
             *self = Histograms { floor, ..Histograms::default() };
         }
-        let mut touched = BTreeSet::new();
         for row in store.completed_after(self.watermark)? {
             self.watermark = self.watermark.max(row.complete_event_id);
             self.clusters.entry(row.cluster.clone()).or_default().add(&row);
-            touched.insert(row.cluster);
         }
-        Ok(touched)
+        Ok(())
     }
 }
 

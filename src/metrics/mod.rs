@@ -7,8 +7,10 @@
 //! counter is a count of stored rows (so it survives a daemon restart and
 //! `rate()` never sees a false reset), and a scrape never waits on the
 //! follow loop nor makes it wait. What is costly to recount is kept between
-//! scrapes: the histograms ([`histogram`]) and the advice per cluster
-//! ([`read`]). Each scrape builds a fresh registry from a [`Snapshot`].
+//! scrapes: the histograms ([`histogram`]); the advice per cluster (the
+//! suggest model) is computed by an [`Advisor`] on a thread of its own and
+//! only read by a scrape. Each scrape builds a fresh registry from a
+//! [`Snapshot`].
 
 mod encode;
 pub mod histogram;
@@ -26,7 +28,7 @@ use crate::store::metrics::PointTotal;
 use crate::store::StoreError;
 use histogram::ClusterHists;
 
-pub use read::Scraper;
+pub use read::{AdviceBoard, Advisor, Scraper};
 pub use server::{Endpoint, ServeError};
 
 /// The OpenMetrics content type of the answer, as the specification spells it.

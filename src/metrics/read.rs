@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
@@ -10,21 +11,30 @@ use super::histogram::Histograms;
 use super::{Advice, Params, ScrapeError, Snapshot};
 use crate::store::{Store, StoreError};
 
-/// How long a cluster's advice is reused while no checkpoint completes: its
-/// window slides with the clock, slowly; recomputing it for 50 clusters on
-/// every scrape would cost more than the rest of the scrape.
+/// How long a cluster's advice is kept while none of its checkpoints
+/// completes: its window slides with the clock, slowly.
 const ADVICE_FOR: Duration = Duration::from_secs(60);
 
 const MB: f64 = 1024.0 * 1024.0;
+
+/// The advice of each cluster, as the [`Advisor`] last computed it: a
+/// scrape only reads it, so that the suggest model (tens of milliseconds a
+/// cluster) never runs on the scrape's time.
+pub type AdviceBoard = Arc<Mutex<BTreeMap<String, Advice>>>;
 
 /// Reads the store for each scrape; owned by the endpoint's thread.
 #[derive(Debug, Default)]
 pub struct Scraper {
     histograms: Histograms,
-    advice: HashMap<String, (Instant, Advice)>,
+    advice: AdviceBoard,
 }
 
 impl Scraper {
+    /// A scraper showing the advice that `board`'s [`Advisor`] computes.
+    pub fn new(board: AdviceBoard) -> Scraper {
+        Scraper { histograms: Histograms::default(), advice: board }
+    }
+
     /// One scrape: a read-only connection of its own, every query in one
     /// read transaction so the numbers agree with each other.
     pub fn scrape(&mut self, db: &Path, params: &Params) -> Result<Snapshot, ScrapeError> {
@@ -34,44 +44,72 @@ impl Scraper {
 
     fn read(&mut self, store: &Store, params: &Params) -> Result<Snapshot, ScrapeError> {
         let clusters = store.clusters()?;
-        let touched = self.histograms.update(store)?;
+        self.histograms.update(store)?;
         let mut snapshot = Snapshot {
             points: store.point_totals()?,
             too_frequent: store.event_totals("too_frequent")?.into_iter().collect(),
             histograms: self.histograms.clusters.clone(),
             alerts: open_alerts(store)?,
             lag: lag(store)?,
+            advice: self.advice.lock().unwrap_or_else(PoisonError::into_inner).clone(),
             ..Snapshot::default()
         };
         for name in &clusters {
             if let Some(newest) = store.log_times(name, params.skew_tolerance)?.newest {
                 snapshot.last_event.insert(name.clone(), newest.as_millisecond() as f64 / 1000.0);
             }
-            snapshot.advice.insert(name.clone(), self.advice(store, name, params, &touched)?);
         }
-        self.advice.retain(|name, _| clusters.contains(name));
+        snapshot.advice.retain(|name, _| clusters.contains(name));
         snapshot.clusters = clusters;
         Ok(snapshot)
     }
+}
 
-    /// The cluster's advice, recomputed when a checkpoint completed since
-    /// or the kept one is older than [`ADVICE_FOR`].
-    fn advice(
-        &mut self,
-        store: &Store,
-        name: &str,
-        params: &Params,
-        touched: &BTreeSet<String>,
-    ) -> Result<Advice, StoreError> {
-        let fresh = |at: &Instant| at.elapsed() < ADVICE_FOR;
-        match self.advice.get(name) {
-            Some((at, advice)) if fresh(at) && !touched.contains(name) => Ok(advice.clone()),
-            _ => {
-                let advice = compute_advice(store, name, params)?;
-                self.advice.insert(name.to_string(), (Instant::now(), advice.clone()));
-                Ok(advice)
+/// Computes the clusters' advice onto a board, on a thread of its own: a
+/// cluster's again when one of its checkpoints completed or its advice is
+/// older than [`ADVICE_FOR`].
+#[derive(Debug)]
+pub struct Advisor {
+    board: AdviceBoard,
+    computed: HashMap<String, Instant>,
+    /// The newest complete line seen; None before the first pass.
+    watermark: Option<i64>,
+}
+
+impl Advisor {
+    pub fn new(board: AdviceBoard) -> Advisor {
+        Advisor { board, computed: HashMap::new(), watermark: None }
+    }
+
+    /// One pass over the store's clusters.
+    pub fn refresh(&mut self, db: &Path, params: &Params) -> Result<(), ScrapeError> {
+        let store = Store::open_read_only(db)?;
+        let clusters = store.clusters()?;
+        let touched = self.touched(&store)?;
+        for name in &clusters {
+            let fresh = self.computed.get(name).is_some_and(|at| at.elapsed() < ADVICE_FOR);
+            if fresh && !touched.contains(name) {
+                continue;
             }
+            let advice = compute_advice(&store, name, params)?;
+            self.board.lock().unwrap_or_else(PoisonError::into_inner).insert(name.clone(), advice);
+            self.computed.insert(name.clone(), Instant::now());
         }
+        self.board.lock().unwrap_or_else(PoisonError::into_inner).retain(|name, _| clusters.contains(name));
+        self.computed.retain(|name, _| clusters.contains(name));
+        Ok(())
+    }
+
+    /// The clusters with a checkpoint completed since the last pass (none
+    /// on the first: every cluster's advice is computed then anyway).
+    fn touched(&mut self, store: &Store) -> Result<BTreeSet<String>, StoreError> {
+        let Some(after) = self.watermark else {
+            self.watermark = Some(store.last_completed()?.unwrap_or(0));
+            return Ok(BTreeSet::new());
+        };
+        let rows = store.completed_after(after)?;
+        self.watermark = Some(rows.iter().map(|r| r.complete_event_id).fold(after, i64::max));
+        Ok(rows.into_iter().map(|r| r.cluster).collect())
     }
 }
 

@@ -4,13 +4,18 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use thiserror::Error;
 use tiny_http::{Header, Method, Request, Response, Server};
 
-use super::{Format, Params, Scraper};
+use super::{AdviceBoard, Advisor, Format, Params, Scraper};
+
+/// How often the advisor looks for clusters whose advice is due.
+const ADVISE_EVERY: Duration = Duration::from_secs(1);
 
 #[derive(Debug, Error)]
 pub enum ServeError {
@@ -27,6 +32,9 @@ pub struct Endpoint {
     server: Arc<Server>,
     params: Arc<Mutex<Params>>,
     thread: Option<JoinHandle<()>>,
+    /// Dropped to stop the advisor.
+    advisor_stop: Option<Sender<()>>,
+    advisor: Option<JoinHandle<()>>,
     addr: SocketAddr,
 }
 
@@ -38,11 +46,27 @@ impl Endpoint {
         let addr = server.server_addr().to_ip().unwrap_or(addr);
         let server = Arc::new(server);
         let params = Arc::new(Mutex::new(params));
+        let board = AdviceBoard::default();
         let thread = {
-            let (server, params, db) = (Arc::clone(&server), Arc::clone(&params), db.to_path_buf());
-            std::thread::Builder::new().name("metrics".into()).spawn(move || serve(&server, &db, &params))?
+            let (server, params, db, board) =
+                (Arc::clone(&server), Arc::clone(&params), db.to_path_buf(), Arc::clone(&board));
+            std::thread::Builder::new().name("metrics".into()).spawn(move || serve(&server, &db, &params, board))?
         };
-        Ok(Endpoint { server, params, thread: Some(thread), addr })
+        let (advisor_stop, stop) = mpsc::channel();
+        let advisor = {
+            let (params, db) = (Arc::clone(&params), db.to_path_buf());
+            std::thread::Builder::new()
+                .name("metrics-advice".into())
+                .spawn(move || advise(board, &db, &params, stop))?
+        };
+        Ok(Endpoint {
+            server,
+            params,
+            thread: Some(thread),
+            advisor_stop: Some(advisor_stop),
+            advisor: Some(advisor),
+            addr,
+        })
     }
 
     /// The address bound.
@@ -58,14 +82,15 @@ impl Endpoint {
     /// Stops listening; a scrape under way is finished first.
     pub fn stop(mut self) {
         self.server.unblock();
-        if let Some(thread) = self.thread.take() {
+        self.advisor_stop.take();
+        for thread in [self.thread.take(), self.advisor.take()].into_iter().flatten() {
             let _ = thread.join();
         }
     }
 }
 
-fn serve(server: &Server, db: &Path, params: &Mutex<Params>) {
-    let mut scraper = Scraper::default();
+fn serve(server: &Server, db: &Path, params: &Mutex<Params>, board: AdviceBoard) {
+    let mut scraper = Scraper::new(board);
     for request in server.incoming_requests() {
         let params = params.lock().unwrap_or_else(PoisonError::into_inner).clone();
         let (status, content_type, body) = answer(&request, &mut scraper, db, &params);
@@ -98,6 +123,21 @@ fn answer(request: &Request, scraper: &mut Scraper, db: &Path, params: &Params) 
         Err(e) => {
             tracing::warn!(error = %e, "Cannot read the metrics from the store.");
             (500, PLAIN, format!("cannot read the metrics from the store: {e}\n"))
+        }
+    }
+}
+
+/// The advisor's loop: a pass every [`ADVISE_EVERY`] until `stop` is dropped.
+fn advise(board: AdviceBoard, db: &Path, params: &Mutex<Params>, stop: mpsc::Receiver<()>) {
+    let mut advisor = Advisor::new(board);
+    loop {
+        let params = params.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        if let Err(e) = advisor.refresh(db, &params) {
+            tracing::warn!(error = %e, "Cannot compute the advice for the metrics.");
+        }
+        match stop.recv_timeout(ADVISE_EVERY) {
+            Err(RecvTimeoutError::Timeout) => continue,
+            _ => return,
         }
     }
 }

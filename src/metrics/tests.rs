@@ -47,6 +47,13 @@ fn params() -> Params {
     Params { skew_tolerance: std::time::Duration::from_secs(300), advice: crate::config::AdviceSection::default() }
 }
 
+/// A scrape with the advice computed first, as the endpoint's advisor does.
+fn scrape_advised(db: &std::path::Path) -> Snapshot {
+    let board = AdviceBoard::default();
+    Advisor::new(board.clone()).refresh(db, &params()).unwrap();
+    Scraper::new(board).scrape(db, &params()).unwrap()
+}
+
 fn lines_of<'a>(text: &'a str, family: &str) -> Vec<&'a str> {
     text.lines().filter(|l| l.starts_with(family) || l.contains(&format!(" {family}"))).collect()
 }
@@ -55,7 +62,7 @@ fn lines_of<'a>(text: &'a str, family: &str) -> Vec<&'a str> {
 fn the_exposition_of_a_small_store() {
     let dir = tempfile::tempdir().unwrap();
     let db = small_store(dir.path());
-    let text = Scraper::default().scrape(&db, &params()).unwrap().render(Format::OpenMetrics).unwrap();
+    let text = scrape_advised(&db).render(Format::OpenMetrics).unwrap();
     assert!(text.ends_with("# EOF\n"), "{text}");
     let checkpoints = lines_of(&text, "walwatch_checkpoints");
     assert_eq!(
@@ -123,7 +130,7 @@ fn the_exposition_of_a_small_store() {
 fn the_prometheus_text_format_names_counters_with_their_suffix_and_has_no_eof() {
     let dir = tempfile::tempdir().unwrap();
     let db = small_store(dir.path());
-    let text = Scraper::default().scrape(&db, &params()).unwrap().render(Format::PrometheusText).unwrap();
+    let text = scrape_advised(&db).render(Format::PrometheusText).unwrap();
     assert!(!text.contains("# EOF"), "{text}");
     assert!(text.contains("# TYPE walwatch_checkpoints_total counter\n"), "{text}");
     assert!(

@@ -63,6 +63,11 @@ impl Store {
         self.conn.query_row("SELECT min(complete_event_id) FROM checkpoint", [], |r| r.get(0)).map_err(|e| self.sql(e))
     }
 
+    /// The highest complete-line id of any stored checkpoint.
+    pub fn last_completed(&self) -> Result<Option<i64>, StoreError> {
+        self.conn.query_row("SELECT max(complete_event_id) FROM checkpoint", [], |r| r.get(0)).map_err(|e| self.sql(e))
+    }
+
     /// Checkpoints whose complete line was stored after event `after`, in
     /// that order (a range of the checkpoint_complete_event index). A
     /// complete line gets its figures in the statement that records it, so

@@ -294,6 +294,25 @@ fn prometheus_scraping_two_daemons_agrees_with_summary_and_alerts() {
         .map(|(l, v)| ((label(&l, "cluster"), label(&l, "rule"), label(&l, "severity")), v as i64))
         .collect();
     assert_eq!(open, want_alerts);
+    // The advice series: the configured max_wal_size, and `walwatch suggest`'s.
+    let mut want_advice = BTreeMap::new();
+    for f in &followed {
+        let suggestion = f.json(&["suggest", "--cluster", f.cluster]);
+        let mb = suggestion["suggested"]["max_wal_size_mb"].as_i64().expect("the fixtures give a suggestion");
+        want_advice.insert((f.cluster.to_string(), "suggested".to_string()), mb * 1024 * 1024);
+        want_advice.insert((f.cluster.to_string(), "max_wal_size".to_string()), 32 * 1024 * 1024);
+    }
+    let advice = prometheus.wait("the advice series", Duration::from_secs(30), |p| {
+        let mut got = BTreeMap::new();
+        for (l, v) in p.query("walwatch_suggested_max_wal_size_bytes")? {
+            got.insert((label(&l, "cluster"), "suggested".to_string()), v as i64);
+        }
+        for (l, v) in p.query("walwatch_setting{name=\"max_wal_size\"}")? {
+            got.insert((label(&l, "cluster"), "max_wal_size".to_string()), v as i64);
+        }
+        (got == want_advice).then_some(got.clone()).ok_or(format!("{got:?}\nwant {want_advice:?}"))
+    });
+    assert_eq!(advice, want_advice);
     // Both targets up, and nothing else fires (the daemon group stays quiet).
     let up = prometheus.query("up{job=\"walwatch\"} == 1").unwrap();
     assert_eq!(up.len(), 2, "{up:?}");
