@@ -349,6 +349,22 @@ fn the_endpoint_answers_in_the_format_the_scraper_accepts() {
     }
     let missing = ureq::get(format!("http://127.0.0.1:{}/", f.port)).call();
     assert!(matches!(missing, Err(ureq::Error::StatusCode(404))), "{missing:?}");
+
+    // Counters and histograms are counts from the store: a restarted
+    // daemon serves the same numbers, so rate() sees no reset.
+    let counted = |text: &str| -> Vec<String> {
+        let counters =
+            ["walwatch_checkpoints_total", "walwatch_checkpoint_too_frequent_total", "walwatch_checkpoint_d"];
+        text.lines().filter(|l| counters.iter().any(|c| l.starts_with(c))).map(String::from).collect()
+    };
+    let before = counted(&get(None).1);
+    assert!(before.iter().any(|l| l.ends_with("_count{cluster=\"alpha\",phase=\"total\"} 28")), "{before:#?}");
+    let mut f = f;
+    f.daemon.terminate();
+    f.daemon = f.ws.start();
+    f.daemon.wait_running();
+    assert_eq!(counted(&get(None).1), before, "the same counts after a restart");
+    f.daemon.terminate();
 }
 
 /// An address already taken stops the daemon at startup, naming it.
