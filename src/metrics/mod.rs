@@ -14,6 +14,7 @@
 
 mod encode;
 pub mod histogram;
+mod newest;
 mod read;
 pub mod server;
 

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use jiff::Timestamp;
 
 use super::histogram::Histograms;
+use super::newest::NewestEvents;
 use super::{Advice, Params, ScrapeError, Snapshot};
 use crate::store::{Store, StoreError};
 
@@ -26,13 +27,14 @@ pub type AdviceBoard = Arc<Mutex<BTreeMap<String, Advice>>>;
 #[derive(Debug, Default)]
 pub struct Scraper {
     histograms: Histograms,
+    newest: NewestEvents,
     advice: AdviceBoard,
 }
 
 impl Scraper {
     /// A scraper showing the advice that `board`'s [`Advisor`] computes.
     pub fn new(board: AdviceBoard) -> Scraper {
-        Scraper { histograms: Histograms::default(), advice: board }
+        Scraper { histograms: Histograms::default(), newest: NewestEvents::default(), advice: board }
     }
 
     /// One scrape: a read-only connection of its own, every query in one
@@ -54,11 +56,11 @@ impl Scraper {
             advice: self.advice.lock().unwrap_or_else(PoisonError::into_inner).clone(),
             ..Snapshot::default()
         };
-        for name in &clusters {
-            if let Some(newest) = store.log_times(name, params.skew_tolerance)?.newest {
-                snapshot.last_event.insert(name.clone(), newest.as_millisecond() as f64 / 1000.0);
-            }
+        self.newest.update(store, params.skew_tolerance)?;
+        for (name, at_us) in &self.newest.newest {
+            snapshot.last_event.insert(name.clone(), *at_us as f64 / 1e6);
         }
+        snapshot.last_event.retain(|name, _| clusters.contains(name));
         snapshot.advice.retain(|name, _| clusters.contains(name));
         snapshot.clusters = clusters;
         Ok(snapshot)

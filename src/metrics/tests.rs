@@ -156,3 +156,21 @@ fn histograms_follow_the_store_between_scrapes() {
     assert_eq!(count(&after), 2);
     assert_eq!(after.histograms["main"].sync.sum, 5.25);
 }
+
+/// The newest event leaves out one dated beyond the clock-skew tolerance,
+/// as `walwatch status` does; a new tolerance reads the times again.
+#[test]
+fn the_newest_event_is_not_one_dated_ahead() {
+    use crate::store::summary::test_store::{start, store};
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(
+        dir.path(),
+        vec![start("2026-11-22T10:00:00Z", "time", None), start("2026-11-22T10:05:00Z", "time", Some(400_000_000))],
+    );
+    let mut newest = super::newest::NewestEvents::default();
+    newest.update(&s, std::time::Duration::from_secs(300)).unwrap();
+    let at = |t: &str| t.parse::<jiff::Timestamp>().unwrap().as_microsecond();
+    assert_eq!(newest.newest["main"], at("2026-11-22T10:00:00Z"));
+    newest.update(&s, std::time::Duration::from_secs(500)).unwrap();
+    assert_eq!(newest.newest["main"], at("2026-11-22T10:05:00Z"));
+}

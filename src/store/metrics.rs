@@ -110,3 +110,30 @@ impl Store {
         rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
     }
 }
+
+impl Store {
+    /// The lowest event id: it moves up only when events are deleted.
+    pub fn first_event(&self) -> Result<Option<i64>, StoreError> {
+        self.conn.query_row("SELECT min(id) FROM event", [], |r| r.get(0)).map_err(|e| self.sql(e))
+    }
+
+    /// For each cluster with events stored after event `after`: the
+    /// highest such id and the newest log time among them of a recognised
+    /// event not dated more than `tolerance_us` ahead (the rule of
+    /// `log_times`), read as a range of the primary key.
+    pub fn newest_events_after(
+        &self,
+        after: i64,
+        tolerance_us: i64,
+    ) -> Result<Vec<(String, i64, Option<i64>)>, StoreError> {
+        let sql = "SELECT c.name, max(e.id),
+                          max(CASE WHEN e.kind <> 'rejected' AND (e.ahead_us IS NULL OR e.ahead_us <= ?2)
+                                   THEN e.at END)
+                   FROM event e JOIN cluster c ON c.id = e.cluster_id WHERE e.id > ?1 GROUP BY c.name";
+        let mut stmt = self.conn.prepare(sql).map_err(|e| self.sql(e))?;
+        let rows = stmt
+            .query_map(params![after, tolerance_us], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(|e| self.sql(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
+    }
+}
