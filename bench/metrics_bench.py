@@ -9,10 +9,11 @@ cluster, the suggest model's default lookback; 100 800 checkpoints).
 
 Measured, each scrape timed by the client around one HTTP GET with
 Prometheus' own Accept header (OpenMetrics):
-  1. first scrape after a start, RESTARTS times (the daemon restarted on its
-     caught-up store each time): the histograms counted from every stored
-     checkpoint (the advice, settings + suggest, is computed by the
-     endpoint's advisor thread meanwhile, not by the scrape);
+  1. first scrape right after a start, RESTARTS times (the daemon restarted
+     on its caught-up store each time, scraped as soon as its port answers):
+     it waits for the endpoint's first read, which counts the histograms
+     and newest events from the whole store (the advice, settings + suggest,
+     is computed by the endpoint's advisor thread, never by a scrape);
   2. steady scrapes, SCRAPES of them back to back: nothing new;
   3. scrapes while every cluster logs a new checkpoint between two scrapes
      (the advisor recomputes every cluster's advice meanwhile);
@@ -155,7 +156,7 @@ def main():
         took, body = scrape(port)
         assert total_checkpoints(body) == want, "a restart lost no count"
         firsts.append(took)
-    rows.append(("first scrape after a start (histograms counted from every row)", len(firsts), *ms(firsts)))
+    rows.append(("first scrape the moment the port answers after a start (waits for the first read of the whole store)", len(firsts), *ms(firsts)))
 
     # 2. Steady scrapes.
     steady = [scrape(port)[0] for _ in range(a.scrapes)]

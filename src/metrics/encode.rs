@@ -1,6 +1,8 @@
 //! The snapshot as metric families, through prometheus-client's encoders
 //! (one collector, so the names and their order live in one place).
 
+use std::collections::HashMap;
+
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
@@ -51,23 +53,20 @@ impl Families {
     /// to `increase()`.
     fn points(&self, encoder: &mut DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
         let s = &self.0;
+        let started: HashMap<(&str, &str, &str), i64> =
+            s.points.iter().map(|p| ((p.cluster.as_str(), p.kind.as_str(), p.trigger.as_str()), p.started)).collect();
         let mut series: Vec<(Labels<'_>, i64)> = Vec::new();
         for cluster in &s.clusters {
             for kind in ["checkpoint", "restartpoint"] {
                 for trigger in Trigger::ALL.map(Trigger::as_str) {
-                    let n = s
-                        .points
-                        .iter()
-                        .find(|p| &p.cluster == cluster && p.kind == kind && p.trigger == trigger)
-                        .map_or(0, |p| p.started);
+                    let n = started.get(&(cluster.as_str(), kind, trigger)).copied().unwrap_or(0);
                     series.push((vec![("cluster", cluster), ("kind", kind), ("trigger", trigger)], n));
                 }
-            }
-            // Started points whose trigger walwatch could not tell (none so
-            // far in real logs): counted, not hidden.
-            let unknown = s.points.iter().filter(|p| &p.cluster == cluster && p.trigger.is_empty() && p.started > 0);
-            for p in unknown {
-                series.push((vec![("cluster", cluster), ("kind", p.kind.as_str()), ("trigger", "unknown")], p.started));
+                // Started points whose trigger walwatch could not tell (none
+                // so far in real logs): counted, not hidden.
+                if let Some(&n) = started.get(&(cluster.as_str(), kind, "")).filter(|n| **n > 0) {
+                    series.push((vec![("cluster", cluster), ("kind", kind), ("trigger", "unknown")], n));
+                }
             }
         }
         counters(encoder, "walwatch_checkpoints", "Checkpoints and restartpoints started, by trigger", series)

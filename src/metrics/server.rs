@@ -91,6 +91,12 @@ impl Endpoint {
 
 fn serve(server: &Server, db: &Path, params: &Mutex<Params>, board: AdviceBoard) {
     let mut scraper = Scraper::new(board);
+    // The first read counts the whole history (a second or so for a year
+    // of 50 clusters): done now, before Prometheus' first scrape arrives.
+    let first = params.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    if let Err(e) = scraper.scrape(db, &first) {
+        tracing::warn!(error = %e, "Cannot read the metrics from the store.");
+    }
     for request in server.incoming_requests() {
         let params = params.lock().unwrap_or_else(PoisonError::into_inner).clone();
         let (status, content_type, body) = answer(&request, &mut scraper, db, &params);
