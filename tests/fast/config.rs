@@ -109,7 +109,7 @@ fn unknown_key_names_position_table_and_key() {
     );
     assert_error(
         "[stor]\npath = \"/x\"\n",
-        "t.toml:1:2: unknown field `stor`, expected one of `store`, `daemon`, `advice`, `alerts`, `mail`, `webhook`, `digest`, `cluster`",
+        "t.toml:1:2: unknown field `stor`, expected one of `store`, `daemon`, `advice`, `alerts`, `mail`, `webhook`, `digest`, `metrics`, `cluster`",
     );
     assert_error("[daemon]\npoll = \"1s\"\n", "t.toml:2:1: daemon: unknown field `poll`");
     assert_error(
