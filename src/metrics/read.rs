@@ -83,8 +83,9 @@ impl Advisor {
         Advisor { board, computed: HashMap::new(), watermark: None }
     }
 
-    /// One pass over the store's clusters.
-    pub fn refresh(&mut self, db: &Path, params: &Params) -> Result<(), ScrapeError> {
+    /// One pass over the store's clusters; `stopping` is asked between
+    /// two clusters, so that a daemon's stop never waits for a whole pass.
+    pub fn refresh(&mut self, db: &Path, params: &Params, stopping: &dyn Fn() -> bool) -> Result<(), ScrapeError> {
         let store = Store::open_read_only(db)?;
         let clusters = store.clusters()?;
         let touched = self.touched(&store)?;
@@ -92,6 +93,9 @@ impl Advisor {
             let fresh = self.computed.get(name).is_some_and(|at| at.elapsed() < ADVICE_FOR);
             if fresh && !touched.contains(name) {
                 continue;
+            }
+            if stopping() {
+                return Ok(());
             }
             let advice = compute_advice(&store, name, params)?;
             self.board.lock().unwrap_or_else(PoisonError::into_inner).insert(name.clone(), advice);

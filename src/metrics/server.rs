@@ -138,7 +138,8 @@ fn advise(board: AdviceBoard, db: &Path, params: &Mutex<Params>, stop: mpsc::Rec
     let mut advisor = Advisor::new(board);
     loop {
         let params = params.lock().unwrap_or_else(PoisonError::into_inner).clone();
-        if let Err(e) = advisor.refresh(db, &params) {
+        let stopping = || matches!(stop.try_recv(), Err(mpsc::TryRecvError::Disconnected));
+        if let Err(e) = advisor.refresh(db, &params, &stopping) {
             tracing::warn!(error = %e, "Cannot compute the advice for the metrics.");
         }
         match stop.recv_timeout(ADVISE_EVERY) {

@@ -50,7 +50,7 @@ fn params() -> Params {
 /// A scrape with the advice computed first, as the endpoint's advisor does.
 fn scrape_advised(db: &std::path::Path) -> Snapshot {
     let board = AdviceBoard::default();
-    Advisor::new(board.clone()).refresh(db, &params()).unwrap();
+    Advisor::new(board.clone()).refresh(db, &params(), &|| false).unwrap();
     Scraper::new(board).scrape(db, &params()).unwrap()
 }
 
