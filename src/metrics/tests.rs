@@ -1,5 +1,7 @@
 //! The exposition of a small store, exactly, in both formats.
 
+use std::io::Write;
+
 use super::*;
 use crate::store::Store;
 
@@ -173,4 +175,17 @@ fn the_newest_event_is_not_one_dated_ahead() {
     assert_eq!(newest.newest["main"], at("2026-11-22T10:00:00Z"));
     newest.update(&s, std::time::Duration::from_secs(500)).unwrap();
     assert_eq!(newest.newest["main"], at("2026-11-22T10:05:00Z"));
+}
+
+/// Bytes written to a file after walwatch read it are its lag, at the next
+/// scrape, without the daemon having read anything.
+#[test]
+fn the_lag_is_what_the_file_grew_by_since_it_was_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = small_store(dir.path());
+    let log = dir.path().join("postgresql.log");
+    let line = "2026-11-22 08:06:00.000 UTC [21760] LOG:  checkpoint starting: time\n";
+    std::fs::OpenOptions::new().append(true).open(&log).unwrap().write_all(line.as_bytes()).unwrap();
+    let lag = Scraper::default().scrape(&db, &params()).unwrap().lag;
+    assert_eq!(lag, [("main".to_string(), log.display().to_string(), line.len() as u64)]);
 }
