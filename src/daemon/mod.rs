@@ -86,9 +86,9 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
     for note in &config.daemon.retired {
         tracing::warn!("{note}");
     }
-    // Before any file is read: an address that cannot be bound stops the start.
-    let metrics = start_metrics(&config, &rules, &db)?;
     let clusters = follow::clusters(&config);
+    // Before any file is read: an address that cannot be bound stops the start.
+    let metrics = start_metrics(&config, &rules, &db, names(&clusters))?;
     let followers = follow::followers(&mut store, &clusters, &wake.stop, config.daemon.entry_settle);
     let alerting = Alerting::start(&db, &config);
     let pruner = Pruner::start(&db, config.store.keep);
@@ -258,7 +258,8 @@ impl Daemon {
     /// Called before `self.config` is replaced.
     fn reload_metrics(&self, config: &Config, rules: &RuleSet) {
         if let Some(endpoint) = &self.metrics {
-            endpoint.reload(metrics_params(config, rules));
+            let followed = self.followers.iter().map(|f| f.name.clone()).collect();
+            endpoint.reload(metrics_params(config, rules, followed));
         }
         if config.metrics.listen != self.config.metrics.listen {
             tracing::warn!("[metrics] listen changed: the endpoint moves at the next restart, not on reload.");
@@ -277,14 +278,19 @@ impl Daemon {
     }
 }
 
-fn metrics_params(config: &Config, rules: &RuleSet) -> metrics::Params {
-    metrics::Params { skew_tolerance: rules.clock_skew_tolerance(), advice: config.advice.clone() }
+fn metrics_params(config: &Config, rules: &RuleSet, followed: Vec<String>) -> metrics::Params {
+    let skew_tolerance = rules.clock_skew_tolerance();
+    metrics::Params { skew_tolerance, advice: config.advice.clone(), followed: Some(followed) }
+}
+
+fn names(clusters: &[config::ClusterConfig]) -> Vec<String> {
+    clusters.iter().map(|c| c.name.clone()).collect()
 }
 
 /// The Prometheus endpoint when `[metrics] listen` is set.
-fn start_metrics(config: &Config, rules: &RuleSet, db: &Path) -> Result<Option<Endpoint>> {
+fn start_metrics(config: &Config, rules: &RuleSet, db: &Path, followed: Vec<String>) -> Result<Option<Endpoint>> {
     let Some(addr) = config.metrics.listen else { return Ok(None) };
-    let endpoint = Endpoint::start(addr, db, metrics_params(config, rules))?;
+    let endpoint = Endpoint::start(addr, db, metrics_params(config, rules, followed))?;
     tracing::info!(address = %endpoint.addr(), "Serving metrics at http://{}/metrics.", endpoint.addr());
     Ok(Some(endpoint))
 }

@@ -86,6 +86,10 @@ pub struct Params {
     /// `[alerts.clock_skew] tolerance`: an event dated further ahead is never the newest.
     pub skew_tolerance: Duration,
     pub advice: AdviceSection,
+    /// The clusters the daemon follows: only their files' lag is shown (an
+    /// imported log that grew since is not walwatch's to keep up with, as
+    /// `status` says too). None: every cluster's.
+    pub followed: Option<Vec<String>>,
 }
 
 /// The advice-related gauges of one cluster.

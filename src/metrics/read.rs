@@ -52,7 +52,7 @@ impl Scraper {
             too_frequent: store.event_totals("too_frequent")?.into_iter().collect(),
             histograms: self.histograms.clusters.clone(),
             alerts: open_alerts(store)?,
-            lag: lag(store)?,
+            lag: lag(store, params.followed.as_deref())?,
             advice: self.advice.lock().unwrap_or_else(PoisonError::into_inner).clone(),
             ..Snapshot::default()
         };
@@ -155,10 +155,11 @@ fn open_alerts(store: &Store) -> Result<BTreeMap<(String, String, String), i64>,
 
 /// Each followed file's size now against how far walwatch read it, as
 /// `status` shows it; a file that is gone has no lag to show.
-fn lag(store: &Store) -> Result<Vec<(String, String, u64)>, StoreError> {
+fn lag(store: &Store, followed: Option<&[String]>) -> Result<Vec<(String, String, u64)>, StoreError> {
     let files = store.followed_files()?;
     Ok(files
         .into_iter()
+        .filter(|(cluster, _, _)| followed.is_none_or(|f| f.contains(cluster)))
         .filter_map(|(cluster, path, read_to)| {
             let size = std::fs::metadata(&path).ok()?.len();
             Some((cluster, path, size.saturating_sub(read_to)))

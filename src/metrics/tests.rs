@@ -46,7 +46,11 @@ fn small_store(dir: &std::path::Path) -> std::path::PathBuf {
 }
 
 fn params() -> Params {
-    Params { skew_tolerance: std::time::Duration::from_secs(300), advice: crate::config::AdviceSection::default() }
+    Params {
+        skew_tolerance: std::time::Duration::from_secs(300),
+        advice: crate::config::AdviceSection::default(),
+        followed: None,
+    }
 }
 
 /// A scrape with the advice computed first, as the endpoint's advisor does.
@@ -188,4 +192,7 @@ fn the_lag_is_what_the_file_grew_by_since_it_was_read() {
     std::fs::OpenOptions::new().append(true).open(&log).unwrap().write_all(line.as_bytes()).unwrap();
     let lag = Scraper::default().scrape(&db, &params()).unwrap().lag;
     assert_eq!(lag, [("main".to_string(), log.display().to_string(), line.len() as u64)]);
+    // A daemon that does not follow the cluster (it was imported) shows no lag for it.
+    let other = Params { followed: Some(vec!["other".into()]), ..params() };
+    assert_eq!(Scraper::default().scrape(&db, &other).unwrap().lag, []);
 }
