@@ -112,22 +112,29 @@ impl ClusterHists {
 /// The histograms of every cluster, as of the last complete line read.
 #[derive(Debug, Default)]
 pub struct Histograms {
-    /// The store's lowest complete-line id when last read: when it moves,
-    /// rows were deleted and everything is counted again.
-    floor: Option<i64>,
     watermark: i64,
+    /// Completed rows counted: when the store holds another number after
+    /// the new ones are read, rows were deleted (pruning, `forget`) and
+    /// everything is counted again, so no deleted row stays counted.
+    rows: i64,
     pub clusters: BTreeMap<String, ClusterHists>,
 }
 
 impl Histograms {
     /// Reads what was completed since the last call.
     pub fn update(&mut self, store: &Store) -> Result<(), StoreError> {
-        let floor = store.first_completed()?;
-        if floor != self.floor {
-            *self = Histograms { floor, ..Histograms::default() };
+        self.read_new(store)?;
+        if self.rows != store.completed_total()? {
+            *self = Histograms::default();
+            self.read_new(store)?;
         }
+        Ok(())
+    }
+
+    fn read_new(&mut self, store: &Store) -> Result<(), StoreError> {
         for row in store.completed_after(self.watermark)? {
             self.watermark = self.watermark.max(row.complete_event_id);
+            self.rows += 1;
             self.clusters.entry(row.cluster.clone()).or_default().add(&row);
         }
         Ok(())

@@ -19,8 +19,8 @@ const ADVICE_FOR: Duration = Duration::from_secs(60);
 const MB: f64 = 1024.0 * 1024.0;
 
 /// The advice of each cluster, as the [`Advisor`] last computed it: a
-/// scrape only reads it, so that the suggest model (tens of milliseconds a
-/// cluster) never runs on the scrape's time.
+/// scrape only reads it, so that the settings and the suggest model (a
+/// dozen queries a cluster, 50 clusters) never run on the scrape's time.
 pub type AdviceBoard = Arc<Mutex<BTreeMap<String, Advice>>>;
 
 /// Reads the store for each scrape; owned by the endpoint's thread.

@@ -59,11 +59,12 @@ impl Store {
         rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
     }
 
-    /// The lowest complete-line id of any stored checkpoint: it moves up
-    /// only when rows are deleted (pruning, `forget`), which is when counts
-    /// kept from earlier reads are no longer the store's.
-    pub fn first_completed(&self) -> Result<Option<i64>, StoreError> {
-        self.conn.query_row("SELECT min(complete_event_id) FROM checkpoint", [], |r| r.get(0)).map_err(|e| self.sql(e))
+    /// How many stored checkpoints have a complete line, from the day
+    /// tally (kept in step by triggers whatever inserts, pairs or deletes).
+    pub fn completed_total(&self) -> Result<i64, StoreError> {
+        self.conn
+            .query_row("SELECT IFNULL(sum(completed), 0) FROM point_tally", [], |r| r.get(0))
+            .map_err(|e| self.sql(e))
     }
 
     /// The highest complete-line id of any stored checkpoint.
