@@ -8,7 +8,8 @@
 //! [`settings`] knows of the server) → [`alert`] (lifecycle, mail, webhook)
 //! and [`digest`] (the daily mail; so far its schedule).
 //! [`ingest`] drives one source through frame → classify → store;
-//! [`evaluate`] drives analyze → alert. On top: [`daemon`] (`walwatch run`)
+//! [`evaluate`] drives analyze → alert; [`metrics`] serves the store as
+//! Prometheus series. On top: [`daemon`] (`walwatch run`)
 //! and [`cmd`] (one module per subcommand; [`cli`] only declares them).
 //!
 //! Beneath the pipeline, imported by it and importing none of it: [`model`]
@@ -36,6 +37,8 @@ pub mod analyze;
 pub mod alert;
 pub mod digest;
 pub mod evaluate;
+// The store as Prometheus series (the daemon's endpoint).
+pub mod metrics;
 
 // What a user runs.
 pub mod cli;

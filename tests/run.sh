@@ -2,7 +2,8 @@
 # The test suite, on a fresh Debian machine by itself:
 #   tests/run.sh          installs what the tests need when it is missing
 #                         (as root: the PostgreSQL server, rsyslog,
-#                         python3-aiosmtpd, openssl, mount, e2fsprogs), then
+#                         python3-aiosmtpd, openssl, mount, e2fsprogs,
+#                         prometheus), then
 #                         runs every test (`cargo test`);
 #   tests/run.sh --fast   the fast tier only: unit, property and fixture
 #                         tests, no server, nothing installed but the zstd
@@ -135,6 +136,10 @@ command -v openssl >/dev/null || missing+=(openssl)
 have_sbin() { command -v "$1" >/dev/null || [ -x "/usr/sbin/$1" ] || [ -x "/sbin/$1" ]; }
 have_sbin losetup || missing+=(mount)
 have_sbin mkfs.ext4 || missing+=(e2fsprogs)
+# The metrics tests (tests/daemon/prometheus.rs) run Debian's prometheus
+# server as a child of their own and its promtool on the rules file; the
+# packaged service is never started (policy-rc.d, see apt_install_no_start).
+{ command -v prometheus >/dev/null && command -v promtool >/dev/null; } || missing+=(prometheus)
 if [ ${#missing[@]} -gt 0 ]; then
     if is_root; then
         apt_install_no_start "${missing[@]}"
@@ -144,7 +149,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     fi
 fi
 have_aiosmtpd
-step "SMTP test server (aiosmtpd), openssl, losetup and mkfs.ext4 ready"
+step "SMTP test server (aiosmtpd), openssl, losetup, mkfs.ext4 and prometheus ready"
 
 cargo test
 step "cargo test"

@@ -11,6 +11,7 @@ mod alerts;
 mod digest;
 mod discover;
 mod mail;
+mod metrics;
 mod position;
 mod problem;
 mod raw;
@@ -19,6 +20,7 @@ pub use advice::AdviceSection;
 pub use alerts::{value, AlertsSection, RuleTables};
 pub use digest::DigestSection;
 pub use mail::{MailSection, MailTransport, PasswordSource, Retry, SmtpSecurity, SmtpSettings, WebhookSection};
+pub use metrics::{MetricsSection, SUGGESTED_PORT as SUGGESTED_METRICS_PORT};
 
 use std::collections::BTreeMap;
 use std::io;
@@ -52,6 +54,8 @@ pub struct Config {
     pub mail: Option<MailSection>,
     pub webhook: Option<WebhookSection>,
     pub digest: DigestSection,
+    /// `[metrics]`: the Prometheus endpoint, off by default.
+    pub metrics: MetricsSection,
 }
 
 /// `[store]`
@@ -342,6 +346,9 @@ pub fn describe(config: &Config, source: &ConfigSource, root: &Path) -> String {
         crate::timefmt::format_duration(daemon.poll_interval),
         daemon.log_level.as_deref().unwrap_or("from RUST_LOG (default info)"),
     ));
+    if let Some(listen) = config.metrics.listen {
+        out.push_str(&format!("metrics served at http://{listen}/metrics\n"));
+    }
     for note in &daemon.retired {
         out.push_str(&format!("note: {note}\n"));
     }

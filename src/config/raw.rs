@@ -14,6 +14,7 @@ use super::advice::RawAdvice;
 use super::alerts::RawAlerts;
 use super::digest::{DigestSection, RawDigest};
 use super::mail::{RawMail, RawWebhook};
+use super::metrics::RawMetrics;
 use super::problem::{absolute, interval, one_of, time_zone, Problem};
 use super::{ClusterConfig, Config, DaemonSection, StartAt, StoreSection, FORMATS, LOG_LEVELS};
 
@@ -27,6 +28,7 @@ pub(super) struct RawConfig {
     mail: Option<RawMail>,
     webhook: Option<RawWebhook>,
     digest: Option<RawDigest>,
+    metrics: Option<RawMetrics>,
     #[serde(default, rename = "cluster")]
     clusters: Vec<Spanned<RawCluster>>,
 }
@@ -90,7 +92,8 @@ impl RawConfig {
             Some(raw) => raw.validate(mail.is_some(), &names)?,
             None => DigestSection::default_for(mail.is_some()),
         };
-        Ok(Config { store, daemon, clusters, advice, alerts, mail, webhook, digest })
+        let metrics = self.metrics.map(RawMetrics::validate).transpose()?.unwrap_or_default();
+        Ok(Config { store, daemon, clusters, advice, alerts, mail, webhook, digest, metrics })
     }
 }
 

@@ -27,6 +27,7 @@ use jiff::Timestamp;
 
 use crate::analyze::rules::RuleSet;
 use crate::config::{self, Config};
+use crate::metrics::{self, Endpoint};
 use crate::store::lock::DaemonLock;
 use crate::store::Store;
 use alerting::Alerting;
@@ -61,6 +62,8 @@ struct Daemon {
     behind: bool,
     alerting: Alerting,
     pruner: Pruner,
+    /// `[metrics] listen`: the Prometheus endpoint, on its own thread.
+    metrics: Option<Endpoint>,
 }
 
 /// Runs until SIGTERM/SIGINT.
@@ -84,6 +87,8 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
         tracing::warn!("{note}");
     }
     let clusters = follow::clusters(&config);
+    // Before any file is read: an address that cannot be bound stops the start.
+    let metrics = start_metrics(&config, &rules, &db, names(&clusters))?;
     let followers = follow::followers(&mut store, &clusters, &wake.stop, config.daemon.entry_settle);
     let alerting = Alerting::start(&db, &config);
     let pruner = Pruner::start(&db, config.store.keep);
@@ -101,6 +106,7 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
         behind: true,
         alerting,
         pruner,
+        metrics,
     };
     daemon.rewatch();
     notify::ready(&daemon.status_line());
@@ -108,6 +114,9 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
     notify::stopping();
     daemon.alerting.stop();
     daemon.pruner.stop();
+    if let Some(endpoint) = daemon.metrics.take() {
+        endpoint.stop();
+    }
     daemon.store.mark_stopped()?;
     tracing::info!("Stopped.");
     Ok(())
@@ -223,6 +232,7 @@ impl Daemon {
                 self.followers = kept;
                 self.alerting.reload(self.store.path(), &config);
                 self.pruner.reload(config.store.keep);
+                self.reload_metrics(&config, &rules);
                 self.config = config;
                 self.rules = rules;
                 self.rewatch();
@@ -243,6 +253,19 @@ impl Daemon {
         Ok((config, rules))
     }
 
+    /// The endpoint takes the new settings; its address stays until a
+    /// restart (a reload must not leave the daemon without its endpoint).
+    /// Called before `self.config` is replaced.
+    fn reload_metrics(&self, config: &Config, rules: &RuleSet) {
+        if let Some(endpoint) = &self.metrics {
+            let followed = self.followers.iter().map(|f| f.name.clone()).collect();
+            endpoint.reload(metrics_params(config, rules, followed));
+        }
+        if config.metrics.listen != self.config.metrics.listen {
+            tracing::warn!("[metrics] listen changed: the endpoint moves at the next restart, not on reload.");
+        }
+    }
+
     fn rewatch(&mut self) {
         let dirs: Vec<PathBuf> = self.followers.iter().flat_map(|f| f.watch_dirs()).collect();
         self.wake.watch(&dirs, &self.watched);
@@ -253,4 +276,21 @@ impl Daemon {
         let names: Vec<&str> = self.followers.iter().map(|f| f.name.as_str()).collect();
         format!("following {} cluster(s): {}", names.len(), names.join(", "))
     }
+}
+
+fn metrics_params(config: &Config, rules: &RuleSet, followed: Vec<String>) -> metrics::Params {
+    let skew_tolerance = rules.clock_skew_tolerance();
+    metrics::Params { skew_tolerance, advice: config.advice.clone(), followed: Some(followed) }
+}
+
+fn names(clusters: &[config::ClusterConfig]) -> Vec<String> {
+    clusters.iter().map(|c| c.name.clone()).collect()
+}
+
+/// The Prometheus endpoint when `[metrics] listen` is set.
+fn start_metrics(config: &Config, rules: &RuleSet, db: &Path, followed: Vec<String>) -> Result<Option<Endpoint>> {
+    let Some(addr) = config.metrics.listen else { return Ok(None) };
+    let endpoint = Endpoint::start(addr, db, metrics_params(config, rules, followed))?;
+    tracing::info!(address = %endpoint.addr(), "Serving metrics at http://{}/metrics.", endpoint.addr());
+    Ok(Some(endpoint))
 }

@@ -407,7 +407,7 @@ fn unescape(raw: &str) -> String {
                     b'r' => out.push(b'\r'),
                     b't' => out.push(b'\t'),
                     b'0'..=b'7' => {
-                        let digits = inner[i..].iter().take(3).take_while(|c| (b'0'..=b'7').contains(c)).count();
+                        let digits = inner[i..].iter().take(3).take_while(|&&c| (b'0'..=b'7').contains(&c)).count();
                         let n = inner[i..i + digits].iter().fold(0u32, |n, c| n * 8 + u32::from(c - b'0'));
                         out.push(n as u8);
                         i += digits - 1;

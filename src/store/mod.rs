@@ -17,6 +17,7 @@ pub mod daemon;
 pub mod digest;
 pub mod history;
 pub mod lock;
+pub mod metrics;
 mod columns;
 pub mod outbox;
 pub mod prune;

@@ -1,4 +1,4 @@
-//! Integration tests, daemon group. The daemon: rotation, stop, alerts mailed through an outage, several processes on one store, clock skew, and the systemd unit (systemd-analyze).
+//! Integration tests, daemon group. The daemon: rotation, stop, alerts mailed through an outage, several processes on one store, clock skew, the Prometheus endpoint scraped by the real Prometheus, and the systemd unit (systemd-analyze).
 //!
 //! One test binary per group (not one per file), so that `tests/support`
 //! and the library are compiled and linked four times, not once per file.
@@ -12,6 +12,7 @@ mod daemon_never_silent;
 mod daemon_retention;
 mod daemon_rotation;
 mod daemon_stop;
+mod prometheus;
 mod status_monitor;
 mod store_concurrency;
 mod store_group;

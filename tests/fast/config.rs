@@ -52,6 +52,8 @@ fn shipped_example_uncommented_is_valid_and_complete() {
         ClusterConfig { name: "main".into(), ..ClusterConfig::default() }
     });
     assert_eq!(config.clusters[1].start_at, StartAt::End);
+    let listen = format!("127.0.0.1:{}", config::SUGGESTED_METRICS_PORT);
+    assert_eq!(config.metrics.listen, Some(listen.parse().unwrap()), "the documented port");
 }
 
 #[test]
@@ -107,7 +109,7 @@ fn unknown_key_names_position_table_and_key() {
     );
     assert_error(
         "[stor]\npath = \"/x\"\n",
-        "t.toml:1:2: unknown field `stor`, expected one of `store`, `daemon`, `advice`, `alerts`, `mail`, `webhook`, `digest`, `cluster`",
+        "t.toml:1:2: unknown field `stor`, expected one of `store`, `daemon`, `advice`, `alerts`, `mail`, `webhook`, `digest`, `metrics`, `cluster`",
     );
     assert_error("[daemon]\npoll = \"1s\"\n", "t.toml:2:1: daemon: unknown field `poll`");
     assert_error(

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 const ORDER: &[&str] = &[
     "model", "timefmt", "output", "guc", "catalog", "source", "config", // beneath the pipeline
     "frame", "classify", "store", "ingest", "settings", "analyze", "alert", "digest", "evaluate", // the pipeline
+    "metrics",  // the store as Prometheus series, for the daemon
     "cli", "daemon", "cmd", // on top
 ];
 

@@ -1,0 +1,387 @@
+//! The metrics endpoint with the real Prometheus (Debian's `prometheus`
+//! package, run as a child process with its own config and a scratch
+//! storage directory): it scrapes two `walwatch run` daemons following two
+//! real PostgreSQL logs (fixtures copied into their followed directories)
+//! and evaluates packaging/prometheus/walwatch-rules.yml; what its HTTP API
+//! answers equals `walwatch summary` and `walwatch alerts` for each.
+//! `promtool` checks and unit-tests the rules file. A missing binary fails
+//! the test (tests/run.sh installs the package), never skips it.
+
+use crate::support;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use support::daemon::{Daemon, Workspace};
+use support::smtp::free_port;
+use support::walwatch_json;
+
+const RULES: &str = "packaging/prometheus/walwatch-rules.yml";
+const RULES_TEST: &str = "packaging/prometheus/walwatch-rules.test.yml";
+
+/// `/usr/bin/NAME`, or the test fails saying how to get it.
+fn required(name: &str) -> PathBuf {
+    let path = PathBuf::from("/usr/bin").join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: run tests/run.sh, which installs Debian's `prometheus` package (it provides prometheus and promtool)",
+        path.display()
+    );
+    path
+}
+
+fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+#[test]
+fn promtool_checks_the_rules_and_runs_their_unit_tests() {
+    let promtool = required("promtool");
+    for args in [["check", "rules", RULES], ["test", "rules", RULES_TEST]] {
+        let out = Command::new(&promtool).args(args).current_dir(repo("")).output().unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "promtool {args:?}:\n{text}");
+        assert!(text.contains("SUCCESS"), "promtool {args:?}:\n{text}");
+    }
+}
+
+/// A daemon following `fixture`'s log as cluster `cluster`, serving metrics on `port`.
+fn config(ws: &Workspace, cluster: &str, port: u16, timezone: &str) -> String {
+    format!(
+        r#"[store]
+path = {db:?}
+
+[daemon]
+poll_interval = "200ms"
+
+[metrics]
+listen = "127.0.0.1:{port}"
+
+[[cluster]]
+name = {cluster:?}
+logs = [{logs:?}]
+timezone = {timezone:?}
+
+[cluster.settings]
+checkpoint_timeout = "30s"
+max_wal_size = "32MB"
+"#,
+        db = ws.db().display().to_string(),
+        logs = ws.dir("log").join("*.log").display().to_string(),
+    )
+}
+
+/// One daemon of the test: its workspace, cluster, port and copied logs.
+struct Followed {
+    ws: Workspace,
+    cluster: &'static str,
+    port: u16,
+    daemon: Daemon,
+}
+
+impl Followed {
+    fn start(fixture: &str, cluster: &'static str, timezone: &str) -> Followed {
+        let ws = Workspace::new();
+        let port = free_port();
+        fs::write(ws.config_path(), config(&ws, cluster, port, timezone)).unwrap();
+        let mut logs = Vec::new();
+        for entry in fs::read_dir(repo(&format!("tests/fixtures/{fixture}/log"))).unwrap() {
+            let path = entry.unwrap().path();
+            let copy = ws.dir("log").join(path.file_name().unwrap());
+            fs::copy(&path, &copy).unwrap();
+            logs.push(copy);
+        }
+        let mut daemon = ws.start();
+        daemon.wait_running();
+        for log in &logs {
+            let len = fs::metadata(log).unwrap().len();
+            daemon.wait_read_to(cluster, log, len);
+        }
+        Followed { ws, cluster, port, daemon }
+    }
+
+    fn json(&self, command: &[&str]) -> Value {
+        json_of(&self.ws, command)
+    }
+
+    /// `walwatch summary`: started points by (cluster, trigger), checkpoints and restartpoints together.
+    fn summary(&self) -> BTreeMap<(String, String), i64> {
+        let s = self.json(&["summary", "--cluster", self.cluster]);
+        let mut by = BTreeMap::new();
+        for kind in ["checkpoints", "restartpoints"] {
+            for (trigger, n) in s[kind]["by_trigger"].as_object().unwrap() {
+                *by.entry((self.cluster.to_string(), trigger.clone())).or_insert(0) += n.as_i64().unwrap();
+            }
+        }
+        by
+    }
+
+    /// The alerts once two looks a second apart agree: the rules run on
+    /// their own thread after the events land.
+    fn settled_alerts(&mut self) -> BTreeMap<(String, String, String), i64> {
+        let ws = &self.ws;
+        let mut last = alerts_of(ws);
+        self.daemon.wait_until("the alerts to settle", || {
+            std::thread::sleep(Duration::from_secs(1));
+            let now = alerts_of(ws);
+            let same = now == last && !now.is_empty();
+            last = now.clone();
+            same.then_some(now).ok_or_else(|| format!("alerts: {last:?}"))
+        })
+    }
+}
+
+/// `walwatch COMMAND --format json` on the workspace's store and config.
+fn json_of(ws: &Workspace, command: &[&str]) -> Value {
+    let (config, db) = (ws.config_path(), ws.db());
+    let mut args = command.to_vec();
+    args.extend(["--config", config.to_str().unwrap(), "--db", db.to_str().unwrap(), "--format", "json"]);
+    walwatch_json(&args)
+}
+
+/// `walwatch alerts`: open alerts by (cluster, rule, severity).
+fn alerts_of(ws: &Workspace) -> BTreeMap<(String, String, String), i64> {
+    let mut by = BTreeMap::new();
+    for alert in json_of(ws, &["alerts"]).as_array().unwrap() {
+        let key = |k: &str| alert[k].as_str().unwrap().to_string();
+        *by.entry((key("cluster"), key("rule"), key("severity"))).or_insert(0) += 1;
+    }
+    by
+}
+
+/// One series of a query's answer: its labels and value.
+type Sample = (BTreeMap<String, String>, f64);
+
+/// `prometheus` with a config of its own; killed when dropped.
+struct Prometheus {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Prometheus {
+    fn start(targets: &[u16]) -> Prometheus {
+        let binary = required("prometheus");
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let targets: Vec<String> = targets.iter().map(|p| format!("\"127.0.0.1:{p}\"")).collect();
+        let config = format!(
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n\
+             rule_files:\n  - {rules:?}\n\
+             scrape_configs:\n  - job_name: walwatch\n    static_configs:\n      - targets: [{targets}]\n",
+            rules = repo(RULES).display().to_string(),
+            targets = targets.join(", "),
+        );
+        fs::write(dir.path().join("prometheus.yml"), config).unwrap();
+        let log = fs::File::create(dir.path().join("prometheus.log")).unwrap();
+        let child = Command::new(binary)
+            .arg(format!("--config.file={}", dir.path().join("prometheus.yml").display()))
+            .arg(format!("--storage.tsdb.path={}", dir.path().join("data").display()))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let mut p = Prometheus { child, port, _dir: dir };
+        p.wait("ready", Duration::from_secs(30), |p| p.get("/-/ready", &[]).map(drop));
+        p
+    }
+
+    fn log(&self) -> String {
+        fs::read_to_string(self._dir.path().join("prometheus.log")).unwrap_or_default()
+    }
+
+    fn get(&self, path: &str, query: &[(&str, &str)]) -> Result<String, String> {
+        let mut request = ureq::get(format!("http://127.0.0.1:{}{path}", self.port));
+        for (k, v) in query {
+            request = request.query(*k, *v);
+        }
+        let mut response = request.call().map_err(|e| e.to_string())?;
+        response.body_mut().read_to_string().map_err(|e| e.to_string())
+    }
+
+    /// An instant query's result vector: (labels, value) per series.
+    fn query(&self, promql: &str) -> Result<Vec<Sample>, String> {
+        let body: Value = serde_json::from_str(&self.get("/api/v1/query", &[("query", promql)])?)
+            .map_err(|e| format!("not JSON: {e}"))?;
+        let result = body["data"]["result"].as_array().ok_or(format!("{promql}: {body}"))?;
+        Ok(result
+            .iter()
+            .map(|r| {
+                let labels = r["metric"].as_object().unwrap();
+                let labels = labels.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string())).collect();
+                (labels, r["value"][1].as_str().unwrap().parse().unwrap())
+            })
+            .collect())
+    }
+
+    fn wait<T>(&mut self, what: &str, deadline: Duration, mut probe: impl FnMut(&Self) -> Result<T, String>) -> T {
+        let start = Instant::now();
+        loop {
+            let last = match probe(self) {
+                Ok(v) => return v,
+                Err(e) => e,
+            };
+            if let Some(st) = self.child.try_wait().unwrap() {
+                panic!("prometheus exited ({st}) waiting for {what}; last: {last}\n{}", self.log());
+            }
+            if start.elapsed() > deadline {
+                panic!("prometheus: no {what} after {deadline:?}; last: {last}\n--- its log ---\n{}", self.log());
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn label(labels: &BTreeMap<String, String>, name: &str) -> String {
+    labels.get(name).cloned().unwrap_or_default()
+}
+
+#[test]
+fn prometheus_scraping_two_daemons_agrees_with_summary_and_alerts() {
+    let mut followed = [
+        Followed::start("15-stderr-default-std", "alpha", "UTC"),
+        Followed::start("16-stderr-default-std", "beta", "Europe/Berlin"),
+    ];
+    let mut want_counts = BTreeMap::new();
+    let mut want_alerts = BTreeMap::new();
+    for f in &mut followed {
+        let counts = f.summary();
+        assert!(counts.values().sum::<i64>() > 0, "{}: the fixture has checkpoints: {counts:?}", f.cluster);
+        want_counts.extend(counts);
+        want_alerts.extend(f.settled_alerts());
+    }
+    let mut prometheus = Prometheus::start(&followed.iter().map(|f| f.port).collect::<Vec<_>>());
+
+    let counts = prometheus.wait("the daemons' checkpoint counts", Duration::from_secs(30), |p| {
+        let got: BTreeMap<(String, String), i64> = p
+            .query("sum by (cluster, trigger) (walwatch_checkpoints_total)")?
+            .into_iter()
+            .map(|(l, v)| ((label(&l, "cluster"), label(&l, "trigger")), v as i64))
+            .collect();
+        (got == want_counts).then_some(got.clone()).ok_or(format!("{got:?}\nwant {want_counts:?}"))
+    });
+    assert_eq!(counts, want_counts);
+
+    // The firing alerts of the "walwatch" group: one per (cluster, rule,
+    // severity) walwatch holds open, and walwatch_alerts_firing counts them.
+    let want_firing: BTreeSet<(String, String, String)> = want_alerts.keys().cloned().collect();
+    let firing = prometheus.wait("the rules to fire", Duration::from_secs(30), |p| {
+        let got: BTreeSet<(String, String, String)> = p
+            .query("ALERTS{alertstate=\"firing\",source=\"walwatch\"}")?
+            .into_iter()
+            .map(|(l, _)| (label(&l, "cluster"), label(&l, "rule"), label(&l, "severity")))
+            .collect();
+        (got == want_firing).then_some(got.clone()).ok_or(format!("{got:?}\nwant {want_firing:?}"))
+    });
+    assert_eq!(firing, want_firing);
+    let open: BTreeMap<(String, String, String), i64> = prometheus
+        .query("walwatch_alerts_firing")
+        .unwrap()
+        .into_iter()
+        .map(|(l, v)| ((label(&l, "cluster"), label(&l, "rule"), label(&l, "severity")), v as i64))
+        .collect();
+    assert_eq!(open, want_alerts);
+    // The advice series: the configured max_wal_size, and `walwatch suggest`'s.
+    let mut want_advice = BTreeMap::new();
+    for f in &followed {
+        let suggestion = f.json(&["suggest", "--cluster", f.cluster]);
+        let mb = suggestion["suggested"]["max_wal_size_mb"].as_i64().expect("the fixtures give a suggestion");
+        want_advice.insert((f.cluster.to_string(), "suggested".to_string()), mb * 1024 * 1024);
+        want_advice.insert((f.cluster.to_string(), "max_wal_size".to_string()), 32 * 1024 * 1024);
+    }
+    let advice = prometheus.wait("the advice series", Duration::from_secs(30), |p| {
+        let mut got = BTreeMap::new();
+        for (l, v) in p.query("walwatch_suggested_max_wal_size_bytes")? {
+            got.insert((label(&l, "cluster"), "suggested".to_string()), v as i64);
+        }
+        for (l, v) in p.query("walwatch_setting{name=\"max_wal_size\"}")? {
+            got.insert((label(&l, "cluster"), "max_wal_size".to_string()), v as i64);
+        }
+        (got == want_advice).then_some(got.clone()).ok_or(format!("{got:?}\nwant {want_advice:?}"))
+    });
+    assert_eq!(advice, want_advice);
+    // Both targets up, and nothing else fires (the daemon group stays quiet).
+    let up = prometheus.query("up{job=\"walwatch\"} == 1").unwrap();
+    assert_eq!(up.len(), 2, "{up:?}");
+    let others = prometheus.query("ALERTS{source!=\"walwatch\"}").unwrap();
+    assert!(others.is_empty(), "{others:?}");
+
+    for f in &mut followed {
+        f.daemon.terminate();
+    }
+}
+
+/// The same scrape, negotiated: OpenMetrics when asked for, the 0.0.4 text
+/// otherwise; any other path is a 404.
+#[test]
+fn the_endpoint_answers_in_the_format_the_scraper_accepts() {
+    let f = Followed::start("15-stderr-default-std", "alpha", "UTC");
+    let url = format!("http://127.0.0.1:{}/metrics", f.port);
+    let get = |accept: Option<&str>| {
+        let mut request = ureq::get(&url);
+        if let Some(a) = accept {
+            request = request.header("Accept", a);
+        }
+        let mut response = request.call().unwrap();
+        let content_type = response.headers()["content-type"].to_str().unwrap().to_string();
+        (content_type, response.body_mut().read_to_string().unwrap())
+    };
+    let (om, text) = get(Some("application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"));
+    assert_eq!(om, "application/openmetrics-text; version=1.0.0; charset=utf-8");
+    assert!(text.ends_with("# EOF\n") && text.contains("# TYPE walwatch_checkpoints counter\n"), "{text}");
+    for accept in [None, Some("text/plain"), Some("*/*")] {
+        let (plain, text) = get(accept);
+        assert_eq!(plain, "text/plain; version=0.0.4; charset=utf-8", "Accept: {accept:?}");
+        assert!(!text.contains("# EOF") && text.contains("# TYPE walwatch_checkpoints_total counter\n"), "{text}");
+    }
+    let missing = ureq::get(format!("http://127.0.0.1:{}/", f.port)).call();
+    assert!(matches!(missing, Err(ureq::Error::StatusCode(404))), "{missing:?}");
+
+    // Counters and histograms are counts from the store: a restarted
+    // daemon serves the same numbers, so rate() sees no reset.
+    let counted = |text: &str| -> Vec<String> {
+        let counters =
+            ["walwatch_checkpoints_total", "walwatch_checkpoint_too_frequent_total", "walwatch_checkpoint_d"];
+        text.lines().filter(|l| counters.iter().any(|c| l.starts_with(c))).map(String::from).collect()
+    };
+    let before = counted(&get(None).1);
+    assert!(before.iter().any(|l| l.ends_with("_count{cluster=\"alpha\",phase=\"total\"} 28")), "{before:#?}");
+    let mut f = f;
+    f.daemon.terminate();
+    f.daemon = f.ws.start();
+    f.daemon.wait_running();
+    assert_eq!(counted(&get(None).1), before, "the same counts after a restart");
+    f.daemon.terminate();
+}
+
+/// An address already taken stops the daemon at startup, naming it.
+#[test]
+fn a_taken_port_is_a_startup_error_naming_the_address() {
+    let ws = Workspace::new();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    fs::write(ws.config_path(), config(&ws, "alpha", port, "UTC")).unwrap();
+    let out = support::daemon::walwatch()
+        .args(["run", "--config", ws.config_path().to_str().unwrap()])
+        .env_remove("NOTIFY_SOCKET")
+        .env_remove("STATE_DIRECTORY")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    let says = format!("[metrics] listen = \"127.0.0.1:{port}\": cannot listen there");
+    assert!(stderr.contains(&says), "{stderr}");
+}
