@@ -4,7 +4,8 @@
 //! real PostgreSQL logs (fixtures copied into their followed directories)
 //! and evaluates packaging/prometheus/walwatch-rules.yml; what its HTTP API
 //! answers equals `walwatch summary` and `walwatch alerts` for each.
-//! `promtool` checks and unit-tests the rules file. A missing binary fails
+//! `promtool` checks and unit-tests both rules files (walwatch's verdicts,
+//! and the PromQL rules on the raw series). A missing binary fails
 //! the test (tests/run.sh installs the package), never skips it.
 
 use crate::support;
@@ -22,6 +23,9 @@ use support::walwatch_json;
 
 const RULES: &str = "packaging/prometheus/walwatch-rules.yml";
 const RULES_TEST: &str = "packaging/prometheus/walwatch-rules.test.yml";
+/// The same rules written in PromQL on the raw series.
+const PROMQL_RULES: &str = "packaging/prometheus/walwatch-promql-rules.yml";
+const PROMQL_RULES_TEST: &str = "packaging/prometheus/walwatch-promql-rules.test.yml";
 
 /// `/usr/bin/NAME`, or the test fails saying how to get it.
 fn required(name: &str) -> PathBuf {
@@ -41,7 +45,12 @@ fn repo(path: &str) -> PathBuf {
 #[test]
 fn promtool_checks_the_rules_and_runs_their_unit_tests() {
     let promtool = required("promtool");
-    for args in [["check", "rules", RULES], ["test", "rules", RULES_TEST]] {
+    for args in [
+        ["check", "rules", RULES],
+        ["test", "rules", RULES_TEST],
+        ["check", "rules", PROMQL_RULES],
+        ["test", "rules", PROMQL_RULES_TEST],
+    ] {
         let out = Command::new(&promtool).args(args).current_dir(repo("")).output().unwrap();
         let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         assert!(out.status.success(), "promtool {args:?}:\n{text}");

@@ -415,6 +415,8 @@ fn package_metadata_installs_the_expected_files() {
         ("config/walwatch.toml", "/etc/walwatch/walwatch.toml"),
         ("systemd/walwatch.service", "/usr/lib/systemd/system/walwatch.service"),
         ("README.md", "/usr/share/doc/walwatch/README.md"),
+        ("packaging/prometheus/walwatch-rules.yml", "/usr/share/walwatch/prometheus/walwatch-rules.yml"),
+        ("packaging/prometheus/walwatch-promql-rules.yml", "/usr/share/walwatch/prometheus/walwatch-promql-rules.yml"),
     ];
     for (src, dest) in wanted {
         let pair = (src.to_string(), dest.to_string());
