@@ -559,19 +559,10 @@ mod tests {
 
     /// Imports `files` (each a list of lines) in the order given into a new store.
     fn import(files: &[&[String]]) -> (tempfile::TempDir, Store) {
-        use crate::frame::time::TimeContext;
-        use crate::ingest::{self, Options};
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("w.db")).unwrap();
-        let cluster = store.cluster_id("c").unwrap();
-        let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
-        let time = TimeContext::new(Some("UTC")).unwrap();
-        for (i, lines) in files.iter().enumerate() {
-            let file = dir.path().join(format!("postgresql-{i}.log"));
-            std::fs::write(&file, lines.concat()).unwrap();
-            ingest::import(&mut store, cluster, file.to_str().unwrap(), &opts, &time).unwrap();
-        }
-        (dir, store)
+        let names: Vec<String> = (0..files.len()).map(|i| format!("postgresql-{i}.log")).collect();
+        let steps: Vec<(&str, &[String], bool)> =
+            names.iter().zip(files).map(|(name, lines)| (name.as_str(), *lines, false)).collect();
+        follow(&steps)
     }
 
     /// (started, completed, trigger, distance) of every checkpoint row, times as logged.
