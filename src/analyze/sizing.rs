@@ -49,8 +49,9 @@ use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
 use crate::analyze::window::Window;
-use crate::config::AdviceSection;
+use crate::config::{plural, AdviceSection};
 use crate::model::event::Trigger;
+use crate::output::grouped_f;
 use crate::settings::{SettingChange, Settings, ValueSource};
 use crate::store::history::{PointStart, Replay, SizingHistory};
 use crate::store::{Store, StoreError};
@@ -631,18 +632,22 @@ impl<'a> Model<'a> {
         };
         out.push(format!(
             "Peak WAL rate (p{} by time of the cycles' distance / time since the previous checkpoint \
-             started): {:.1} kB/s, \
-             so up to {:.1} MB of WAL per checkpoint_timeout ({}s).",
-            self.advice.percentile, peak, w, p.timeout_s
+             started): {} kB/s, \
+             so up to {} MB of WAL per checkpoint_timeout ({}s).",
+            self.advice.percentile,
+            grouped_f(peak, 1),
+            grouped_f(w, 1),
+            p.timeout_s
         ));
         out.push(format!(
             "PostgreSQL requests a checkpoint once the WAL since the last REDO reaches max_wal_size / ({divisor_text}) \
-             - 1 segment. To stay time-driven: max_wal_size >= {div:.2} x ({w:.1} MB x headroom {} + {} MB segment) \
-             = {:.0} MB; {:.0} MB in whole segments after PostgreSQL's rounding down; {} as a readable value.",
+             - 1 segment. To stay time-driven: max_wal_size >= {div:.2} x ({} MB x headroom {} + {} MB segment) \
+             = {} MB; {} MB in whole segments after PostgreSQL's rounding down; {} as a readable value.",
+            grouped_f(w, 1),
             self.advice.headroom,
             p.segment_mb,
-            div * (w * self.advice.headroom + p.segment_mb),
-            required_mb(w * self.advice.headroom, p),
+            grouped_f(div * (w * self.advice.headroom + p.segment_mb), 0),
+            grouped_f(required_mb(w * self.advice.headroom, p), 0),
             pg_size(max)
         ));
         out.push(self.verdict(max));
@@ -708,7 +713,7 @@ impl<'a> Model<'a> {
             "{} changed{from} to {to} at {} ({}): the {} forced checkpoints before ran under the old settings and do \
              not count against the current ones",
             c.name,
-            crate::timefmt::rfc3339(c.at),
+            crate::timefmt::table_time(c.at),
             source,
             self.forced - self.forced_now
         );
@@ -718,8 +723,9 @@ impl<'a> Model<'a> {
             format!("{head}; the rate comes from the {since} cycles since.")
         } else {
             format!(
-                "{head}; only {since} cycles ran since, fewer than the {min} needed ([advice] min_samples): the rate \
+                "{head}; only {} ran since, fewer than the {min} needed ([advice] min_samples): the rate \
                  still includes the {} before, measured under the old settings, until {} more have run.",
+                plural(since, "cycle"),
                 change.cycles_before,
                 min - since
             )
@@ -780,12 +786,16 @@ impl<'a> Model<'a> {
         );
         match (cost.crash_recovery_wal_mb, cost.replay_mb_s, cost.crash_recovery_s) {
             (Some(wal), Some(speed), Some(s)) => format!(
-                "{disk}; a crash would replay up to about {wal:.0} MB of WAL, {s:.0} s at the {speed:.1} MB/s replay \
-                 speed this log shows."
+                "{disk}; a crash would replay up to about {} MB of WAL, {} s at the {} MB/s replay \
+                 speed this log shows.",
+                grouped_f(wal, 0),
+                grouped_f(s, 0),
+                grouped_f(speed, 1)
             ),
             (Some(wal), _, _) => format!(
-                "{disk}; a crash would replay up to about {wal:.0} MB of WAL (no recovery in this log to measure \
-                 the replay speed)."
+                "{disk}; a crash would replay up to about {} MB of WAL (no recovery in this log to measure \
+                 the replay speed).",
+                grouped_f(wal, 0)
             ),
             _ => format!("{disk}."),
         }

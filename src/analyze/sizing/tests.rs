@@ -159,6 +159,8 @@ fn forced_checkpoints_give_a_size_from_the_formula_with_sql_and_cost() {
     let text = s.explanation.join("\n");
     assert!(text.contains("Raise max_wal_size from 32MB to 768MB."), "{text}");
     assert!(text.contains("The cycles were short (median 20 s against checkpoint_timeout 300 s)"), "{text}");
+    // Numbers of a thousand and more read grouped, as in the tables.
+    assert!(text.contains("started): 1,000.0 kB/s, so up to 293.0 MB of WAL per checkpoint_timeout (300s)."), "{text}");
     assert!(
         text.contains(
             "1.90 x (293.0 MB x headroom 1.25 + 16 MB segment) = 726 MB; 736 MB in whole segments after PostgreSQL's \
@@ -510,12 +512,14 @@ fn forced_checkpoints_before_a_change_do_not_hold_the_size_and_enough_cycles_sin
     assert!(!text.contains("Keep max_wal_size at least"), "{text}");
     assert!(!text.contains("cycles were short"), "{text}");
     assert!(text.contains("Left out of the rate: 127 cycles: 127 run under the settings before the latest change."));
+    // The time as tables show it (the system's zone in a unit test).
+    let when = crate::timefmt::table_time("2026-11-01T00:42:01Z".parse().unwrap());
     assert!(
-        text.contains(
-            "max_wal_size changed from 32MB to 1280MB at 2026-11-01T00:42:01.000+00:00 (logged): \
+        text.contains(&format!(
+            "max_wal_size changed from 32MB to 1280MB at {when} (logged): \
              the 127 forced checkpoints before ran under the old settings and do not count against the current \
              ones; the rate comes from the 5 cycles since."
-        ),
+        )),
         "{text}"
     );
     assert!(text.contains("The current max_wal_size 1280MB is enough."), "{text}");
@@ -547,20 +551,29 @@ fn too_few_cycles_since_a_change_keep_the_older_ones_and_say_how_many_more_are_n
 }
 
 #[test]
+fn one_cycle_since_a_change_is_said_in_the_singular() {
+    let (history, change) = changed_at_size(30, 1000, 2, 500);
+    let p = pg(15, 1280.0, 0.9);
+    let s = from_history("main", Settings::default(), &history, t0(), &p, &advice(), Some(change));
+    let text = s.explanation.join("\n");
+    assert!(text.contains("; only 1 cycle ran since, fewer than the 5 needed"), "{text}");
+}
+
+#[test]
 fn a_first_logged_change_does_not_claim_the_value_before() {
     let (history, mut change) = changed_at_size(30, 1000, 6, 500);
     change.old = None;
     let p = pg(15, 1280.0, 0.9);
     let s = from_history("main", Settings::default(), &history, t0(), &p, &advice(), Some(change.clone()));
     let changed = |s: &Suggestion| s.explanation.iter().find(|e| e.contains(" changed")).cloned().unwrap_or_default();
-    assert!(changed(&s).starts_with("max_wal_size changed to 1280MB at 2026-11-01T00:10:01.000+00:00 (logged):"));
+    let when = crate::timefmt::table_time("2026-11-01T00:10:01Z".parse().unwrap());
+    assert!(changed(&s).starts_with(&format!("max_wal_size changed to 1280MB at {when} (logged):")));
     // Set in a conf file where it was not before: from the default.
     change.source = crate::settings::ValueSource::ConfFile { path: "/d/postgresql.auto.conf".into(), line: 3 };
     let s = from_history("main", Settings::default(), &history, t0(), &p, &advice(), Some(change));
-    assert!(changed(&s).starts_with(
-        "max_wal_size changed from its default to 1280MB at 2026-11-01T00:10:01.000+00:00 (in \
-         /d/postgresql.auto.conf:3):"
-    ));
+    assert!(changed(&s).starts_with(&format!(
+        "max_wal_size changed from its default to 1280MB at {when} (in /d/postgresql.auto.conf:3):"
+    )));
 }
 
 #[test]
