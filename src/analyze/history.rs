@@ -200,37 +200,63 @@ type Counter = fn(&mut Acc) -> &mut i64;
 
 /// The rows of `cluster` over `buckets` (contiguous, in time order).
 pub fn rows(store: &Store, cluster: &str, buckets: &[Bucket]) -> Result<Vec<Row>, StoreError> {
-    let mut table = Table::new(buckets);
-    let (since, until) = table.range();
-    points(store, cluster, &mut table)?;
+    Ok(rows_of_each(store, cluster, &[buckets])?.remove(0))
+}
+
+/// [`rows`] for several bucketings at once (the digest's days and hours of
+/// the same week) from one read of the store: the points and each event
+/// kind are read once over the span of all of them and counted into each.
+pub fn rows_of_each(store: &Store, cluster: &str, bucketings: &[&[Bucket]]) -> Result<Vec<Vec<Row>>, StoreError> {
+    let mut tables: Vec<Table<'_>> = bucketings.iter().map(|b| Table::new(b)).collect();
+    let Some((since, until)) = span(&tables) else { return Ok(bucketings.iter().map(|_| Vec::new()).collect()) };
+    points(store, cluster, since, until, &mut tables)?;
     let kinds: [(&str, Counter); 2] =
         [("too_frequent", |a| &mut a.too_frequent), ("parameter_changed", |a| &mut a.parameter_changes)];
+    let mut count = |t: Timestamp, field: Counter| tables.iter_mut().for_each(|table| table.count(t, field));
     for (kind, field) in kinds {
-        store.event_times(cluster, kind, since, until, |t| table.count(t, field))?;
+        store.event_times(cluster, kind, since, until, |t| count(t, field))?;
     }
-    store.server_start_times(cluster, since, until, |t| table.count(t, |a| &mut a.server_starts))?;
-    store.crashes_without_end_of_recovery(cluster, since, until, |t| table.count(t, |a| &mut a.crashes))?;
-    store.alert_fired_times(cluster, since, until, |t| table.count(t, |a| &mut a.alerts_fired))?;
-    Ok(buckets.iter().zip(table.accs).map(|(b, acc)| row(cluster, b, acc)).collect())
+    store.server_start_times(cluster, since, until, |t| count(t, |a| &mut a.server_starts))?;
+    store.crashes_without_end_of_recovery(cluster, since, until, |t| count(t, |a| &mut a.crashes))?;
+    store.alert_fired_times(cluster, since, until, |t| count(t, |a| &mut a.alerts_fired))?;
+    Ok(tables
+        .into_iter()
+        .map(|t| t.buckets.iter().zip(t.accs).map(|(b, acc)| row(cluster, b, acc)).collect())
+        .collect())
+}
+
+/// The earliest start and latest end of the tables that have buckets.
+fn span(tables: &[Table<'_>]) -> Option<(Timestamp, Timestamp)> {
+    let ranges = tables.iter().filter(|t| !t.buckets.is_empty()).map(Table::range);
+    ranges.reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
 }
 
 /// The single pass over the points: counts, sums, and the cycles between
-/// consecutive starts ([`walk`]).
-fn points(store: &Store, cluster: &str, table: &mut Table<'_>) -> Result<(), StoreError> {
-    let (since, until) = table.range();
-    let mut open: Option<usize> = None;
-    let mut samples = Samples::default();
+/// consecutive starts ([`walk`]), into every table.
+fn points(
+    store: &Store,
+    cluster: &str,
+    since: Timestamp,
+    until: Timestamp,
+    tables: &mut [Table<'_>],
+) -> Result<(), StoreError> {
+    // Per table: the bucket being read and its percentile samples.
+    let mut reading: Vec<(Option<usize>, Samples)> = tables.iter().map(|_| (None, Samples::default())).collect();
     walk(store, cluster, since, until, |p, cycle| {
-        let Some(i) = table.index(p.at) else { return };
-        if let Some(o) = open.filter(|o| *o != i) {
+        for (table, (open, samples)) in tables.iter_mut().zip(reading.iter_mut()) {
+            let Some(i) = table.index(p.at) else { continue };
+            if let Some(o) = open.filter(|o| *o != i) {
+                samples.close_into(&mut table.accs[o]);
+            }
+            *open = Some(i);
+            add_point(&mut table.accs[i], samples, p);
+            samples.cycles.extend(cycle.clone());
+        }
+    })?;
+    for (table, (open, samples)) in tables.iter_mut().zip(reading.iter_mut()) {
+        if let Some(o) = *open {
             samples.close_into(&mut table.accs[o]);
         }
-        open = Some(i);
-        add_point(&mut table.accs[i], &mut samples, p);
-        samples.cycles.extend(cycle);
-    })?;
-    if let Some(o) = open {
-        samples.close_into(&mut table.accs[o]);
     }
     Ok(())
 }
@@ -333,6 +359,44 @@ fn round3(v: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The digest reads days and hours in one pass: each bucketing gets
+    /// exactly the rows it gets alone, on real logs (a crash restart, a
+    /// storm of forced checkpoints and too-frequent warnings).
+    #[test]
+    fn rows_of_each_are_the_rows_of_each_bucketing_alone() {
+        use crate::analyze::buckets::{cover, By};
+        use crate::frame::time::TimeContext;
+        use crate::ingest::{self, Options};
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("h.db")).unwrap();
+        let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        let id = store.cluster_id("c").unwrap();
+        for file in [
+            "tests/fixtures/15-stderr-default-crashimm/log/postgresql-2026-11-22_081334.log",
+            "tests/fixtures/15-stderr-default-crashimm/log/postgresql-2026-11-22_081730.log",
+            "tests/fixtures/15-stderr-default-std/log/postgresql-2026-11-22_080420.log",
+        ] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+            ingest::import(&mut store, id, path.to_str().unwrap(), &opts, &time).unwrap();
+        }
+        let tz = jiff::tz::TimeZone::get("Asia/Kolkata").unwrap();
+        let t = |s: &str| s.parse::<Timestamp>().unwrap();
+        let days = cover(t("2026-11-20T00:00:00Z"), t("2026-11-23T00:00:00Z"), By::Day, &tz).unwrap();
+        let hours = cover(t("2026-11-22T07:00:00Z"), t("2026-11-22T10:00:00Z"), By::Hour, &tz).unwrap();
+        let later = cover(t("2026-11-22T08:15:00Z"), t("2026-11-22T09:00:00Z"), By::Hour, &tz).unwrap();
+        let together = rows_of_each(&store, "c", &[&days, &hours, &later, &[]]).unwrap();
+        let alone = [&days, &hours, &later].map(|b| rows(&store, "c", b).unwrap());
+        assert_eq!(together[..3], alone);
+        assert!(together[3].is_empty());
+        // Not vacuous: the hours hold the storm and the crash.
+        let sum = |rows: &[Row], f: fn(&Row) -> i64| rows.iter().map(f).sum::<i64>();
+        assert!(sum(&alone[1], Row::forced) > 10, "{:?}", alone[1]);
+        assert!(sum(&alone[1], |r| r.too_frequent) > 10);
+        assert!(sum(&alone[1], |r| r.crashes) >= 1);
+        assert!(alone[1].iter().any(|r| r.wal_rate_kb_s.p95.is_some()));
+    }
 
     #[test]
     fn change_is_null_without_a_base() {

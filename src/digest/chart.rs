@@ -35,6 +35,7 @@
 //! cluster's name is drawn as text only, control characters replaced and
 //! cut to [`NAME_CHARS`] with "…".
 
+use std::io::Write;
 use std::sync::OnceLock;
 
 use jiff::tz::TimeZone;
@@ -313,15 +314,40 @@ pub fn render_png(input: &ChartInput) -> Result<Vec<u8>, ChartError> {
         draw(&root, input)?;
         root.present().map_err(draw_error)?;
     }
-    let mut out = Vec::new();
+    encode_png(&rgb)
+}
+
+/// An RGB image of [`WIDTH`] × [`HEIGHT`] as PNG: png writes the header and
+/// the end, the image data is deflated here in one call. png's own path
+/// feeds zlib two writes per row, and flate2 zeroes its output buffer's
+/// spare room on every write: 40 % of the encoding's CPU. (png's Fast level
+/// avoids flate2 but made the charts three times larger.)
+fn encode_png(rgb: &[u8]) -> Result<Vec<u8>, ChartError> {
+    let filtered = sub_filtered(rgb, WIDTH as usize * 3);
+    let mut zlib =
+        flate2::write::ZlibEncoder::new(Vec::with_capacity(filtered.len() / 8), flate2::Compression::default());
+    zlib.write_all(&filtered).map_err(png::EncodingError::from)?;
+    let idat = zlib.finish().map_err(png::EncodingError::from)?;
+    let mut out = Vec::with_capacity(idat.len() + 64);
     let mut encoder = png::Encoder::new(&mut out, WIDTH, HEIGHT);
     encoder.set_color(png::ColorType::Rgb);
     encoder.set_depth(png::BitDepth::Eight);
-    encoder.set_compression(png::Compression::Default);
     let mut writer = encoder.write_header()?;
-    writer.write_image_data(&rgb)?;
+    writer.write_chunk(png::chunk::IDAT, &idat)?;
     writer.finish()?;
     Ok(out)
+}
+
+/// Each row of `rgb` (`stride` bytes) behind PNG's filter byte 1 (Sub): a
+/// byte minus the same channel of the pixel to its left, which turns the
+/// chart's runs of one colour into runs of zeros for deflate.
+fn sub_filtered(rgb: &[u8], stride: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(rgb.len() + rgb.len() / stride);
+    for row in rgb.chunks(stride) {
+        out.push(1);
+        out.extend(row.iter().enumerate().map(|(i, b)| b.wrapping_sub(if i >= 3 { row[i - 3] } else { 0 })));
+    }
+    out
 }
 
 /// Hours since the range's start: the x coordinate.

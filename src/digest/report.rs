@@ -161,7 +161,11 @@ fn cluster_day(
 ) -> Result<ClusterDay, ReportError> {
     let first = buckets::back(start, By::Day, MEDIAN_DAYS)?;
     let days = buckets::cover(first.timestamp(), end.timestamp(), By::Day, &inputs.tz)?;
-    let mut rows = history::rows(store, name, &days)?;
+    let hours = buckets::cover(first.timestamp(), end.timestamp(), By::Hour, &inputs.tz)?;
+    // Days and hours of the same week, from one read.
+    let [mut rows, hourly]: [Vec<Row>; 2] = history::rows_of_each(store, name, &[&days, &hours])?
+        .try_into()
+        .map_err(|_| ReportError::Calendar(inputs.day))?;
     let day = rows.pop().ok_or(ReportError::Calendar(inputs.day))?;
     let previous = rows.last().cloned().unwrap_or_else(|| day.clone());
     let (from, to) = (start.timestamp(), end.timestamp());
@@ -180,8 +184,6 @@ fn cluster_day(
     let settings = crate::settings::current(store, name)?;
     let suggestion = sizing::suggest(store, name, &settings, inputs.advice, inputs.skew_tolerance, to)?;
     let suggestion = suggestion.sql.is_some().then_some(suggestion);
-    let hours = buckets::cover(first.timestamp(), to, By::Hour, &inputs.tz)?;
-    let hourly = history::rows(store, name, &hours)?;
     let bursts = bursts::recurring(&hourly, &sizing::Params::from_settings(&settings));
     let hours: Vec<Row> = hourly.into_iter().filter(|r| r.bucket_start.timestamp() >= from).collect();
     let problems = problems(store, name)?;

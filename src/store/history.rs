@@ -189,13 +189,17 @@ impl Store {
     }
 }
 
+/// A row of [`POINT_STARTS`] or [`RECENT_STARTS`], whose columns are in this
+/// order (a test checks it). By position: a column read by name is a scan of
+/// the statement's names with strcmp on every row, a tenth of a digest's CPU
+/// when it read 5 000 starts per cluster.
 fn point_start(r: &rusqlite::Row<'_>) -> rusqlite::Result<PointStart> {
     Ok(PointStart {
-        kind: r.get("kind")?,
-        started_at: from_micros(r.get("started_at")?),
-        trigger: r.get("trigger")?,
-        distance_kb: r.get("distance_kb")?,
-        wal_files_added: r.get("wal_files_added")?,
+        kind: r.get(0)?,
+        started_at: from_micros(r.get(1)?),
+        trigger: r.get(2)?,
+        distance_kb: r.get(3)?,
+        wal_files_added: r.get(4)?,
     })
 }
 
@@ -208,6 +212,22 @@ pub(crate) fn parse_lsn(text: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::{parse_lsn, POINT_STARTS, RECENT_STARTS};
+
+    /// point_start reads its columns by position: both queries must name
+    /// them in that order.
+    #[test]
+    fn the_start_queries_select_the_columns_point_start_reads_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::Store::open(&dir.path().join("w.db")).unwrap();
+        for sql in [POINT_STARTS, RECENT_STARTS] {
+            let stmt = store.conn.prepare(sql).unwrap();
+            assert_eq!(
+                stmt.column_names(),
+                ["kind", "started_at", "trigger", "distance_kb", "wal_files_added"],
+                "{sql}"
+            );
+        }
+    }
 
     /// The cycles the model reads, on a store imported from a real log:
     /// the same starts as the definition (the start before the window, then

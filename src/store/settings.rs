@@ -186,9 +186,10 @@ impl Store {
         let mut changes = Vec::new();
         for row in rows {
             let (at, data) = row.map_err(|e| self.sql(e))?;
-            let Ok(data) = serde_json::from_str::<serde_json::Value>(&data) else { continue };
-            let (Some(name), Some(value)) = (data["name"].as_str(), data["value"].as_str()) else { continue };
-            changes.push(LogChange { at: from_micros(at), name: name.to_ascii_lowercase(), value: value.to_string() });
+            // The two strings only, no document tree: a digest reads every
+            // change of each cluster.
+            let Ok(NameValue { name, value }) = serde_json::from_str::<NameValue>(&data) else { continue };
+            changes.push(LogChange { at: from_micros(at), name: name.to_ascii_lowercase(), value });
         }
         Ok(changes)
     }
@@ -220,6 +221,13 @@ impl Store {
             .and_then(|d| serde_json::from_str::<serde_json::Value>(&d).ok())
             .and_then(|v| v["version"].as_str().map(String::from)))
     }
+}
+
+/// What a `parameter_changed` event's data holds.
+#[derive(serde::Deserialize)]
+struct NameValue {
+    name: String,
+    value: String,
 }
 
 #[cfg(test)]
