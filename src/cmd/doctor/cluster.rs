@@ -132,12 +132,25 @@ fn conf_finding(conf: &ServerConf, account: &Account) -> Finding {
             format!("{user} cannot read {}: {e}", conf.main.display()),
             "walwatch settings, suggest and the alerts then know max_wal_size, checkpoint_timeout and the rest \
              only from the log's changes and PostgreSQL's defaults",
-            format!(
-                "{}; or give the values in the cluster's [cluster.settings] table of walwatch.toml",
-                access_fix_for(&conf.main, user)
-            ),
+            conf_access_fix(&conf.main, user),
         ),
     }
+}
+
+/// Debian keeps the conf readable to all under /etc/postgresql; PGDG in
+/// $PGDATA, which PostgreSQL lets its group read at 0750 (never more).
+fn conf_access_fix(conf: &Path, user: &str) -> String {
+    let settings = "or give the values walwatch needs in the cluster's [cluster.settings] table of walwatch.toml";
+    if conf.starts_with("/etc/postgresql") {
+        return format!("Debian installs it readable to all: `chmod 0644 {}`; {settings}", conf.display());
+    }
+    let dir = conf.parent().unwrap_or(Path::new("/")).display();
+    format!(
+        "`chmod 0640 {}` and `chmod 0750 {dir}` (PostgreSQL accepts a data directory its group may read), and put \
+         {user} in group postgres (`usermod -aG postgres {user}`; the service: SupplementaryGroups=postgres); \
+         {settings}",
+        conf.display()
+    )
 }
 
 /// A glob's directory that cannot be listed, a glob matching nothing, a

@@ -59,7 +59,7 @@ fn mail(config: &Config) -> Finding {
         return Finding::warning(
             CHECK,
             "no [mail] and no [webhook]",
-            "alerts and the daily digest are kept in the store only: nobody is told when checkpoints go wrong",
+            "alerts and the daily digest are kept in the store only: no one is told when checkpoints go wrong",
             "add a [mail] section to walwatch.toml (transport = \"smtp\", [mail.smtp] host, from, to; see \
              config/walwatch.toml), then `walwatch alerts test-mail`",
         );
