@@ -31,6 +31,12 @@ fn finding<'a>(findings: &'a [Value], check: &str) -> &'a Value {
     findings.iter().find(|f| f["check"] == check).unwrap_or_else(|| panic!("no {check} in {findings:?}"))
 }
 
+/// The user the tests run as.
+fn me() -> String {
+    let out = std::process::Command::new("id").arg("-un").output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
 fn pair(check: &str, status: &str) -> (String, String) {
     (check.into(), status.into())
 }
@@ -59,7 +65,9 @@ fn doctor_finds_a_cluster_set_up_right_all_ok() {
     pg.psql("CHECKPOINT");
     assert!(pg.wait_for_log(Duration::from_secs(30), |l| l.contains("checkpoint complete")));
 
-    let (out, findings) = doctor(&config, &[]);
+    // The daemon runs as this user: its access is checked, whether or not a walwatch user exists.
+    let me = me();
+    let (out, findings) = doctor(&config, &["--user", &me]);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let want: Vec<(String, String)> =
         ["postgresql.conf", "log_checkpoints", "log_line_prefix", "lc_messages", "log_destination", "logs"]
@@ -82,7 +90,7 @@ fn doctor_finds_a_cluster_set_up_right_all_ok() {
     assert_eq!(sink.messages().len(), 0);
 
     // The report a human reads says the same.
-    let table = walwatch().args(["doctor", "--config"]).arg(&config).output().unwrap();
+    let table = walwatch().args(["doctor", "--user", &me, "--config"]).arg(&config).output().unwrap();
     let text = String::from_utf8_lossy(&table.stdout);
     assert!(text.starts_with("cluster good:\n  ok       postgresql.conf: "), "{text}");
     assert!(text.ends_with("0 errors, 0 warnings, 9 ok\n"), "{text}");
