@@ -88,8 +88,41 @@ fn lookup(name: &str) -> Result<Option<Account>> {
     let passwd = std::fs::read_to_string("/etc/passwd").context("reading /etc/passwd")?;
     let Some((_, uid, gid)) = passwd_entries(&passwd).find(|e| e.0 == name) else { return Ok(None) };
     let group = std::fs::read_to_string("/etc/group").context("reading /etc/group")?;
-    let groups = groups_of(&group, name, gid);
+    let mut groups = groups_of(&group, name, gid);
+    if name == SERVICE_USER {
+        for g in gids_named(&unit_groups(), &group) {
+            if !groups.contains(&g) {
+                groups.push(g);
+            }
+        }
+    }
     Ok(Some(Account { name: name.to_string(), uid, gid, groups, own: false }))
+}
+
+/// The groups walwatch.service adds (`SupplementaryGroups=adm` in the
+/// packaged unit, a drop-in's `postgres`): systemd gives them to the daemon
+/// though /etc/group does not list it there (the rpm adds no membership).
+/// Empty without systemd or the unit.
+fn unit_groups() -> String {
+    let show = std::process::Command::new("systemctl")
+        .args(["show", "walwatch.service", "--property=SupplementaryGroups", "--value"])
+        .stderr(std::process::Stdio::null())
+        .output();
+    match show {
+        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).into_owned(),
+        _ => String::new(),
+    }
+}
+
+/// The gids of the space-separated group `names` (or numbers) in /etc/group's `text`.
+fn gids_named(names: &str, text: &str) -> Vec<u32> {
+    let gid_of = |name: &str| {
+        name.parse().ok().or_else(|| {
+            let line = text.lines().find(|l| l.split(':').next() == Some(name))?;
+            line.split(':').nth(2)?.parse().ok()
+        })
+    };
+    names.split_whitespace().filter_map(gid_of).collect()
 }
 
 /// (name, uid, gid) of each well-formed line of /etc/passwd.
@@ -128,6 +161,9 @@ mod tests {
         let passwd = "root:x:0:0:root:/root:/bin/bash\nwalwatch:x:998:998::/var/lib/walwatch:/usr/sbin/nologin\n";
         let entries: Vec<_> = passwd_entries(passwd).collect();
         assert_eq!(entries, vec![("root", 0, 0), ("walwatch", 998, 998)]);
+        // The unit's SupplementaryGroups=, by name or number; unknown names are no group.
+        assert_eq!(gids_named("adm postgres 5 nosuch\n", group), vec![4, 110, 5]);
+        assert_eq!(gids_named("", group), Vec::<u32>::new());
     }
 
     /// As root, a user other than root is refused what only root may read.
