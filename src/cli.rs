@@ -77,6 +77,12 @@ pub enum Command {
     /// Forget what was read of log files (their events and how far they were read), to read them again.
     #[command(after_help = "Exit status: 0 something was forgotten; 1 nothing matched (or an error).")]
     Forget(ForgetArgs),
+    /// Check that PostgreSQL logs what walwatch needs, that walwatch may read it, and that the store, the mail and the daemon work.
+    #[command(after_help = "Each finding is ok, warning or error, with why it matters and the exact fix. Run it as \
+                            the user the daemon runs as, or as root: root checks file access for --user, else the \
+                            walwatch user when it exists. Exit status: 0 no error (warnings allowed); 1 an error \
+                            found (or doctor itself failed: a bad config, an unknown --cluster or --user).")]
+    Doctor(DoctorArgs),
 }
 
 #[derive(Debug, Args)]
@@ -407,6 +413,24 @@ pub struct SummaryArgs {
     #[command(flatten)]
     pub window: WindowArgs,
     /// Output: a table to read, or JSON for scripts.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: ReportFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub common: ConfigDbArgs,
+    /// Only this configured (or discovered) cluster.
+    #[arg(long, conflicts_with = "data_directory")]
+    pub cluster: Option<String>,
+    /// Check this data directory's server instead of the configured clusters.
+    #[arg(long, value_name = "DIR")]
+    pub data_directory: Option<PathBuf>,
+    /// Check file access for this user [default: the current one; as root, walwatch when it exists]
+    #[arg(long, value_name = "NAME")]
+    pub user: Option<String>,
+    /// Output: a report to read, or JSON (an array of findings) for scripts.
     #[arg(long, value_enum, default_value = "table")]
     pub format: ReportFormat,
 }

@@ -5,6 +5,7 @@ mod analyze;
 mod checkpoints;
 pub mod config;
 mod digest;
+mod doctor;
 mod forget;
 mod history;
 mod import;
@@ -61,6 +62,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Analyze(args) => analyze::run(args),
         Command::Alerts(args) => alerts::run(args),
         Command::Forget(args) => forget::run(args),
+        Command::Doctor(args) => doctor::run(args),
     }
 }
 

@@ -109,6 +109,27 @@ struct FileReport {
     lag_bytes: Option<u64>,
 }
 
+/// The daemon as `status` judges it, for `doctor`: its line as `status`
+/// prints it, whether one ran on this store and is not running now, whether
+/// none ever ran, and the followed files it is a megabyte or more behind on.
+pub(super) struct DaemonSummary {
+    pub line: String,
+    pub down: bool,
+    pub never: bool,
+    pub behind: Vec<String>,
+}
+
+pub(super) fn daemon_summary(store: &Store) -> Result<DaemonSummary> {
+    let daemon = daemon(store.last_heartbeat()?.as_ref(), Timestamp::now());
+    let mut behind = Vec::new();
+    for c in store.cluster_status(None)? {
+        let name = c.name.clone();
+        behind.extend(report(c, daemon.state).behind.into_iter().map(|b| format!("cluster {name}: {b}")));
+    }
+    let down = daemon.state.expected() && !daemon.running;
+    Ok(DaemonSummary { line: daemon_line(&daemon), down, never: !daemon.state.expected(), behind })
+}
+
 /// With `-q` nothing is printed: the exit status only.
 pub fn run(args: StatusArgs) -> Result<ExitCode> {
     let super::Loaded { config, rules, db } = super::config_and_db(&args.common)?;

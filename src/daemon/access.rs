@@ -15,18 +15,24 @@ pub type Problems = BTreeMap<String, String>;
 /// How to let the walwatch service read the logs at `path`, for the two
 /// layouts packagers use (see systemd/walwatch.service).
 pub(crate) fn access_fix(path: &Path) -> String {
+    access_fix_for(path, "walwatch")
+}
+
+/// [`access_fix`] for the service running as `user` (`walwatch doctor --user`).
+pub(crate) fn access_fix_for(path: &Path, user: &str) -> String {
     if path.starts_with("/var/log/postgresql") {
-        return "Debian/Ubuntu keep these logs as postgres:adm 0640: run walwatch in group adm (the packaged \
-                unit sets SupplementaryGroups=adm; by hand: `usermod -aG adm walwatch`), then restart it"
-            .into();
+        return format!(
+            "Debian/Ubuntu keep these logs as postgres:adm 0640: run walwatch in group adm (the packaged \
+             unit sets SupplementaryGroups=adm; by hand: `usermod -aG adm {user}`), then restart it"
+        );
     }
-    "RHEL/PGDG keep $PGDATA and its log private to postgres (0700, log_file_mode = 0600): set log_file_mode = \
-     0640 in postgresql.conf, give group postgres the way down to the log (`chmod 0750 /var/lib/pgsql $PGDATA \
-     $PGDATA/log`, then restart PostgreSQL: it takes its files' mode from $PGDATA's at start), and the service \
-     group postgres (`systemctl edit walwatch`: [Service] \
-     SupplementaryGroups=postgres); or point log_directory at a directory outside $PGDATA that group walwatch can \
-     read"
-        .into()
+    format!(
+        "RHEL/PGDG keep $PGDATA and its log private to postgres (0700, log_file_mode = 0600): set log_file_mode = \
+         0640 in postgresql.conf, give group postgres the way down to the log (`chmod 0750 /var/lib/pgsql $PGDATA \
+         $PGDATA/log`, then restart PostgreSQL: it takes its files' mode from $PGDATA's at start), and the service \
+         group postgres (`systemctl edit walwatch`: [Service] SupplementaryGroups=postgres; by hand: `usermod -aG \
+         postgres {user}`); or point log_directory at a directory outside $PGDATA that group walwatch can read"
+    )
 }
 
 /// The problem of a file or directory that cannot be read (`what`: "open",

@@ -451,7 +451,7 @@ fn problem_of(e: &IngestError) -> String {
 /// What a cluster's globs find now (see [`Follower::paths`]) and what keeps
 /// its logs from being found: a current_logfiles that cannot be read, a
 /// directory that cannot be listed, a glob that matches nothing.
-fn listing(cluster: &ClusterConfig) -> (Vec<PathBuf>, Problems) {
+pub(crate) fn listing(cluster: &ClusterConfig) -> (Vec<PathBuf>, Problems) {
     let (patterns, mut problems) = patterns_checked(cluster);
     let mut paths: Vec<PathBuf> = Vec::new();
     for pattern in &patterns {

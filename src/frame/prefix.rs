@@ -459,6 +459,25 @@ impl Prefix {
         self.session_checkable
     }
 
+    /// The fields every line carries: those before `%q` (what follows it
+    /// is printed for client sessions only, never for the checkpointer).
+    fn head(&self) -> impl Iterator<Item = Field> + '_ {
+        self.pieces.iter().take_while(|p| !matches!(p, Piece::Q)).filter_map(|p| match p {
+            Piece::Field(f, _) => Some(*f),
+            _ => None,
+        })
+    }
+
+    /// Every line, the checkpointer's included, carries its time (`%m`, `%t` or `%n`).
+    pub(crate) fn dates_every_line(&self) -> bool {
+        self.head().any(|f| matches!(f, Field::Timestamp | Field::TimestampMs | Field::Epoch))
+    }
+
+    /// Every line, the checkpointer's included, carries its process id (`%p`).
+    pub(crate) fn names_every_process(&self) -> bool {
+        self.head().any(|f| f == Field::Pid)
+    }
+
     /// Present when the prefix prints `%u` or `%d`, which a client can fill
     /// with line breaks before it has even logged in (see [`Spanning`]).
     pub(crate) fn spanning(&self) -> Option<&Spanning> {

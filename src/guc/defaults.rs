@@ -33,6 +33,16 @@ pub fn default(name: &str, version: u32) -> Option<&'static str> {
         "backend_flush_after" => "0",
         // Before 13 the setting is wal_keep_segments, also 0: nothing kept.
         "wal_keep_size" | "wal_keep_segments" => "0",
+        // What `walwatch doctor` checks of the server's logging.
+        "log_checkpoints" if v < 15 => "off",
+        "log_checkpoints" => "on",
+        "log_line_prefix" if v < 10 => "",
+        "log_line_prefix" => "%m [%p] ",
+        "log_destination" => "stderr",
+        "logging_collector" => "off",
+        "log_file_mode" => "0600",
+        // initdb writes the locale it ran in; absent, the server's environment decides.
+        "lc_messages" => "",
         _ => return None,
     })
 }
@@ -66,6 +76,14 @@ mod tests {
         assert_eq!(default("checkpoint_completion_target", 14), Some("0.9"));
         assert_eq!(default("checkpoint_completion_target", 18), Some("0.9"));
         assert_eq!(default("work_mem", 15), None);
+    }
+
+    #[test]
+    fn log_checkpoints_is_on_by_default_from_15() {
+        assert_eq!(default("log_checkpoints", 14), Some("off"));
+        assert_eq!(default("log_checkpoints", 15), Some("on"));
+        assert_eq!(default("log_line_prefix", 9), Some(""));
+        assert_eq!(default("log_line_prefix", 10), Some("%m [%p] "));
     }
 
     #[test]

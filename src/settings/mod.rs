@@ -295,10 +295,15 @@ const DATA_DIRECTORY_DEPTH: usize = 3;
 pub fn data_directory_from_logs(store: &Store, cluster: &str) -> Result<Option<FoundDataDirectory>, StoreError> {
     let Some(id) = store.find_cluster(cluster)? else { return Ok(None) };
     let found = store.source_paths(id)?.into_iter().find_map(|log| {
-        let path = Path::new(&log).ancestors().skip(1).take(DATA_DIRECTORY_DEPTH).find(|d| is_data_directory(d))?;
-        Some(FoundDataDirectory { path: path.to_path_buf(), log: log.clone() })
+        let path = data_directory_of(Path::new(&log))?;
+        Some(FoundDataDirectory { path, log: log.clone() })
     });
     Ok(found)
+}
+
+/// The data directory a log file lies in (`$PGDATA/log/…`), if any.
+pub(crate) fn data_directory_of(log: &Path) -> Option<PathBuf> {
+    log.ancestors().skip(1).take(DATA_DIRECTORY_DEPTH).find(|d| is_data_directory(d)).map(Path::to_path_buf)
 }
 
 fn is_data_directory(dir: &Path) -> bool {
@@ -308,18 +313,42 @@ fn is_data_directory(dir: &Path) -> bool {
 
 /// The tracked settings as the cluster's conf files set them, or None when
 /// there is no conf file to read or it cannot be read completely.
-fn read_conf(cluster: &Sources<'_>) -> Option<Vec<(String, Observed)>> {
-    let main =
-        cluster.config_file.map(Path::to_path_buf).or_else(|| Some(cluster.data_directory?.join("postgresql.conf")))?;
+/// A server's conf files as read: postgresql.conf, what it includes, and
+/// the data directory's postgresql.auto.conf, later entries winning.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ServerConf {
+    /// postgresql.conf.
+    pub main: PathBuf,
+    /// The data directory given, else the conf's own absolute `data_directory`.
+    pub data_directory: Option<PathBuf>,
+    pub parsed: conf::Parsed,
+}
+
+/// Reads a server's conf files as PostgreSQL does (`config_file`, else
+/// `data_directory/postgresql.conf`); None when neither is given. Problems
+/// (unreadable, syntax) are in `parsed.problems`, for the caller to judge.
+pub(crate) fn read_server_conf(config_file: Option<&Path>, data_directory: Option<&Path>) -> Option<ServerConf> {
+    let main = config_file.map(Path::to_path_buf).or_else(|| Some(data_directory?.join("postgresql.conf")))?;
     let mut parsed = conf::Parsed::default();
     conf::read(&main, true, &mut parsed);
-    let data_dir = cluster.data_directory.map(Path::to_path_buf).or_else(|| {
+    let data_dir = data_directory.map(Path::to_path_buf).or_else(|| {
         let from_conf = PathBuf::from(&parsed.get("data_directory")?.value);
         from_conf.is_absolute().then_some(from_conf)
     });
     if let Some(dir) = &data_dir {
         conf::read(&dir.join("postgresql.auto.conf"), false, &mut parsed);
     }
+    Some(ServerConf { main, data_directory: data_dir, parsed })
+}
+
+/// The data directory's major version from its PG_VERSION, if readable.
+pub(crate) fn data_directory_version(data_dir: &Path) -> Option<u32> {
+    parse_version(pg_version(data_dir).value.as_deref()?).ok()
+}
+
+fn read_conf(cluster: &Sources<'_>) -> Option<Vec<(String, Observed)>> {
+    let ServerConf { main, data_directory: data_dir, parsed } =
+        read_server_conf(cluster.config_file, cluster.data_directory)?;
     if !parsed.problems.is_empty() {
         for problem in &parsed.problems {
             tracing::warn!(cluster = %cluster.name, "{problem}");

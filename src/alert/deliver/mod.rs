@@ -25,6 +25,7 @@ pub use render::{escape_html, header_text, host_name, message_id, subject};
 pub use send::{
     flush, flush_channel, next_due, send_now, spawn_sender, spawn_senders, test_mail, FlushReport, SendOutcome,
 };
+pub(crate) use transport::probe;
 
 #[derive(Debug, Error)]
 pub enum DeliverError {

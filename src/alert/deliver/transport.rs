@@ -67,6 +67,38 @@ impl MailSender {
     }
 }
 
+/// Whether `[mail]` could send now, without sending anything (`walwatch
+/// doctor`): the SMTP server is connected to and greeted (EHLO, then
+/// STARTTLS or TLS and AUTH as configured), the sendmail command must be an
+/// executable file, the file transport's directory must exist. Ok says
+/// what answered; Err why it would fail.
+pub(crate) fn probe(mail: &MailSection) -> Result<String, DeliverError> {
+    match &mail.transport {
+        MailTransport::Smtp(smtp) => {
+            let transport = smtp_transport(smtp)?;
+            let at = format!("{}:{}", smtp.host, smtp.port);
+            match transport.test_connection() {
+                Ok(true) => Ok(format!("the SMTP server at {at} answered EHLO")),
+                Ok(false) => Err(DeliverError::TestFailed(format!("the SMTP server at {at} closed the connection"))),
+                Err(e) => Err(DeliverError::TestFailed(format!("the SMTP server at {at}: {}", chain(&e)))),
+            }
+        }
+        MailTransport::Sendmail { command } => {
+            use std::os::unix::fs::PermissionsExt;
+            let meta = std::fs::metadata(command)
+                .map_err(|e| DeliverError::Setup(format!("sendmail command {}: {e}", command.display())))?;
+            match meta.is_file() && meta.permissions().mode() & 0o111 != 0 {
+                true => Ok(format!("the sendmail command {} is executable", command.display())),
+                false => Err(DeliverError::Setup(format!("sendmail command {} is not executable", command.display()))),
+            }
+        }
+        MailTransport::File { directory } => match directory.is_dir() {
+            true => Ok(format!("messages are written to {}", directory.display())),
+            false => Err(DeliverError::Setup(format!("the mail directory {} does not exist", directory.display()))),
+        },
+    }
+}
+
 fn smtp_transport(smtp: &SmtpSettings) -> Result<SmtpTransport, DeliverError> {
     let tls = match smtp.security {
         SmtpSecurity::None => Tls::None,
