@@ -182,7 +182,7 @@ impl fmt::Display for ValueSource {
         match self {
             ValueSource::Config => write!(f, "walwatch config"),
             ValueSource::ConfFile { path, line } => write!(f, "{path}:{line}"),
-            ValueSource::Log { at } => write!(f, "log {}", crate::timefmt::rfc3339(*at)),
+            ValueSource::Log { at } => write!(f, "log {}", crate::timefmt::table_time(*at)),
             ValueSource::Inferred { how, .. } => write!(f, "inferred from the log: {how}"),
             ValueSource::Default { version: Some(v) } => write!(f, "default (PG {})", version_name(*v)),
             ValueSource::Default { version: None } => {

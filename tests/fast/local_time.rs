@@ -100,3 +100,18 @@ fn summary_status_and_alerts_tables_follow_the_zone() {
     let table = run_in("Asia/Kolkata", &["alerts", "--db", &db, "--all"]);
     assert!(table.contains(&want.to_string()), "fired_at {want} in:\n{table}");
 }
+
+/// A value the log set says when, in the table's zone; JSON keeps it UTC.
+#[test]
+fn settings_sources_from_the_log_follow_the_zone() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = imported(dir.path());
+    let table = run_in("Asia/Kolkata", &["settings", "--db", &db]);
+    let row = table.lines().find(|l| l.starts_with("max_wal_size ")).unwrap_or_else(|| panic!("{table}"));
+    assert_eq!(first_row(&format!("header\n{row}")), ["max_wal_size", "64MB", "log 2026-11-22 13:40:55.889 +05:30"]);
+    let utc = run_in("Asia/Kolkata", &["settings", "--db", &db, "--utc"]);
+    assert!(utc.contains("64MB   log 2026-11-22 08:10:55.889 +00:00\n"), "{utc}");
+    let json: Value =
+        serde_json::from_str(&run_in("Asia/Kolkata", &["settings", "--db", &db, "--format", "json"])).unwrap();
+    assert_eq!(json[0]["current"]["max_wal_size"]["source"]["at"], "2026-11-22T08:10:55.889+00:00");
+}
