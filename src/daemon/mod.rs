@@ -253,16 +253,34 @@ impl Daemon {
         Ok((config, rules))
     }
 
-    /// The endpoint takes the new settings; its address stays until a
-    /// restart (a reload must not leave the daemon without its endpoint).
+    /// The endpoint takes the new settings; a new `listen` moves it: the new
+    /// address is bound first and the old one closed only then, so a reload
+    /// whose address cannot be bound keeps the endpoint where it was (and
+    /// says so) instead of leaving the daemon without one.
     /// Called before `self.config` is replaced.
-    fn reload_metrics(&self, config: &Config, rules: &RuleSet) {
-        if let Some(endpoint) = &self.metrics {
-            let followed = self.followers.iter().map(|f| f.name.clone()).collect();
-            endpoint.reload(metrics_params(config, rules, followed));
+    fn reload_metrics(&mut self, config: &Config, rules: &RuleSet) {
+        let followed: Vec<String> = self.followers.iter().map(|f| f.name.clone()).collect();
+        // Against where it serves, not the old config: a move that failed is tried again.
+        if config.metrics.listen == self.metrics.as_ref().map(Endpoint::listen) {
+            if let Some(endpoint) = &self.metrics {
+                endpoint.reload(metrics_params(config, rules, followed));
+            }
+            return;
         }
-        if config.metrics.listen != self.config.metrics.listen {
-            tracing::warn!("[metrics] listen changed: the endpoint moves at the next restart, not on reload.");
+        match start_metrics(config, rules, self.store.path(), followed) {
+            Ok(moved) => {
+                if let Some(old) = std::mem::replace(&mut self.metrics, moved) {
+                    tracing::info!(address = %old.addr(), "Stopped serving metrics at http://{}/metrics.", old.addr());
+                    old.stop();
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "Keeping the metrics endpoint where it was: the new [metrics] listen cannot be served.");
+                if let Some(endpoint) = &self.metrics {
+                    let followed = self.followers.iter().map(|f| f.name.clone()).collect();
+                    endpoint.reload(metrics_params(config, rules, followed));
+                }
+            }
         }
     }
 

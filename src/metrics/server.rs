@@ -36,6 +36,8 @@ pub struct Endpoint {
     advisor_stop: Option<Sender<()>>,
     advisor: Option<JoinHandle<()>>,
     addr: SocketAddr,
+    /// The address asked for (`[metrics] listen`; port 0 stays 0 here).
+    listen: SocketAddr,
 }
 
 impl Endpoint {
@@ -43,6 +45,7 @@ impl Endpoint {
     /// serves the store at `db`.
     pub fn start(addr: SocketAddr, db: &Path, params: Params) -> Result<Endpoint, ServeError> {
         let server = Server::http(addr).map_err(|e| ServeError::Bind { addr, reason: e.to_string() })?;
+        let listen = addr;
         let addr = server.server_addr().to_ip().unwrap_or(addr);
         let server = Arc::new(server);
         let params = Arc::new(Mutex::new(params));
@@ -66,12 +69,18 @@ impl Endpoint {
             advisor_stop: Some(advisor_stop),
             advisor: Some(advisor),
             addr,
+            listen,
         })
     }
 
     /// The address bound.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The address it was asked to listen on.
+    pub fn listen(&self) -> SocketAddr {
+        self.listen
     }
 
     /// New settings from a reloaded config, from the next scrape on.

@@ -394,3 +394,50 @@ fn a_taken_port_is_a_startup_error_naming_the_address() {
     let says = format!("[metrics] listen = \"127.0.0.1:{port}\": cannot listen there");
     assert!(stderr.contains(&says), "{stderr}");
 }
+
+/// A reload moves the endpoint to a new `listen`; one that cannot be bound
+/// keeps it where it was (and says so), and is tried again at the next
+/// reload; no `[metrics]` closes it.
+#[test]
+fn a_reload_moves_the_endpoint_and_keeps_it_when_the_new_address_is_taken() {
+    let mut f = Followed::start("15-stderr-default-std", "alpha", "UTC");
+    let answers = |port: u16| ureq::get(format!("http://127.0.0.1:{port}/metrics")).call().is_ok();
+    let reload_to = |f: &Followed, text: String| {
+        fs::write(f.ws.config_path(), text).unwrap();
+        f.daemon.signal("HUP");
+    };
+    let wait = |what: &str, f: &Followed, ok: &dyn Fn() -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !ok() {
+            assert!(Instant::now() < deadline, "{what}; daemon log:\n{}", f.daemon.log());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    let (old, new) = (f.port, free_port());
+    assert!(answers(old));
+
+    reload_to(&f, config(&f.ws, "alpha", new, "UTC"));
+    wait("the endpoint answers at the new port", &f, &|| answers(new));
+    wait("the old port is closed", &f, &|| !answers(old));
+
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let busy = taken.local_addr().unwrap().port();
+    reload_to(&f, config(&f.ws, "alpha", busy, "UTC"));
+    let says = "Keeping the metrics endpoint where it was";
+    wait("the failed move is said", &f, &|| f.daemon.log().contains(says));
+    assert!(answers(new), "still served where it was");
+
+    // The port is free again: the same config, reloaded, moves it now.
+    drop(taken);
+    f.daemon.signal("HUP");
+    wait("moved on the second try", &f, &|| answers(busy));
+    wait("and the previous port closed", &f, &|| !answers(new));
+
+    let without =
+        config(&f.ws, "alpha", busy, "UTC").replace(&format!("[metrics]\nlisten = \"127.0.0.1:{busy}\"\n"), "");
+    assert!(!without.contains("[metrics]"), "{without}");
+    reload_to(&f, without);
+    wait("no [metrics], no endpoint", &f, &|| !answers(busy));
+    assert!(f.daemon.exited().is_none(), "the daemon runs on: {}", f.daemon.log());
+    f.daemon.terminate();
+}
