@@ -172,7 +172,7 @@ fn timeline_lists_value_changes_per_source() {
             )
         })
         .collect();
-    let log_at = |s: i64| format!("log {}", crate::timefmt::rfc3339(t(s)));
+    let log_at = |s: i64| format!("log {}", crate::timefmt::table_time(t(s)));
     assert_eq!(
         summary,
         [
@@ -405,7 +405,13 @@ fn merged_changes_skip_the_first_read_and_say_an_alter_system_once() {
         summary,
         [
             (12, "max_wal_size", Some("1GB"), Some("2GB"), "/etc/pg.conf:3".to_string()),
-            (30, "checkpoint_completion_target", None, Some("0.7"), format!("log {}", crate::timefmt::rfc3339(t(30)))),
+            (
+                30,
+                "checkpoint_completion_target",
+                None,
+                Some("0.7"),
+                format!("log {}", crate::timefmt::table_time(t(30)))
+            ),
             (40, "checkpoint_timeout", None, Some("15min"), "/etc/pg.conf:4".to_string()),
         ]
     );
