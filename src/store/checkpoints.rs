@@ -655,6 +655,35 @@ mod tests {
         );
     }
 
+    /// A start held back for its complete in the same batch is taken only by
+    /// a complete of its own process and kind: another checkpointer's
+    /// complete (a second server's lines in the file) or a restartpoint's
+    /// leaves it waiting, as the pairing by query would.
+    #[test]
+    fn a_held_start_is_closed_only_by_its_own_pid_and_kind() {
+        let lines = fixture(NOISE);
+        let (start, complete) = (&lines[1553], &lines[1576]);
+        assert!(start.contains("[25162] LOG:  checkpoint starting: wal"), "{start}");
+        assert!(complete.contains("[25162] LOG:  checkpoint complete: "), "{complete}");
+        let apart: [Pair; 2] = [
+            (Some("08:09:02.433".into()), None, Some("wal".into()), None),
+            (None, Some("08:09:02.688".into()), None, Some(21874)),
+        ];
+        let other_pid = complete.replace("[25162]", "[25163]");
+        let (_dir, store) = import(&[&[start.clone(), other_pid]]);
+        assert_eq!(pairs(&store), apart, "another checkpointer's complete");
+        let restartpoint = complete.replace("checkpoint complete: ", "restartpoint complete: ");
+        let (_dir, store) = import(&[&[start.clone(), restartpoint]]);
+        let rows = pairs(&store);
+        assert_eq!((rows.len(), &rows[0]), (2, &apart[0]), "a restartpoint's complete: {rows:?}");
+        // Its own complete closes it, in the same batch.
+        let (_dir, store) = import(&[&[start.clone(), complete.clone()]]);
+        assert_eq!(
+            pairs(&store),
+            [(Some("08:09:02.433".into()), Some("08:09:02.688".into()), Some("wal".into()), Some(21874))]
+        );
+    }
+
     #[test]
     fn a_complete_after_a_restart_never_closes_a_start_from_before_it() {
         // The crash fixture's last start (no complete: immediate shutdown),
