@@ -77,6 +77,33 @@ pub enum Command {
     /// Forget what was read of log files (their events and how far they were read), to read them again.
     #[command(after_help = "Exit status: 0 something was forgotten; 1 nothing matched (or an error).")]
     Forget(ForgetArgs),
+    /// Print the shell completion script for SHELL (the packages install bash, zsh and fish ones).
+    #[command(after_help = "bash: walwatch completions bash > ~/.local/share/bash-completion/completions/walwatch\n\
+                            zsh:  walwatch completions zsh > ~/.zfunc/_walwatch (with fpath+=~/.zfunc before compinit)\n\
+                            fish: walwatch completions fish > ~/.config/fish/completions/walwatch.fish")]
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff), or write one page per command and subcommand into a directory.
+    #[command(
+        after_help = "walwatch man | man -l -    reads it; walwatch man --dir ~/.local/share/man/man1 installs \
+                            walwatch.1 and walwatch-<command>.1 for every command (walwatch-alerts-silence.1, ...)."
+    )]
+    Man(ManArgs),
+}
+
+/// `walwatch completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `walwatch man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write walwatch.1 and walwatch-<command>.1 for every command into DIR (created if missing) instead of printing walwatch.1.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

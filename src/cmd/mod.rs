@@ -3,11 +3,13 @@
 mod alerts;
 mod analyze;
 mod checkpoints;
+mod completions;
 pub mod config;
 mod digest;
 mod forget;
 mod history;
 mod import;
+mod man;
 mod run;
 mod settings;
 mod status;
@@ -61,6 +63,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Analyze(args) => analyze::run(args),
         Command::Alerts(args) => alerts::run(args),
         Command::Forget(args) => forget::run(args),
+        Command::Completions(args) => completions::run(args),
+        Command::Man(args) => man::run(args),
     }
 }
 
