@@ -72,7 +72,9 @@ pub fn write_pages(dir: &Path) -> Result<Vec<PathBuf>> {
 
 /// Every command and subcommand as the words one types after `walwatch`
 /// (`["alerts", "silence"]`), in the order of the tree, from clap's own
-/// command tree (clap's `help` subcommands left out).
+/// command tree (clap's `help` subcommands left out). For the tests of the
+/// pages and the completions.
+#[cfg(test)]
 pub(crate) fn command_paths() -> Vec<Vec<String>> {
     fn walk(cmd: &clap::Command, prefix: &[String], out: &mut Vec<Vec<String>>) {
         for sub in cmd.get_subcommands() {
