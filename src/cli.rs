@@ -83,10 +83,9 @@ pub enum Command {
                             fish: walwatch completions fish > ~/.config/fish/completions/walwatch.fish")]
     Completions(CompletionsArgs),
     /// Print the manual page (roff), or write one page per command and subcommand into a directory.
-    #[command(
-        after_help = "walwatch man | man -l -    reads it; walwatch man --dir ~/.local/share/man/man1 installs \
-                            walwatch.1 and walwatch-<command>.1 for every command (walwatch-alerts-silence.1, ...)."
-    )]
+    #[command(after_help = "walwatch man | man -l -   reads it. After cargo install, walwatch man --dir \
+                            ~/.cargo/share/man/man1 writes walwatch.1 and walwatch-<command>.1 for every command \
+                            (walwatch-alerts-silence.1, ...) where man finds them while ~/.cargo/bin is on PATH.")]
     Man(ManArgs),
 }
 
