@@ -78,9 +78,13 @@ pub enum Command {
     #[command(after_help = "Exit status: 0 something was forgotten; 1 nothing matched (or an error).")]
     Forget(ForgetArgs),
     /// Print the shell completion script for SHELL (the packages install bash, zsh and fish ones).
-    #[command(after_help = "bash: walwatch completions bash > ~/.local/share/bash-completion/completions/walwatch\n\
-                            zsh:  walwatch completions zsh > ~/.zfunc/_walwatch (with fpath+=~/.zfunc before compinit)\n\
-                            fish: walwatch completions fish > ~/.config/fish/completions/walwatch.fish")]
+    // Blank lines between: the man page fills single line breaks.
+    #[command(
+        after_help = "bash: walwatch completions bash > ~/.local/share/bash-completion/completions/walwatch\n\n\
+                            zsh:  walwatch completions zsh > ~/.zfunc/_walwatch (with fpath+=(~/.zfunc) before \
+                            compinit)\n\n\
+                            fish: walwatch completions fish > ~/.config/fish/completions/walwatch.fish"
+    )]
     Completions(CompletionsArgs),
     /// Print the manual page (roff), or write one page per command and subcommand into a directory.
     #[command(after_help = "walwatch man | man -l -   reads it. After cargo install, walwatch man --dir \

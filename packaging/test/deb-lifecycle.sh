@@ -154,12 +154,17 @@ ok "$CONF is a conffile"
 
 # The completions and pages are those of the installed binary, and work.
 cmp -s /usr/share/bash-completion/completions/walwatch <("$BIN" completions bash) || fail "installed bash completion differs"
+cmp -s /usr/share/zsh/vendor-completions/_walwatch <("$BIN" completions zsh) || fail "installed zsh completion differs"
+cmp -s /usr/share/fish/vendor_completions.d/walwatch.fish <("$BIN" completions fish) || fail "installed fish completion differs"
+for page in $man_pages; do
+    cmp -s "/usr/share/man/man1/$page.gz" <(gzip -9 -n -c "$out/man/$page") || fail "installed $page.gz differs from walwatch man --dir"
+done
 registered=$(bash -c 'source /usr/share/bash-completion/completions/walwatch && complete -p walwatch')
 [[ "$registered" == *" walwatch" ]] || fail "the bash completion does not register for walwatch: $registered"
 man -w walwatch-alerts-silence >/dev/null || fail "man -w walwatch-alerts-silence finds no page"
 th=$(zcat /usr/share/man/man1/walwatch-alerts-silence.1.gz | sed -n '/^\.TH /p')
 [[ "$th" == ".TH walwatch-alerts-silence 1 "* ]] || fail "walwatch-alerts-silence.1.gz has .TH line '$th'"
-ok "bash completion loads, man -w walwatch-alerts-silence: $(man -w walwatch-alerts-silence)"
+ok "completions and pages are the installed binary's; bash completion loads; man -w walwatch-alerts-silence: $(man -w walwatch-alerts-silence)"
 
 # Without systemd as init, postinst records the enable state only.
 [ -L "$WANTS" ] || fail "postinst did not enable walwatch.service ($WANTS missing)"
@@ -200,6 +205,25 @@ rows=$(runuser -u walwatch -- "$BIN" checkpoints --format csv | tail -n +2 | wc 
 [ "$rows" = 28 ] || fail "after the upgrade the store lists $rows checkpoints, not 28"
 runuser -u walwatch -- "$BIN" config check >/dev/null
 ok "the store and config still work after the upgrade"
+
+# An upstream change to the conffile on top of the admin's edit: with
+# --force-confold (as unattended upgrades run) dpkg keeps the admin's file
+# and puts the package's beside it as .dpkg-dist. The package is $v2
+# repacked with a changed config, as a new upstream version would be.
+v3="$version-3"
+repack="$out/repack"
+dpkg-deb -R "$deb2" "$repack"
+upstream="# changed upstream in $v3"
+echo "$upstream" >>"$repack$CONF"
+sed -i "s/^Version: .*/Version: $v3/" "$repack/DEBIAN/control"
+(cd "$repack" && find . -type f ! -path './DEBIAN/*' -printf '%P\0' | sort -z | xargs -0 md5sum >DEBIAN/md5sums)
+dpkg-deb --root-owner-group -Znone -b "$repack" "$out/walwatch_$v3.deb" >/dev/null
+dpkg -i --force-confold "$out/walwatch_$v3.deb" </dev/null
+[ "$(dpkg-query -W -f '${Version}' walwatch)" = "$v3" ] || fail "not upgraded to $v3"
+[ "$(tail -n 1 "$CONF")" = "$edit" ] || fail "the upgrade to $v3 replaced the edited $CONF"
+[ "$(tail -n 1 "$CONF.dpkg-dist")" = "$upstream" ] || fail "no $CONF.dpkg-dist with the package's new config"
+step "dpkg -i --force-confold $v3 (config changed upstream too)"
+ok "upgraded to $v3: the admin's $CONF kept, the package's new one in $CONF.dpkg-dist"
 
 # --- remove, purge -------------------------------------------------------------
 dpkg --remove walwatch
