@@ -63,10 +63,11 @@ deb_file=$(compgen -G "$out/walwatch_*.deb")
 ok "built $(basename "$rpm_file") and $(basename "$deb_file")"
 
 # --- the same files ---------------------------------------------------------
-# The deb's files, less what only Debian has (the generated copyright file),
-# with the rpm's places for the license texts and zsh's functions.
+# The deb's files, less what only Debian has (the generated copyright file,
+# the Debian changelog when [package.metadata.deb] names one), with the
+# rpm's places for the license texts and zsh's functions.
 dpkg-deb --contents "$deb_file" | awk '$1 !~ /^d/ {print $NF}' | sed 's|^\./|/|' |
-    grep -vx /usr/share/doc/walwatch/copyright | sort >"$out/deb.list"
+    grep -vx -e /usr/share/doc/walwatch/copyright -e /usr/share/doc/walwatch/changelog.Debian.gz | sort >"$out/deb.list"
 rpm -qpl "$rpm_file" |
     sed 's|^/usr/share/licenses/walwatch/|/usr/share/doc/walwatch/|; s|^/usr/share/zsh/site-functions/|/usr/share/zsh/vendor-completions/|' |
     sort >"$out/rpm.list"
