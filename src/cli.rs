@@ -83,6 +83,36 @@ pub enum Command {
                             walwatch user when it exists. Exit status: 0 no error (warnings allowed); 1 an error \
                             found (or doctor itself failed: a bad config, an unknown --cluster or --user).")]
     Doctor(DoctorArgs),
+    /// Print the shell completion script for SHELL (the packages install bash, zsh and fish ones).
+    // Blank lines between: the man page fills single line breaks.
+    #[command(
+        after_help = "bash: walwatch completions bash > ~/.local/share/bash-completion/completions/walwatch\n\n\
+                            zsh:  walwatch completions zsh > ~/.zfunc/_walwatch (with fpath+=(~/.zfunc) before \
+                            compinit)\n\n\
+                            fish: walwatch completions fish > ~/.config/fish/completions/walwatch.fish"
+    )]
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff), or write one page per command and subcommand into a directory.
+    #[command(after_help = "walwatch man | man -l -   reads it. After cargo install, walwatch man --dir \
+                            ~/.cargo/share/man/man1 writes walwatch.1 and walwatch-<command>.1 for every command \
+                            (walwatch-alerts-silence.1, ...) where man finds them while ~/.cargo/bin is on PATH.")]
+    Man(ManArgs),
+}
+
+/// `walwatch completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `walwatch man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write walwatch.1 and walwatch-<command>.1 for every command into DIR (created if missing) instead of printing walwatch.1.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -4,7 +4,9 @@
 #                         (as root: the PostgreSQL server, rsyslog,
 #                         python3-aiosmtpd, openssl, mount, e2fsprogs,
 #                         prometheus), then
-#                         runs every test (`cargo test`);
+#                         runs every test (`cargo test`) and the .deb's
+#                         install-upgrade-purge test
+#                         (packaging/test/deb-lifecycle.sh, root only);
 #   tests/run.sh --fast   the fast tier only: unit, property and fixture
 #                         tests, no server, nothing installed but the zstd
 #                         tool when missing
@@ -153,3 +155,11 @@ step "SMTP test server (aiosmtpd), openssl, losetup, mkfs.ext4 and prometheus re
 
 cargo test
 step "cargo test"
+
+# The .deb's life on this machine (packaging/test/deb-lifecycle.sh): built
+# by cargo-deb from the binary `cargo test` just built (no release build),
+# installed with dpkg -i, used as the walwatch user,
+# upgraded, purged. Needs root; installs cargo-deb when it is missing.
+packaging/test/deb-lifecycle.sh --binary "$(cargo metadata --format-version 1 --no-deps |
+    sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/debug/walwatch"
+step "deb lifecycle"

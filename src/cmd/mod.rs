@@ -3,12 +3,14 @@
 mod alerts;
 mod analyze;
 mod checkpoints;
+mod completions;
 pub mod config;
 mod digest;
 mod doctor;
 mod forget;
 mod history;
 mod import;
+mod man;
 mod run;
 mod settings;
 mod status;
@@ -63,6 +65,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Alerts(args) => alerts::run(args),
         Command::Forget(args) => forget::run(args),
         Command::Doctor(args) => doctor::run(args),
+        Command::Completions(args) => completions::run(args),
+        Command::Man(args) => man::run(args),
     }
 }
 

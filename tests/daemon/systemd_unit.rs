@@ -357,6 +357,7 @@ fn maintainer_scripts_parse_as_posix_sh() {
         "packaging/rpm/preun.sh",
         "packaging/rpm/postun.sh",
         "packaging/test/smoke.sh",
+        "packaging/build-assets.sh",
     ];
     for rel in scripts {
         let path = repo().join(rel);
@@ -364,8 +365,21 @@ fn maintainer_scripts_parse_as_posix_sh() {
         let out = Command::new("sh").arg("-n").arg(&path).output().unwrap();
         assert!(out.status.success(), "sh -n {rel}:\n{}", output_text(&out));
     }
+    // The package tests are bash (arrays, [[ ]]).
+    for rel in ["packaging/test/deb-lifecycle.sh", "packaging/test/rpm-check.sh"] {
+        let out = Command::new("bash").arg("-n").arg(repo().join(rel)).output().unwrap();
+        assert!(out.status.success(), "bash -n {rel}:\n{}", output_text(&out));
+    }
     #[cfg(unix)]
-    for rel in ["packaging/deb/postinst", "packaging/deb/prerm", "packaging/deb/postrm", "packaging/test/smoke.sh"] {
+    for rel in [
+        "packaging/deb/postinst",
+        "packaging/deb/prerm",
+        "packaging/deb/postrm",
+        "packaging/test/smoke.sh",
+        "packaging/build-assets.sh",
+        "packaging/test/deb-lifecycle.sh",
+        "packaging/test/rpm-check.sh",
+    ] {
         use std::os::unix::fs::PermissionsExt;
         let mode = fs::metadata(repo().join(rel)).unwrap().permissions().mode();
         assert!(mode & 0o111 != 0, "{rel} is executable (mode {mode:o})");
@@ -436,4 +450,93 @@ fn package_metadata_installs_the_expected_files() {
     assert!(deb_assets.contains(&deb_pair), "deb installs {deb_pair:?}: {deb_assets:?}");
     let rpm_pair = ("packaging/rpm/walwatch.sysusers".to_string(), sysusers);
     assert!(rpm_assets.contains(&rpm_pair), "rpm installs {rpm_pair:?}: {rpm_assets:?}");
+
+    // The promtool unit tests beside their rules, so they run where installed.
+    for file in ["walwatch-rules.test.yml", "walwatch-promql-rules.test.yml"] {
+        let pair = (format!("packaging/prometheus/{file}"), format!("/usr/share/walwatch/prometheus/{file}"));
+        assert!(deb_assets.contains(&pair), "deb installs {pair:?}: {deb_assets:?}");
+        assert!(rpm_assets.contains(&pair), "rpm installs {pair:?}: {rpm_assets:?}");
+    }
+    // Completions and manual pages, made by packaging/build-assets.sh; zsh's
+    // directory for packaged functions differs between the distributions.
+    let assets = "target/release/assets";
+    let both = [
+        (format!("{assets}/completions/walwatch.bash"), "/usr/share/bash-completion/completions/walwatch"),
+        (format!("{assets}/completions/walwatch.fish"), "/usr/share/fish/vendor_completions.d/walwatch.fish"),
+        (format!("{assets}/man/*.1.gz"), "/usr/share/man/man1/"),
+    ];
+    for (src, dest) in both {
+        let pair = (src.clone(), dest.to_string());
+        assert!(deb_assets.contains(&pair), "deb installs {pair:?}: {deb_assets:?}");
+        assert!(rpm_assets.contains(&pair), "rpm installs {pair:?}: {rpm_assets:?}");
+    }
+    let zsh = format!("{assets}/completions/_walwatch");
+    let deb_zsh = (zsh.clone(), "/usr/share/zsh/vendor-completions/_walwatch".to_string());
+    assert!(deb_assets.contains(&deb_zsh), "deb installs {deb_zsh:?}: {deb_assets:?}");
+    let rpm_zsh = (zsh, "/usr/share/zsh/site-functions/_walwatch".to_string());
+    assert!(rpm_assets.contains(&rpm_zsh), "rpm installs {rpm_zsh:?}: {rpm_assets:?}");
+
+    // Both packages install the same files, but for the known differences:
+    // the license texts' directory and zsh's.
+    let normalize = |dest: &str| {
+        dest.replace("/usr/share/licenses/walwatch/", "/usr/share/doc/walwatch/")
+            .replace("/usr/share/zsh/site-functions/", "/usr/share/zsh/vendor-completions/")
+    };
+    let mut deb_dests: Vec<String> = deb_assets.iter().map(|(_, d)| d.clone()).collect();
+    let mut rpm_dests: Vec<String> = rpm_assets.iter().map(|(_, d)| normalize(d)).collect();
+    deb_dests.sort();
+    rpm_dests.sort();
+    assert_eq!(deb_dests, rpm_dests, "the deb's and the rpm's files");
+}
+
+/// packaging/build-assets.sh, run on the binary cargo built, makes every
+/// generated file the package metadata names under target/release/assets,
+/// one manual page per command, and nothing the metadata leaves out.
+#[test]
+fn build_assets_makes_what_the_packages_ship() {
+    let release = scratch_dir("build-assets");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_walwatch"), release.join("walwatch")).unwrap();
+    let out = Command::new(repo().join("packaging/build-assets.sh")).arg(&release).output().unwrap();
+    assert!(out.status.success(), "packaging/build-assets.sh:\n{}", output_text(&out));
+
+    let manifest: toml::Value = read("Cargo.toml").parse().unwrap();
+    let deb = manifest["package"]["metadata"]["deb"]["assets"].as_array().unwrap();
+    let mut matched = Vec::new();
+    for asset in deb {
+        let Some(rel) = asset[0].as_str().unwrap().strip_prefix("target/release/") else { continue };
+        if rel == "walwatch" {
+            continue;
+        }
+        let pattern = release.join(rel);
+        let found: Vec<PathBuf> = glob::glob(pattern.to_str().unwrap()).unwrap().map(Result::unwrap).collect();
+        assert!(!found.is_empty(), "build-assets.sh made nothing for {rel}");
+        matched.extend(found);
+    }
+    let mut made = Vec::new();
+    for dir in ["completions", "man"] {
+        for entry in fs::read_dir(release.join("assets").join(dir)).unwrap() {
+            made.push(entry.unwrap().path());
+        }
+    }
+    matched.sort();
+    made.sort();
+    assert_eq!(matched, made, "what build-assets.sh makes vs what the deb metadata ships");
+
+    // walwatch.1 and one page per (sub)command, as `walwatch --help` lists them.
+    let pages: Vec<String> =
+        made.iter().filter_map(|p| p.file_name()?.to_str()?.strip_suffix(".1.gz").map(str::to_string)).collect();
+    assert!(pages.contains(&"walwatch".to_string()) && pages.contains(&"walwatch-alerts-silence".to_string()));
+    let help = Command::new(env!("CARGO_BIN_EXE_walwatch")).arg("--help").output().unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    let commands = help.split_once("Commands:\n").unwrap().1.split("\n\n").next().unwrap();
+    for line in commands.lines() {
+        let name = line.split_whitespace().next().unwrap();
+        if name != "help" {
+            assert!(pages.contains(&format!("walwatch-{name}")), "no page for {name}: {pages:?}");
+        }
+    }
+    // gzip -n: no time stamp, so a rebuild packages the same bytes.
+    let page = fs::read(release.join("assets/man/walwatch.1.gz")).unwrap();
+    assert_eq!(&page[4..8], &[0, 0, 0, 0], "walwatch.1.gz has a gzip time stamp");
+    let _ = fs::remove_dir_all(&release);
 }
