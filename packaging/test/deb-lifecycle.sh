@@ -133,7 +133,7 @@ expected=(
     /usr/share/zsh/vendor-completions/_walwatch
     /usr/share/fish/vendor_completions.d/walwatch.fish
     /usr/share/doc/walwatch/README.md /usr/share/doc/walwatch/CHANGELOG.md
-    /usr/share/doc/walwatch/copyright
+    /usr/share/doc/walwatch/copyright /usr/share/doc/walwatch/changelog.Debian.gz
     /usr/share/walwatch/prometheus/walwatch-rules.yml /usr/share/walwatch/prometheus/walwatch-promql-rules.yml
     /usr/share/walwatch/prometheus/walwatch-rules.test.yml /usr/share/walwatch/prometheus/walwatch-promql-rules.test.yml
 )
