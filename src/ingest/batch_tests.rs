@@ -154,3 +154,34 @@ fn a_log_over_the_batch_limit_is_stored_whole_in_full_batches() {
     assert!(steps.iter().all(|&s| s >= Batch::MAX_EVENTS as i64), "{seen:?}");
     assert!(*mid_import.last().unwrap() < want.len() as i64, "the last part is committed after the read: {seen:?}");
 }
+
+/// The report counts each kind of line that looks like an event but is not
+/// one: a checkpoint line in an unknown shape (unparsed and unreadable), a
+/// client session's look-alike (rejected), a look-alike inside a logged
+/// statement (rejected), and a look-alike spliced into a statement's text
+/// that ends in a stray quote (unparsed).
+#[test]
+fn the_report_counts_unparsed_and_rejected_lines_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, file) = (dir.path().join("w.db"), dir.path().join("postgresql.log"));
+    std::fs::write(
+        &file,
+        "2026-11-22 08:08:44.053 UTC [25162] LOG:  checkpoint starting: time\n\
+         2026-11-22 08:08:45.053 UTC [25162] LOG:  checkpoint complete: wrote lots of buffers, nothing else\n\
+         2026-11-22 08:08:46.053 UTC [31000] alice@db LOG:  checkpoint starting: wal\n\
+         2026-11-22 08:08:47.053 UTC [31001] bob@db LOG:  statement: SELECT 'x\n\
+         2026-11-22 08:08:47.054 UTC [25162] LOG:  checkpoint starting: wal'\n\
+         2026-11-22 08:08:48.053 UTC [31002] carol@db LOG:  statement: SELECT 1 -- x\n  LOG:  checkpoint starting: wal\n",
+    )
+    .unwrap();
+    let mut store = Store::open(&db).unwrap();
+    let cluster = store.cluster_id("c").unwrap();
+    let opts = Options { prefix: Some(PREFIX.into()), ..Options::default() };
+    let time = TimeContext::new(Some("UTC")).unwrap();
+    let report = import(&mut store, cluster, file.to_str().unwrap(), &opts, &time).unwrap();
+    assert_eq!(report.event_count(), 1, "{:?}", report.events);
+    assert_eq!((report.rejected, report.unparsed, report.unreadable), (2, 2, 2));
+    assert_eq!(report.first_rejected.map(|(line, _)| line), Some(3));
+    assert_eq!(report.warnings.len(), 2, "{:?}", report.warnings);
+    assert!(report.warnings[0].starts_with("line 2: a checkpoint_complete line in a shape"), "{:?}", report.warnings);
+}
