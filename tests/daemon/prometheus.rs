@@ -401,7 +401,13 @@ fn a_taken_port_is_a_startup_error_naming_the_address() {
 #[test]
 fn a_reload_moves_the_endpoint_and_keeps_it_when_the_new_address_is_taken() {
     let mut f = Followed::start("15-stderr-default-std", "alpha", "UTC");
-    let answers = |port: u16| ureq::get(format!("http://127.0.0.1:{port}/metrics")).call().is_ok();
+    // A new agent per probe, with a timeout: a pooled keep-alive connection
+    // to an endpoint that was stopped would be read from forever.
+    let answers = |port: u16| {
+        let agent: ureq::Agent =
+            ureq::Agent::config_builder().timeout_global(Some(Duration::from_secs(2))).build().into();
+        agent.get(format!("http://127.0.0.1:{port}/metrics")).call().is_ok()
+    };
     let reload_to = |f: &Followed, text: String| {
         fs::write(f.ws.config_path(), text).unwrap();
         f.daemon.signal("HUP");
