@@ -473,6 +473,20 @@ fn the_peak_is_the_rate_not_exceeded_for_p_percent_of_the_time() {
     assert_eq!(time_percentile(&[], 95.0), None);
 }
 
+/// A cycle without a finite rate or without duration weighs nothing: it is
+/// never the percentile (a NaN rate sorts above every number; a cycle of
+/// zero seconds at the lowest rate would be the p0).
+#[test]
+fn cycles_without_a_rate_or_a_duration_are_not_counted() {
+    let nan = [cycle(10.0, 1000.0), cycle(10.0, f64::NAN)];
+    assert_eq!(time_percentile(&nan, 100.0), Some(1000.0));
+    let infinite = [cycle(10.0, 1000.0), cycle(10.0, f64::INFINITY)];
+    assert_eq!(time_percentile(&infinite, 100.0), Some(1000.0));
+    let instant = [cycle(0.0, 5.0), cycle(10.0, 1000.0), cycle(10.0, 2000.0)];
+    assert_eq!(time_percentile(&instant, 0.0), Some(1000.0));
+    assert_eq!(time_percentile(&[cycle(0.0, 5.0)], 95.0), None);
+}
+
 /// A history of `before` forced 20 s cycles at `rate_before` under 32MB,
 /// then `after` time-driven 300 s cycles at `rate_after` under 1280MB (the
 /// first of them spans the change).
