@@ -267,7 +267,7 @@ impl Daemon {
             }
             return;
         }
-        match start_metrics(config, rules, self.store.path(), followed) {
+        match start_metrics(config, rules, self.store.path(), followed.clone()) {
             Ok(moved) => {
                 if let Some(old) = std::mem::replace(&mut self.metrics, moved) {
                     tracing::info!(address = %old.addr(), "Stopped serving metrics at http://{}/metrics.", old.addr());
@@ -277,7 +277,6 @@ impl Daemon {
             Err(e) => {
                 tracing::error!(error = %e, "Keeping the metrics endpoint where it was: the new [metrics] listen cannot be served.");
                 if let Some(endpoint) = &self.metrics {
-                    let followed = self.followers.iter().map(|f| f.name.clone()).collect();
                     endpoint.reload(metrics_params(config, rules, followed));
                 }
             }
