@@ -97,6 +97,26 @@ pub enum Command {
                             ~/.cargo/share/man/man1 writes walwatch.1 and walwatch-<command>.1 for every command \
                             (walwatch-alerts-silence.1, ...) where man finds them while ~/.cargo/bin is on PATH.")]
     Man(ManArgs),
+    /// Print a Vector agent config that ships a host's PostgreSQL logs to a central walwatch ([ingest]).
+    #[command(
+        name = "vector-config",
+        after_help = "Install the output as /etc/vector/vector.toml on each database host, with the agent's token in \
+                      WALWATCH_TOKEN (one line of the central's [ingest] token_file). Its filter forwards only the \
+                      lines walwatch reads, in every language PostgreSQL ships (from walwatch's own message \
+                      catalog): regenerate it after upgrading walwatch."
+    )]
+    VectorConfig(VectorConfigArgs),
+}
+
+/// `walwatch vector-config`.
+#[derive(Debug, Args)]
+pub struct VectorConfigArgs {
+    /// The central walwatch, as the agents reach it: its [ingest] listen address (https:// behind a TLS proxy).
+    #[arg(long, value_name = "URL", default_value = "http://walwatch-central:10188")]
+    pub central: String,
+    /// The PostgreSQL log files on the host (a glob; repeat for more). Default: the Debian and RHEL/PGDG layouts.
+    #[arg(long, value_name = "GLOB")]
+    pub logs: Vec<String>,
 }
 
 /// `walwatch completions`.

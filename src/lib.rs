@@ -8,6 +8,8 @@
 //! [`settings`] knows of the server) → [`alert`] (lifecycle, mail, webhook)
 //! and [`digest`] (the daily mail; so far its schedule).
 //! [`ingest`] drives one source through frame → classify → store;
+//! [`receive`] takes the lines Vector agents ship to a central walwatch and
+//! hands each shipped file to `ingest`;
 //! [`evaluate`] drives analyze → alert; [`metrics`] serves the store as
 //! Prometheus series. On top: [`daemon`] (`walwatch run`)
 //! and [`cmd`] (one module per subcommand; [`cli`] only declares them).
@@ -32,6 +34,8 @@ pub mod frame;
 pub mod classify;
 pub mod store;
 pub mod ingest;
+// Lines shipped by Vector agents, through `ingest` like a local log.
+pub mod receive;
 pub mod settings;
 pub mod analyze;
 pub mod alert;

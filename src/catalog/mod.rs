@@ -302,13 +302,20 @@ impl Catalog {
     /// Literal strings for a multi-needle prefilter: every classifiable
     /// template (every language) contains at least one of them, within its
     /// Unparsed prefix when it has one.
-    pub(crate) fn needles(&self) -> &[String] {
+    pub fn needles(&self) -> &[String] {
         &self.needles
     }
 
     /// Every literal that can follow `log_line_prefix` on a stderr line:
     /// `"<severity word>:  "` and each secondary prefix, English first, then
     /// the translations; deduplicated (first wins).
+    /// The too-frequent warning's HINT text in every language, sorted.
+    pub fn hints(&self) -> Vec<&str> {
+        let mut hints: Vec<&str> = self.hints.iter().map(String::as_str).collect();
+        hints.sort_unstable();
+        hints
+    }
+
     pub fn markers(&self) -> &[(String, LineLevel)] {
         &self.markers
     }

@@ -16,6 +16,7 @@ mod settings;
 mod status;
 mod suggest;
 mod summary;
+mod vector_config;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -67,6 +68,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Doctor(args) => doctor::run(args),
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => man::run(args),
+        Command::VectorConfig(args) => vector_config::run(args),
     }
 }
 

@@ -10,6 +10,7 @@ mod advice;
 mod alerts;
 mod digest;
 mod discover;
+mod ingest;
 mod mail;
 mod metrics;
 mod position;
@@ -19,6 +20,9 @@ mod raw;
 pub use advice::AdviceSection;
 pub use alerts::{value, AlertsSection, RuleTables};
 pub use digest::DigestSection;
+pub use ingest::{
+    IngestCluster, IngestSection, DEFAULT_NAME as DEFAULT_INGEST_NAME, SUGGESTED_PORT as SUGGESTED_INGEST_PORT,
+};
 pub use mail::{MailSection, MailTransport, PasswordSource, Retry, SmtpSecurity, SmtpSettings, WebhookSection};
 pub use metrics::{MetricsSection, SUGGESTED_PORT as SUGGESTED_METRICS_PORT};
 
@@ -56,6 +60,8 @@ pub struct Config {
     pub digest: DigestSection,
     /// `[metrics]`: the Prometheus endpoint, off by default.
     pub metrics: MetricsSection,
+    /// `[ingest]`: the receiver for Vector agents' log lines, off by default.
+    pub ingest: IngestSection,
 }
 
 /// `[store]`
@@ -328,7 +334,9 @@ pub fn describe(config: &Config, source: &ConfigSource, root: &Path) -> String {
         ConfigSource::File(p) => format!("config {} is valid", p.display()),
         ConfigSource::Defaults(p) => format!("no config file at {}: using the defaults", p.display()),
     };
-    if config.clusters.is_empty() {
+    if config.clusters.is_empty() && config.ingest.listen.is_some() {
+        out.push_str(": no [[cluster]]: only what Vector agents ship is read ([ingest])\n");
+    } else if config.clusters.is_empty() {
         out.push_str(": no [[cluster]], so clusters are discovered\n");
         out.push_str(&discover(root).to_string());
     } else {
@@ -348,6 +356,10 @@ pub fn describe(config: &Config, source: &ConfigSource, root: &Path) -> String {
     ));
     if let Some(listen) = config.metrics.listen {
         out.push_str(&format!("metrics served at http://{listen}/metrics\n"));
+    }
+    if let Some(listen) = config.ingest.listen {
+        let auth = if config.ingest.token_file.is_some() { "bearer tokens" } else { "no token (loopback only)" };
+        out.push_str(&format!("Vector agents' lines taken at http://{listen}/ingest/vector ({auth})\n"));
     }
     for note in &daemon.retired {
         out.push_str(&format!("note: {note}\n"));

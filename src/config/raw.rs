@@ -13,6 +13,7 @@ use toml::Spanned;
 use super::advice::RawAdvice;
 use super::alerts::RawAlerts;
 use super::digest::{DigestSection, RawDigest};
+use super::ingest::RawIngest;
 use super::mail::{RawMail, RawWebhook};
 use super::metrics::RawMetrics;
 use super::problem::{absolute, interval, one_of, time_zone, Problem};
@@ -29,6 +30,7 @@ pub(super) struct RawConfig {
     webhook: Option<RawWebhook>,
     digest: Option<RawDigest>,
     metrics: Option<RawMetrics>,
+    ingest: Option<RawIngest>,
     #[serde(default, rename = "cluster")]
     clusters: Vec<Spanned<RawCluster>>,
 }
@@ -93,7 +95,8 @@ impl RawConfig {
             None => DigestSection::default_for(mail.is_some()),
         };
         let metrics = self.metrics.map(RawMetrics::validate).transpose()?.unwrap_or_default();
-        Ok(Config { store, daemon, clusters, advice, alerts, mail, webhook, digest, metrics })
+        let ingest = self.ingest.map(RawIngest::validate).transpose()?.unwrap_or_default();
+        Ok(Config { store, daemon, clusters, advice, alerts, mail, webhook, digest, metrics, ingest })
     }
 }
 

@@ -610,7 +610,9 @@ fn leading_dir(pattern: &str) -> PathBuf {
 
 /// Loads the clusters to follow: the configured ones, or the discovered ones.
 pub fn clusters(cfg: &config::Config) -> Vec<ClusterConfig> {
-    if !cfg.clusters.is_empty() {
+    // A central walwatch ([ingest] without [[cluster]]) reads what agents
+    // ship, not whatever PostgreSQL happens to run beside it.
+    if !cfg.clusters.is_empty() || cfg.ingest.listen.is_some() {
         return cfg.clusters.clone();
     }
     let found = config::discover(Path::new("/"));

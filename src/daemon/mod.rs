@@ -28,6 +28,7 @@ use jiff::Timestamp;
 use crate::analyze::rules::RuleSet;
 use crate::config::{self, Config};
 use crate::metrics::{self, Endpoint};
+use crate::receive::Receiver;
 use crate::store::lock::DaemonLock;
 use crate::store::Store;
 use alerting::Alerting;
@@ -64,6 +65,8 @@ struct Daemon {
     pruner: Pruner,
     /// `[metrics] listen`: the Prometheus endpoint, on its own thread.
     metrics: Option<Endpoint>,
+    /// `[ingest] listen`: the receiver of Vector agents' batches, on its own thread.
+    receiver: Option<Receiver>,
 }
 
 /// Runs until SIGTERM/SIGINT.
@@ -89,6 +92,7 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
     let clusters = follow::clusters(&config);
     // Before any file is read: an address that cannot be bound stops the start.
     let metrics = start_metrics(&config, &rules, &db, names(&clusters))?;
+    let receiver = start_receiver(&config, &db)?;
     let followers = follow::followers(&mut store, &clusters, &wake.stop, config.daemon.entry_settle);
     let alerting = Alerting::start(&db, &config);
     let pruner = Pruner::start(&db, config.store.keep);
@@ -107,6 +111,7 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
         alerting,
         pruner,
         metrics,
+        receiver,
     };
     daemon.rewatch();
     notify::ready(&daemon.status_line());
@@ -116,6 +121,9 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
     daemon.pruner.stop();
     if let Some(endpoint) = daemon.metrics.take() {
         endpoint.stop();
+    }
+    if let Some(receiver) = daemon.receiver.take() {
+        receiver.stop();
     }
     daemon.store.mark_stopped()?;
     tracing::info!("Stopped.");
@@ -192,6 +200,7 @@ impl Daemon {
             }
             stored += f.take_stored();
         }
+        stored += self.receiver.as_ref().map_or(0, Receiver::take_stored);
         if was_behind != self.behind {
             let status = if self.behind { "catching up on the logs".to_string() } else { self.status_line() };
             tracing::info!("{}", if self.behind { "Catching up on the logs." } else { "Caught up on the logs." });
@@ -233,6 +242,7 @@ impl Daemon {
                 self.alerting.reload(self.store.path(), &config);
                 self.pruner.reload(config.store.keep);
                 self.reload_metrics(&config, &rules);
+                self.reload_receiver(&config);
                 self.config = config;
                 self.rules = rules;
                 self.rewatch();
@@ -283,6 +293,23 @@ impl Daemon {
         }
     }
 
+    /// Other `[ingest]` settings restart the receiver (the request under
+    /// way is answered first; the agents send what comes meanwhile again).
+    fn reload_receiver(&mut self, config: &Config) {
+        if self.receiver.as_ref().map(Receiver::section) == Some(&config.ingest)
+            || (self.receiver.is_none() && config.ingest.listen.is_none())
+        {
+            return;
+        }
+        if let Some(old) = self.receiver.take() {
+            old.stop();
+        }
+        match start_receiver(config, self.store.path()) {
+            Ok(receiver) => self.receiver = receiver,
+            Err(e) => tracing::error!(error = %e, "Cannot take shipped log lines with the new [ingest] settings."),
+        }
+    }
+
     fn rewatch(&mut self) {
         let dirs: Vec<PathBuf> = self.followers.iter().flat_map(|f| f.watch_dirs()).collect();
         self.wake.watch(&dirs, &self.watched);
@@ -302,6 +329,15 @@ fn metrics_params(config: &Config, rules: &RuleSet, followed: Vec<String>) -> me
 
 fn names(clusters: &[config::ClusterConfig]) -> Vec<String> {
     clusters.iter().map(|c| c.name.clone()).collect()
+}
+
+/// The receiver of Vector agents' batches when `[ingest] listen` is set.
+fn start_receiver(config: &Config, db: &Path) -> Result<Option<Receiver>> {
+    let receiver = Receiver::start(&config.ingest, db)?;
+    if let Some(r) = &receiver {
+        tracing::info!(address = %r.addr(), "Taking Vector agents' batches at http://{}{}.", r.addr(), crate::receive::PATH);
+    }
+    Ok(receiver)
 }
 
 /// The Prometheus endpoint when `[metrics] listen` is set.

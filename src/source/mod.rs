@@ -15,7 +15,7 @@ use thiserror::Error;
 
 mod json_array;
 pub mod readahead;
-mod zstd;
+pub(crate) mod zstd;
 use xxhash_rust::xxh3::xxh3_64;
 
 /// How many leading bytes make up a fingerprint (fewer when the source is shorter).

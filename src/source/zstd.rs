@@ -9,7 +9,7 @@ use std::io::{self, BufRead, Read};
 use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
 use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
 
-pub(super) struct ZstdFrames<R> {
+pub(crate) struct ZstdFrames<R> {
     source: R,
     frame: FrameDecoder,
     /// A frame has been started and not yet read to its end.
@@ -17,7 +17,7 @@ pub(super) struct ZstdFrames<R> {
 }
 
 impl<R: BufRead> ZstdFrames<R> {
-    pub(super) fn new(source: R) -> Self {
+    pub(crate) fn new(source: R) -> Self {
         ZstdFrames { source, frame: FrameDecoder::new(), in_frame: false }
     }
 

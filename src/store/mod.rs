@@ -28,6 +28,7 @@ mod events;
 mod filter;
 pub mod forget;
 mod sources;
+mod streams;
 pub mod summary;
 
 use std::path::{Path, PathBuf};
@@ -40,6 +41,7 @@ pub use checkpoints::CheckpointRow;
 pub use events::{DatedAhead, LogTimes};
 pub use filter::Filter;
 pub use sources::{LogGrowth, SourceRow, SourceSpec};
+pub use streams::StreamRow;
 pub use summary::{ByTrigger, PointCounts, Summary};
 
 /// Forward-only schema steps; the version is SQLite's user_version (the
@@ -58,6 +60,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0011_digest.sql"),
     include_str!("migrations/0012_retention.sql"),
     include_str!("migrations/0013_lifecycle.sql"),
+    include_str!("migrations/0014_ingest_streams.sql"),
 ];
 
 /// `PRAGMA cache_size` for an import: negative is KiB (64 MiB).

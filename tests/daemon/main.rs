@@ -1,4 +1,4 @@
-//! Integration tests, daemon group. The daemon: rotation, stop, alerts mailed through an outage, several processes on one store, clock skew, the Prometheus endpoint scraped by the real Prometheus, and the systemd unit (systemd-analyze).
+//! Integration tests, daemon group. The daemon: rotation, stop, alerts mailed through an outage, several processes on one store, clock skew, the Prometheus endpoint scraped by the real Prometheus, the systemd unit (systemd-analyze), and a central walwatch fed by Vector agents.
 //!
 //! One test binary per group (not one per file), so that `tests/support`
 //! and the library are compiled and linked four times, not once per file.
@@ -17,3 +17,4 @@ mod status_monitor;
 mod store_concurrency;
 mod store_group;
 mod systemd_unit;
+mod vector_ingest;

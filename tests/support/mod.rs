@@ -9,6 +9,7 @@ pub mod daemon;
 pub mod smtp;
 pub mod syslog;
 pub mod truth;
+pub mod vector;
 
 use std::fs;
 use std::net::TcpListener;

@@ -1,0 +1,15 @@
+//! Receive: the log lines Vector agents ship from a fleet's hosts to a
+//! central walwatch (`[ingest]`, issue 14 §2). Another source for the same
+//! pipeline: each shipped file is kept in a spool of its own, taken once per
+//! (host, file, offset), and read by `ingest` exactly like a local log.
+//!
+//! body (decode a request) → naming (which cluster) → spool (keep the lines
+//! once) → streams (commit, then read into the store) ← server (HTTP).
+
+pub mod body;
+pub mod naming;
+pub mod server;
+mod spool;
+pub mod streams;
+
+pub use server::{Receiver, StartError, PATH};

@@ -1,0 +1,137 @@
+//! A shipped file's spool: its lines as the server wrote them, in order,
+//! in a file the ingest pipeline reads like a local log; and beside it an
+//! index of (offset in the shipped file, hash of the line) for every line,
+//! in offset order, so that a line sent again is known for what it is.
+//!
+//! Bytes count only once the store records the spool's and the index's
+//! lengths (`Store::commit_stream`): opening a spool cuts off whatever a
+//! request wrote before it failed or the process died, and an answer of
+//! 2xx is sent only after that record.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use crate::store::StreamRow;
+
+/// One index entry: the line's offset and its hash, little-endian.
+const RECORD: u64 = 16;
+
+/// What a stream's current generation holds, open for appending.
+pub struct Spool {
+    log: File,
+    index: File,
+    pub log_path: PathBuf,
+    /// What is committed: lengths and offsets as the store has them.
+    pub row: StreamRow,
+}
+
+/// Lines taken from a batch, not yet written.
+#[derive(Default)]
+pub struct Pending {
+    bytes: Vec<u8>,
+    index: Vec<u8>,
+    /// (offset, hash) of the lines above, for a line sent twice in one batch.
+    lines: Vec<(u64, u64)>,
+}
+
+impl Pending {
+    pub fn push(&mut self, offset: u64, hash: u64, message: &str) {
+        self.bytes.extend_from_slice(message.as_bytes());
+        self.bytes.push(b'\n');
+        self.index.extend_from_slice(&offset.to_le_bytes());
+        self.index.extend_from_slice(&hash.to_le_bytes());
+        self.lines.push((offset, hash));
+    }
+
+    fn recorded(&self, offset: u64) -> Option<u64> {
+        self.lines.binary_search_by_key(&offset, |l| l.0).ok().map(|i| self.lines[i].1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+}
+
+impl Spool {
+    /// The spool of `row`'s generation in `dir`, cut back to what is committed.
+    pub fn open(dir: &Path, row: StreamRow) -> io::Result<Spool> {
+        std::fs::create_dir_all(dir)?;
+        let log_path = dir.join(format!("{}-{}.log", row.id, row.generation));
+        let log = cut_to(&log_path, row.spool_len)?;
+        let index = cut_to(&log_path.with_extension("idx"), row.index_len)?;
+        Ok(Spool { log, index, log_path, row })
+    }
+
+    /// The hash of the line taken at `offset` in this generation, if one was.
+    pub fn recorded(&self, offset: u64, pending: &Pending) -> io::Result<Option<u64>> {
+        if let Some(hash) = pending.recorded(offset) {
+            return Ok(Some(hash));
+        }
+        let (mut lo, mut hi) = (0, self.row.index_len / RECORD);
+        let mut record = [0u8; RECORD as usize];
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            self.index.read_exact_at(&mut record, mid * RECORD)?;
+            let at = u64::from_le_bytes(record[..8].try_into().expect("8 bytes"));
+            match at.cmp(&offset) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Ok(Some(u64::from_le_bytes(record[8..].try_into().expect("8")))),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Appends `pending` to the spool and the index and makes them durable;
+    /// the returned row has the new lengths, for the store to commit.
+    pub fn write(&mut self, pending: &Pending) -> io::Result<StreamRow> {
+        let mut row = self.row.clone();
+        write_at_end(&mut self.log, row.spool_len, &pending.bytes)?;
+        write_at_end(&mut self.index, row.index_len, &pending.index)?;
+        row.spool_len += pending.bytes.len() as u64;
+        row.index_len += pending.index.len() as u64;
+        Ok(row)
+    }
+
+    /// Takes back a write the store did not commit.
+    pub fn cut_back(&self) -> io::Result<()> {
+        self.log.set_len(self.row.spool_len)?;
+        self.index.set_len(self.row.index_len)
+    }
+
+    /// Removes this generation's files (read to the end and replaced by a new one).
+    pub fn remove(self) -> io::Result<()> {
+        std::fs::remove_file(self.log_path.with_extension("idx"))?;
+        std::fs::remove_file(&self.log_path)
+    }
+}
+
+/// Opens `path` for reading and writing, cut to `len`: longer means a write
+/// that was never committed; shorter means committed lines are gone, which
+/// is never silently accepted.
+fn cut_to(path: &Path, len: u64) -> io::Result<File> {
+    let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
+    let size = file.metadata()?.len();
+    if size < len {
+        let message = format!(
+            "{} holds {size} bytes but {len} were committed: the spool was cut or replaced outside walwatch",
+            path.display()
+        );
+        return Err(io::Error::new(io::ErrorKind::InvalidData, message));
+    }
+    if size > len {
+        file.set_len(len)?;
+    }
+    Ok(file)
+}
+
+fn write_at_end(file: &mut File, at: u64, bytes: &[u8]) -> io::Result<()> {
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    file.write_all_at(bytes, at)?;
+    file.flush()?;
+    file.sync_data()
+}

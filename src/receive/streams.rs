@@ -1,0 +1,311 @@
+//! The shipped files a central walwatch keeps: each batch's lines taken
+//! once per (host, file, offset) into the file's spool, committed, then read
+//! by the same pipeline as a local log (framing, prefix, classification,
+//! the store), its last entry held until the file goes quiet.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use thiserror::Error;
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::body::Shipped;
+use super::naming::{place, Placement};
+use super::spool::{Pending, Spool};
+use crate::config::IngestCluster;
+use crate::frame::time::TimeContext;
+use crate::frame::Format;
+use crate::ingest::{self, ImportReport, IngestError, Options};
+use crate::source::Source;
+use crate::store::{Store, StoreError};
+
+#[derive(Debug, Error)]
+pub enum ReceiveError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("spool {path}: {source}")]
+    Spool { path: String, source: std::io::Error },
+}
+
+impl ReceiveError {
+    /// The store is locked by another writer: the sender should try again soon.
+    pub fn busy(&self) -> bool {
+        use rusqlite::ErrorCode::{DatabaseBusy, DatabaseLocked};
+        matches!(self, ReceiveError::Store(StoreError::Sql { source, .. })
+            if matches!(source.sqlite_error_code(), Some(DatabaseBusy | DatabaseLocked)))
+    }
+}
+
+/// What one batch did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Taken {
+    /// Lines new to walwatch, written to their spool.
+    pub lines: u64,
+    /// Lines already taken (a batch sent again).
+    pub duplicates: u64,
+    /// Events stored from the lines read.
+    pub events: u64,
+}
+
+/// A shipped file being kept.
+struct Stream {
+    spool: Spool,
+    placement: Placement,
+    time: TimeContext,
+    /// Its last entry is held back, waiting for lines that may belong to it.
+    pending: bool,
+    written_at: Instant,
+}
+
+/// Every shipped file, by (host, file).
+pub struct Streams {
+    dir: PathBuf,
+    rules: Vec<IngestCluster>,
+    open: HashMap<(String, String), Stream>,
+    /// How long a file must stay quiet before its held-back last entry is read.
+    settle: Duration,
+    /// Events stored since [`Streams::take_stored`].
+    stored: u64,
+}
+
+impl Streams {
+    /// The streams of the store, each spool cut back to what was committed
+    /// and read up to its end (what the last run committed but did not read).
+    pub fn recover(
+        store: &mut Store,
+        dir: PathBuf,
+        rules: Vec<IngestCluster>,
+        settle: Duration,
+    ) -> Result<Streams, ReceiveError> {
+        let mut streams = Streams { dir, rules, open: HashMap::new(), settle, stored: 0 };
+        for row in store.streams()? {
+            let key = (row.host.clone(), row.file.clone());
+            let placement = place(&streams.rules, &row.host, &row.file);
+            let stream = streams.opened(row, placement)?;
+            streams.open.insert(key.clone(), stream);
+            streams.read(store, &key, true)?;
+        }
+        Ok(streams)
+    }
+
+    pub fn take_stored(&mut self) -> u64 {
+        std::mem::take(&mut self.stored)
+    }
+
+    /// Takes a batch: new lines into their spools (committed before this
+    /// returns), then read into the store.
+    pub fn take(&mut self, store: &mut Store, batch: Vec<Shipped>) -> Result<Taken, ReceiveError> {
+        let mut taken = Taken::default();
+        let mut order: Vec<(String, String)> = Vec::new();
+        let mut groups: HashMap<(String, String), Vec<Shipped>> = HashMap::new();
+        for line in batch {
+            let key = (line.host.clone(), line.file.clone());
+            if !groups.contains_key(&key) {
+                order.push(key.clone());
+            }
+            groups.entry(key).or_default().push(line);
+        }
+        for key in order {
+            let lines = groups.remove(&key).unwrap_or_default();
+            self.ensure(store, &key)?;
+            let (new, dup) = self.append(store, &key, &lines)?;
+            taken.lines += new;
+            taken.duplicates += dup;
+            if new > 0 {
+                taken.events += self.read(store, &key, true)?;
+            }
+        }
+        Ok(taken)
+    }
+
+    /// Reads the held-back last entry of every file quiet for the settle time.
+    pub fn settle(&mut self, store: &mut Store) -> Result<u64, ReceiveError> {
+        let due: Vec<_> = self
+            .open
+            .iter()
+            .filter(|(_, s)| s.pending && s.written_at.elapsed() >= self.settle)
+            .map(|(k, _)| k.clone())
+            .collect();
+        let mut events = 0;
+        for key in due {
+            events += self.read(store, &key, false)?;
+        }
+        Ok(events)
+    }
+
+    /// Whether some file's last entry is held back (settle it soon).
+    pub fn pending(&self) -> bool {
+        self.open.values().any(|s| s.pending)
+    }
+
+    fn ensure(&mut self, store: &mut Store, key: &(String, String)) -> Result<(), ReceiveError> {
+        if self.open.contains_key(key) {
+            return Ok(());
+        }
+        let placement = place(&self.rules, &key.0, &key.1);
+        let row = store.stream(&key.0, &key.1, &placement.cluster)?;
+        let stream = self.opened(row, placement)?;
+        self.open.insert(key.clone(), stream);
+        Ok(())
+    }
+
+    fn opened(&self, row: crate::store::StreamRow, placement: Placement) -> Result<Stream, ReceiveError> {
+        let shown = self.dir.display().to_string();
+        let spool = Spool::open(&self.dir, row).map_err(|source| ReceiveError::Spool { path: shown, source })?;
+        // The zone was checked when the config was read.
+        let time = TimeContext::new(placement.timezone.as_deref())
+            .or_else(|_| TimeContext::new(None))
+            .expect("no zone is UTC");
+        Ok(Stream { spool, placement, time, pending: false, written_at: Instant::now() })
+    }
+
+    /// Writes the lines of one file that are new and commits them; a line
+    /// below what was taken that the index does not know is new content
+    /// under the same path (the file was truncated and written again): the
+    /// old content is read to its end and a new generation begins.
+    fn append(
+        &mut self,
+        store: &mut Store,
+        key: &(String, String),
+        lines: &[Shipped],
+    ) -> Result<(u64, u64), ReceiveError> {
+        let (mut new, mut dup, mut total) = (0, 0, (0, 0));
+        let mut pending = Pending::default();
+        let mut accepted_end = self.stream(key).spool.row.accepted_end;
+        for line in lines {
+            let hash = xxh3_64(line.message.as_bytes());
+            if line.offset < accepted_end {
+                let spool = &self.stream(key).spool;
+                let known = spool.recorded(line.offset, &pending).map_err(|e| spool_error(spool, e))?;
+                if known == Some(hash) {
+                    dup += 1;
+                    continue;
+                }
+                self.commit(store, key, &pending, accepted_end, new, dup)?;
+                total = (total.0 + new, total.1 + dup);
+                (pending, new, dup) = (Pending::default(), 0, 0);
+                self.next_generation(store, key)?;
+            }
+            pending.push(line.offset, hash, &line.message);
+            accepted_end = line.offset + 1;
+            new += 1;
+        }
+        self.commit(store, key, &pending, accepted_end, new, dup)?;
+        Ok((total.0 + new, total.1 + dup))
+    }
+
+    /// Writes `pending` and records it in the store; on failure the spool
+    /// is cut back and nothing of it counts.
+    fn commit(
+        &mut self,
+        store: &mut Store,
+        key: &(String, String),
+        pending: &Pending,
+        accepted_end: u64,
+        new: u64,
+        dup: u64,
+    ) -> Result<(), ReceiveError> {
+        if pending.is_empty() && dup == 0 {
+            return Ok(());
+        }
+        let stream = self.open.get_mut(key).expect("opened");
+        let spool = &mut stream.spool;
+        let mut row = spool.write(pending).map_err(|e| spool_error(spool, e))?;
+        (row.accepted_end, row.lines, row.duplicates) = (accepted_end, row.lines + new, row.duplicates + dup);
+        if let Err(e) = store.commit_stream(&row) {
+            let _ = spool.cut_back();
+            return Err(e.into());
+        }
+        spool.row = row;
+        Ok(())
+    }
+
+    /// Reads the current generation to its end and starts the next one.
+    fn next_generation(&mut self, store: &mut Store, key: &(String, String)) -> Result<(), ReceiveError> {
+        let report = self.read_report(store, key, false)?;
+        let stream = self.open.remove(key).expect("opened");
+        let mut row = stream.spool.row.clone();
+        tracing::info!(host = %key.0, file = %key.1, generation = row.generation + 1, "A shipped file starts again from offset 0 (truncated and written anew): new content kept apart.");
+        (row.generation, row.accepted_end, row.spool_len, row.index_len) = (row.generation + 1, 0, 0, 0);
+        store.commit_stream(&row)?;
+        // Read to its end: its lines are in the store; kept when it did not fit.
+        if report.as_ref().is_some_and(|r| r.misfit.is_none()) {
+            let path = stream.spool.log_path.display().to_string();
+            if let Err(e) = stream.spool.remove() {
+                tracing::warn!(path, error = %e, "Cannot remove a spool read to its end.");
+            }
+        }
+        let placement = stream.placement;
+        let fresh = self.opened(row, placement)?;
+        self.open.insert(key.clone(), fresh);
+        Ok(())
+    }
+
+    fn stream(&self, key: &(String, String)) -> &Stream {
+        self.open.get(key).expect("opened by ensure")
+    }
+
+    /// Reads what is new in the spool of `key`; the events stored.
+    fn read(&mut self, store: &mut Store, key: &(String, String), hold: bool) -> Result<u64, ReceiveError> {
+        Ok(self.read_report(store, key, hold)?.map_or(0, |r| r.stored))
+    }
+
+    fn read_report(
+        &mut self,
+        store: &mut Store,
+        key: &(String, String),
+        hold: bool,
+    ) -> Result<Option<ImportReport>, ReceiveError> {
+        let stream = self.open.get_mut(key).expect("opened");
+        let row = &stream.spool.row;
+        let shown = shown(&key.0, &key.1, row.generation);
+        let opts = Options {
+            format: Format::named(&stream.placement.format),
+            prefix: Some(stream.placement.prefix.clone()).filter(|p| p != "auto"),
+            hold_last_entry: hold,
+            ..Options::default()
+        };
+        let result = File::open(&stream.spool.log_path)
+            .map_err(|e| IngestError::Read { path: shown.clone(), source: e })
+            .and_then(|f| Source::from_file(f, &shown).map_err(IngestError::from))
+            .and_then(|src| ingest::import_source(store, row.cluster_id, src, &opts, &stream.time));
+        let report = match result {
+            Ok(report) => report,
+            Err(IngestError::Store(e)) => return Err(e.into()),
+            Err(e) => {
+                // Kept in the spool: read again with the next batch, or after
+                // a reload that fixes [[ingest.cluster]].
+                store.set_problem(row.cluster_id, &shown, Some(&e.to_string()))?;
+                stream.pending = false;
+                return Ok(None);
+            }
+        };
+        let problem = report
+            .misfit
+            .as_ref()
+            .map(|m| format!("{m}; kept in the spool: set format/prefix in [[ingest.cluster]] and reload"));
+        if let Some(p) = &problem {
+            tracing::warn!(host = %key.0, file = %key.1, problem = %p, "Shipped lines did not fit the cluster's format or prefix.");
+        }
+        store.set_problem(row.cluster_id, &shown, problem.as_deref())?;
+        stream.pending = hold && report.misfit.is_none() && report.resumed_at + report.bytes < row.spool_len;
+        // Quiet from now: the time this read took is no time the agent had.
+        stream.written_at = Instant::now();
+        self.stored += report.stored;
+        Ok(Some(report))
+    }
+}
+
+/// How a shipped file is named in `status` and the daemon's log.
+fn shown(host: &str, file: &str, generation: i64) -> String {
+    match generation {
+        0 => format!("{host}:{file}"),
+        g => format!("{host}:{file} (content #{})", g + 1),
+    }
+}
+
+fn spool_error(spool: &Spool, source: std::io::Error) -> ReceiveError {
+    ReceiveError::Spool { path: spool.log_path.display().to_string(), source }
+}

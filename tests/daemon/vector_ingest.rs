@@ -1,0 +1,242 @@
+//! A central walwatch fed by Vector agents (issue 14 §2): the real daemon
+//! with `[ingest]`, and the requests Vector's file source and http sink
+//! send, replayed by `support::vector` (Vector's binary cannot be installed
+//! here: a stand-in for the agent, not for walwatch).
+//!
+//! Logs of real PostgreSQL servers (the 15 and 16 fixture runs) are the two
+//! "hosts". Batches of both interleave; the central daemon is kill -9'd and
+//! stopped mid-stream, batches are sent again as after a lost answer; the
+//! central store then equals a local `walwatch import` of each host's log,
+//! event for event.
+
+use std::fs;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::daemon::{fixture, Daemon, Snapshot, Workspace, POLL_INTERVAL};
+use crate::support::vector::{body, deliver, post, Agent};
+
+const TOKEN: &str = "s3cr3t-agent-token";
+
+struct Central {
+    ws: Workspace,
+    url: String,
+    daemon: Daemon,
+}
+
+impl Central {
+    fn start(extra: &str) -> Central {
+        let ws = Workspace::new();
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let tokens = ws.path().join("tokens");
+        fs::write(&tokens, format!("# agents\nother-token\n{TOKEN}\n")).unwrap();
+        let config = format!(
+            "[store]\npath = {:?}\n\n[daemon]\npoll_interval = {POLL_INTERVAL:?}\nentry_settle = \"300ms\"\n\n\
+             [ingest]\nlisten = \"127.0.0.1:{port}\"\ntoken_file = {:?}\nsettle = \"1s\"\n{extra}",
+            ws.db().to_str().unwrap(),
+            tokens.to_str().unwrap()
+        );
+        fs::write(ws.config_path(), config).unwrap();
+        let daemon = ws.start();
+        let url = format!("http://127.0.0.1:{port}/ingest/vector");
+        let mut central = Central { ws, url, daemon };
+        central.wait_listening();
+        central
+    }
+
+    fn wait_listening(&mut self) {
+        let url = self.url.clone();
+        self.daemon
+            .wait_until("the ingest endpoint answers", || post(&url, Some(TOKEN), b"[]", false, false).map(drop));
+    }
+
+    fn restart(&mut self) {
+        self.daemon = self.ws.start();
+        self.wait_listening();
+    }
+
+    fn send(&self, events: &[Value], ndjson: bool) -> Value {
+        deliver(&self.url, Some(TOKEN), &body(events, ndjson, true), ndjson, true, Duration::from_secs(20))
+    }
+}
+
+const HOST_15: (&str, &str, &str) = ("db-15", "/var/log/postgresql/postgresql-15-main.log", "db-15:15-main");
+const HOST_16: (&str, &str, &str) =
+    ("db-16", "/var/lib/postgresql/16/main/log/postgresql-2026-11-22.log", "db-16:16-main");
+
+#[test]
+fn two_hosts_interleaved_through_crashes_equal_a_local_import_of_each() {
+    let logs = [fixture("15-stderr-default-std"), fixture("16-stderr-default-std")];
+    let mut agents =
+        [Agent::read(HOST_15.0, HOST_15.1, &logs[0], None), Agent::read(HOST_16.0, HOST_16.1, &logs[1], None)];
+    let mut central = Central::start("");
+    let mut sent = Vec::new();
+    let mut round = 0;
+    loop {
+        let batches: Vec<Vec<Value>> = agents.iter_mut().filter_map(|a| a.batch(7)).collect();
+        if batches.is_empty() {
+            break;
+        }
+        for batch in &batches {
+            // Odd rounds as NDJSON (framing.method = "newline_delimited").
+            let answer = central.send(batch, round % 2 == 1);
+            assert_eq!(answer["lines"], batch.len(), "{answer}");
+            sent.push(batch.clone());
+        }
+        round += 1;
+        match round {
+            // A crash right after an answer: everything answered 2xx is kept.
+            5 => {
+                central.daemon.kill9();
+                central.restart();
+            }
+            // The answer to the last batch was lost: the agent sends it again.
+            8 => {
+                let again = central.send(sent.last().unwrap(), false);
+                assert_eq!((again["taken"].as_u64(), again["duplicates"].as_u64()), (Some(0), Some(7)), "{again}");
+            }
+            // A clean stop, and an agent that restarted from an older
+            // checkpoint (end-to-end acknowledgements) sends old batches again.
+            11 => {
+                central.daemon.terminate();
+                central.restart();
+                for old in &sent[sent.len() - 6..] {
+                    let again = central.send(old, true);
+                    assert_eq!(again["taken"], 0, "{again}");
+                }
+            }
+            _ => {}
+        }
+    }
+    assert!(round > 11, "the logs gave only {round} rounds: the crash and the redelivery were not exercised");
+    for (i, (_, _, cluster)) in [HOST_15, HOST_16].iter().enumerate() {
+        let want = central.ws.reference(cluster, &[&logs[i]]);
+        assert!(want.checkpoints.len() >= 20, "{cluster}: {} checkpoints", want.checkpoints.len());
+        central.daemon.wait_equal(cluster, &want);
+    }
+    // Each file's lines were taken once: the store's count of taken lines
+    // is the agent's, the duplicates counted apart.
+    let taken = crate::support::daemon::count(&central.ws.db(), "ingest_stream", "1 = 1");
+    assert_eq!(taken, 2);
+    let lines: i64 = sum(&central, "lines");
+    assert_eq!(lines as usize, agents[0].len() + agents[1].len());
+    assert_eq!(sum(&central, "duplicates"), 7 + 6 * 7);
+    central.daemon.terminate();
+}
+
+fn sum(central: &Central, column: &str) -> i64 {
+    let conn = rusqlite::Connection::open(central.ws.db()).unwrap();
+    conn.query_row(&format!("SELECT sum({column}) FROM ingest_stream"), [], |r| r.get(0)).unwrap()
+}
+
+#[test]
+fn bad_requests_are_refused_with_a_reason_and_store_nothing() {
+    let log = fixture("15-stderr-default-std");
+    let mut agent = Agent::read(HOST_15.0, HOST_15.1, &log, None);
+    let batch = agent.batch(50).unwrap();
+    let mut central = Central::start("max_batch_bytes = 4096\n");
+    let plain = body(&batch[..5], false, false);
+    let url = central.url.clone();
+    // No token, a wrong one: 401 (Vector drops the batch and logs the status).
+    let (status, text) = post(&url, None, &plain, false, false).unwrap();
+    assert_eq!((status, text.contains("bearer token")), (401, true), "{text}");
+    assert_eq!(post(&url, Some("guess"), &plain, false, false).unwrap().0, 401);
+    // Events without the offset the file source adds with offset_key.
+    let no_offset: Vec<Value> = batch[..2]
+        .iter()
+        .map(|e| {
+            let mut e = e.clone();
+            e.as_object_mut().unwrap().remove("offset");
+            e
+        })
+        .collect();
+    let (status, text) = post(&url, Some(TOKEN), &body(&no_offset, false, false), false, false).unwrap();
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("event 0 has no \"offset\"") && text.contains("offset_key"), "{text}");
+    // Not JSON; a body over max_batch_bytes (compressed or not).
+    let (status, text) = post(&url, Some(TOKEN), b"2026-11-25 07:00:00 UTC LOG: x", false, false).unwrap();
+    assert_eq!(status, 400, "{text}");
+    let big = body(&batch, false, false);
+    assert!(big.len() > 4096);
+    assert_eq!(post(&url, Some(TOKEN), &big, false, false).unwrap().0, 413);
+    assert_eq!(post(&url, Some(TOKEN), &body(&batch, false, true), false, true).unwrap().0, 413);
+    // A compression walwatch does not take: 415, saying which it takes.
+    let snappy = ureq::Agent::config_builder().http_status_as_error(false).build().new_agent();
+    let mut r = snappy
+        .post(&url)
+        .header("Authorization", &format!("Bearer {TOKEN}"))
+        .header("Content-Encoding", "snappy")
+        .send(&plain[..])
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 415);
+    assert!(r.body_mut().read_to_string().unwrap().contains("\"gzip\""));
+    // Elsewhere: 404; Vector's healthcheck (HEAD/GET with the token): 200.
+    assert_eq!(post(&url.replace("/ingest/vector", "/ingest"), Some(TOKEN), &plain, false, false).unwrap().0, 404);
+    assert_eq!(crate::support::daemon::count(&central.ws.db(), "ingest_stream", "1 = 1"), 0);
+    assert_eq!(crate::support::daemon::count(&central.ws.db(), "event", "1 = 1"), 0);
+    // And a good batch after all that is taken.
+    let answer = central.send(&batch[..5], false);
+    assert_eq!(answer["taken"], 5, "{answer}");
+    central.daemon.terminate();
+}
+
+#[test]
+fn a_file_truncated_and_written_anew_under_its_path_is_new_content() {
+    // copytruncate (Debian's logrotate for postgresql-15-main.log): the
+    // agent's offsets start from 0 again under the same path.
+    let logs = [fixture("15-stderr-default-std"), fixture("16-stderr-default-std")];
+    let mut central = Central::start("[[ingest.cluster]]\nhost = \"db-*\"\nname = \"{host}\"\n");
+    for log in &logs {
+        let mut agent = Agent::read("db-1", HOST_15.1, log, None);
+        while let Some(batch) = agent.batch(40) {
+            central.send(&batch, false);
+        }
+    }
+    let want = central.ws.reference("db-1", &[&logs[0], &logs[1]]);
+    central.daemon.wait_equal("db-1", &want);
+    let conn = rusqlite::Connection::open(central.ws.db()).unwrap();
+    let generation: i64 = conn.query_row("SELECT generation FROM ingest_stream", [], |r| r.get(0)).unwrap();
+    assert_eq!(generation, 1);
+    central.daemon.terminate();
+}
+
+#[test]
+fn a_stream_filtered_by_the_generated_config_keeps_every_checkpoint() {
+    // The filter `walwatch vector-config` writes, applied as Vector's
+    // match_any would: its patterns are the catalog's, so whatever the agent
+    // forwards is all walwatch needs.
+    let out = crate::support::daemon::walwatch().args(["vector-config", "--logs", "/pg/*.log"]).output().unwrap();
+    assert!(out.status.success());
+    let config = String::from_utf8(out.stdout).unwrap();
+    let patterns: Vec<regex::Regex> = config
+        .lines()
+        .filter_map(|l| l.trim().trim_end_matches(',').strip_prefix("r'")?.strip_suffix('\'').map(String::from))
+        .map(|p| regex::Regex::new(&p).unwrap())
+        .collect();
+    assert!(patterns.len() > 20, "{config}");
+    let log = fixture("15-stderr-default-noise");
+    let keep = |m: &str| patterns.iter().any(|p| p.is_match(m));
+    let mut agent = Agent::read(HOST_15.0, HOST_15.1, &log, Some(&keep));
+    let all = Agent::read(HOST_15.0, HOST_15.1, &log, None).len();
+    assert!(agent.len() * 10 < all, "the filter forwarded {} of {all} lines", agent.len());
+    let mut central = Central::start("");
+    while let Some(batch) = agent.batch(25) {
+        central.send(&batch, false);
+    }
+    let want = central.ws.reference(HOST_15.2, &[&log]);
+    let mut got = Snapshot::read(&central.ws.db(), HOST_15.2).unwrap();
+    // Offsets differ (the spool holds only what was forwarded): the summary
+    // and every checkpoint row are compared, once the held last entry (the
+    // server's stop) is read after the settle time.
+    central.daemon.wait_until("the same summary and checkpoints", || {
+        got = Snapshot::read(&central.ws.db(), HOST_15.2)?;
+        if got.checkpoints == want.checkpoints && got.summary == want.summary {
+            Ok(())
+        } else {
+            Err(format!("{} of {} checkpoints; {}", got.checkpoints.len(), want.checkpoints.len(), got.summary))
+        }
+    });
+    assert_eq!(got.events.len(), want.events.len());
+    central.daemon.terminate();
+}
