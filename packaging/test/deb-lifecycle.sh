@@ -136,6 +136,7 @@ expected=(
     /usr/share/doc/walwatch/copyright /usr/share/doc/walwatch/changelog.Debian.gz
     /usr/share/walwatch/prometheus/walwatch-rules.yml /usr/share/walwatch/prometheus/walwatch-promql-rules.yml
     /usr/share/walwatch/prometheus/walwatch-rules.test.yml /usr/share/walwatch/prometheus/walwatch-promql-rules.test.yml
+    /usr/share/walwatch/vector/vector.toml
 )
 for page in $man_pages; do expected+=("/usr/share/man/man1/$page.gz"); done
 for f in "${expected[@]}"; do

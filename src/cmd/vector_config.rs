@@ -229,6 +229,19 @@ mod tests {
         }
     }
 
+    /// The example the packages ship is what this walwatch generates with
+    /// the defaults: it cannot drift from the catalog.
+    #[test]
+    fn the_packaged_example_is_the_generated_config() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/packaging/vector/vector.toml");
+        let shipped = std::fs::read_to_string(path).unwrap();
+        let logs: Vec<String> = DEFAULT_LOGS.iter().map(|s| s.to_string()).collect();
+        assert!(
+            shipped == render("http://walwatch-central:10188", &logs),
+            "packaging/vector/vector.toml is stale: regenerate it with `walwatch vector-config > packaging/vector/vector.toml`"
+        );
+    }
+
     #[test]
     fn a_quote_in_a_pattern_cannot_end_the_literal() {
         assert_eq!(vrl_regex("l'arrêt"), r"r'l\x27arrêt'");

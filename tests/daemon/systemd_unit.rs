@@ -431,6 +431,7 @@ fn package_metadata_installs_the_expected_files() {
         ("README.md", "/usr/share/doc/walwatch/README.md"),
         ("packaging/prometheus/walwatch-rules.yml", "/usr/share/walwatch/prometheus/walwatch-rules.yml"),
         ("packaging/prometheus/walwatch-promql-rules.yml", "/usr/share/walwatch/prometheus/walwatch-promql-rules.yml"),
+        ("packaging/vector/vector.toml", "/usr/share/walwatch/vector/vector.toml"),
     ];
     for (src, dest) in wanted {
         let pair = (src.to_string(), dest.to_string());

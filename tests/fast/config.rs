@@ -54,6 +54,13 @@ fn shipped_example_uncommented_is_valid_and_complete() {
     assert_eq!(config.clusters[1].start_at, StartAt::End);
     let listen = format!("127.0.0.1:{}", config::SUGGESTED_METRICS_PORT);
     assert_eq!(config.metrics.listen, Some(listen.parse().unwrap()), "the documented port");
+    let ingest = &config.ingest;
+    let listen = format!("0.0.0.0:{}", config::SUGGESTED_INGEST_PORT);
+    assert_eq!(ingest.listen, Some(listen.parse().unwrap()), "the documented port");
+    let defaults = config::IngestSection::default();
+    assert_eq!((ingest.max_batch_bytes, ingest.settle), (defaults.max_batch_bytes, defaults.settle));
+    assert_eq!(ingest.clusters.len(), 1);
+    assert_eq!((ingest.clusters[0].host.as_str(), ingest.clusters[0].name.as_str()), ("db-*", "{host}"));
 }
 
 #[test]
@@ -109,7 +116,7 @@ fn unknown_key_names_position_table_and_key() {
     );
     assert_error(
         "[stor]\npath = \"/x\"\n",
-        "t.toml:1:2: unknown field `stor`, expected one of `store`, `daemon`, `advice`, `alerts`, `mail`, `webhook`, `digest`, `metrics`, `cluster`",
+        "t.toml:1:2: unknown field `stor`, expected one of `store`, `daemon`, `advice`, `alerts`, `mail`, `webhook`, `digest`, `metrics`, `ingest`, `cluster`",
     );
     assert_error("[daemon]\npoll = \"1s\"\n", "t.toml:2:1: daemon: unknown field `poll`");
     assert_error(
