@@ -4,6 +4,7 @@
 
 mod health;
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -122,9 +123,10 @@ pub(super) struct DaemonSummary {
 pub(super) fn daemon_summary(store: &Store) -> Result<DaemonSummary> {
     let daemon = daemon(store.last_heartbeat()?.as_ref(), Timestamp::now());
     let mut behind = Vec::new();
+    let shipped = shipped_sizes(store)?;
     for c in store.cluster_status(None)? {
         let name = c.name.clone();
-        behind.extend(report(c, daemon.state).behind.into_iter().map(|b| format!("cluster {name}: {b}")));
+        behind.extend(report(c, daemon.state, &shipped).behind.into_iter().map(|b| format!("cluster {name}: {b}")));
     }
     let down = daemon.state.expected() && !daemon.running;
     Ok(DaemonSummary { line: daemon_line(&daemon), down, never: !daemon.state.expected(), behind })
@@ -139,8 +141,9 @@ pub fn run(args: StatusArgs) -> Result<ExitCode> {
     let now = Timestamp::now();
     let daemon = daemon(heartbeat.as_ref(), now);
     let mut clusters = Vec::new();
+    let shipped = shipped_sizes(&store)?;
     for c in store.cluster_status(args.cluster.as_deref())? {
-        let mut r = report(c, daemon.state);
+        let mut r = report(c, daemon.state, &shipped);
         dated_ahead(&store, &mut r, rules.get::<ClockSkew>(), now)?;
         trust(&store, &mut r, now)?;
         unmatched(&store, &mut r)?;
@@ -293,8 +296,8 @@ fn daemon(h: Option<&Heartbeat>, now: Timestamp) -> DaemonStatus {
 
 /// Lag counts as "behind" only where a daemon follows the files: an
 /// imported log that grew since is not walwatch's to keep up with.
-fn report(c: ClusterStatus, daemon: DaemonState) -> ClusterReport {
-    let files: Vec<FileReport> = c.sources.iter().map(|s| file_report(&s.path, s.read_to)).collect();
+fn report(c: ClusterStatus, daemon: DaemonState, shipped: &HashMap<String, u64>) -> ClusterReport {
+    let files: Vec<FileReport> = c.sources.iter().map(|s| file_report(&s.path, s.read_to, shipped)).collect();
     let behind = match daemon.expected() {
         true => files.iter().filter_map(|f| health::behind(&f.path, f.lag_bytes)).collect(),
         false => Vec::new(),
@@ -364,8 +367,16 @@ fn dated_ahead(store: &Store, r: &mut ClusterReport, rule: &ClockSkew, now: Time
     Ok(())
 }
 
-fn file_report(path: &str, offset: u64) -> FileReport {
-    let size = std::fs::metadata(path).ok().map(|m| m.len());
+/// The size of each file Vector agents shipped ([ingest]), by the name its
+/// source has in the store: what its spool holds, committed.
+fn shipped_sizes(store: &Store) -> Result<HashMap<String, u64>> {
+    let streams = store.streams()?;
+    Ok(streams.iter().map(|s| (crate::receive::streams::shown(&s.host, &s.file, s.generation), s.spool_len)).collect())
+}
+
+/// A followed file's size on disk, or a shipped file's in its spool.
+fn file_report(path: &str, offset: u64, shipped: &HashMap<String, u64>) -> FileReport {
+    let size = shipped.get(path).copied().or_else(|| std::fs::metadata(path).ok().map(|m| m.len()));
     FileReport { path: path.into(), offset, size, lag_bytes: size.map(|z| z.saturating_sub(offset)) }
 }
 

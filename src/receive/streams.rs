@@ -298,8 +298,9 @@ impl Streams {
     }
 }
 
-/// How a shipped file is named in `status` and the daemon's log.
-fn shown(host: &str, file: &str, generation: i64) -> String {
+/// How a shipped file is named in `status` and the daemon's log (its
+/// source's path in the store).
+pub fn shown(host: &str, file: &str, generation: i64) -> String {
     match generation {
         0 => format!("{host}:{file}"),
         g => format!("{host}:{file} (content #{})", g + 1),

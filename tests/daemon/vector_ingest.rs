@@ -110,10 +110,16 @@ fn two_hosts_interleaved_through_crashes_equal_a_local_import_of_each() {
         }
     }
     assert!(round > 11, "the logs gave only {round} rounds: the crash and the redelivery were not exercised");
-    for (i, (_, _, cluster)) in [HOST_15, HOST_16].iter().enumerate() {
+    for (i, (host, file, cluster)) in [HOST_15, HOST_16].iter().enumerate() {
         let want = central.ws.reference(cluster, &[&logs[i]]);
         assert!(want.checkpoints.len() >= 20, "{cluster}: {} checkpoints", want.checkpoints.len());
         central.daemon.wait_equal(cluster, &want);
+        // `status` shows the shipped file by host and path, its spool (every
+        // line was shipped: the log itself, byte for byte) read to the end.
+        let files = crate::support::daemon::status_files(&central.ws.db(), cluster).unwrap();
+        assert_eq!(files.len(), 1, "{files:?}");
+        assert_eq!(files[0]["path"], format!("{host}:{file}"));
+        assert_eq!((files[0]["size"].as_u64(), files[0]["lag_bytes"].as_u64()), (Some(logs[i].len() as u64), Some(0)));
     }
     // Each file's lines were taken once: the store's count of taken lines
     // is the agent's, the duplicates counted apart.
