@@ -144,6 +144,8 @@ fn sink(central: &str) -> String {
         "\n[sinks.walwatch]\ntype = \"http\"\ninputs = [\"walwatch_lines\"]\nuri = {}\nmethod = \"post\"\n\
          encoding.codec = \"json\"\ncompression = \"gzip\"\n\
          auth.strategy = \"bearer\"\nauth.token = \"${{WALWATCH_TOKEN}}\"\n\
+         # An https:// central whose certificate a private CA signed:\n\
+         # tls.ca_file = \"/etc/vector/walwatch-ca.pem\"\n\
          # Small, frequent batches: an event reaches the central within a second or two.\n\
          batch.max_bytes = 1000000\nbatch.timeout_secs = 1\n\
          # The file source's checkpoint moves only once walwatch answered 2xx (after its\n\

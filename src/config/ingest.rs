@@ -35,6 +35,8 @@ pub struct IngestSection {
     pub token_file: Option<PathBuf>,
     /// Where each shipped file's lines are kept; None: `ingest/` beside the store.
     pub spool: Option<PathBuf>,
+    /// `tls_cert` and `tls_key` (PEM): HTTPS instead of HTTP.
+    pub tls: Option<(PathBuf, PathBuf)>,
     /// The largest request body, decompressed.
     pub max_batch_bytes: u64,
     /// How long a file's last entry is held after its last batch.
@@ -63,6 +65,7 @@ impl Default for IngestSection {
             listen: None,
             token_file: None,
             spool: None,
+            tls: None,
             max_batch_bytes: DEFAULT_MAX_BATCH,
             settle: DEFAULT_SETTLE,
             clusters: Vec::new(),
@@ -83,6 +86,8 @@ pub(super) struct RawIngest {
     listen: Option<Spanned<String>>,
     token_file: Option<Spanned<PathBuf>>,
     spool: Option<Spanned<PathBuf>>,
+    tls_cert: Option<Spanned<PathBuf>>,
+    tls_key: Option<Spanned<PathBuf>>,
     max_batch_bytes: Option<Spanned<i64>>,
     settle: Option<Spanned<String>>,
     #[serde(default, rename = "cluster")]
@@ -114,6 +119,19 @@ impl RawIngest {
             }
         }
         let spool = self.spool.as_ref().map(absolute).transpose()?.map(Path::to_path_buf);
+        let cert = self.tls_cert.as_ref().map(absolute).transpose()?.map(Path::to_path_buf);
+        let key = self.tls_key.as_ref().map(absolute).transpose()?.map(Path::to_path_buf);
+        let tls = match (cert, key, &self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key), _, _) => Some((cert, key)),
+            (None, None, _, _) => None,
+            (_, _, Some(given), _) => {
+                return Err(Problem::at(given, "tls_cert needs tls_key (the certificate's private key, PEM)".into()))
+            }
+            (_, _, _, Some(given)) => {
+                return Err(Problem::at(given, "tls_key needs tls_cert (the certificate chain, PEM)".into()))
+            }
+            _ => None,
+        };
         let max_batch_bytes = match &self.max_batch_bytes {
             Some(v) if *v.get_ref() < 1024 => {
                 return Err(Problem::at(v, format!("max_batch_bytes = {} is below 1024", v.get_ref())))
@@ -123,7 +141,7 @@ impl RawIngest {
         };
         let settle = self.settle.as_ref().map(interval).transpose()?.unwrap_or(DEFAULT_SETTLE);
         let clusters = self.clusters.into_iter().map(RawIngestCluster::validate).collect::<Result<_, _>>()?;
-        Ok(IngestSection { listen, token_file, spool, max_batch_bytes, settle, clusters })
+        Ok(IngestSection { listen, token_file, spool, tls, max_batch_bytes, settle, clusters })
     }
 }
 
@@ -220,6 +238,8 @@ mod tests {
             ("[ingest]\nmax_batch_bytes = 10\n", ":2:19:", "below 1024"),
             ("[ingest]\nsettle = \"soon\"\n", ":2:10:", "soon"),
             ("[ingest]\ntls = true\n", ":2:1:", "unknown field"),
+            ("[ingest]\ntls_cert = \"/etc/walwatch/c.pem\"\n", ":2:12:", "tls_cert needs tls_key"),
+            ("[ingest]\ntls_key = \"/etc/walwatch/k.pem\"\n", ":2:11:", "tls_key needs tls_cert"),
             ("[[ingest.cluster]]\nhost = \"db-[\"\n", ":2:8:", "is not a glob pattern"),
             ("[[ingest.cluster]]\nformat = \"xml\"\n", ":2:10:", "format"),
             ("[[ingest.cluster]]\nname = \" \"\n", ":2:8:", "must not be empty"),

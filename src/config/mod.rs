@@ -359,7 +359,8 @@ pub fn describe(config: &Config, source: &ConfigSource, root: &Path) -> String {
     }
     if let Some(listen) = config.ingest.listen {
         let auth = if config.ingest.token_file.is_some() { "bearer tokens" } else { "no token (loopback only)" };
-        out.push_str(&format!("Vector agents' lines taken at http://{listen}/ingest/vector ({auth})\n"));
+        let scheme = if config.ingest.tls.is_some() { "https" } else { "http" };
+        out.push_str(&format!("Vector agents' lines taken at {scheme}://{listen}/ingest/vector ({auth})\n"));
     }
     for note in &daemon.retired {
         out.push_str(&format!("note: {note}\n"));

@@ -335,7 +335,7 @@ fn names(clusters: &[config::ClusterConfig]) -> Vec<String> {
 fn start_receiver(config: &Config, db: &Path) -> Result<Option<Receiver>> {
     let receiver = Receiver::start(&config.ingest, db)?;
     if let Some(r) = &receiver {
-        tracing::info!(address = %r.addr(), "Taking Vector agents' batches at http://{}{}.", r.addr(), crate::receive::PATH);
+        tracing::info!(address = %r.addr(), "Taking Vector agents' batches at {}://{}{}.", r.scheme(), r.addr(), crate::receive::PATH);
     }
     Ok(receiver)
 }

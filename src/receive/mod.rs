@@ -11,5 +11,6 @@ pub mod naming;
 pub mod server;
 mod spool;
 pub mod streams;
+mod tls;
 
 pub use server::{Receiver, StartError, PATH};

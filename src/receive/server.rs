@@ -22,6 +22,7 @@ use tiny_http::{Header, Method, Request, Response, Server};
 
 use super::body::{self, BodyError};
 use super::streams::{ReceiveError, Streams, Taken};
+use super::tls::{self, Front};
 use crate::config::IngestSection;
 use crate::store::Store;
 
@@ -37,6 +38,8 @@ pub enum StartError {
     Bind { addr: SocketAddr, reason: String },
     #[error("[ingest] token_file {path}: {reason}")]
     Tokens { path: PathBuf, reason: String },
+    #[error("[ingest] {0}")]
+    Tls(String),
     #[error("cannot start the ingest thread: {0}")]
     Thread(#[from] std::io::Error),
 }
@@ -47,6 +50,8 @@ pub struct Receiver {
     stop: Arc<AtomicBool>,
     stored: Arc<AtomicU64>,
     thread: Option<JoinHandle<()>>,
+    /// `tls_cert`/`tls_key`: the HTTPS front relaying to `server`.
+    front: Option<Front>,
     addr: SocketAddr,
     section: IngestSection,
 }
@@ -67,8 +72,22 @@ impl Receiver {
             Some(path) => read_tokens(path)?,
             None => Vec::new(),
         };
-        let server = Server::http(addr).map_err(|e| StartError::Bind { addr, reason: e.to_string() })?;
-        let bound = server.server_addr().to_ip().unwrap_or(addr);
+        let bind = |e: &dyn std::fmt::Display| StartError::Bind { addr, reason: e.to_string() };
+        let (server, front) = match &section.tls {
+            None => (Server::http(addr).map_err(|e| bind(&e))?, None),
+            Some((cert, key)) => {
+                let config = tls::server_config(cert, key).map_err(StartError::Tls)?;
+                let listener = std::net::TcpListener::bind(addr).map_err(|e| bind(&e))?;
+                // Plain HTTP on a loopback port only the front connects to.
+                let inner = Server::http("127.0.0.1:0").map_err(|e| bind(&e))?;
+                let inner_addr = inner.server_addr().to_ip().ok_or_else(|| bind(&"no inner address"))?;
+                (inner, Some(Front::start(listener, inner_addr, config)?))
+            }
+        };
+        let bound = match &front {
+            Some(f) => f.addr(),
+            None => server.server_addr().to_ip().unwrap_or(addr),
+        };
         let server = Arc::new(server);
         let (stop, stored) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU64::new(0)));
         let context = Context {
@@ -85,11 +104,20 @@ impl Receiver {
                 .name("ingest".into())
                 .spawn(move || receive(&server, &db, dir, rules, settle, &context))?
         };
-        Ok(Some(Receiver { server, stop, stored, thread: Some(thread), addr: bound, section: section.clone() }))
+        Ok(Some(Receiver { server, stop, stored, thread: Some(thread), front, addr: bound, section: section.clone() }))
     }
 
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// "https" with tls_cert and tls_key, else "http".
+    pub fn scheme(&self) -> &'static str {
+        if self.front.is_some() {
+            "https"
+        } else {
+            "http"
+        }
     }
 
     /// The settings it was started with (a reload with others restarts it).
@@ -104,6 +132,9 @@ impl Receiver {
 
     /// Stops listening once the request under way is answered.
     pub fn stop(mut self) {
+        if let Some(front) = self.front.take() {
+            front.stop();
+        }
         self.stop.store(true, Ordering::Relaxed);
         self.server.unblock();
         if let Some(thread) = self.thread.take() {

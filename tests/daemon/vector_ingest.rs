@@ -27,7 +27,10 @@ struct Central {
 
 impl Central {
     fn start(extra: &str) -> Central {
-        let ws = Workspace::new();
+        Central::start_in(Workspace::new(), extra, "http")
+    }
+
+    fn start_in(ws: Workspace, extra: &str, scheme: &str) -> Central {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let tokens = ws.path().join("tokens");
         fs::write(&tokens, format!("# agents\nother-token\n{TOKEN}\n")).unwrap();
@@ -39,9 +42,17 @@ impl Central {
         );
         fs::write(ws.config_path(), config).unwrap();
         let daemon = ws.start();
-        let url = format!("http://127.0.0.1:{port}/ingest/vector");
+        let url = format!("{scheme}://127.0.0.1:{port}/ingest/vector");
         let mut central = Central { ws, url, daemon };
-        central.wait_listening();
+        if scheme == "http" {
+            central.wait_listening();
+        } else {
+            let log = central.ws.path().join("daemon.log");
+            central.daemon.wait_until("the HTTPS endpoint is announced", || {
+                let text = fs::read_to_string(&log).unwrap_or_default();
+                text.contains("batches at https://").then_some(()).ok_or(text)
+            });
+        }
         central
     }
 
@@ -244,5 +255,53 @@ fn a_stream_filtered_by_the_generated_config_keeps_every_checkpoint() {
         }
     });
     assert_eq!(got.events.len(), want.events.len());
+    central.daemon.terminate();
+}
+
+#[test]
+fn batches_over_https_with_a_certificate_from_files() {
+    // A test CA and a certificate for 127.0.0.1 signed by it, made by the
+    // openssl tool (tests/run.sh installs it); the agent trusts that CA
+    // only, as Vector's tls.ca_file would.
+    let ws = Workspace::new();
+    let (cert, key, ca) = (ws.path().join("ingest.crt"), ws.path().join("ingest.key"), ws.path().join("ca.crt"));
+    let script = r#"set -e
+        ec="-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes"
+        openssl req -x509 $ec -days 2 -subj /CN=walwatch-test-ca -keyout ca.key -out ca.crt 2>/dev/null
+        openssl req $ec -subj /CN=localhost -keyout ingest.key -out ingest.csr 2>/dev/null
+        printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' > ext
+        openssl x509 -req -in ingest.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile ext -out ingest.crt 2>/dev/null"#;
+    let made = std::process::Command::new("sh").args(["-c", script]).current_dir(ws.path()).output().unwrap();
+    assert!(made.status.success(), "openssl: {}", String::from_utf8_lossy(&made.stderr));
+    let extra = format!("tls_cert = {:?}\ntls_key = {:?}\n", cert.to_str().unwrap(), key.to_str().unwrap());
+    let mut central = Central::start_in(ws, &extra, "https");
+    let pem = fs::read(&ca).unwrap();
+    let roots = vec![ureq::tls::Certificate::from_pem(&pem).unwrap()];
+    let tls = ureq::tls::TlsConfig::builder().root_certs(ureq::tls::RootCerts::Specific(std::sync::Arc::new(roots)));
+    let agent: ureq::Agent =
+        ureq::Agent::config_builder().tls_config(tls.build()).http_status_as_error(false).build().into();
+    let log = fixture("15-stderr-default-std");
+    let mut lines = Agent::read(HOST_15.0, HOST_15.1, &log, None);
+    let mut answers = Vec::new();
+    // One keep-alive connection for every batch, as the sink keeps one.
+    while let Some(batch) = lines.batch(30) {
+        let mut r = agent
+            .post(&central.url)
+            .header("Authorization", &format!("Bearer {TOKEN}"))
+            .header("Content-Encoding", "gzip")
+            .header("Content-Type", "application/json")
+            .send(&body(&batch, false, true)[..])
+            .unwrap();
+        answers.push((r.status().as_u16(), r.body_mut().read_to_string().unwrap()));
+    }
+    assert!(answers.len() >= 3 && answers.iter().all(|(s, _)| *s == 200), "{answers:?}");
+    let want = central.ws.reference(HOST_15.2, &[&log]);
+    central.daemon.wait_equal(HOST_15.2, &want);
+    // Plain HTTP on the TLS port is not taken.
+    let plain = post(&central.url.replace("https://", "http://"), Some(TOKEN), b"[]", false, false);
+    assert!(plain.is_err() || plain.as_ref().is_ok_and(|(s, _)| *s != 200), "{plain:?}");
+    // An agent that does not trust the certificate gets no connection.
+    let strict: ureq::Agent = ureq::Agent::config_builder().build().into();
+    assert!(strict.post(&central.url).send(&b"[]"[..]).is_err());
     central.daemon.terminate();
 }
