@@ -296,9 +296,15 @@ impl Daemon {
     /// Other `[ingest]` settings restart the receiver (the request under
     /// way is answered first; the agents send what comes meanwhile again).
     fn reload_receiver(&mut self, config: &Config) {
-        if self.receiver.as_ref().map(Receiver::section) == Some(&config.ingest)
-            || (self.receiver.is_none() && config.ingest.listen.is_none())
-        {
+        if let Some(receiver) = self.receiver.as_ref().filter(|r| r.section() == &config.ingest) {
+            match receiver.reload_tokens() {
+                Ok(n) if n > 0 => tracing::info!(tokens = n, "Read the ingest tokens again."),
+                Ok(_) => {}
+                Err(e) => tracing::error!(error = %e, "Keeping the ingest tokens in force."),
+            }
+            return;
+        }
+        if self.receiver.is_none() && config.ingest.listen.is_none() {
             return;
         }
         if let Some(old) = self.receiver.take() {

@@ -12,7 +12,7 @@ use std::io::Read;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -52,13 +52,15 @@ pub struct Receiver {
     thread: Option<JoinHandle<()>>,
     /// `tls_cert`/`tls_key`: the HTTPS front relaying to `server`.
     front: Option<Front>,
+    tokens: Arc<Mutex<Vec<String>>>,
     addr: SocketAddr,
     section: IngestSection,
 }
 
 /// What the receiver thread needs.
 struct Context {
-    tokens: Vec<String>,
+    /// Read again at each reload: a token is revoked or added without a restart.
+    tokens: Arc<Mutex<Vec<String>>>,
     max_batch: u64,
     stop: Arc<AtomicBool>,
     stored: Arc<AtomicU64>,
@@ -72,6 +74,7 @@ impl Receiver {
             Some(path) => read_tokens(path)?,
             None => Vec::new(),
         };
+        let tokens = Arc::new(Mutex::new(tokens));
         let bind = |e: &dyn std::fmt::Display| StartError::Bind { addr, reason: e.to_string() };
         let (server, front) = match &section.tls {
             None => (Server::http(addr).map_err(|e| bind(&e))?, None),
@@ -91,7 +94,7 @@ impl Receiver {
         let server = Arc::new(server);
         let (stop, stored) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU64::new(0)));
         let context = Context {
-            tokens,
+            tokens: Arc::clone(&tokens),
             max_batch: section.max_batch_bytes,
             stop: Arc::clone(&stop),
             stored: Arc::clone(&stored),
@@ -104,7 +107,16 @@ impl Receiver {
                 .name("ingest".into())
                 .spawn(move || receive(&server, &db, dir, rules, settle, &context))?
         };
-        Ok(Some(Receiver { server, stop, stored, thread: Some(thread), front, addr: bound, section: section.clone() }))
+        Ok(Some(Receiver {
+            server,
+            stop,
+            stored,
+            thread: Some(thread),
+            front,
+            tokens,
+            addr: bound,
+            section: section.clone(),
+        }))
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -123,6 +135,17 @@ impl Receiver {
     /// The settings it was started with (a reload with others restarts it).
     pub fn section(&self) -> &IngestSection {
         &self.section
+    }
+
+    /// Reads `token_file` again (a reload with the same `[ingest]`): tokens
+    /// added or revoked take effect at once. A file that cannot be read, or
+    /// holds none, keeps the tokens in force (said as an error).
+    pub fn reload_tokens(&self) -> Result<usize, StartError> {
+        let Some(path) = &self.section.token_file else { return Ok(0) };
+        let tokens = read_tokens(path)?;
+        let n = tokens.len();
+        *self.tokens.lock().unwrap_or_else(PoisonError::into_inner) = tokens;
+        Ok(n)
     }
 
     /// Events stored since the last call (the alert rules run when some arrived).
@@ -203,7 +226,8 @@ fn handle(mut request: Request, store: &mut Store, streams: &mut Streams, cx: &C
     if path != PATH {
         return respond(request, 404, &format!("walwatch takes Vector's batches at {PATH}\n"), false);
     }
-    if !authorized(&request, &cx.tokens) {
+    let tokens = cx.tokens.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    if !authorized(&request, &tokens) {
         tracing::warn!(remote = ?request.remote_addr(), "Refused a batch: no or a wrong bearer token.");
         return respond(request, 401, "a bearer token from [ingest] token_file is needed\n", false);
     }

@@ -98,9 +98,19 @@ fn two_hosts_interleaved_through_crashes_equal_a_local_import_of_each() {
         round += 1;
         match round {
             // A crash right after an answer: everything answered 2xx is kept.
+            // The next batch is sent while the central is down: the sink
+            // retries until the restarted central takes it.
             5 => {
                 central.daemon.kill9();
+                let next = agents[0].batch(7).unwrap();
+                let url = central.url.clone();
+                let sending = std::thread::spawn(move || {
+                    deliver(&url, Some(TOKEN), &body(&next, false, true), false, true, Duration::from_secs(30))
+                });
+                std::thread::sleep(Duration::from_millis(400));
                 central.restart();
+                let answer = sending.join().unwrap();
+                assert_eq!(answer["taken"], 7, "{answer}");
             }
             // The answer to the last batch was lost: the agent sends it again.
             8 => {
@@ -139,6 +149,7 @@ fn two_hosts_interleaved_through_crashes_equal_a_local_import_of_each() {
     let lines: i64 = sum(&central, "lines");
     assert_eq!(lines as usize, agents[0].len() + agents[1].len());
     assert_eq!(sum(&central, "duplicates"), 7 + 6 * 7);
+    assert!(sent.len() + 1 >= 24, "{} batches", sent.len());
     central.daemon.terminate();
 }
 
@@ -303,5 +314,47 @@ fn batches_over_https_with_a_certificate_from_files() {
     // An agent that does not trust the certificate gets no connection.
     let strict: ureq::Agent = ureq::Agent::config_builder().build().into();
     assert!(strict.post(&central.url).send(&b"[]"[..]).is_err());
+    central.daemon.terminate();
+}
+
+#[test]
+fn a_reload_reads_the_tokens_again_and_a_busy_store_answers_503() {
+    let mut central = Central::start("");
+    let log = fixture("15-stderr-default-std");
+    let mut agent = Agent::read(HOST_15.0, HOST_15.1, &log, None);
+    let first = agent.batch(10).unwrap();
+    assert_eq!(central.send(&first, false)["taken"], 10);
+    // The agent's token revoked, another added: a reload (SIGHUP) applies it.
+    fs::write(central.ws.path().join("tokens"), "new-token\n").unwrap();
+    central.daemon.signal("HUP");
+    let url = central.url.clone();
+    let plain = body(&first, false, false);
+    central.daemon.wait_until("the old token refused", || match post(&url, Some(TOKEN), &plain, false, false) {
+        Ok((401, _)) => Ok(()),
+        other => Err(format!("{other:?}")),
+    });
+    assert_eq!(post(&url, Some("new-token"), &plain, false, false).unwrap().0, 200);
+    // A token file emptied by mistake keeps the tokens in force.
+    fs::write(central.ws.path().join("tokens"), "# none\n").unwrap();
+    central.daemon.signal("HUP");
+    let daemon_log = central.ws.path().join("daemon.log");
+    central.daemon.wait_until("the reload logged", || {
+        let log = fs::read_to_string(&daemon_log).unwrap_or_default();
+        log.contains("Keeping the ingest tokens in force").then_some(()).ok_or(log)
+    });
+    assert_eq!(post(&url, Some("new-token"), &plain, false, false).unwrap().0, 200);
+
+    // Another writer holds the store's write lock past walwatch's busy
+    // timeout (10 s): 503 with Retry-After, which the sink retries; nothing
+    // of the batch counts until a retry is taken.
+    let second = agent.batch(10).unwrap();
+    let locked = rusqlite::Connection::open(central.ws.db()).unwrap();
+    locked.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let busy = post(&url, Some("new-token"), &body(&second, false, false), false, false).unwrap();
+    assert_eq!(busy.0, 503, "{busy:?}");
+    assert!(busy.1.contains("busy"), "{busy:?}");
+    locked.execute_batch("ROLLBACK").unwrap();
+    let answer = deliver(&url, Some("new-token"), &body(&second, false, true), false, true, Duration::from_secs(20));
+    assert_eq!((answer["taken"].as_u64(), answer["duplicates"].as_u64()), (Some(10), Some(0)), "{answer}");
     central.daemon.terminate();
 }

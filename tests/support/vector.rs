@@ -89,7 +89,7 @@ pub fn body(events: &[Value], ndjson: bool, gzip: bool) -> Vec<u8> {
 pub fn post(url: &str, token: Option<&str>, body: &[u8], ndjson: bool, gzip: bool) -> Result<(u16, String), String> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(10)))
+        .timeout_global(Some(Duration::from_secs(30)))
         .build()
         .into();
     let content_type = if ndjson { "application/x-ndjson" } else { "application/json" };
