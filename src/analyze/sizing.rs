@@ -366,7 +366,7 @@ pub fn suggest(
     let since = window.start;
     let history = store.sizing_history(cluster, since, window.end + SignedDuration::from_micros(1))?;
     let params = Params::from_settings(settings);
-    let changed = crate::settings::latest_change(store, cluster, &SIZING_SETTINGS)?;
+    let changed = crate::settings::latest_change_in(store, cluster, &SIZING_SETTINGS, &settings.log_changes)?;
     Ok(from_history(cluster, settings.clone(), &history, since, &params, advice, changed))
 }
 

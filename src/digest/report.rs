@@ -177,11 +177,9 @@ fn cluster_day(
     let resolved: Vec<AlertRow> =
         alerts.iter().filter(|a| a.resolved_at.is_some_and(in_day)).filter(cleared).cloned().collect();
     let open = alerts.iter().filter(|a| a.fired_at < to && a.resolved_at.is_none_or(|r| r >= to)).count();
-    let changes = match store.find_cluster(name)? {
-        Some(id) => store.parameter_changes_between(id, from, to)?,
-        None => Vec::new(),
-    };
+    // Every change is read for the settings; the day's are among them.
     let settings = crate::settings::current(store, name)?;
+    let changes: Vec<_> = settings.log_changes.iter().filter(|c| in_day(c.at)).cloned().collect();
     let suggestion = sizing::suggest(store, name, &settings, inputs.advice, inputs.skew_tolerance, to)?;
     let suggestion = suggestion.sql.is_some().then_some(suggestion);
     let bursts = bursts::recurring(&hourly, &sizing::Params::from_settings(&settings));

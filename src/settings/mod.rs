@@ -89,6 +89,11 @@ pub struct Settings {
     /// known to be (the files do not set it), not assumed.
     #[serde(skip)]
     pub defaults_read: bool,
+    /// The log's `parameter "X" changed` lines read for these values, oldest
+    /// first: what the sizing's latest change and the digest's day of
+    /// changes need, without reading them again.
+    #[serde(skip)]
+    pub log_changes: Vec<LogChange>,
 }
 
 impl Settings {
@@ -110,7 +115,7 @@ impl Settings {
                 Some((name.to_string(), Value { value, source: ValueSource::Default { version } }))
             })
             .collect();
-        Settings { version, values, not_inferred: BTreeMap::new(), defaults_read: false }
+        Settings { version, values, not_inferred: BTreeMap::new(), defaults_read: false, log_changes: Vec::new() }
     }
 
     /// The value of `name` read in its unit for the server's version; None
@@ -403,6 +408,7 @@ pub fn current(store: &Store, cluster: &str) -> Result<Settings, StoreError> {
     if known.conf_read.is_none() {
         infer_from_log(store, cluster, &known.log, &mut settings)?;
     }
+    settings.log_changes = known.log;
     Ok(settings)
 }
 
@@ -504,8 +510,29 @@ fn resolve(version: Option<u32>, known: &Known) -> Settings {
 /// first read of a source is no change: it is where walwatch started looking.
 pub fn latest_change(store: &Store, cluster: &str, names: &[&str]) -> Result<Option<SettingChange>, StoreError> {
     let Some(id) = store.find_cluster(cluster)? else { return Ok(None) };
+    latest_change_given(store, id, names, &store.parameter_changes(id)?)
+}
+
+/// [`latest_change`] with the log's changes already read (those [`current`]
+/// keeps in [`Settings::log_changes`]).
+pub fn latest_change_in(
+    store: &Store,
+    cluster: &str,
+    names: &[&str],
+    log: &[LogChange],
+) -> Result<Option<SettingChange>, StoreError> {
+    let Some(id) = store.find_cluster(cluster)? else { return Ok(None) };
+    latest_change_given(store, id, names, log)
+}
+
+fn latest_change_given(
+    store: &Store,
+    id: i64,
+    names: &[&str],
+    log: &[LogChange],
+) -> Result<Option<SettingChange>, StoreError> {
     let version = store.latest_server_version(id)?.as_deref().and_then(defaults::major);
-    let changes = merged(&store.setting_rows(id)?, &store.parameter_changes(id)?, version);
+    let changes = merged(&store.setting_rows(id)?, log, version);
     // On a tie the file's change is taken (the last maximum): it knows the old value.
     Ok(changes.into_iter().filter(|c| names.contains(&c.name.as_str())).max_by_key(|c| c.at))
 }

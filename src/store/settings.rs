@@ -159,29 +159,14 @@ impl Store {
     /// The log's `parameter "X" changed to "Y"` lines, oldest first; rows
     /// whose data is not the expected JSON are skipped.
     pub fn parameter_changes(&self, cluster_id: i64) -> Result<Vec<LogChange>, StoreError> {
-        self.changes_in(cluster_id, i64::MIN, i64::MAX)
-    }
-
-    /// [`Self::parameter_changes`] logged in `[from, to)` (the digest's day).
-    pub fn parameter_changes_between(
-        &self,
-        cluster_id: i64,
-        from: Timestamp,
-        to: Timestamp,
-    ) -> Result<Vec<LogChange>, StoreError> {
-        self.changes_in(cluster_id, to_micros(from), to_micros(to))
-    }
-
-    fn changes_in(&self, cluster_id: i64, from_us: i64, to_us: i64) -> Result<Vec<LogChange>, StoreError> {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT at, data FROM event WHERE cluster_id = ?1 AND kind = 'parameter_changed'
-                 AND at >= ?2 AND at < ?3 ORDER BY at, id",
+                "SELECT at, data FROM event WHERE cluster_id = ?1 AND kind = 'parameter_changed' ORDER BY at, id",
             )
             .map_err(|e| self.sql(e))?;
         let rows = stmt
-            .query_map(params![cluster_id, from_us, to_us], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+            .query_map(params![cluster_id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
             .map_err(|e| self.sql(e))?;
         let mut changes = Vec::new();
         for row in rows {

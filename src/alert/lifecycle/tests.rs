@@ -425,6 +425,7 @@ fn migration_13_forgets_firing_notices_that_were_never_queued() {
         "DELETE FROM outbox WHERE alert_id = 1;
          UPDATE alert SET queued_at = fired_at;
          ALTER TABLE alert DROP COLUMN resolution;
+         DROP TABLE ingest_stream;
          PRAGMA user_version = 12;",
     )
     .unwrap();
