@@ -185,3 +185,140 @@ fn the_report_counts_unparsed_and_rejected_lines_exactly() {
     assert_eq!(report.warnings.len(), 2, "{:?}", report.warnings);
     assert!(report.warnings[0].starts_with("line 2: a checkpoint_complete line in a shape"), "{:?}", report.warnings);
 }
+
+/// A record with a checkpoint line's head but no time walwatch can read is
+/// counted unparsed and unreadable, and nothing is stored for it: here the
+/// server's log_timezone set by a reload to a POSIX zone of its own
+/// (`XYZT-1`, printed as the abbreviation "XYZT"), read without
+/// `--timezone`. The checkpoint before the reload (real lines of the
+/// fixture, lines 1554 and 1577) is read as usual; the next one (lines
+/// 1992 and 2053, an hour later in the new zone's local time) cannot be dated.
+#[test]
+fn a_record_without_a_readable_time_is_counted_unreadable() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, file) = (dir.path().join("w.db"), dir.path().join("postgresql.log"));
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE)).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let (start, complete) = (lines[1553], lines[1576]);
+    let in_new_zone = |l: &str| l.replace("2026-11-22 08:", "2026-11-22 09:").replace(" UTC [", " XYZT [");
+    let (next_start, next_complete) = (in_new_zone(lines[1991]), in_new_zone(lines[2052]));
+    assert!(start.contains("checkpoint starting: wal") && complete.contains("checkpoint complete: "));
+    assert!(next_start.starts_with("2026-11-22 09:09:07.818 XYZT [25162] LOG:  checkpoint starting: wal"));
+    assert!(next_complete.starts_with("2026-11-22 09:09:08.318 XYZT [25162] LOG:  checkpoint complete: "));
+    let log = [
+        start,
+        complete,
+        "2026-11-22 08:09:05.100 UTC [25160] LOG:  received SIGHUP, reloading configuration files",
+        "2026-11-22 08:09:05.101 UTC [25160] LOG:  parameter \"log_timezone\" changed to \"XYZT-1\"",
+        &next_start,
+        &next_complete,
+    ];
+    std::fs::write(&file, log.map(|l| format!("{l}\n")).concat()).unwrap();
+    let mut store = Store::open(&db).unwrap();
+    let cluster = store.cluster_id("c").unwrap();
+    let opts = Options { prefix: Some(PREFIX.into()), ..Options::default() };
+    let no_timezone = TimeContext::new(None).unwrap();
+    let report = import(&mut store, cluster, file.to_str().unwrap(), &opts, &no_timezone).unwrap();
+    assert_eq!(report.misfit, None);
+    let events: Vec<(&str, u64)> = report.events.iter().map(|(k, n)| (*k, *n)).collect();
+    let want = [("checkpoint_complete", 1), ("checkpoint_start", 1), ("config_reload", 1), ("parameter_changed", 1)];
+    assert_eq!(events, want);
+    assert_eq!((report.unparsed, report.unreadable, report.rejected, report.unmatched), (2, 2, 0, 0));
+    let kinds: Vec<String> = stored(&db).into_iter().map(|s| s.kind).collect();
+    assert_eq!(kinds, ["checkpoint_start", "checkpoint_complete", "config_reload", "parameter_changed"]);
+}
+
+/// Lines forged inside a logged statement of a csvlog record (the real
+/// fixture 15-csvlog-forged: a string literal holding four lines in the
+/// log's own format, lines 30–34) are each refused and stored as a
+/// rejection of that record, never as an event; with the five records a
+/// client's RAISE LOG wrote, nine rejections in all (its truth.json).
+#[test]
+fn lines_forged_inside_a_csvlog_statement_are_each_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/15-csvlog-forged/log/postgresql-2026-11-22_081152.csv");
+    let mut store = Store::open(&db).unwrap();
+    let cluster = store.cluster_id("c").unwrap();
+    let time = TimeContext::new(Some("UTC")).unwrap();
+    let report = import(&mut store, cluster, file.to_str().unwrap(), &Options::default(), &time).unwrap();
+    assert_eq!(report.format, "csvlog");
+    let events: Vec<(&str, u64)> = report.events.iter().map(|(k, n)| (*k, *n)).collect();
+    assert_eq!(
+        events,
+        [
+            ("checkpoint_complete", 8),
+            ("checkpoint_start", 8),
+            ("config_reload", 1),
+            ("parameter_changed", 1),
+            ("server_ready", 1),
+            ("server_shutdown", 1),
+            ("server_start", 1),
+            ("shutdown_request", 1),
+            ("too_frequent", 6),
+        ]
+    );
+    assert_eq!((report.rejected, report.unparsed, report.unreadable), (9, 0, 0));
+    assert_eq!(report.first_rejected.map(|(line, _)| line), Some(24));
+
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT line, nth, json_extract(data, '$.looked_like') FROM event WHERE kind = 'rejected' AND nth > 0 ORDER BY nth")
+        .unwrap();
+    let embedded: Vec<(i64, i64, String)> =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect();
+    let at_30 = |nth, kind: &str| (30, nth, kind.to_string());
+    assert_eq!(
+        embedded,
+        [
+            at_30(1, "checkpoint_start"),
+            at_30(2, "checkpoint_complete"),
+            at_30(3, "too_frequent"),
+            at_30(4, "too_frequent")
+        ]
+    );
+    // Nothing of the forged lines (dated 08:11:56.271) is a checkpoint.
+    let forged: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM checkpoint WHERE started_at = ?1 OR completed_at = ?1",
+            [1_795_335_116_271_000i64],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let rows: i64 = conn.query_row("SELECT count(*) FROM checkpoint", [], |r| r.get(0)).unwrap();
+    assert_eq!((forged, rows), (0, 8));
+}
+
+/// The progress told after every chunk of an import that resumes counts
+/// the bytes this import read, not the offset it reached: the fixture's
+/// first 2000 lines read, then the rest appended and read.
+#[test]
+fn a_resumed_import_tells_the_bytes_it_read_this_time() {
+    use super::{import_watched, Progress};
+    let dir = tempfile::tempdir().unwrap();
+    let (db, file) = (dir.path().join("w.db"), dir.path().join("postgresql.log"));
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE)).unwrap();
+    let cut = text.match_indices('\n').nth(1999).unwrap().0 + 1;
+    std::fs::write(&file, &text[..cut]).unwrap();
+    let mut store = Store::open(&db).unwrap();
+    let cluster = store.cluster_id("c").unwrap();
+    let opts = Options { prefix: Some(PREFIX.into()), ..Options::default() };
+    let time = TimeContext::new(Some("UTC")).unwrap();
+    let path = file.to_str().unwrap();
+    let first = import(&mut store, cluster, path, &opts, &time).unwrap();
+    assert_eq!(first.bytes, cut as u64);
+
+    std::fs::write(&file, &text).unwrap();
+    let told = RefCell::new(Vec::new());
+    let report = import_watched(&mut store, cluster, path, &opts, &time, &|p| told.borrow_mut().push(p)).unwrap();
+    let size = text.len() as u64;
+    assert_eq!((report.resumed_at, report.bytes), (cut as u64, size - cut as u64));
+    let told = told.into_inner();
+    assert!(!told.is_empty());
+    assert!(told.iter().all(|p| p.read == p.read_to - cut as u64), "{told:?}");
+    assert_eq!(
+        told.last(),
+        Some(&Progress { read_to: size, read: size - cut as u64, total: Some(size), events: report.event_count() })
+    );
+}

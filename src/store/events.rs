@@ -288,3 +288,66 @@ impl Store {
         }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use jiff::Timestamp;
+
+    use super::fresh;
+    use crate::frame::Format;
+    use crate::model::event::{Event, EventBody};
+    use crate::store::{SourceSpec, Store};
+
+    /// A batch is fresh (its starts may be held for their completes) only
+    /// when it begins past every event stored of its source: a read on from
+    /// where the last one stopped, or of a source never read; not a read
+    /// again from the start (a file rewritten in place), nor one beginning
+    /// at the offset of the last stored event. The stored events: a real
+    /// start and complete of fixture 15-stderr-default-noise (lines 1554
+    /// and 1577), imported.
+    #[test]
+    fn a_batch_is_fresh_only_past_every_stored_event_of_its_source() {
+        use crate::frame::time::TimeContext;
+        use crate::ingest::{self, Options};
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/15-stderr-default-noise/log/postgresql-2026-11-22_080841.log"),
+        )
+        .unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let (start, complete) = (format!("{}\n", lines[1553]), format!("{}\n", lines[1576]));
+        assert!(start.contains("checkpoint starting: wal") && complete.contains("checkpoint complete: "));
+        let dir = tempfile::tempdir().unwrap();
+        let (read, unread) = (dir.path().join("read.log"), dir.path().join("unread.log"));
+        std::fs::write(&read, format!("{start}{complete}")).unwrap();
+        std::fs::write(&unread, &complete).unwrap();
+        let mut store = Store::open(&dir.path().join("w.db")).unwrap();
+        let cluster = store.cluster_id("c").unwrap();
+        let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        let report = ingest::import(&mut store, cluster, read.to_str().unwrap(), &opts, &time).unwrap();
+        assert_eq!(report.stored, 2);
+        let source = store.find_source(cluster, std::fs::read(&read).unwrap().as_slice()).unwrap().unwrap();
+        let spec = SourceSpec { path: unread.to_str().unwrap(), meta: None, format: Format::Stderr, prefix: None };
+        let (unread_source, _) = store.source_for(cluster, complete.as_bytes(), &spec).unwrap();
+
+        let last = start.len() as u64; // the complete line's offset
+        let batch = |offset| {
+            vec![Event {
+                at: Timestamp::UNIX_EPOCH,
+                pid: Some(25162),
+                offset,
+                line: 2,
+                nth: 0,
+                body: EventBody::ConfigReload,
+            }]
+        };
+        let tx = store.conn.transaction().unwrap();
+        let is_fresh = |source, events: &[Event]| fresh(&tx, source, events).unwrap();
+        assert!(is_fresh(&source, &[]), "no events");
+        assert!(is_fresh(&source, &batch(last + 1)), "past the last stored event");
+        assert!(!is_fresh(&source, &batch(last)), "at the last stored event");
+        assert!(!is_fresh(&source, &batch(0)), "read again from the start");
+        assert!(is_fresh(&unread_source, &batch(0)), "a source of which nothing is stored");
+    }
+}
