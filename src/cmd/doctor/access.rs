@@ -36,7 +36,8 @@ impl Account {
             None => None,
         };
         let Some(name) = wanted else { return Ok(own(me)) };
-        let mut account = lookup(&name)?.with_context(|| format!("no user {name:?} in /etc/passwd"))?;
+        let mut account =
+            lookup(&name)?.with_context(|| format!("no user {name:?} (getent passwd {name} finds none)"))?;
         account.own = account.uid == me;
         if !account.own && me != 0 {
             bail!("only root can check file access for another user ({name}); run doctor as {name}, or as root");
@@ -75,22 +76,31 @@ impl Account {
     }
 }
 
-/// This process's user, by name when /etc/passwd has it.
+/// This process's user, by name when the user database has it.
 fn own(uid: u32) -> Account {
-    let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
-    let name = passwd_entries(&passwd).find(|e| e.1 == uid).map_or_else(|| format!("uid {uid}"), |e| e.0.to_string());
+    let name = getent("passwd", &uid.to_string())
+        .ok()
+        .flatten()
+        .and_then(|line| passwd_entry(&line).map(|e| e.0.to_string()))
+        .unwrap_or_else(|| format!("uid {uid}"));
     Account { name, uid, gid: 0, groups: Vec::new(), own: true }
 }
 
-/// The account `name` from /etc/passwd and /etc/group (system users, as the
-/// packages create them; directory services are not asked).
+/// The account `name` as the system's user database has it — through NSS
+/// (`getent`, `id`), so LDAP, SSSD or systemd's dynamic users count as
+/// /etc/passwd does — with every group the daemon would get: its own, the
+/// groups listing it (initgroups), and those the unit adds.
 fn lookup(name: &str) -> Result<Option<Account>> {
-    let passwd = std::fs::read_to_string("/etc/passwd").context("reading /etc/passwd")?;
-    let Some((_, uid, gid)) = passwd_entries(&passwd).find(|e| e.0 == name) else { return Ok(None) };
-    let group = std::fs::read_to_string("/etc/group").context("reading /etc/group")?;
-    let mut groups = groups_of(&group, name, gid);
+    let Some(line) = getent("passwd", name)? else { return Ok(None) };
+    let (_, uid, gid) = passwd_entry(&line).with_context(|| format!("getent passwd {name}: {line:?}"))?;
+    let mut groups = vec![gid];
+    for g in ids(&["-G", name])? {
+        if !groups.contains(&g) {
+            groups.push(g);
+        }
+    }
     if name == SERVICE_USER {
-        for g in gids_named(&unit_groups(), &group) {
+        for g in gids_named(&unit_groups())? {
             if !groups.contains(&g) {
                 groups.push(g);
             }
@@ -99,10 +109,32 @@ fn lookup(name: &str) -> Result<Option<Account>> {
     Ok(Some(Account { name: name.to_string(), uid, gid, groups, own: false }))
 }
 
+/// `getent DATABASE KEY`'s line; None when the key is not there (exit 2).
+fn getent(database: &str, key: &str) -> Result<Option<String>> {
+    let out = std::process::Command::new("getent")
+        .args([database, key])
+        .output()
+        .with_context(|| format!("running getent {database} {key}"))?;
+    match out.status.code() {
+        Some(0) => Ok(Some(String::from_utf8_lossy(&out.stdout).lines().next().unwrap_or_default().to_string())),
+        Some(2) => Ok(None),
+        _ => bail!("getent {database} {key}: {}", String::from_utf8_lossy(&out.stderr).trim()),
+    }
+}
+
+/// The numbers `id ARGS` prints (`id -G NAME`: every group of NAME).
+fn ids(args: &[&str]) -> Result<Vec<u32>> {
+    let out = std::process::Command::new("id").args(args).output().with_context(|| format!("running id {args:?}"))?;
+    if !out.status.success() {
+        bail!("id {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).split_whitespace().filter_map(|n| n.parse().ok()).collect())
+}
+
 /// The groups walwatch.service adds (`SupplementaryGroups=adm` in the
 /// packaged unit, a drop-in's `postgres`): systemd gives them to the daemon
-/// though /etc/group does not list it there (the rpm adds no membership).
-/// Empty without systemd or the unit.
+/// though the group database does not list it there (the rpm adds no
+/// membership). Empty without systemd or the unit.
 fn unit_groups() -> String {
     let show = std::process::Command::new("systemctl")
         .args(["show", "walwatch.service", "--property=SupplementaryGroups", "--value"])
@@ -114,56 +146,52 @@ fn unit_groups() -> String {
     }
 }
 
-/// The gids of the space-separated group `names` (or numbers) in /etc/group's `text`.
-fn gids_named(names: &str, text: &str) -> Vec<u32> {
-    let gid_of = |name: &str| {
-        name.parse().ok().or_else(|| {
-            let line = text.lines().find(|l| l.split(':').next() == Some(name))?;
-            line.split(':').nth(2)?.parse().ok()
-        })
-    };
-    names.split_whitespace().filter_map(gid_of).collect()
-}
-
-/// (name, uid, gid) of each well-formed line of /etc/passwd.
-fn passwd_entries(text: &str) -> impl Iterator<Item = (&str, u32, u32)> {
-    text.lines().filter_map(|line| {
-        let mut fields = line.split(':');
-        let name = fields.next()?;
-        let uid = fields.nth(1)?.parse().ok()?;
-        let gid = fields.next()?.parse().ok()?;
-        Some((name, uid, gid))
-    })
-}
-
-/// The primary group and every group of /etc/group listing `user` as a member.
-fn groups_of(text: &str, user: &str, primary: u32) -> Vec<u32> {
-    let mut groups = vec![primary];
-    for line in text.lines() {
-        let fields: Vec<&str> = line.split(':').collect();
-        let (Some(gid), Some(members)) = (fields.get(2).and_then(|g| g.parse().ok()), fields.get(3)) else { continue };
-        if members.split(',').any(|m| m.trim() == user) && !groups.contains(&gid) {
-            groups.push(gid);
-        }
+/// The gids of the space-separated group `names` (or numbers); unknown
+/// names are no group.
+fn gids_named(names: &str) -> Result<Vec<u32>> {
+    let mut gids = Vec::new();
+    for name in names.split_whitespace() {
+        let gid = match name.parse::<u32>() {
+            Ok(n) => Some(n),
+            Err(_) => getent("group", name)?.and_then(|line| line.split(':').nth(2)?.parse().ok()),
+        };
+        gids.extend(gid);
     }
-    groups
+    Ok(gids)
+}
+
+/// (name, uid, gid) of a passwd line.
+fn passwd_entry(line: &str) -> Option<(&str, u32, u32)> {
+    let mut fields = line.split(':');
+    let name = fields.next()?;
+    let uid = fields.nth(1)?.parse().ok()?;
+    let gid = fields.next()?.parse().ok()?;
+    Some((name, uid, gid))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Users and groups come from the system's user database (NSS), as the
+    /// daemon's credentials will: root is uid 0 in group 0, a user that is
+    /// not there is None, a group number is taken as is.
     #[test]
-    fn groups_are_the_primary_and_those_listing_the_user() {
-        let group = "root:x:0:\nadm:x:4:syslog,walwatch\npostgres:x:110:\nbad line\nssl-cert:x:111:postgres,walwatch\n";
-        assert_eq!(groups_of(group, "walwatch", 998), vec![998, 4, 111]);
-        assert_eq!(groups_of(group, "postgres", 110), vec![110, 111]);
-        let passwd = "root:x:0:0:root:/root:/bin/bash\nwalwatch:x:998:998::/var/lib/walwatch:/usr/sbin/nologin\n";
-        let entries: Vec<_> = passwd_entries(passwd).collect();
-        assert_eq!(entries, vec![("root", 0, 0), ("walwatch", 998, 998)]);
-        // The unit's SupplementaryGroups=, by name or number; unknown names are no group.
-        assert_eq!(gids_named("adm postgres 5 nosuch\n", group), vec![4, 110, 5]);
-        assert_eq!(gids_named("", group), Vec::<u32>::new());
+    fn accounts_and_groups_come_from_the_user_database() {
+        let root = lookup("root").unwrap().unwrap();
+        assert_eq!((root.uid, root.gid, root.groups[0]), (0, 0, 0));
+        assert!(!root.own);
+        assert_eq!(lookup("walwatch-no-such-user").unwrap(), None);
+        assert_eq!(gids_named("root 5 walwatch-no-such-group\n").unwrap(), vec![0, 5]);
+        assert_eq!(gids_named("").unwrap(), Vec::<u32>::new());
+        assert_eq!(
+            passwd_entry("walwatch:x:998:997::/var/lib/walwatch:/usr/sbin/nologin"),
+            Some(("walwatch", 998, 997))
+        );
+        assert_eq!(passwd_entry("bad line"), None);
+        let me = rustix::process::geteuid().as_raw();
+        let expected = getent("passwd", &me.to_string()).unwrap().unwrap();
+        assert!(expected.starts_with(&format!("{}:", own(me).name)), "{expected}");
     }
 
     /// As root, a user other than root is refused what only root may read.
