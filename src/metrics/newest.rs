@@ -11,7 +11,9 @@ use crate::store::{Store, StoreError};
 #[derive(Debug, Default)]
 pub struct NewestEvents {
     /// The store's lowest event id when last read: when it moves, events
-    /// were deleted and the times are read again from all of them.
+    /// were deleted and the times are read again from all of them (so too
+    /// when the highest id falls below what was read: the newest events
+    /// were forgotten).
     floor: Option<i64>,
     /// The tolerance the times were read with (a reload may change it).
     tolerance_us: i64,
@@ -24,7 +26,8 @@ impl NewestEvents {
     pub fn update(&mut self, store: &Store, tolerance: Duration) -> Result<(), StoreError> {
         let floor = store.first_event()?;
         let tolerance_us = i64::try_from(tolerance.as_micros()).unwrap_or(i64::MAX);
-        if floor != self.floor || tolerance_us != self.tolerance_us {
+        let newest_gone = store.last_event()?.unwrap_or(0) < self.watermark;
+        if floor != self.floor || tolerance_us != self.tolerance_us || newest_gone {
             *self = NewestEvents { floor, tolerance_us, ..NewestEvents::default() };
         }
         for (cluster, max_id, at) in store.newest_events_after(self.watermark, tolerance_us)? {

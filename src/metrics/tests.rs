@@ -182,6 +182,28 @@ fn the_newest_event_is_not_one_dated_ahead() {
     assert_eq!(newest.newest["main"], at("2026-11-22T10:05:00Z"));
 }
 
+/// The newest events deleted (`forget` of the file read last): the time is
+/// read again from what is left, not kept from the deleted rows.
+#[test]
+fn the_newest_event_forgotten_is_no_longer_the_newest() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = small_store(dir.path());
+    let store = Store::open(&db).unwrap();
+    let mut newest = super::newest::NewestEvents::default();
+    let tolerance = std::time::Duration::from_secs(300);
+    newest.update(&store, tolerance).unwrap();
+    let at = |t: &str| t.parse::<jiff::Timestamp>().unwrap().as_microsecond();
+    assert_eq!(newest.newest["main"], at("2026-11-22T08:05:01Z"));
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "DELETE FROM checkpoint WHERE started_at >= 1795334700000000 OR completed_at >= 1795334700000000;
+         DELETE FROM event WHERE at >= 1795334700000000;",
+    )
+    .unwrap();
+    newest.update(&store, tolerance).unwrap();
+    assert_eq!(newest.newest["main"], at("2026-11-22T08:04:24.198Z"));
+}
+
 /// Bytes written to a file after walwatch read it are its lag, at the next
 /// scrape, without the daemon having read anything.
 #[test]

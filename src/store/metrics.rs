@@ -121,6 +121,12 @@ impl Store {
         self.conn.query_row("SELECT min(id) FROM event", [], |r| r.get(0)).map_err(|e| self.sql(e))
     }
 
+    /// The highest event id (None: no event): below what was read, the
+    /// newest events were deleted (`forget` of the file read last).
+    pub fn last_event(&self) -> Result<Option<i64>, StoreError> {
+        self.conn.query_row("SELECT max(id) FROM event", [], |r| r.get(0)).map_err(|e| self.sql(e))
+    }
+
     /// For each cluster with events stored after event `after`: the
     /// highest such id and the newest log time among them of a recognised
     /// event not dated more than `tolerance_us` ahead (the rule of
