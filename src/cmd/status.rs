@@ -367,11 +367,8 @@ fn dated_ahead(store: &Store, r: &mut ClusterReport, rule: &ClockSkew, now: Time
     Ok(())
 }
 
-/// The size of each file Vector agents shipped ([ingest]), by the name its
-/// source has in the store: what its spool holds, committed.
 fn shipped_sizes(store: &Store) -> Result<HashMap<String, u64>> {
-    let streams = store.streams()?;
-    Ok(streams.iter().map(|s| (crate::receive::streams::shown(&s.host, &s.file, s.generation), s.spool_len)).collect())
+    Ok(crate::receive::streams::shipped_sizes(store)?)
 }
 
 /// A followed file's size on disk, or a shipped file's in its spool.

@@ -155,13 +155,15 @@ fn open_alerts(store: &Store) -> Result<BTreeMap<(String, String, String), i64>,
 
 /// Each followed file's size now against how far walwatch read it, as
 /// `status` shows it; a file that is gone has no lag to show.
+/// A file shipped by a Vector agent (`[ingest]`) is compared with its spool.
 fn lag(store: &Store, followed: Option<&[String]>) -> Result<Vec<(String, String, u64)>, StoreError> {
     let files = store.followed_files()?;
+    let shipped = crate::receive::streams::shipped_sizes(store)?;
     Ok(files
         .into_iter()
-        .filter(|(cluster, _, _)| followed.is_none_or(|f| f.contains(cluster)))
+        .filter(|(cluster, path, _)| shipped.contains_key(path) || followed.is_none_or(|f| f.contains(cluster)))
         .filter_map(|(cluster, path, read_to)| {
-            let size = std::fs::metadata(&path).ok()?.len();
+            let size = shipped.get(&path).copied().or_else(|| Some(std::fs::metadata(&path).ok()?.len()))?;
             Some((cluster, path, size.saturating_sub(read_to)))
         })
         .collect())

@@ -298,6 +298,13 @@ impl Streams {
     }
 }
 
+/// The size of each shipped file's spool (what is committed), by the name
+/// its source has in the store: what `status` and the metrics' lag compare
+/// the read position with, where a local file's size on disk is used.
+pub fn shipped_sizes(store: &Store) -> Result<HashMap<String, u64>, StoreError> {
+    Ok(store.streams()?.iter().map(|s| (shown(&s.host, &s.file, s.generation), s.spool_len)).collect())
+}
+
 /// How a shipped file is named in `status` and the daemon's log (its
 /// source's path in the store).
 pub fn shown(host: &str, file: &str, generation: i64) -> String {

@@ -245,10 +245,11 @@ fn a_stream_filtered_by_the_generated_config_keeps_every_checkpoint() {
     assert!(patterns.len() > 20, "{config}");
     let log = fixture("15-stderr-default-noise");
     let keep = |m: &str| patterns.iter().any(|p| p.is_match(m));
+    let metrics_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mut agent = Agent::read(HOST_15.0, HOST_15.1, &log, Some(&keep));
     let all = Agent::read(HOST_15.0, HOST_15.1, &log, None).len();
     assert!(agent.len() * 10 < all, "the filter forwarded {} of {all} lines", agent.len());
-    let mut central = Central::start("");
+    let mut central = Central::start(&format!("\n[metrics]\nlisten = \"127.0.0.1:{metrics_port}\"\n"));
     while let Some(batch) = agent.batch(25) {
         central.send(&batch, false);
     }
@@ -266,6 +267,20 @@ fn a_stream_filtered_by_the_generated_config_keeps_every_checkpoint() {
         }
     });
     assert_eq!(got.events.len(), want.events.len());
+    // The central's Prometheus endpoint: the shipped cluster's counts, and
+    // the shipped file read to the end of its spool.
+    let text = ureq::get(format!("http://127.0.0.1:{metrics_port}/metrics"))
+        .call()
+        .unwrap()
+        .body_mut()
+        .read_to_string()
+        .unwrap();
+    let series = |prefix: &str| text.lines().filter(|l| l.starts_with(prefix)).map(String::from).collect::<Vec<_>>();
+    let lag =
+        format!("walwatch_follow_lag_bytes{{cluster=\"{}\",file=\"{}:{}\"}} 0.0", HOST_15.2, HOST_15.0, HOST_15.1);
+    assert_eq!(series("walwatch_follow_lag_bytes"), [lag]);
+    let wal = format!("walwatch_checkpoints_total{{cluster=\"{}\",kind=\"checkpoint\",trigger=\"wal\"}} 15", HOST_15.2);
+    assert!(series("walwatch_checkpoints_total").contains(&wal), "{text}");
     central.daemon.terminate();
 }
 
