@@ -14,3 +14,9 @@ pub mod streams;
 mod tls;
 
 pub use server::{Receiver, StartError, PATH};
+
+/// Whether `cert` and `key` make a certificate the receiver can serve
+/// (`walwatch doctor`), with the reason when not.
+pub fn check_tls(cert: &std::path::Path, key: &std::path::Path) -> Result<(), String> {
+    tls::server_config(cert, key).map(drop)
+}

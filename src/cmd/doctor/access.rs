@@ -45,6 +45,12 @@ impl Account {
         Ok(account)
     }
 
+    /// This process's own user, whoever the service user is.
+    #[cfg(test)]
+    pub fn this_process() -> Account {
+        own(rustix::process::geteuid().as_raw())
+    }
+
     pub fn may_read(&self, path: &Path) -> io::Result<()> {
         self.access(path, Access::READ_OK)
     }

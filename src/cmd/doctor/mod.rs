@@ -6,6 +6,7 @@
 mod access;
 mod cluster;
 mod finding;
+mod ingest;
 mod server;
 mod service;
 
@@ -15,7 +16,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Result};
 
 use crate::cli::{DoctorArgs, ReportFormat};
-use crate::config::ClusterConfig;
+use crate::config::{ClusterConfig, Config};
 use access::Account;
 use finding::Status;
 
@@ -23,9 +24,10 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
     let super::Loaded { config, db, .. } = super::config_and_db(&args.common)?;
     let account = Account::resolve(args.user.as_deref())?;
     let mut findings = Vec::new();
-    for cluster in clusters(&config.clusters, &args)? {
+    for cluster in clusters(&config, &args)? {
         findings.extend(cluster::check(&cluster, &account).into_iter().map(|f| f.of(&cluster.name)));
     }
+    findings.extend(ingest::check(&config.ingest, &db, &account));
     findings.extend(service::check(&config, &db, &account));
     let mut out = std::io::stdout().lock();
     match args.format {
@@ -38,13 +40,16 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
 }
 
 /// `--data-directory`, else the configured clusters (else the discovered
-/// ones), `--cluster` picking one.
-fn clusters(configured: &[ClusterConfig], args: &DoctorArgs) -> Result<Vec<ClusterConfig>> {
+/// ones; none on a central walwatch, `[ingest]` without `[[cluster]]`),
+/// `--cluster` picking one.
+fn clusters(config: &Config, args: &DoctorArgs) -> Result<Vec<ClusterConfig>> {
+    let configured = &config.clusters;
     if let Some(dir) = &args.data_directory {
         let name = dir.display().to_string();
         return Ok(vec![ClusterConfig { name, data_directory: Some(dir.clone()), ..ClusterConfig::default() }]);
     }
     let all = match configured.is_empty() {
+        true if config.ingest.listen.is_some() && args.cluster.is_none() => return Ok(Vec::new()),
         true => crate::config::discover(Path::new("/")).clusters,
         false => configured.to_vec(),
     };
