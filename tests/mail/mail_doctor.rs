@@ -20,7 +20,12 @@ fn mail_finding(dir: &std::path::Path, mail: &str) -> (Option<i32>, Value) {
         logs.join("*.log")
     );
     fs::write(&config, text).unwrap();
-    let out = walwatch().args(["doctor", "--format", "json", "--config"]).arg(&config).output().unwrap();
+    // Checked as this test's own user: as root, doctor would otherwise check
+    // the walwatch user when one exists (an installed package leaves it),
+    // who may not write the test's private directory.
+    let me = std::process::Command::new("id").arg("-un").output().unwrap();
+    let me = String::from_utf8(me.stdout).unwrap().trim().to_string();
+    let out = walwatch().args(["doctor", "--format", "json", "--user", &me, "--config"]).arg(&config).output().unwrap();
     let findings: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(&out)));
     let mail = findings.as_array().unwrap().iter().find(|f| f["check"] == "mail").unwrap().clone();
     (out.status.code(), mail)
