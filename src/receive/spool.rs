@@ -22,6 +22,10 @@ const RECORD: u64 = 16;
 pub struct Spool {
     log: File,
     index: File,
+    /// The index of the generation before (its lines read and its spool
+    /// removed): a batch sent again that still holds the old content's
+    /// last lines is known by it.
+    previous: Option<(File, u64)>,
     pub log_path: PathBuf,
     /// What is committed: lengths and offsets as the store has them.
     pub row: StreamRow,
@@ -61,7 +65,26 @@ impl Spool {
         let log_path = dir.join(format!("{}-{}.log", row.id, row.generation));
         let log = cut_to(&log_path, row.spool_len)?;
         let index = cut_to(&log_path.with_extension("idx"), row.index_len)?;
-        Ok(Spool { log, index, log_path, row })
+        let previous = match row.generation {
+            0 => None,
+            g => match File::open(dir.join(format!("{}-{}.idx", row.id, g - 1))) {
+                Ok(file) => {
+                    let len = file.metadata()?.len();
+                    Some((file, len))
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+                Err(e) => return Err(e),
+            },
+        };
+        Ok(Spool { log, index, previous, log_path, row })
+    }
+
+    /// The hash of the line the generation before took at `offset`.
+    pub fn recorded_before(&self, offset: u64) -> io::Result<Option<u64>> {
+        match &self.previous {
+            Some((file, len)) => search(file, *len, offset),
+            None => Ok(None),
+        }
     }
 
     /// The hash of the line taken at `offset` in this generation, if one was.
@@ -69,19 +92,7 @@ impl Spool {
         if let Some(hash) = pending.recorded(offset) {
             return Ok(Some(hash));
         }
-        let (mut lo, mut hi) = (0, self.row.index_len / RECORD);
-        let mut record = [0u8; RECORD as usize];
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            self.index.read_exact_at(&mut record, mid * RECORD)?;
-            let at = u64::from_le_bytes(record[..8].try_into().expect("8 bytes"));
-            match at.cmp(&offset) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Ok(Some(u64::from_le_bytes(record[8..].try_into().expect("8")))),
-            }
-        }
-        Ok(None)
+        search(&self.index, self.row.index_len, offset)
     }
 
     /// Appends `pending` to the spool and the index and makes them durable;
@@ -101,11 +112,37 @@ impl Spool {
         self.index.set_len(self.row.index_len)
     }
 
-    /// Removes this generation's files (read to the end and replaced by a new one).
+    /// Removes this generation's spool (read to the end and replaced by a
+    /// new one) and the index of the one before it; its own index stays for
+    /// the next generation's [`Spool::recorded_before`].
     pub fn remove(self) -> io::Result<()> {
-        std::fs::remove_file(self.log_path.with_extension("idx"))?;
+        if self.row.generation > 0 {
+            let older = self.log_path.with_file_name(format!("{}-{}.idx", self.row.id, self.row.generation - 1));
+            match std::fs::remove_file(older) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+        }
         std::fs::remove_file(&self.log_path)
     }
+}
+
+/// The hash recorded for `offset` in the first `len` bytes of `index`, by
+/// binary search (offsets ascend within a generation).
+fn search(index: &File, len: u64, offset: u64) -> io::Result<Option<u64>> {
+    let (mut lo, mut hi) = (0, len / RECORD);
+    let mut record = [0u8; RECORD as usize];
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        index.read_exact_at(&mut record, mid * RECORD)?;
+        let at = u64::from_le_bytes(record[..8].try_into().expect("8 bytes"));
+        match at.cmp(&offset) {
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Greater => hi = mid,
+            std::cmp::Ordering::Equal => return Ok(Some(u64::from_le_bytes(record[8..].try_into().expect("8")))),
+        }
+    }
+    Ok(None)
 }
 
 /// Opens `path` for reading and writing, cut to `len`: longer means a write

@@ -174,8 +174,19 @@ impl Streams {
         let (mut new, mut dup, mut total) = (0, 0, (0, 0));
         let mut pending = Pending::default();
         let mut accepted_end = self.stream(key).spool.row.accepted_end;
+        // A batch sent again across a change of content starts with the old
+        // content's lines: known by the index of the generation before.
+        let mut old_content = self.stream(key).spool.row.generation > 0;
         for line in lines {
             let hash = xxh3_64(line.message.as_bytes());
+            if old_content {
+                let spool = &self.stream(key).spool;
+                old_content = spool.recorded_before(line.offset).map_err(|e| spool_error(spool, e))? == Some(hash);
+                if old_content {
+                    dup += 1;
+                    continue;
+                }
+            }
             if line.offset < accepted_end {
                 let spool = &self.stream(key).spool;
                 let known = spool.recorded(line.offset, &pending).map_err(|e| spool_error(spool, e))?;

@@ -215,17 +215,36 @@ fn a_file_truncated_and_written_anew_under_its_path_is_new_content() {
     // agent's offsets start from 0 again under the same path.
     let logs = [fixture("15-stderr-default-std"), fixture("16-stderr-default-std")];
     let mut central = Central::start("[[ingest.cluster]]\nhost = \"db-*\"\nname = \"{host}\"\n");
-    for log in &logs {
+    let mut last_of_old = Vec::new();
+    let mut first_of_new = Vec::new();
+    for (i, log) in logs.iter().enumerate() {
         let mut agent = Agent::read("db-1", HOST_15.1, log, None);
         while let Some(batch) = agent.batch(40) {
             central.send(&batch, false);
+            match i {
+                0 => last_of_old = batch,
+                _ if first_of_new.is_empty() => first_of_new = batch,
+                _ => {}
+            }
         }
     }
+    // A batch sent again that spans the change of content: the old file's
+    // last lines (offsets above the new content's) and the new one's first.
+    let across: Vec<Value> = last_of_old[last_of_old.len() - 5..].iter().chain(&first_of_new[..5]).cloned().collect();
+    let again = central.send(&across, false);
+    assert_eq!((again["taken"].as_u64(), again["duplicates"].as_u64()), (Some(0), Some(10)), "{again}");
     let want = central.ws.reference("db-1", &[&logs[0], &logs[1]]);
     central.daemon.wait_equal("db-1", &want);
     let conn = rusqlite::Connection::open(central.ws.db()).unwrap();
     let generation: i64 = conn.query_row("SELECT generation FROM ingest_stream", [], |r| r.get(0)).unwrap();
     assert_eq!(generation, 1);
+    // The old content's spool is gone once read; its index stays for such batches.
+    let mut spool: Vec<String> = fs::read_dir(central.ws.path().join("ingest"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    spool.sort();
+    assert_eq!(spool, ["1-0.idx", "1-1.idx", "1-1.log"]);
     central.daemon.terminate();
 }
 
