@@ -195,7 +195,7 @@ pub fn import_watched(
     time: &TimeContext,
     progress: &dyn Fn(Progress),
 ) -> Result<ImportReport, IngestError> {
-    store.use_import_cache()?;
+    store.use_import_settings()?;
     read_source(store, cluster_id, Source::open(path)?, opts, time, progress)
 }
 

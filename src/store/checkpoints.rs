@@ -4,7 +4,7 @@
 //! and reading them back (`walwatch checkpoints`, the alert rules' windows).
 
 use jiff::Timestamp;
-use rusqlite::{params, params_from_iter, types::Value, OptionalExtension, Row, Transaction};
+use rusqlite::{params, params_from_iter, types::Value, CachedStatement, OptionalExtension, Row, Transaction};
 use serde::Serialize;
 
 use super::columns::{opt_from_micros, to_micros};
@@ -25,6 +25,20 @@ const WAITING_COMPLETE: &str =
        AND c.completed_at >= ?4 AND c.completed_at <= ?4 + ?5
        AND NOT (e.source_id = ?6 AND e.offset < ?7)
      ORDER BY c.completed_at, c.id LIMIT 1";
+
+/// A held start and its complete line in one row ([`insert_paired`]).
+///
+/// OR FAIL, not the default ABORT: with the tally trigger of
+/// migrations/0015_tally_insert.sql and no foreign-key checks (an import),
+/// nothing in this insert may abort, so SQLite keeps no statement journal
+/// for it. A failure still fails the batch, which is rolled back whole.
+const INSERT_PAIRED: &str =
+    "INSERT OR FAIL INTO checkpoint(cluster_id, kind, pid, start_event_id, started_at, flags, trigger, pairable,
+       complete_event_id, completed_at, buffers_written, buffers_pct, slru_buffers_written,
+       wal_files_added, wal_files_removed, wal_files_recycled, write_s, sync_s, total_s, sync_files,
+       sync_longest_s, sync_average_s, distance_kb, estimate_kb, lsn, redo_lsn)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
+       ?21, ?22, ?23, ?24, ?25)";
 
 /// A start line's new row, not yet inserted: the complete line that closes
 /// it usually comes next, and one insert of the whole row costs half of an
@@ -49,16 +63,27 @@ pub(super) struct HeldStart {
 /// find that very row: the batch's events are the only ones of its source
 /// at their offsets (`fresh`), so the held start is the latest start of its
 /// pid before the complete in the file, and still pairable.
-pub(super) struct Pairing {
+///
+/// It also holds the two statements run for nearly every checkpoint line,
+/// prepared once per batch: taken from and given back to rusqlite's cache
+/// at each line, they cost a hash of their SQL text both ways and a
+/// clearing of their bindings.
+pub(super) struct Pairing<'tx> {
     fresh: bool,
     held: Option<HeldStart>,
+    /// [`WAITING_COMPLETE`], asked for every start line.
+    waiting: CachedStatement<'tx>,
+    /// [`INSERT_PAIRED`], run for every complete line that closes a held start.
+    paired: CachedStatement<'tx>,
 }
 
-impl Pairing {
+impl<'tx> Pairing<'tx> {
     /// `fresh`: the store held no event of this source at or after the
     /// batch's first offset when the batch began.
-    pub(super) fn new(fresh: bool) -> Pairing {
-        Pairing { fresh, held: None }
+    pub(super) fn new(tx: &'tx Transaction<'_>, fresh: bool) -> rusqlite::Result<Pairing<'tx>> {
+        let waiting = tx.prepare_cached(WAITING_COMPLETE)?;
+        let paired = tx.prepare_cached(INSERT_PAIRED)?;
+        Ok(Pairing { fresh, held: None, waiting, paired })
     }
 
     /// Inserts the held start's row, if any.
@@ -83,13 +108,13 @@ pub(super) fn apply(
     source: &SourceRow,
     event_id: i64,
     event: &Event,
-    pairing: &mut Pairing,
+    pairing: &mut Pairing<'_>,
 ) -> rusqlite::Result<()> {
     let cluster_id = source.cluster_id;
     let at = to_micros(event.at);
     if let EventBody::PointComplete { kind, stats } = &event.body {
         if let Some(start) = pairing.take_for(source, event, *kind) {
-            return insert_paired(tx, &start, event_id, at, stats);
+            return insert_paired(&mut pairing.paired, &start, event_id, at, stats);
         }
     }
     pairing.flush(tx)?;
@@ -119,7 +144,7 @@ fn pair_start(
     event: &Event,
     kind: PointKind,
     flags: &[String],
-    pairing: &mut Pairing,
+    pairing: &mut Pairing<'_>,
 ) -> rusqlite::Result<()> {
     let (cluster_id, pid, at) = (source.cluster_id, event.pid, to_micros(event.at));
     // A complete line stored earlier (files read out of order: an import of
@@ -133,8 +158,8 @@ fn pair_start(
     // the two does (`restart_between`). A complete earlier in this start's
     // own file is an earlier checkpoint's, whatever its time says (the next
     // checkpoint often starts the same millisecond).
-    let orphan: Option<(i64, i64)> = tx
-        .prepare_cached(WAITING_COMPLETE)?
+    let orphan: Option<(i64, i64)> = pairing
+        .waiting
         .query_row(
             params![cluster_id, kind.as_str(), pid, at, LONGEST_CHECKPOINT_US, source.id, event.offset as i64],
             |r| Ok((r.get(0)?, r.get(1)?)),
@@ -188,23 +213,15 @@ fn insert_start(tx: &Transaction<'_>, h: &HeldStart) -> rusqlite::Result<()> {
 
 /// A held start's row and its complete line's figures in one insert: the
 /// row `insert_start` and then `complete` would have left (paired, so no
-/// longer pairable).
+/// longer pairable). `insert` is [`INSERT_PAIRED`].
 fn insert_paired(
-    tx: &Transaction<'_>,
+    insert: &mut CachedStatement<'_>,
     h: &HeldStart,
     event_id: i64,
     at: i64,
     stats: &CompleteStats,
 ) -> rusqlite::Result<()> {
-    tx.prepare_cached(
-        "INSERT INTO checkpoint(cluster_id, kind, pid, start_event_id, started_at, flags, trigger, pairable,
-           complete_event_id, completed_at, buffers_written, buffers_pct, slru_buffers_written,
-           wal_files_added, wal_files_removed, wal_files_recycled, write_s, sync_s, total_s, sync_files,
-           sync_longest_s, sync_average_s, distance_kb, estimate_kb, lsn, redo_lsn)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
-           ?21, ?22, ?23, ?24, ?25)",
-    )?
-    .execute(params_from_iter(
+    insert.execute(params_from_iter(
         params![h.cluster_id, h.kind.as_str(), h.pid, h.event_id, h.at, h.flags, h.trigger, event_id, at]
             .iter()
             .copied()

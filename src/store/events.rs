@@ -12,7 +12,7 @@
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
-use rusqlite::{params, Transaction, TransactionBehavior};
+use rusqlite::{params, CachedStatement, Transaction, TransactionBehavior};
 use serde_json::json;
 
 use super::checkpoints::{apply, Pairing};
@@ -33,17 +33,43 @@ impl Store {
         events: &[Event],
         reached: Pos,
     ) -> Result<usize, StoreError> {
+        if !self.import {
+            return self.commit_batch_checked(source, spec, events, reached);
+        }
+        // An import's batch without foreign-key checks (see
+        // `use_import_settings`); they are back on whatever happened, and
+        // the batch's own error is the one told.
+        self.foreign_keys(false)?;
+        let committed = self.commit_batch_checked(source, spec, events, reached);
+        let restored = self.foreign_keys(true);
+        let added = committed?;
+        restored?;
+        Ok(added)
+    }
+
+    /// [`Store::commit_batch`] itself, with the connection's foreign-key setting as it is.
+    fn commit_batch_checked(
+        &mut self,
+        source: &mut SourceRow,
+        spec: &SourceSpec<'_>,
+        events: &[Event],
+        reached: Pos,
+    ) -> Result<usize, StoreError> {
         let path = self.path.clone();
         let sql = |source| StoreError::Sql { path: path.clone(), source };
         // Immediate: the lock is taken before anything is read, so a commit
         // never has to give up because another process committed in between.
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
-        let mut pairing = Pairing::new(fresh(&tx, source, events).map_err(sql)?);
         let mut added = 0;
-        for event in events {
-            added += insert_event(&tx, source, event, &mut pairing).map_err(sql)?;
+        {
+            let mut pairing = Pairing::new(&tx, fresh(&tx, source, events).map_err(sql)?).map_err(sql)?;
+            // Prepared once for the batch, like the pairing's statements.
+            let mut insert = tx.prepare_cached(INSERT_EVENT).map_err(sql)?;
+            for event in events {
+                added += insert_event(&tx, &mut insert, source, event, &mut pairing).map_err(sql)?;
+            }
+            pairing.flush(&tx).map_err(sql)?;
         }
-        pairing.flush(&tx).map_err(sql)?;
         // The recorded position only moves forward: another process reading
         // the same source (the daemon and an import) may have got further,
         // and going back would make status show a lag that is not there, or
@@ -88,31 +114,32 @@ fn fresh(tx: &Transaction<'_>, source: &SourceRow, events: &[Event]) -> rusqlite
     Ok(last.is_none_or(|last| last < first.offset as i64))
 }
 
-/// Inserts one event; returns 0 when it was already stored.
+const INSERT_EVENT: &str =
+    "INSERT OR IGNORE INTO event(cluster_id, source_id, offset, line, at, pid, kind, nth, data, ahead_us)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+
+/// Inserts one event with `insert` ([`INSERT_EVENT`]); returns 0 when it
+/// was already stored.
 fn insert_event(
     tx: &Transaction<'_>,
+    insert: &mut CachedStatement<'_>,
     source: &SourceRow,
     event: &Event,
-    pairing: &mut Pairing,
+    pairing: &mut Pairing<'_>,
 ) -> rusqlite::Result<usize> {
     let data = event_data(&event.body).to_string();
-    let inserted = tx
-        .prepare_cached(
-            "INSERT OR IGNORE INTO event(cluster_id, source_id, offset, line, at, pid, kind, nth, data, ahead_us)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        )?
-        .execute(params![
-            source.cluster_id,
-            source.id,
-            event.offset as i64,
-            event.line as i64,
-            to_micros(event.at),
-            event.pid,
-            event.body.kind_name(),
-            event.nth,
-            data,
-            ahead_of_clock(event.at)
-        ])?;
+    let inserted = insert.execute(params![
+        source.cluster_id,
+        source.id,
+        event.offset as i64,
+        event.line as i64,
+        to_micros(event.at),
+        event.pid,
+        event.body.kind_name(),
+        event.nth,
+        data,
+        ahead_of_clock(event.at)
+    ])?;
     if inserted == 1 {
         let event_id = tx.last_insert_rowid();
         apply(tx, source, event_id, event, pairing)?;

@@ -61,6 +61,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0012_retention.sql"),
     include_str!("migrations/0013_lifecycle.sql"),
     include_str!("migrations/0014_ingest_streams.sql"),
+    include_str!("migrations/0015_tally_insert.sql"),
 ];
 
 /// `PRAGMA cache_size` for an import: negative is KiB (64 MiB).
@@ -116,6 +117,9 @@ fn describe(e: &rusqlite::Error) -> String {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// Set by [`Store::use_import_settings`]: batches are committed without
+    /// foreign-key checks.
+    import: bool,
 }
 
 impl Store {
@@ -137,7 +141,7 @@ impl Store {
         configure(&conn).map_err(refused)?;
         check_not_too_new(&conn, path)?;
         migrate(&mut conn, path)?;
-        Ok(Store { conn, path: path.into() })
+        Ok(Store { conn, path: path.into(), import: false })
     }
 
     /// [`Store::open`], saying what it created: only the daemon and
@@ -199,7 +203,7 @@ impl Store {
                 Err(e) => Err(StoreError::TooOld { path: path.into(), reason: e.to_string() }),
             };
         }
-        Ok(Store { conn, path: path.into() })
+        Ok(Store { conn, path: path.into(), import: false })
     }
 
     /// Runs `f` in one read transaction: every query in it sees the same
@@ -214,14 +218,32 @@ impl Store {
         Ok(value)
     }
 
-    /// Gives this connection a page cache large enough for an import's
-    /// index pages (SQLite's default is 2 MB): a checkpoint-dense log of
-    /// 100 000 lines makes a 30 MB store, whose index pages were read back
-    /// from the file again and again. The cache grows only as pages are
-    /// used; the daemon, which writes a few events at a time, keeps the
-    /// default. Durability is unchanged: commits write and sync as before.
-    pub(crate) fn use_import_cache(&self) -> Result<(), StoreError> {
-        self.conn.pragma_update(None, "cache_size", IMPORT_CACHE_KIB).map_err(|e| self.sql(e))
+    /// Settings for an import, on this connection only.
+    ///
+    /// A page cache large enough for an import's index pages (SQLite's
+    /// default is 2 MB): a checkpoint-dense log of 100 000 lines makes a
+    /// 30 MB store, whose index pages were read back from the file again and
+    /// again. The cache grows only as pages are used; the daemon, which
+    /// writes a few events at a time, keeps the default. Durability is
+    /// unchanged: commits write and sync as before.
+    ///
+    /// And batches committed without foreign-key checks
+    /// ([`Store::commit_batch`]): an immediate foreign key on a table with a
+    /// trigger (checkpoint) makes every insert keep a statement journal, a
+    /// copy of each page it changes, about 10 % of an import's CPU. A batch
+    /// only refers to its cluster and source, found or made before it, and to
+    /// the events it inserted itself, all under its write lock; every other
+    /// write of the import (taking back a misfit's events) keeps the checks.
+    pub(crate) fn use_import_settings(&mut self) -> Result<(), StoreError> {
+        self.conn.pragma_update(None, "cache_size", IMPORT_CACHE_KIB).map_err(|e| self.sql(e))?;
+        self.import = true;
+        Ok(())
+    }
+
+    /// Foreign-key checks on or off; outside a transaction only (SQLite
+    /// ignores the pragma inside one).
+    fn foreign_keys(&self, on: bool) -> Result<(), StoreError> {
+        self.conn.pragma_update(None, "foreign_keys", on).map_err(|e| self.sql(e))
     }
 
     pub fn path(&self) -> &Path {

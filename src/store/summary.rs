@@ -570,6 +570,20 @@ mod tally_tests {
         assert_eq!(sum.checkpoints.started, started);
     }
 
+    /// An import commits its batches without foreign-key checks (see
+    /// `Store::use_import_settings`): what it stored still satisfies them,
+    /// and its connection has them back on for whatever it does next.
+    #[test]
+    fn an_import_keeps_its_references_and_turns_the_checks_back_on() {
+        let (_dir, store) = import(&[("a", AFTER_CRASH), ("a", CRASH), ("b", NOISE)]);
+        let on: i64 = store.conn.pragma_query_value(None, "foreign_keys", |r| r.get(0)).unwrap();
+        assert_eq!(on, 1);
+        let broken: i64 =
+            store.conn.query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| r.get(0)).unwrap();
+        assert_eq!(broken, 0);
+        assert!(store.conn.query_row("SELECT count(*) FROM checkpoint", [], |r| r.get::<_, i64>(0)).unwrap() > 0);
+    }
+
     #[test]
     fn forgetting_a_source_takes_its_rows_out_of_the_tally() {
         let (_dir, mut store) = import(&[("a", CRASH), ("a", AFTER_CRASH)]);
