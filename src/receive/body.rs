@@ -35,6 +35,10 @@ pub enum BodyError {
     Json { index: usize, message: String },
     #[error("event {index} has no {field:?}{}", hint(field))]
     Missing { index: usize, field: &'static str },
+    /// Host and file name clusters, `status` lines and alert subjects: a
+    /// line break or an escape sequence there could forge them.
+    #[error("event {index}: {field:?} holds a control character")]
+    Control { index: usize, field: &'static str },
 }
 
 fn hint(field: &str) -> &'static str {
@@ -120,12 +124,14 @@ fn shipped(index: usize, e: Event) -> Result<Shipped, BodyError> {
         Offset::Number(n) => n,
         Offset::Text(t) => t.trim().parse().map_err(|_| missing("offset"))?,
     };
-    Ok(Shipped {
-        host: e.host.filter(|h| !h.is_empty()).ok_or(missing("host"))?,
-        file: e.file.filter(|f| !f.is_empty()).ok_or(missing("file"))?,
-        offset,
-        message: e.message.ok_or(missing("message"))?,
-    })
+    let host = e.host.filter(|h| !h.is_empty()).ok_or(missing("host"))?;
+    let file = e.file.filter(|f| !f.is_empty()).ok_or(missing("file"))?;
+    for (field, text) in [("host", &host), ("file", &file)] {
+        if text.chars().any(char::is_control) {
+            return Err(BodyError::Control { index, field });
+        }
+    }
+    Ok(Shipped { host, file, offset, message: e.message.ok_or(missing("message"))? })
 }
 
 #[cfg(test)]
@@ -209,5 +215,10 @@ mod tests {
         assert!(matches!(e, BodyError::Json { index: 1, .. }), "{e}");
         let e = events(b"[{\"message\": 12}]").unwrap_err();
         assert!(matches!(e, BodyError::Json { index: 0, .. }), "{e}");
+        // Names that would break a status line or a mail subject.
+        let e = events(br#"{"message":"x","host":"db\r\nBcc: a@b","file":"f","offset":1}"#).unwrap_err();
+        assert_eq!(e, BodyError::Control { index: 0, field: "host" });
+        let e = events(b"{\"message\":\"x\",\"host\":\"h\",\"file\":\"/x\\u001b[2J.log\",\"offset\":1}").unwrap_err();
+        assert_eq!(e, BodyError::Control { index: 0, field: "file" });
     }
 }
