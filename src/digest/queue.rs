@@ -8,8 +8,9 @@
 use jiff::civil::Date;
 use jiff::Timestamp;
 
+use super::chart::ChartInput;
 use super::render::{self, Picture};
-use super::report::{self, ClusterDay, Inputs, Report, ReportError};
+use super::report::{self, Inputs, Report, ReportError};
 use super::schedule::{Due, Schedule};
 use crate::analyze::rules::RuleSet;
 use crate::config::Config;
@@ -112,19 +113,47 @@ pub fn recipients(config: &Config) -> Vec<lettre::message::Mailbox> {
 pub fn pictures(store: &Store, report: &Report) -> Vec<Option<Picture>> {
     let (from, to) = (report.start.timestamp(), report.end.timestamp());
     let tz = report.start.time_zone().clone();
-    let draw = |c: &ClusterDay| -> Result<Picture, String> {
-        let input =
-            super::chart::input(store, &c.name, &c.settings, (from, to), tz.clone()).map_err(|e| e.to_string())?;
-        let png = super::chart::render_png(&input).map_err(|e| e.to_string())?;
-        Ok(Picture { png, alt: super::chart::alt_text(&input) })
-    };
+    // The store is read here, on this connection; the drawing is done on
+    // the machine's cores (below).
+    let inputs: Vec<Result<ChartInput, String>> = report
+        .clusters
+        .iter()
+        .map(|c| super::chart::input(store, &c.name, &c.settings, (from, to), tz.clone()).map_err(|e| e.to_string()))
+        .collect();
     report
         .clusters
         .iter()
-        .map(|c| {
-            draw(c)
+        .zip(draw_all(&inputs))
+        .map(|(c, drawn)| {
+            drawn
                 .map_err(|e| tracing::warn!(cluster = %c.name, "the digest goes out without this cluster's chart: {e}"))
                 .ok()
         })
         .collect()
+}
+
+/// Every chart drawn and deflated, in order, spread over the machine's
+/// cores: the charts are a third of a digest's CPU (BENCHMARKS.md) and one
+/// needs nothing of another, so a fleet's digest takes about half the wall
+/// time on two cores.
+fn draw_all(inputs: &[Result<ChartInput, String>]) -> Vec<Result<Picture, String>> {
+    let draw = |input: &Result<ChartInput, String>| -> Result<Picture, String> {
+        let input = input.as_ref().map_err(Clone::clone)?;
+        let png = super::chart::render_png(input).map_err(|e| e.to_string())?;
+        Ok(Picture { png, alt: super::chart::alt_text(input) })
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, inputs.len().max(1));
+    let per_thread = inputs.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = inputs
+            .chunks(per_thread)
+            .map(|part| (part.len(), scope.spawn(move || part.iter().map(draw).collect::<Vec<_>>())))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|(n, handle)| {
+                handle.join().unwrap_or_else(|_| vec![Err("drawing the chart panicked".to_string()); n])
+            })
+            .collect()
+    })
 }
