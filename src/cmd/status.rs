@@ -123,7 +123,7 @@ pub(super) struct DaemonSummary {
 pub(super) fn daemon_summary(store: &Store) -> Result<DaemonSummary> {
     let daemon = daemon(store.last_heartbeat()?.as_ref(), Timestamp::now());
     let mut behind = Vec::new();
-    let shipped = shipped_sizes(store)?;
+    let shipped = crate::receive::streams::shipped_sizes(store)?;
     for c in store.cluster_status(None)? {
         let name = c.name.clone();
         behind.extend(report(c, daemon.state, &shipped).behind.into_iter().map(|b| format!("cluster {name}: {b}")));
@@ -141,7 +141,7 @@ pub fn run(args: StatusArgs) -> Result<ExitCode> {
     let now = Timestamp::now();
     let daemon = daemon(heartbeat.as_ref(), now);
     let mut clusters = Vec::new();
-    let shipped = shipped_sizes(&store)?;
+    let shipped = crate::receive::streams::shipped_sizes(&store)?;
     for c in store.cluster_status(args.cluster.as_deref())? {
         let mut r = report(c, daemon.state, &shipped);
         dated_ahead(&store, &mut r, rules.get::<ClockSkew>(), now)?;
@@ -365,10 +365,6 @@ fn dated_ahead(store: &Store, r: &mut ClusterReport, rule: &ClockSkew, now: Time
         ));
     }
     Ok(())
-}
-
-fn shipped_sizes(store: &Store) -> Result<HashMap<String, u64>> {
-    Ok(crate::receive::streams::shipped_sizes(store)?)
 }
 
 /// A followed file's size on disk, or a shipped file's in its spool.

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::problem::{absolute, interval, one_of, time_zone, Problem};
+use super::problem::{absolute, interval, one_of, socket_address, time_zone, Problem};
 use super::FORMATS;
 
 /// The port the README and config/walwatch.toml suggest (next to the
@@ -107,7 +107,8 @@ struct RawIngestCluster {
 
 impl RawIngest {
     pub(super) fn validate(self) -> Result<IngestSection, Problem> {
-        let listen = self.listen.as_ref().map(address).transpose()?;
+        let examples = [&format!("0.0.0.0:{SUGGESTED_PORT}")[..], &format!("[::]:{SUGGESTED_PORT}")];
+        let listen = self.listen.as_ref().map(|t| socket_address(t, examples)).transpose()?;
         let token_file = self.token_file.as_ref().map(absolute).transpose()?.map(Path::to_path_buf);
         if let (Some(addr), None, Some(text)) = (listen, &token_file, &self.listen) {
             if !addr.ip().is_loopback() {
@@ -176,16 +177,6 @@ fn pattern(text: &Spanned<String>) -> Result<String, Problem> {
     glob::Pattern::new(text.get_ref())
         .map(|_| text.get_ref().clone())
         .map_err(|e| Problem::at(text, format!("{:?} is not a glob pattern: {e}", text.get_ref())))
-}
-
-fn address(text: &Spanned<String>) -> Result<SocketAddr, Problem> {
-    text.get_ref().parse().map_err(|_| {
-        let message = format!(
-            "listen: {:?} is not an IP address and port, e.g. \"0.0.0.0:{SUGGESTED_PORT}\" (or \"[::]:{SUGGESTED_PORT}\")",
-            text.get_ref()
-        );
-        Problem::at(text, message)
-    })
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::problem::Problem;
+use super::problem::{socket_address, Problem};
 
 /// The port the README and config/walwatch.toml suggest: outside the ports
 /// Prometheus' exporters usually take, so it can be used as it is.
@@ -27,21 +27,10 @@ pub(super) struct RawMetrics {
 
 impl RawMetrics {
     pub(super) fn validate(self) -> Result<MetricsSection, Problem> {
-        let listen = self.listen.as_ref().map(address).transpose()?;
+        let examples = [&format!("127.0.0.1:{SUGGESTED_PORT}")[..], &format!("[::1]:{SUGGESTED_PORT}")];
+        let listen = self.listen.as_ref().map(|t| socket_address(t, examples)).transpose()?;
         Ok(MetricsSection { listen })
     }
-}
-
-/// An IP address and port: a host name would be resolved once at startup,
-/// silently, to an address the user never wrote.
-fn address(text: &Spanned<String>) -> Result<SocketAddr, Problem> {
-    text.get_ref().parse().map_err(|_| {
-        let message = format!(
-            "listen: {:?} is not an IP address and port, e.g. \"127.0.0.1:{SUGGESTED_PORT}\" (or \"[::1]:{SUGGESTED_PORT}\")",
-            text.get_ref()
-        );
-        Problem::at(text, message)
-    })
 }
 
 #[cfg(test)]

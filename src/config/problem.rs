@@ -87,3 +87,14 @@ pub(super) fn time_zone(name: &Spanned<String>, meaning: &str) -> Result<String,
         )),
     }
 }
+
+/// A `listen` value: an IP address and port. A host name would be resolved
+/// once at startup, silently, to an address the user never wrote.
+/// `examples` are the addresses the error suggests.
+pub(super) fn socket_address(text: &Spanned<String>, examples: [&str; 2]) -> Result<std::net::SocketAddr, Problem> {
+    text.get_ref().parse().map_err(|_| {
+        let [a, b] = examples;
+        let message = format!("listen: {:?} is not an IP address and port, e.g. \"{a}\" (or \"{b}\")", text.get_ref());
+        Problem::at(text, message)
+    })
+}

@@ -13,7 +13,7 @@ mod spool;
 pub mod streams;
 mod tls;
 
-pub use server::{Receiver, StartError, PATH};
+pub use server::{read_tokens, Receiver, StartError, PATH};
 
 /// Whether `cert` and `key` make a certificate the receiver can serve
 /// (`walwatch doctor`), with the reason when not.

@@ -167,7 +167,7 @@ impl Receiver {
 }
 
 /// The accepted bearer tokens: one a line, blank lines and `#` comments left out.
-fn read_tokens(path: &Path) -> Result<Vec<String>, StartError> {
+pub fn read_tokens(path: &Path) -> Result<Vec<String>, StartError> {
     let err = |reason: String| StartError::Tokens { path: path.to_path_buf(), reason };
     let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
     let tokens: Vec<String> =

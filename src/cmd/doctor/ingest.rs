@@ -39,15 +39,14 @@ fn tokens(section: &IngestSection, account: &Account) -> Finding {
     if let Err(e) = account.may_read(path) {
         return Finding::error(CHECK, format!("{user} cannot read {}: {e}", path.display()), why, fix);
     }
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) => return Finding::error(CHECK, format!("cannot read {}: {e}", path.display()), why, fix),
+    // Read as the receiver reads it: the same tokens, the same refusal.
+    let n = match crate::receive::read_tokens(path) {
+        Ok(tokens) => tokens.len(),
+        Err(e) => {
+            let fix = format!("write one token a line into {} (e.g. `openssl rand -hex 24`)", path.display());
+            return Finding::error(CHECK, e.to_string(), why, fix);
+        }
     };
-    let n = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).count();
-    if n == 0 {
-        let fix = format!("write one token a line into {} (e.g. `openssl rand -hex 24`)", path.display());
-        return Finding::error(CHECK, format!("{} holds no token", path.display()), why, fix);
-    }
     let mode = std::fs::metadata(path).map(|m| m.permissions().mode()).unwrap_or(0);
     if mode & 0o004 != 0 {
         return Finding::warning(
@@ -119,7 +118,9 @@ mod tests {
         std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o640)).unwrap();
         let s = section(dir.path(), &format!("token_file = {:?}\n", tokens.display().to_string()));
         let got = statuses(&s);
-        assert_eq!(got[0], ("Error".into(), format!("{} holds no token", tokens.display())));
+        let empty =
+            format!("[ingest] token_file {}: holds no token (one a line): no agent could send", tokens.display());
+        assert_eq!(got[0], ("Error".into(), empty));
         assert_eq!(got[1].0, "Warning", "plain HTTP on the network: {got:?}");
         assert_eq!(
             got[2],
