@@ -77,10 +77,10 @@ impl Receiver {
         let tokens = Arc::new(Mutex::new(tokens));
         let bind = |e: &dyn std::fmt::Display| StartError::Bind { addr, reason: e.to_string() };
         let (server, front) = match &section.tls {
-            None => (Server::http(addr).map_err(|e| bind(&e))?, None),
+            None => (Server::from_listener(listen_on(addr).map_err(|e| bind(&e))?, None).map_err(|e| bind(&e))?, None),
             Some((cert, key)) => {
                 let config = tls::server_config(cert, key).map_err(StartError::Tls)?;
-                let listener = std::net::TcpListener::bind(addr).map_err(|e| bind(&e))?;
+                let listener = listen_on(addr).map_err(|e| bind(&e))?;
                 // Plain HTTP on a loopback port only the front connects to.
                 let inner = Server::http("127.0.0.1:0").map_err(|e| bind(&e))?;
                 let inner_addr = inner.server_addr().to_ip().ok_or_else(|| bind(&"no inner address"))?;
@@ -162,6 +162,26 @@ impl Receiver {
         self.server.unblock();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
+        }
+    }
+}
+
+/// How long a bind waits for the address to be let go: a reload that
+/// changes `[ingest]` stops the receiver and starts it again on the same
+/// address, and the old listener's socket is closed by its accept thread a
+/// moment after the stop returns.
+const REBIND_WAIT: Duration = Duration::from_secs(3);
+
+/// A listener on `addr`, retried while the address is still in use (see
+/// [`REBIND_WAIT`]); any other error at once.
+fn listen_on(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
+    let deadline = std::time::Instant::now() + REBIND_WAIT;
+    loop {
+        match std::net::TcpListener::bind(addr) {
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(50))
+            }
+            result => return result,
         }
     }
 }

@@ -392,3 +392,31 @@ fn a_reload_reads_the_tokens_again_and_a_busy_store_answers_503() {
     assert_eq!((answer["taken"].as_u64(), answer["duplicates"].as_u64()), (Some(10), Some(0)), "{answer}");
     central.daemon.terminate();
 }
+
+#[test]
+fn lines_that_do_not_fit_are_kept_said_and_read_after_a_reload_that_fixes_the_format() {
+    let log = fixture("16-stderr-default-std");
+    let mut central = Central::start("[[ingest.cluster]]\nname = \"{host}\"\nformat = \"csvlog\"\n");
+    let mut agent = Agent::read("db-16", HOST_16.1, &log, None);
+    while let Some(batch) = agent.batch(100) {
+        central.send(&batch, false);
+    }
+    // Nothing stored, and said: status exits 4 with the file's problem.
+    let db = central.ws.db();
+    central.daemon.wait_until("the misfit reported", || {
+        let files = crate::support::daemon::status(&db)?;
+        let text = files.to_string();
+        text.contains("did not fit the csvlog format").then_some(()).ok_or(text)
+    });
+    assert_eq!(crate::support::daemon::status_exit(&db), Some(crate::support::daemon::STATUS_PROBLEMS));
+    assert_eq!(crate::support::daemon::count(&db, "checkpoint", "1 = 1"), 0);
+    // The right format and a reload (the receiver restarts on the same
+    // address): the kept lines are read, as an import of the log reads them.
+    let config = fs::read_to_string(central.ws.config_path()).unwrap().replace("csvlog", "stderr");
+    fs::write(central.ws.config_path(), config).unwrap();
+    central.daemon.signal("HUP");
+    let want = central.ws.reference("db-16", &[&log]);
+    central.daemon.wait_equal("db-16", &want);
+    assert_eq!(crate::support::daemon::status_exit(&db), Some(0));
+    central.daemon.terminate();
+}
