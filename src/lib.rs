@@ -17,8 +17,9 @@
 //! Beneath the pipeline, imported by it and importing none of it: [`model`]
 //! (the vocabulary: events, alert words), [`catalog`] (the messages and
 //! levels PostgreSQL writes, as data), [`guc`] (PostgreSQL's settings, their
-//! units and defaults), [`config`] (the TOML file), [`timefmt`] and
-//! [`output`]. No module imports one above it: there is no import cycle.
+//! units and defaults), [`config`] (the TOML file), [`timefmt`],
+//! [`output`] and [`serve`] (the HTTP listener under [`metrics`] and
+//! [`receive`]). No module imports one above it: there is no import cycle.
 
 // Bottom: vocabulary and knowledge.
 pub mod catalog;
@@ -27,6 +28,8 @@ pub mod guc;
 pub mod model;
 pub mod output;
 pub mod timefmt;
+// The HTTP listener the endpoints run on, bounded against every peer.
+pub mod serve;
 
 // The pipeline, in order.
 pub mod source;

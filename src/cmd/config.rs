@@ -24,6 +24,12 @@ pub fn run(cmd: ConfigCommand) -> Result<ExitCode> {
 pub fn check(path: Option<&Path>, root: &Path) -> Result<String> {
     let (config, source) = crate::config::load_or_default(path)?;
     let rules = RuleSet::configure(&config.alerts)?;
+    // What a start or a reload reads besides the file: the receiver would
+    // not start (or a reload would keep the old one) without them.
+    let ingest = crate::receive::check(&config.ingest);
+    if !ingest.is_empty() {
+        anyhow::bail!("{}", ingest.join("\n"));
+    }
     Ok(format!(
         "{}{}{}",
         crate::config::describe(&config, &source, root),

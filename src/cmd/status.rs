@@ -35,7 +35,26 @@ struct Status {
     daemon: DaemonStatus,
     digest: DigestStatus,
     store: StoreStatus,
+    /// The daemon's HTTP listeners ([metrics], [ingest]) while it runs.
+    listeners: Vec<ListenerReport>,
     clusters: Vec<ClusterReport>,
+}
+
+/// A listener as the running daemon last recorded it (every heartbeat).
+#[derive(Serialize)]
+struct ListenerReport {
+    name: String,
+    address: String,
+    /// false: its port takes no connection, or it does not run.
+    up: bool,
+    /// Why it is down, or what a reload could not apply (`status` exits
+    /// with [`super::EXIT_PROBLEMS`] while there is one).
+    problem: Option<String>,
+    since: String,
+    open_connections: u64,
+    requests: u64,
+    /// Connections and requests turned away since the daemon started, by reason.
+    refused: std::collections::BTreeMap<String, u64>,
 }
 
 /// The daily digest: the latest day dealt with and its mail's fate.
@@ -147,19 +166,29 @@ pub fn run(args: StatusArgs) -> Result<ExitCode> {
         dated_ahead(&store, &mut r, rules.get::<ClockSkew>(), now)?;
         trust(&store, &mut r, now)?;
         unmatched(&store, &mut r)?;
+        quarantined(&store, &mut r)?;
         clusters.push(r);
     }
     let store_status = store_status(&store.retention()?, config.store.keep);
+    let listeners = match daemon.state {
+        DaemonState::Running => listeners(&store)?,
+        _ => Vec::new(),
+    };
     let named = |c: &ClusterReport, list: &[String]| -> Vec<String> {
         list.iter().map(|p| format!("cluster {}: {p}", c.name)).collect()
     };
-    let problems: Vec<String> = clusters.iter().flat_map(|c| named(c, &c.problems)).collect();
+    let mut problems: Vec<String> = listeners
+        .iter()
+        .filter_map(|l| Some(format!("listener {} ({}): {}", l.name, l.address, l.problem.as_deref()?)))
+        .collect();
+    problems.extend(clusters.iter().flat_map(|c| named(c, &c.problems)));
     let behind: Vec<String> = clusters.iter().flat_map(|c| named(c, &c.behind)).collect();
     let status = Status {
         verdict: health::verdict(daemon.state, &problems, &behind),
         daemon,
         digest: digest(&store, &config, now)?,
         store: store_status,
+        listeners,
         clusters,
     };
     if !super::quiet() {
@@ -170,6 +199,47 @@ pub fn run(args: StatusArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::from(status.verdict.exit_status))
+}
+
+fn listeners(store: &Store) -> Result<Vec<ListenerReport>> {
+    Ok(store
+        .listeners()?
+        .into_iter()
+        .map(|l| ListenerReport {
+            problem: l.problem.clone().or_else(|| (!l.up).then(|| "takes no connection".into())),
+            name: l.name,
+            address: l.address,
+            up: l.up,
+            since: rfc3339(l.since),
+            open_connections: l.open,
+            requests: l.requests,
+            refused: l.refused.into_iter().filter(|(_, n)| *n > 0).collect(),
+        })
+        .collect())
+}
+
+/// Shipped files whose spool was found damaged and set aside: a problem
+/// until `walwatch forget --quarantined` says it was looked at.
+fn quarantined(store: &Store, r: &mut ClusterReport) -> Result<()> {
+    for q in store.quarantined(Some(&r.name))? {
+        let lost = match q.lost_bytes {
+            0 => "nothing unread was lost".to_string(),
+            n => format!(
+                "{} bytes taken but not read yet were lost (an agent sending them again has them taken)",
+                grouped(n as i64)
+            ),
+        };
+        r.problems.push(format!(
+            "{}:{}: its spool was damaged outside walwatch ({}) and set aside at {} as {}.log/.idx; the file goes on as content #{}; {lost}; once looked at: walwatch forget --quarantined",
+            q.host,
+            q.file,
+            q.reason,
+            crate::timefmt::table_time(q.at),
+            q.kept,
+            q.generation + 2
+        ));
+    }
+    Ok(())
 }
 
 /// Lines that look like events but did not fit their file's format or
@@ -270,6 +340,25 @@ fn store_lines(out: &mut impl Write, s: &StoreStatus) -> Result<()> {
     }
     if !s.shrinks && s.last_pruned_rows > 0 {
         writeln!(out, "  note: {}", crate::store::prune::NOT_INCREMENTAL)?;
+    }
+    Ok(())
+}
+
+/// "listener ingest https://0.0.0.0:10188: up; 3 open, 1,204 requests; refused: 2 timeout"
+fn listener_lines(out: &mut impl Write, l: &ListenerReport) -> Result<()> {
+    let state = match l.up {
+        true => "up".to_string(),
+        false => format!("DOWN since {}", shown(Some(&l.since))),
+    };
+    let refused: Vec<String> = l.refused.iter().map(|(why, n)| format!("{} {why}", grouped(*n as i64))).collect();
+    let refused = match refused.is_empty() {
+        true => String::new(),
+        false => format!("; refused: {}", refused.join(", ")),
+    };
+    let (open, requests) = (grouped(l.open_connections as i64), grouped(l.requests as i64));
+    writeln!(out, "listener {} {}: {state}; {open} open, {requests} requests{refused}", l.name, l.address)?;
+    if let Some(p) = &l.problem {
+        writeln!(out, "  problem: {p}")?;
     }
     Ok(())
 }
@@ -377,6 +466,9 @@ fn table(out: &mut impl Write, s: &Status) -> Result<()> {
     writeln!(out, "{}", daemon_line(&s.daemon))?;
     writeln!(out, "{}", digest_line(&s.digest))?;
     store_lines(out, &s.store)?;
+    for l in &s.listeners {
+        listener_lines(out, l)?;
+    }
     for c in &s.clusters {
         let (event, commit) = (shown(c.last_event_at.as_deref()), shown(c.last_commit_at.as_deref()));
         writeln!(out, "\ncluster {}: last event {event}, last commit {commit}", c.name)?;

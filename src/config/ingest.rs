@@ -43,7 +43,18 @@ pub struct IngestSection {
     pub settle: std::time::Duration,
     /// `[[ingest.cluster]]`: which cluster a (host, file) belongs to, first match wins.
     pub clusters: Vec<IngestCluster>,
+    /// Connections open at once, in all and from one address (an IPv6 /64).
+    pub max_connections: usize,
+    pub max_connections_per_peer: usize,
 }
+
+/// Connections the receiver keeps open at once: well under the unit's
+/// LimitNOFILE, with room for the store, the logs and the spools.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 2048;
+
+/// Connections from one address: an agent keeps one or two; a few hosts
+/// behind one NAT address each have theirs.
+pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 64;
 
 /// `[[ingest.cluster]]`: shipped files whose host and path match the globs
 /// belong to the cluster `name` (`{host}` in it is the host's name).
@@ -69,14 +80,31 @@ impl Default for IngestSection {
             max_batch_bytes: DEFAULT_MAX_BATCH,
             settle: DEFAULT_SETTLE,
             clusters: Vec::new(),
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections_per_peer: DEFAULT_MAX_CONNECTIONS_PER_PEER,
         }
     }
 }
 
 impl IngestSection {
-    /// The spool directory for a store at `store`.
+    /// The spool directory for a store at `store`: `[ingest] spool`, else
+    /// `<store's name>-ingest` beside it (`walwatch.db` → `walwatch-ingest`),
+    /// one per store even when several share a directory.
     pub fn spool_dir(&self, store: &Path) -> PathBuf {
-        self.spool.clone().unwrap_or_else(|| store.parent().unwrap_or(Path::new(".")).join("ingest"))
+        if let Some(dir) = &self.spool {
+            return dir.clone();
+        }
+        let stem = store.file_stem().map_or_else(|| "walwatch".into(), |s| s.to_string_lossy());
+        store.parent().unwrap_or(Path::new(".")).join(format!("{stem}-ingest"))
+    }
+
+    /// Where releases before the per-store spool kept it when `spool` is
+    /// not set: `ingest/` beside the store (shared by every store there).
+    pub fn shared_spool_dir(&self, store: &Path) -> Option<PathBuf> {
+        match self.spool {
+            Some(_) => None,
+            None => Some(store.parent().unwrap_or(Path::new(".")).join("ingest")),
+        }
     }
 }
 
@@ -90,6 +118,8 @@ pub(super) struct RawIngest {
     tls_key: Option<Spanned<PathBuf>>,
     max_batch_bytes: Option<Spanned<i64>>,
     settle: Option<Spanned<String>>,
+    max_connections: Option<Spanned<i64>>,
+    max_connections_per_peer: Option<Spanned<i64>>,
     #[serde(default, rename = "cluster")]
     clusters: Vec<RawIngestCluster>,
 }
@@ -141,8 +171,27 @@ impl RawIngest {
             None => DEFAULT_MAX_BATCH,
         };
         let settle = self.settle.as_ref().map(interval).transpose()?.unwrap_or(DEFAULT_SETTLE);
+        let max_connections = count(&self.max_connections, "max_connections")?.unwrap_or(DEFAULT_MAX_CONNECTIONS);
+        let max_connections_per_peer = count(&self.max_connections_per_peer, "max_connections_per_peer")?
+            .unwrap_or(DEFAULT_MAX_CONNECTIONS_PER_PEER);
+        if let Some(v) = self.max_connections_per_peer.as_ref().filter(|_| max_connections_per_peer > max_connections) {
+            let message = format!(
+                "max_connections_per_peer = {max_connections_per_peer} is above max_connections = {max_connections}"
+            );
+            return Err(Problem::at(v, message));
+        }
         let clusters = self.clusters.into_iter().map(RawIngestCluster::validate).collect::<Result<_, _>>()?;
-        Ok(IngestSection { listen, token_file, spool, tls, max_batch_bytes, settle, clusters })
+        Ok(IngestSection {
+            listen,
+            token_file,
+            spool,
+            tls,
+            max_batch_bytes,
+            settle,
+            clusters,
+            max_connections,
+            max_connections_per_peer,
+        })
     }
 }
 
@@ -167,6 +216,21 @@ impl RawIngestCluster {
             prefix: self.prefix.unwrap_or_else(|| "auto".into()),
             timezone,
         })
+    }
+}
+
+/// The most connections a listener may keep: each is a descriptor, and the
+/// unit's LimitNOFILE is 65536.
+const MOST_CONNECTIONS: i64 = 32_768;
+
+/// A connection count between 1 and [`MOST_CONNECTIONS`].
+fn count(value: &Option<Spanned<i64>>, key: &str) -> Result<Option<usize>, Problem> {
+    match value {
+        Some(v) if !(1..=MOST_CONNECTIONS).contains(v.get_ref()) => {
+            Err(Problem::at(v, format!("{key} = {} is not between 1 and {MOST_CONNECTIONS}", v.get_ref())))
+        }
+        Some(v) => Ok(Some(*v.get_ref() as usize)),
+        None => Ok(None),
     }
 }
 
@@ -217,7 +281,15 @@ mod tests {
         );
         assert_eq!((on.clusters[1].host.as_str(), on.clusters[1].name.as_str()), ("*", DEFAULT_NAME));
         assert_eq!(on.clusters[1].prefix, "%m [%p] ");
-        assert_eq!(on.spool_dir(Path::new("/var/lib/walwatch/walwatch.db")), Path::new("/var/lib/walwatch/ingest"));
+        let store = Path::new("/var/lib/walwatch/walwatch.db");
+        assert_eq!(on.spool_dir(store), Path::new("/var/lib/walwatch/walwatch-ingest"));
+        assert_eq!(on.shared_spool_dir(store).unwrap(), Path::new("/var/lib/walwatch/ingest"));
+        assert_eq!(on.spool_dir(Path::new("/srv/b.db")), Path::new("/srv/b-ingest"));
+        assert_eq!((on.max_connections, on.max_connections_per_peer), (2048, 64));
+        let set =
+            parse("[ingest]\nspool = \"/srv/spool\"\nmax_connections = 100\nmax_connections_per_peer = 5\n").unwrap();
+        assert_eq!((set.spool_dir(store), set.shared_spool_dir(store)), (Path::new("/srv/spool").into(), None));
+        assert_eq!((set.max_connections, set.max_connections_per_peer), (100, 5));
     }
 
     #[test]
@@ -231,6 +303,8 @@ mod tests {
             ("[ingest]\ntls = true\n", ":2:1:", "unknown field"),
             ("[ingest]\ntls_cert = \"/etc/walwatch/c.pem\"\n", ":2:12:", "tls_cert needs tls_key"),
             ("[ingest]\ntls_key = \"/etc/walwatch/k.pem\"\n", ":2:11:", "tls_key needs tls_cert"),
+            ("[ingest]\nmax_connections = 0\n", ":2:19:", "not between 1 and 32768"),
+            ("[ingest]\nmax_connections = 10\nmax_connections_per_peer = 11\n", ":3:28:", "above max_connections"),
             ("[[ingest.cluster]]\nhost = \"db-[\"\n", ":2:8:", "is not a glob pattern"),
             ("[[ingest.cluster]]\nformat = \"xml\"\n", ":2:10:", "format"),
             ("[[ingest.cluster]]\nname = \" \"\n", ":2:8:", "must not be empty"),

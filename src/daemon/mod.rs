@@ -14,6 +14,7 @@
 pub mod access;
 mod alerting;
 pub mod follow;
+mod listeners;
 pub mod notify;
 mod retention;
 pub mod watch;
@@ -67,6 +68,9 @@ struct Daemon {
     metrics: Option<Endpoint>,
     /// `[ingest] listen`: the receiver of Vector agents' batches, on its own thread.
     receiver: Option<Receiver>,
+    /// What the last reload could not apply to a listener that serves on
+    /// with its previous settings, by listener.
+    reload_problems: listeners::ReloadProblems,
 }
 
 /// Runs until SIGTERM/SIGINT.
@@ -90,6 +94,7 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
         tracing::warn!("{note}");
     }
     let clusters = follow::clusters(&config);
+    descriptors(&config);
     // Before any file is read: an address that cannot be bound stops the start.
     let metrics = start_metrics(&config, &rules, &db, names(&clusters))?;
     let receiver = start_receiver(&config, &db)?;
@@ -112,6 +117,7 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
         pruner,
         metrics,
         receiver,
+        reload_problems: Default::default(),
     };
     daemon.rewatch();
     notify::ready(&daemon.status_line());
@@ -124,6 +130,9 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
     }
     if let Some(receiver) = daemon.receiver.take() {
         receiver.stop();
+    }
+    if let Err(e) = daemon.store.keep_listeners(&[]) {
+        tracing::warn!(error = %e, "Cannot clear the listeners' state in the store.");
     }
     daemon.store.mark_stopped()?;
     tracing::info!("Stopped.");
@@ -221,6 +230,15 @@ impl Daemon {
             Ok(()) => self.last_heartbeat = Some(Instant::now()),
             Err(e) => tracing::warn!(error = %e, "Cannot write the heartbeat."),
         }
+        let seen = listeners::Seen {
+            config: &self.config,
+            metrics: self.metrics.as_ref(),
+            receiver: self.receiver.as_ref(),
+            reload_problems: &self.reload_problems,
+        };
+        if let Err(e) = listeners::record(&mut self.store, &seen) {
+            tracing::warn!(error = %e, "Cannot record the listeners' state.");
+        }
     }
 
     /// SIGHUP: a new config; clusters added or removed without a restart.
@@ -279,6 +297,7 @@ impl Daemon {
         }
         match start_metrics(config, rules, self.store.path(), followed.clone()) {
             Ok(moved) => {
+                self.reload_problems.remove(listeners::METRICS);
                 if let Some(old) = std::mem::replace(&mut self.metrics, moved) {
                     tracing::info!(address = %old.addr(), "Stopped serving metrics at http://{}/metrics.", old.addr());
                     old.stop();
@@ -286,6 +305,8 @@ impl Daemon {
             }
             Err(e) => {
                 tracing::error!(error = %e, "Keeping the metrics endpoint where it was: the new [metrics] listen cannot be served.");
+                let problem = format!("a reload could not apply the new [metrics] settings; serving on as before: {e}");
+                self.reload_problems.insert(listeners::METRICS, problem);
                 if let Some(endpoint) = &self.metrics {
                     endpoint.reload(metrics_params(config, rules, followed));
                 }
@@ -293,26 +314,59 @@ impl Daemon {
         }
     }
 
-    /// Other `[ingest]` settings restart the receiver (the request under
-    /// way is answered first; the agents send what comes meanwhile again).
+    /// The same `[ingest]`: the tokens are read again. Other settings
+    /// restart the receiver, but only once what they need was read and
+    /// bound: a token file, certificate or address that cannot be used
+    /// keeps the receiver serving with its previous settings (and says so
+    /// in `status`). On the same address the socket is handed over, never
+    /// closed.
     fn reload_receiver(&mut self, config: &Config) {
+        const INGEST: &str = listeners::INGEST;
         if let Some(receiver) = self.receiver.as_ref().filter(|r| r.section() == &config.ingest) {
             match receiver.reload_tokens() {
-                Ok(n) if n > 0 => tracing::info!(tokens = n, "Read the ingest tokens again."),
-                Ok(_) => {}
-                Err(e) => tracing::error!(error = %e, "Keeping the ingest tokens in force."),
+                Ok(n) => {
+                    tracing::info!(tokens = n, "Read the ingest tokens again.");
+                    self.reload_problems.remove(INGEST);
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "Keeping the ingest tokens in force.");
+                    let problem = format!("a reload could not read the tokens; the previous ones stay in force: {e}");
+                    self.reload_problems.insert(INGEST, problem);
+                }
             }
             return;
         }
         if self.receiver.is_none() && config.ingest.listen.is_none() {
             return;
         }
+        let prepared = match Receiver::prepare(&config.ingest, self.receiver.as_ref()) {
+            Ok(prepared) => prepared,
+            Err(e) if self.receiver.is_some() => {
+                tracing::error!(error = %e, "Keeping the ingest receiver with its previous settings: the new [ingest] cannot be served.");
+                let problem = format!("a reload could not apply the new [ingest] settings; serving on as before: {e}");
+                self.reload_problems.insert(INGEST, problem);
+                return;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "Cannot take shipped log lines with the new [ingest] settings.");
+                self.reload_problems.insert(INGEST, e.to_string());
+                return;
+            }
+        };
+        self.reload_problems.remove(INGEST);
         if let Some(old) = self.receiver.take() {
             old.stop();
         }
-        match start_receiver(config, self.store.path()) {
-            Ok(receiver) => self.receiver = receiver,
-            Err(e) => tracing::error!(error = %e, "Cannot take shipped log lines with the new [ingest] settings."),
+        let Some(prepared) = prepared else { return };
+        match Receiver::start(prepared, self.store.path()) {
+            Ok(receiver) => {
+                announce(&receiver);
+                self.receiver = Some(receiver);
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "Cannot take shipped log lines with the new [ingest] settings.");
+                self.reload_problems.insert(INGEST, e.to_string());
+            }
         }
     }
 
@@ -339,11 +393,44 @@ fn names(clusters: &[config::ClusterConfig]) -> Vec<String> {
 
 /// The receiver of Vector agents' batches when `[ingest] listen` is set.
 fn start_receiver(config: &Config, db: &Path) -> Result<Option<Receiver>> {
-    let receiver = Receiver::start(&config.ingest, db)?;
-    if let Some(r) = &receiver {
-        tracing::info!(address = %r.addr(), "Taking Vector agents' batches at {}://{}{}.", r.scheme(), r.addr(), crate::receive::PATH);
+    let Some(prepared) = Receiver::prepare(&config.ingest, None)? else { return Ok(None) };
+    let receiver = Receiver::start(prepared, db)?;
+    announce(&receiver);
+    Ok(Some(receiver))
+}
+
+/// Descriptors walwatch needs beside its listeners' connections: the
+/// store, the logs followed, the open spools, the mail and the watches.
+const RESERVED_FILES: u64 = 1024;
+
+/// Raises the soft limit on open files to the hard one (outside systemd,
+/// whose unit sets both), and says so loudly when the listeners' connection
+/// bounds do not fit under it: a flood would then meet EMFILE instead of
+/// walwatch's own refusal.
+fn descriptors(config: &Config) {
+    use rustix::process::{getrlimit, setrlimit, Resource};
+    let mut limit = getrlimit(Resource::Nofile);
+    if let (Some(soft), Some(hard)) = (limit.current, limit.maximum) {
+        if soft < hard
+            && setrlimit(Resource::Nofile, rustix::process::Rlimit { current: Some(hard), maximum: Some(hard) }).is_ok()
+        {
+            limit.current = Some(hard);
+        }
     }
-    Ok(receiver)
+    let mut need = RESERVED_FILES;
+    if config.metrics.listen.is_some() {
+        need += crate::serve::Limits::metrics().max_connections as u64;
+    }
+    if config.ingest.listen.is_some() {
+        need += config.ingest.max_connections as u64;
+    }
+    if let Some(soft) = limit.current.filter(|&soft| soft < need) {
+        tracing::error!(limit = soft, needed = need, "The open-file limit ({soft}) is below what the listeners' max_connections need ({need}): raise LimitNOFILE (ulimit -n) or lower [ingest] max_connections.");
+    }
+}
+
+fn announce(r: &Receiver) {
+    tracing::info!(address = %r.addr(), "Taking Vector agents' batches at {}://{}{}.", r.scheme(), r.addr(), crate::receive::PATH);
 }
 
 /// The Prometheus endpoint when `[metrics] listen` is set.

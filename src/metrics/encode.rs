@@ -42,12 +42,43 @@ impl Collector for Families {
             "Log time of the cluster's newest event (leaving out events dated ahead of the clock)",
             last,
         )?;
+        self.listeners(&mut encoder)?;
         let version = [(vec![("version", env!("CARGO_PKG_VERSION"))], 1.0)];
         gauges(&mut encoder, "walwatch_build_info", "The walwatch version serving these metrics", version)
     }
 }
 
 impl Families {
+    /// Each listener's state (1 taking connections, 0 not) and what it
+    /// refused, by reason.
+    fn listeners(&self, encoder: &mut DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
+        let rows = &self.0.listeners;
+        fn labels(l: &crate::store::ListenerRow) -> Labels<'_> {
+            vec![("listener", l.name.as_str()), ("address", l.address.as_str())]
+        }
+        let up = rows.iter().map(|l| (labels(l), if l.up { 1.0 } else { 0.0 }));
+        gauges(
+            encoder,
+            "walwatch_listener_up",
+            "Whether the listener takes connections (0: its port takes none, or it does not run)",
+            up,
+        )?;
+        let open = rows.iter().map(|l| (labels(l), l.open as f64));
+        gauges(encoder, "walwatch_listener_connections", "Connections the listener holds open", open)?;
+        let mut refused: Vec<(Labels<'_>, i64)> = Vec::new();
+        for l in rows {
+            for (reason, n) in &l.refused {
+                refused.push((vec![("listener", l.name.as_str()), ("reason", reason.as_str())], *n as i64));
+            }
+        }
+        counters(
+            encoder,
+            "walwatch_listener_refused",
+            "Connections and requests the listener turned away since the daemon started, by reason",
+            refused,
+        )
+    }
+
     /// Every cluster gets a series for each kind and trigger, zeros
     /// included: a counter that appears at 1 would lose its first increase
     /// to `increase()`.

@@ -118,6 +118,8 @@ pub struct Snapshot {
     pub lag: Vec<(String, String, u64)>,
     /// Seconds since the epoch of each cluster's newest event.
     pub last_event: BTreeMap<String, f64>,
+    /// The daemon's listeners as it last recorded them.
+    pub listeners: Vec<crate::store::ListenerRow>,
 }
 
 #[derive(Debug, Error)]

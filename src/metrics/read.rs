@@ -54,6 +54,7 @@ impl Scraper {
             alerts: open_alerts(store)?,
             lag: lag(store, params.followed.as_deref())?,
             advice: self.advice.lock().unwrap_or_else(PoisonError::into_inner).clone(),
+            listeners: store.listeners()?,
             ..Snapshot::default()
         };
         self.newest.update(store, params.skew_tolerance)?;

@@ -36,10 +36,18 @@ pub enum BodyError {
     #[error("event {index} has no {field:?}{}", hint(field))]
     Missing { index: usize, field: &'static str },
     /// Host and file name clusters, `status` lines and alert subjects: a
-    /// line break or an escape sequence there could forge them.
-    #[error("event {index}: {field:?} holds a control character")]
+    /// line break or an escape sequence there could forge them, a bidi
+    /// override reorder what a reader sees.
+    #[error("event {index}: {field:?} holds a control or format character")]
     Control { index: usize, field: &'static str },
+    #[error("event {index}: {field:?} is over {limit} bytes")]
+    TooLong { index: usize, field: &'static str, limit: usize },
 }
+
+/// The longest host name taken (a DNS name's length).
+pub const MAX_HOST: usize = 253;
+/// The longest file path taken (Linux's PATH_MAX).
+pub const MAX_FILE: usize = 4096;
 
 fn hint(field: &str) -> &'static str {
     match field {
@@ -126,12 +134,28 @@ fn shipped(index: usize, e: Event) -> Result<Shipped, BodyError> {
     };
     let host = e.host.filter(|h| !h.is_empty()).ok_or(missing("host"))?;
     let file = e.file.filter(|f| !f.is_empty()).ok_or(missing("file"))?;
-    for (field, text) in [("host", &host), ("file", &file)] {
-        if text.chars().any(char::is_control) {
-            return Err(BodyError::Control { index, field });
-        }
-    }
+    let host = name(index, "host", host, MAX_HOST)?;
+    let file = name(index, "file", file, MAX_FILE)?;
     Ok(Shipped { host, file, offset, message: e.message.ok_or(missing("message"))? })
+}
+
+/// A host or file name as walwatch keeps it: bounded, without control or
+/// format characters, in NFC (a name spelt with combining characters and
+/// its precomposed spelling are one name, one cluster).
+fn name(index: usize, field: &'static str, text: String, limit: usize) -> Result<String, BodyError> {
+    use unicode_normalization::{is_nfc, UnicodeNormalization};
+    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+    if text.len() > limit {
+        return Err(BodyError::TooLong { index, field, limit });
+    }
+    if text.chars().any(|c| c.is_control() || c.general_category() == GeneralCategory::Format) {
+        return Err(BodyError::Control { index, field });
+    }
+    let text = if is_nfc(&text) { text } else { text.nfc().collect() };
+    match text.len() > limit {
+        true => Err(BodyError::TooLong { index, field, limit }),
+        false => Ok(text),
+    }
 }
 
 #[cfg(test)]
@@ -220,5 +244,30 @@ mod tests {
         assert_eq!(e, BodyError::Control { index: 0, field: "host" });
         let e = events(b"{\"message\":\"x\",\"host\":\"h\",\"file\":\"/x\\u001b[2J.log\",\"offset\":1}").unwrap_err();
         assert_eq!(e, BodyError::Control { index: 0, field: "file" });
+    }
+
+    #[test]
+    fn names_are_bounded_visible_and_spelt_one_way() {
+        let event = |host: &str, file: &str| {
+            serde_json::json!({"message": "x", "host": host, "file": file, "offset": 1}).to_string()
+        };
+        // A right-to-left override and a zero-width space: format characters.
+        for host in ["db\u{202e}1-bd", "db\u{200b}-1"] {
+            let e = events(event(host, "/f").as_bytes()).unwrap_err();
+            assert_eq!(e, BodyError::Control { index: 0, field: "host" });
+        }
+        let long = "h".repeat(MAX_HOST + 1);
+        assert_eq!(
+            events(event(&long, "/f").as_bytes()).unwrap_err(),
+            BodyError::TooLong { index: 0, field: "host", limit: MAX_HOST }
+        );
+        assert_eq!(events(event(&long[1..], "/f").as_bytes()).unwrap()[0].host.len(), MAX_HOST);
+        let deep = format!("/{}", "d".repeat(MAX_FILE));
+        assert!(matches!(events(event("h", &deep).as_bytes()), Err(BodyError::TooLong { field: "file", .. })));
+        // "é" precomposed and as e + combining acute: one host, one file.
+        let nfc = events(event("caf\u{e9}", "/log/caf\u{e9}.log").as_bytes()).unwrap();
+        let nfd = events(event("cafe\u{301}", "/log/cafe\u{301}.log").as_bytes()).unwrap();
+        assert_eq!((nfc[0].host.as_str(), nfc[0].file.as_str()), ("caf\u{e9}", "/log/caf\u{e9}.log"));
+        assert_eq!((&nfd[0].host, &nfd[0].file), (&nfc[0].host, &nfc[0].file));
     }
 }

@@ -1,29 +1,33 @@
-//! The HTTP receiver: `POST /ingest/vector` on a thread of its own, one
-//! request at a time (a file's batches are then taken in the order they
-//! arrive), answered 2xx only once the batch's lines are committed.
+//! The receiver: `POST /ingest/vector` on a [`serve`](crate::serve)
+//! listener, each batch answered 2xx only once its lines are committed.
 //!
 //! Vector's http sink retries 408, 429 and 5xx (not 501) and drops a batch
 //! answered with any other 4xx: 4xx is kept for requests that would fail
-//! the same way again (bad token, bad JSON, a batch over the limit), 503
-//! for a store locked by another writer, 507 for a spool that cannot be
-//! written (a full disk): those come again.
+//! the same way again (bad token, a host the token may not write, bad
+//! JSON, a batch over the limit), 503 for a store locked by another writer
+//! or every slot taken, 507 for a spool that cannot be written (a full
+//! disk): those come again.
+//!
+//! The token is checked on the head: a request without one is answered
+//! before a byte of its body is read.
 
-use std::io::Read;
-use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::net::{SocketAddr, TcpListener};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use subtle::ConstantTimeEq;
+use http::Method;
 use thiserror::Error;
-use tiny_http::{Header, Method, Request, Response, Server};
 
-use super::body::{self, BodyError};
+use super::body::{self, BodyError, Shipped};
+use super::spool_dir::SpoolDir;
 use super::streams::{ReceiveError, Streams, Taken};
-use super::tls::{self, Front};
+use super::tokens::{self, Token, TokenError};
 use crate::config::IngestSection;
+use crate::serve::{self, Admit, Handler, Head, Limits, Reply, Server};
 use crate::store::Store;
 
 /// Where Vector's http sink posts.
@@ -36,100 +40,118 @@ const TICK: Duration = Duration::from_millis(250);
 pub enum StartError {
     #[error("[ingest] listen = \"{addr}\": cannot listen there: {reason}")]
     Bind { addr: SocketAddr, reason: String },
-    #[error("[ingest] token_file {path}: {reason}")]
-    Tokens { path: PathBuf, reason: String },
+    #[error(transparent)]
+    Tokens(#[from] TokenError),
     #[error("[ingest] {0}")]
     Tls(String),
+    #[error("[ingest] spool {0}")]
+    Spool(String),
+    #[error("[ingest] cannot open the store: {0}")]
+    Store(String),
     #[error("cannot start the ingest thread: {0}")]
     Thread(#[from] std::io::Error),
 }
 
-/// The running receiver; [`Receiver::stop`] ends its thread.
+/// What a receiver needs that can fail, read before the one serving is
+/// stopped: a reload whose settings cannot be served keeps the old one.
+pub struct Prepared {
+    section: IngestSection,
+    tokens: Vec<Token>,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    listener: TcpListener,
+}
+
+/// The running receiver; [`Receiver::stop`] ends it.
 pub struct Receiver {
-    server: Arc<Server>,
-    stop: Arc<AtomicBool>,
-    stored: Arc<AtomicU64>,
-    thread: Option<JoinHandle<()>>,
-    /// `tls_cert`/`tls_key`: the HTTPS front relaying to `server`.
-    front: Option<Front>,
-    tokens: Arc<Mutex<Vec<String>>>,
-    addr: SocketAddr,
+    server: Server,
+    /// The bound socket, kept so that a reload on the same address never
+    /// lets it go (no moment without a listener, no wait for the port).
+    listener: TcpListener,
+    ingest: Arc<Ingest>,
+    ticker: Option<(Sender<()>, JoinHandle<()>)>,
     section: IngestSection,
 }
 
-/// What the receiver thread needs.
-struct Context {
+/// The handler: tokens, the store and the streams.
+struct Ingest {
     /// Read again at each reload: a token is revoked or added without a restart.
-    tokens: Arc<Mutex<Vec<String>>>,
+    tokens: Mutex<Arc<Vec<Token>>>,
     max_batch: u64,
-    stop: Arc<AtomicBool>,
-    stored: Arc<AtomicU64>,
+    state: Mutex<State>,
+    stored: AtomicU64,
+}
+
+struct State {
+    store: Store,
+    streams: Streams,
 }
 
 impl Receiver {
-    /// Listens at `[ingest] listen` (port 0: any free port) for the store at `db`.
-    pub fn start(section: &IngestSection, db: &Path) -> Result<Option<Receiver>, StartError> {
+    /// Reads the tokens and the certificate and binds the address of
+    /// `section`; None without `[ingest] listen`. `current` is the receiver
+    /// serving now: on its address its socket is taken over, not bound again.
+    pub fn prepare(section: &IngestSection, current: Option<&Receiver>) -> Result<Option<Prepared>, StartError> {
         let Some(addr) = section.listen else { return Ok(None) };
         let tokens = match &section.token_file {
-            Some(path) => read_tokens(path)?,
+            Some(path) => tokens::read_tokens(path)?,
             None => Vec::new(),
         };
-        let tokens = Arc::new(Mutex::new(tokens));
-        let bind = |e: &dyn std::fmt::Display| StartError::Bind { addr, reason: e.to_string() };
-        let (server, front) = match &section.tls {
-            None => (Server::from_listener(listen_on(addr).map_err(|e| bind(&e))?, None).map_err(|e| bind(&e))?, None),
-            Some((cert, key)) => {
-                let config = tls::server_config(cert, key).map_err(StartError::Tls)?;
-                let listener = listen_on(addr).map_err(|e| bind(&e))?;
-                // Plain HTTP on a loopback port only the front connects to.
-                let inner = Server::http("127.0.0.1:0").map_err(|e| bind(&e))?;
-                let inner_addr = inner.server_addr().to_ip().ok_or_else(|| bind(&"no inner address"))?;
-                (inner, Some(Front::start(listener, inner_addr, config)?))
-            }
+        let tls = match &section.tls {
+            Some((cert, key)) => Some(serve::server_config(cert, key).map_err(StartError::Tls)?),
+            None => None,
         };
-        let bound = match &front {
-            Some(f) => f.addr(),
-            None => server.server_addr().to_ip().unwrap_or(addr),
+        let bind = |e: std::io::Error| StartError::Bind { addr, reason: e.to_string() };
+        let listener = match current.filter(|c| c.section.listen == Some(addr) && addr.port() != 0) {
+            Some(current) => current.listener.try_clone().map_err(bind)?,
+            None => TcpListener::bind(addr).map_err(bind)?,
         };
-        let server = Arc::new(server);
-        let (stop, stored) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU64::new(0)));
-        let context = Context {
-            tokens: Arc::clone(&tokens),
+        Ok(Some(Prepared { section: section.clone(), tokens, tls, listener }))
+    }
+
+    /// Serves what [`Receiver::prepare`] read, for the store at `db`.
+    pub fn start(prepared: Prepared, db: &Path) -> Result<Receiver, StartError> {
+        let Prepared { section, tokens, tls, listener } = prepared;
+        warn_about(&tokens);
+        let mut store = Store::open(db).map_err(|e| StartError::Store(e.to_string()))?;
+        let dir = super::spool_dir::locate(&section, db, &mut store);
+        let spool = SpoolDir::claim(&dir, &mut store).map_err(StartError::Spool)?;
+        let streams = Streams::recover(&mut store, spool, section.clusters.clone(), section.settle)
+            .map_err(|e| StartError::Store(e.to_string()))?;
+        let ingest = Arc::new(Ingest {
+            tokens: Mutex::new(Arc::new(tokens)),
             max_batch: section.max_batch_bytes,
-            stop: Arc::clone(&stop),
-            stored: Arc::clone(&stored),
+            state: Mutex::new(State { store, streams }),
+            stored: AtomicU64::new(0),
+        });
+        ingest.collect_stored();
+        let limits = Limits {
+            max_connections: section.max_connections,
+            max_connections_per_peer: section.max_connections_per_peer,
+            ..Limits::ingest()
         };
-        let (dir, rules, db, settle) =
-            (section.spool_dir(db), section.clusters.clone(), db.to_path_buf(), section.settle);
-        let thread = {
-            let server = Arc::clone(&server);
-            std::thread::Builder::new()
-                .name("ingest".into())
-                .spawn(move || receive(&server, &db, dir, rules, settle, &context))?
+        let server =
+            Server::start("ingest", listener.try_clone()?, tls, limits, Arc::clone(&ingest) as Arc<dyn Handler>)?;
+        let ticker = {
+            let (stop, stopped) = mpsc::channel();
+            let ingest = Arc::clone(&ingest);
+            let thread =
+                std::thread::Builder::new().name("ingest-settle".into()).spawn(move || tick(&ingest, &stopped))?;
+            Some((stop, thread))
         };
-        Ok(Some(Receiver {
-            server,
-            stop,
-            stored,
-            thread: Some(thread),
-            front,
-            tokens,
-            addr: bound,
-            section: section.clone(),
-        }))
+        Ok(Receiver { server, listener, ingest, ticker, section })
     }
 
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.server.addr()
     }
 
     /// "https" with tls_cert and tls_key, else "http".
     pub fn scheme(&self) -> &'static str {
-        if self.front.is_some() {
-            "https"
-        } else {
-            "http"
-        }
+        self.server.scheme()
+    }
+
+    pub fn health(&self) -> &Arc<serve::Health> {
+        self.server.health()
     }
 
     /// The settings it was started with (a reload with others restarts it).
@@ -139,214 +161,193 @@ impl Receiver {
 
     /// Reads `token_file` again (a reload with the same `[ingest]`): tokens
     /// added or revoked take effect at once. A file that cannot be read, or
-    /// holds none, keeps the tokens in force (said as an error).
+    /// holds none, keeps the tokens in force (the error says why).
     pub fn reload_tokens(&self) -> Result<usize, StartError> {
         let Some(path) = &self.section.token_file else { return Ok(0) };
-        let tokens = read_tokens(path)?;
+        let tokens = tokens::read_tokens(path)?;
+        warn_about(&tokens);
         let n = tokens.len();
-        *self.tokens.lock().unwrap_or_else(PoisonError::into_inner) = tokens;
+        *self.ingest.tokens.lock().unwrap_or_else(PoisonError::into_inner) = Arc::new(tokens);
         Ok(n)
     }
 
     /// Events stored since the last call (the alert rules run when some arrived).
     pub fn take_stored(&self) -> u64 {
-        self.stored.swap(0, Ordering::Relaxed)
+        self.ingest.stored.swap(0, Ordering::Relaxed)
     }
 
-    /// Stops listening once the request under way is answered.
+    /// Stops listening once the requests under way are answered.
     pub fn stop(mut self) {
-        if let Some(front) = self.front.take() {
-            front.stop();
-        }
-        self.stop.store(true, Ordering::Relaxed);
-        self.server.unblock();
-        if let Some(thread) = self.thread.take() {
+        self.server.stop();
+        if let Some((stop, thread)) = self.ticker.take() {
+            drop(stop);
             let _ = thread.join();
         }
     }
 }
 
-/// How long a bind waits for the address to be let go: a reload that
-/// changes `[ingest]` stops the receiver and starts it again on the same
-/// address, and the old listener's socket is closed by its accept thread a
-/// moment after the stop returns.
-const REBIND_WAIT: Duration = Duration::from_secs(3);
+/// Says what a token file lets a stolen or guessed token do.
+fn warn_about(tokens: &[Token]) {
+    for t in tokens.iter().filter(|t| t.any_host()) {
+        tracing::warn!(line = t.line, "The ingest token on line {} may write any host: bind it to its agent's host (the token, then the host name or glob, on its line).", t.line);
+    }
+    for t in tokens.iter().filter(|t| t.weak()) {
+        tracing::warn!(
+            line = t.line,
+            "The ingest token on line {} is shorter than {} characters: make a longer one (openssl rand -hex 24).",
+            t.line,
+            tokens::STRONG
+        );
+    }
+}
 
-/// A listener on `addr`, retried while the address is still in use (see
-/// [`REBIND_WAIT`]); any other error at once.
-fn listen_on(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
-    let deadline = std::time::Instant::now() + REBIND_WAIT;
+/// Reads the held-back last entries of quiet files until `stopped` is dropped.
+fn tick(ingest: &Ingest, stopped: &mpsc::Receiver<()>) {
     loop {
-        match std::net::TcpListener::bind(addr) {
-            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && std::time::Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(50))
-            }
-            result => return result,
+        match stopped.recv_timeout(TICK) {
+            Err(RecvTimeoutError::Timeout) => {}
+            _ => return,
         }
-    }
-}
-
-/// The accepted bearer tokens: one a line, blank lines and `#` comments left out.
-pub fn read_tokens(path: &Path) -> Result<Vec<String>, StartError> {
-    let err = |reason: String| StartError::Tokens { path: path.to_path_buf(), reason };
-    let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-    let tokens: Vec<String> =
-        text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(String::from).collect();
-    if tokens.is_empty() {
-        return Err(err("holds no token (one a line): no agent could send".into()));
-    }
-    Ok(tokens)
-}
-
-fn receive(
-    server: &Server,
-    db: &Path,
-    dir: PathBuf,
-    rules: Vec<crate::config::IngestCluster>,
-    settle: Duration,
-    cx: &Context,
-) {
-    let opened = Store::open(db).map_err(ReceiveError::from).and_then(|mut store| {
-        let streams = Streams::recover(&mut store, dir, rules, settle)?;
-        Ok((store, streams))
-    });
-    let (mut store, mut streams) = match opened {
-        Ok(both) => both,
-        Err(e) => {
-            tracing::error!(error = %e, "Cannot take shipped log lines: every request is answered 503 until a restart.");
-            return refuse_all(server, cx, &e.to_string());
-        }
-    };
-    cx.stored.fetch_add(streams.take_stored(), Ordering::Relaxed);
-    while !cx.stop.load(Ordering::Relaxed) {
-        match server.recv_timeout(TICK) {
-            Ok(Some(request)) => handle(request, &mut store, &mut streams, cx),
-            Ok(None) => {}
-            Err(e) => tracing::warn!(error = %e, "Cannot accept an ingest connection."),
-        }
-        if streams.pending() {
-            if let Err(e) = streams.settle(&mut store) {
+        let mut state = ingest.state();
+        if state.streams.pending() {
+            let State { store, streams } = &mut *state;
+            if let Err(e) = streams.settle(store) {
                 tracing::warn!(error = %e, "Cannot read the held-back last entries of shipped files; retrying.");
             }
         }
-        cx.stored.fetch_add(streams.take_stored(), Ordering::Relaxed);
+        drop(state);
+        ingest.collect_stored();
     }
 }
 
-fn refuse_all(server: &Server, cx: &Context, why: &str) {
-    while !cx.stop.load(Ordering::Relaxed) {
-        if let Ok(Some(request)) = server.recv_timeout(TICK) {
-            respond(request, 503, &format!("walwatch cannot take shipped lines: {why}\n"), true);
-        }
+impl Ingest {
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
-}
 
-fn handle(mut request: Request, store: &mut Store, streams: &mut Streams, cx: &Context) {
-    let path = request.url().split('?').next().unwrap_or_default().to_string();
-    if path != PATH {
-        return respond(request, 404, &format!("walwatch takes Vector's batches at {PATH}\n"), false);
+    fn tokens(&self) -> Arc<Vec<Token>> {
+        Arc::clone(&self.tokens.lock().unwrap_or_else(PoisonError::into_inner))
     }
-    let tokens = cx.tokens.lock().unwrap_or_else(PoisonError::into_inner).clone();
-    if !authorized(&request, &tokens) {
-        tracing::warn!(remote = ?request.remote_addr(), "Refused a batch: no or a wrong bearer token.");
-        return respond(request, 401, "a bearer token from [ingest] token_file is needed\n", false);
-    }
-    match request.method() {
-        Method::Post => {}
-        // Vector's healthcheck.
-        Method::Get | Method::Head => return respond(request, 200, "ok\n", false),
-        _ => return respond(request, 405, &format!("POST {PATH}\n"), false),
-    }
-    let (status, text) = match read_batch(&mut request, cx.max_batch) {
-        Err((status, e)) => {
-            tracing::warn!(remote = ?request.remote_addr(), error = %e, "Refused a batch.");
-            (status, format!("{e}\n"))
-        }
-        Ok(batch) => take(store, streams, batch),
-    };
-    respond(request, status, &text, status == 503)
-}
 
-/// The events of the request, or the status and reason to refuse it with.
-fn read_batch(request: &mut Request, max: u64) -> Result<Vec<body::Shipped>, (u16, BodyError)> {
-    let too_large = (413, BodyError::TooLarge { limit: max });
-    if request.body_length().is_some_and(|n| n as u64 > max) {
-        return Err(too_large);
+    fn collect_stored(&self) {
+        let n = self.state().streams.take_stored();
+        self.stored.fetch_add(n, Ordering::Relaxed);
     }
-    let encoding = header(request, "Content-Encoding");
-    let mut raw = Vec::new();
-    let read = request.as_reader().take(max + 1).read_to_end(&mut raw);
-    if let Err(e) = read {
-        return Err((400, BodyError::Corrupt { encoding: "request", message: e.to_string() }));
-    }
-    if raw.len() as u64 > max {
-        return Err(too_large);
-    }
-    let status = |e: BodyError| {
-        let code = match e {
-            BodyError::TooLarge { .. } => 413,
-            BodyError::Encoding(_) => 415,
-            _ => 400,
+
+    /// The events of a request's body, or the answer refusing it.
+    fn batch(&self, head: &Head, raw: Vec<u8>) -> Result<Vec<Shipped>, Reply> {
+        let status = |e: BodyError| {
+            let code = match e {
+                BodyError::TooLarge { .. } => 413,
+                BodyError::Encoding(_) => 415,
+                _ => 400,
+            };
+            tracing::info!(remote = %head.peer, error = %e, "Refused a batch.");
+            Reply::text(code, format!("{e}\n"))
         };
-        (code, e)
-    };
-    let decoded = body::decode(raw, encoding.as_deref(), max).map_err(status)?;
-    body::events(&decoded).map_err(status)
+        let decoded = body::decode(raw, head.header("content-encoding"), self.max_batch).map_err(status)?;
+        body::events(&decoded).map_err(status)
+    }
 }
 
-fn take(store: &mut Store, streams: &mut Streams, batch: Vec<body::Shipped>) -> (u16, String) {
+impl Handler for Ingest {
+    fn admit(&self, head: &Head) -> Admit {
+        if head.path != PATH {
+            return Admit::Answer(Reply::text(404, format!("walwatch takes Vector's batches at {PATH}\n")));
+        }
+        let tokens = self.tokens();
+        if !tokens.is_empty() && tokens::find(&tokens, head.header("authorization")).is_none() {
+            // Not logged one by one: a flood of them would flood the log too;
+            // the listener's refusal count says how many.
+            tracing::debug!(remote = %head.peer, "Refused a batch: no or a wrong bearer token.");
+            let reply = Reply::text(401, "a bearer token from [ingest] token_file is needed\n");
+            return Admit::Answer(reply.with_header("WWW-Authenticate", "Bearer"));
+        }
+        match head.method {
+            Method::POST => Admit::Read { limit: self.max_batch },
+            // Vector's healthcheck.
+            Method::GET | Method::HEAD => Admit::Answer(Reply::text(200, "ok\n")),
+            _ => Admit::Answer(Reply::text(405, format!("POST {PATH}\n"))),
+        }
+    }
+
+    fn serve(&self, head: Head, raw: Vec<u8>) -> Reply {
+        let batch = match self.batch(&head, raw) {
+            Ok(batch) => batch,
+            Err(reply) => return reply,
+        };
+        let tokens = self.tokens();
+        let token = tokens::find(&tokens, head.header("authorization"));
+        if token.is_none() && !tokens.is_empty() {
+            // Revoked by a reload while its body was read.
+            return Reply::text(401, "a bearer token from [ingest] token_file is needed\n");
+        }
+        if let Some(token) = token {
+            if let Some(line) = batch.iter().find(|l| !token.allows(&l.host)) {
+                tracing::warn!(remote = %head.peer, host = ?line.host, token_line = token.line, "Refused a batch: its token may not write that host.");
+                let text = format!(
+                    "the token (line {} of [ingest] token_file) may write {}, not host {:?}\n",
+                    token.line,
+                    token.hosts(),
+                    line.host
+                );
+                return Reply::text(403, text);
+            }
+        }
+        let answer = {
+            let mut state = self.state();
+            let State { store, streams } = &mut *state;
+            take(store, streams, batch)
+        };
+        self.collect_stored();
+        answer
+    }
+
+    fn too_large(&self, limit: u64) -> Reply {
+        Reply::text(413, format!("{}\n", BodyError::TooLarge { limit }))
+    }
+}
+
+fn take(store: &mut Store, streams: &mut Streams, batch: Vec<Shipped>) -> Reply {
     let sent = batch.len();
     match streams.take(store, batch) {
         Ok(Taken { lines, duplicates, events }) => {
             tracing::debug!(sent, lines, duplicates, events, "Took a batch of shipped lines.");
-            (200, format!("{{\"lines\":{sent},\"taken\":{lines},\"duplicates\":{duplicates},\"events\":{events}}}\n"))
+            Reply::text(
+                200,
+                format!("{{\"lines\":{sent},\"taken\":{lines},\"duplicates\":{duplicates},\"events\":{events}}}\n"),
+            )
         }
-        Err(e) if e.busy() => (503, format!("the store is busy, try again: {e}\n")),
+        Err(e) if e.busy() => {
+            Reply::text(503, format!("the store is busy, try again: {e}\n")).with_header("Retry-After", "1")
+        }
         Err(e @ ReceiveError::Spool { .. }) => {
             tracing::error!(error = %e, "Cannot keep shipped lines; the agents will send them again.");
-            (507, format!("{e}\n"))
+            Reply::text(507, format!("{e}\n"))
         }
         Err(e) => {
             tracing::error!(error = %e, "Cannot take a batch of shipped lines; the agents will send it again.");
-            (500, format!("{e}\n"))
+            Reply::text(500, format!("{e}\n"))
         }
     }
 }
 
-/// Whether the request carries one of `tokens` (any request when there are
-/// none: a loopback listener). Every token is compared, each in constant time.
-fn authorized(request: &Request, tokens: &[String]) -> bool {
-    if tokens.is_empty() {
-        return true;
+/// What `config check` and `doctor` read of `[ingest]`, as a reload reads
+/// it: the tokens and the certificate. Their problems, in that order.
+pub fn check(section: &IngestSection) -> Vec<String> {
+    let mut problems = Vec::new();
+    if section.listen.is_none() {
+        return problems;
     }
-    let given = header(request, "Authorization");
-    let Some(given) = given.as_deref().and_then(|v| v.strip_prefix("Bearer ")) else { return false };
-    let given = given.trim().as_bytes();
-    tokens.iter().fold(0u8, |any, t| any | t.as_bytes().ct_eq(given).unwrap_u8()) == 1
-}
-
-fn header(request: &Request, name: &'static str) -> Option<String> {
-    request.headers().iter().find(|h| h.field.equiv(name)).map(|h| h.value.as_str().to_string())
-}
-
-fn respond(request: Request, status: u16, text: &str, retry_soon: bool) {
-    let content_type = if text.starts_with('{') { "application/json" } else { "text/plain; charset=utf-8" };
-    let mut response = Response::from_string(text).with_status_code(status);
-    // ASCII constants: from_bytes cannot refuse them.
-    if let Ok(h) = Header::from_bytes("Content-Type", content_type) {
-        response.add_header(h);
-    }
-    if retry_soon {
-        if let Ok(h) = Header::from_bytes("Retry-After", "1") {
-            response.add_header(h);
+    if let Some(path) = &section.token_file {
+        if let Err(e) = tokens::read_tokens(path) {
+            problems.push(e.to_string());
         }
     }
-    if status == 401 {
-        if let Ok(h) = Header::from_bytes("WWW-Authenticate", "Bearer") {
-            response.add_header(h);
+    if let Some((cert, key)) = &section.tls {
+        if let Err(e) = serve::server_config(cert, key) {
+            problems.push(format!("[ingest] {e}"));
         }
     }
-    if let Err(e) = request.respond(response) {
-        tracing::debug!(error = %e, "Cannot send the ingest answer.");
-    }
+    problems
 }

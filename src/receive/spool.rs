@@ -18,17 +18,29 @@ use crate::store::StreamRow;
 /// One index entry: the line's offset and its hash, little-endian.
 const RECORD: u64 = 16;
 
-/// What a stream's current generation holds, open for appending.
+/// What a stream's current generation holds. Its files are opened when
+/// needed and may be closed between batches ([`Spool::close`]): a central
+/// with thousands of shipped files keeps a bounded number of descriptors.
 pub struct Spool {
+    files: Option<Files>,
+    pub log_path: PathBuf,
+    /// What is committed: lengths and offsets as the store has them.
+    pub row: StreamRow,
+}
+
+struct Files {
     log: File,
     index: File,
     /// The index of the generation before (its lines read and its spool
     /// removed): a batch sent again that still holds the old content's
     /// last lines is known by it.
     previous: Option<(File, u64)>,
-    pub log_path: PathBuf,
-    /// What is committed: lengths and offsets as the store has them.
-    pub row: StreamRow,
+}
+
+/// Whether an error means the spool was damaged outside walwatch (cut,
+/// replaced, removed), rather than that it cannot be written now.
+pub fn damaged(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::InvalidData
 }
 
 /// Lines taken from a batch, not yet written.
@@ -59,57 +71,86 @@ impl Pending {
 }
 
 impl Spool {
-    /// The spool of `row`'s generation in `dir`, cut back to what is committed.
+    /// The spool of `row`'s generation in `dir`, cut back to what is
+    /// committed; an error that [`damaged`] tells apart when committed
+    /// bytes are missing.
     pub fn open(dir: &Path, row: StreamRow) -> io::Result<Spool> {
         std::fs::create_dir_all(dir)?;
-        let log_path = dir.join(format!("{}-{}.log", row.id, row.generation));
-        let log = cut_to(&log_path, row.spool_len)?;
-        let index = cut_to(&log_path.with_extension("idx"), row.index_len)?;
-        let previous = match row.generation {
-            0 => None,
-            g => match File::open(dir.join(format!("{}-{}.idx", row.id, g - 1))) {
-                Ok(file) => {
-                    let len = file.metadata()?.len();
-                    Some((file, len))
-                }
-                Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-                Err(e) => return Err(e),
-            },
-        };
-        Ok(Spool { log, index, previous, log_path, row })
+        let log_path = dir.join(file_name(&row, row.generation, "log"));
+        let mut spool = Spool { files: None, log_path, row };
+        spool.files()?;
+        Ok(spool)
+    }
+
+    /// The open files, opened (and checked) again after [`Spool::close`].
+    fn files(&mut self) -> io::Result<&mut Files> {
+        if self.files.is_none() {
+            let log = cut_to(&self.log_path, self.row.spool_len)?;
+            let index = cut_to(&self.log_path.with_extension("idx"), self.row.index_len)?;
+            let previous = match self.row.generation {
+                0 => None,
+                g => match File::open(self.log_path.with_file_name(file_name(&self.row, g - 1, "idx"))) {
+                    Ok(file) => {
+                        let len = file.metadata()?.len();
+                        Some((file, len))
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+                    Err(e) => return Err(e),
+                },
+            };
+            self.files = Some(Files { log, index, previous });
+        }
+        Ok(self.files.as_mut().expect("opened above"))
+    }
+
+    /// Closes the files (reopened when needed).
+    pub fn close(&mut self) {
+        self.files = None;
+    }
+
+    pub fn is_open(&self) -> bool {
+        self.files.is_some()
     }
 
     /// The hash of the line the generation before took at `offset`.
-    pub fn recorded_before(&self, offset: u64) -> io::Result<Option<u64>> {
-        match &self.previous {
+    pub fn recorded_before(&mut self, offset: u64) -> io::Result<Option<u64>> {
+        match &self.files()?.previous {
             Some((file, len)) => search(file, *len, offset),
             None => Ok(None),
         }
     }
 
     /// The hash of the line taken at `offset` in this generation, if one was.
-    pub fn recorded(&self, offset: u64, pending: &Pending) -> io::Result<Option<u64>> {
+    pub fn recorded(&mut self, offset: u64, pending: &Pending) -> io::Result<Option<u64>> {
         if let Some(hash) = pending.recorded(offset) {
             return Ok(Some(hash));
         }
-        search(&self.index, self.row.index_len, offset)
+        let len = self.row.index_len;
+        search(&self.files()?.index, len, offset)
     }
 
     /// Appends `pending` to the spool and the index and makes them durable;
     /// the returned row has the new lengths, for the store to commit.
     pub fn write(&mut self, pending: &Pending) -> io::Result<StreamRow> {
         let mut row = self.row.clone();
-        write_at_end(&mut self.log, row.spool_len, &pending.bytes)?;
-        write_at_end(&mut self.index, row.index_len, &pending.index)?;
+        let files = self.files()?;
+        // Cut or replaced while open: appending would leave a hole of zeros.
+        for (file, committed) in [(&files.log, row.spool_len), (&files.index, row.index_len)] {
+            check_holds(file, committed)?;
+        }
+        write_at_end(&mut files.log, row.spool_len, &pending.bytes)?;
+        write_at_end(&mut files.index, row.index_len, &pending.index)?;
         row.spool_len += pending.bytes.len() as u64;
         row.index_len += pending.index.len() as u64;
         Ok(row)
     }
 
     /// Takes back a write the store did not commit.
-    pub fn cut_back(&self) -> io::Result<()> {
-        self.log.set_len(self.row.spool_len)?;
-        self.index.set_len(self.row.index_len)
+    pub fn cut_back(&mut self) -> io::Result<()> {
+        let (spool_len, index_len) = (self.row.spool_len, self.row.index_len);
+        let files = self.files()?;
+        files.log.set_len(spool_len)?;
+        files.index.set_len(index_len)
     }
 
     /// Removes this generation's spool (read to the end and replaced by a
@@ -117,7 +158,7 @@ impl Spool {
     /// the next generation's [`Spool::recorded_before`].
     pub fn remove(self) -> io::Result<()> {
         if self.row.generation > 0 {
-            let older = self.log_path.with_file_name(format!("{}-{}.idx", self.row.id, self.row.generation - 1));
+            let older = self.log_path.with_file_name(file_name(&self.row, self.row.generation - 1, "idx"));
             match std::fs::remove_file(older) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
                 _ => {}
@@ -125,6 +166,11 @@ impl Spool {
         }
         std::fs::remove_file(&self.log_path)
     }
+}
+
+/// `<stream id>-<generation>.<extension>`.
+pub fn file_name(row: &StreamRow, generation: i64, extension: &str) -> String {
+    format!("{}-{generation}.{extension}", row.id)
 }
 
 /// The hash recorded for `offset` in the first `len` bytes of `index`, by
@@ -150,18 +196,23 @@ fn search(index: &File, len: u64, offset: u64) -> io::Result<Option<u64>> {
 /// is never silently accepted.
 fn cut_to(path: &Path, len: u64) -> io::Result<File> {
     let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
-    let size = file.metadata()?.len();
-    if size < len {
-        let message = format!(
-            "{} holds {size} bytes but {len} were committed: the spool was cut or replaced outside walwatch",
-            path.display()
-        );
-        return Err(io::Error::new(io::ErrorKind::InvalidData, message));
-    }
+    let size = check_holds(&file, len)?;
     if size > len {
         file.set_len(len)?;
     }
     Ok(file)
+}
+
+/// The file's size, when it holds at least the `committed` bytes.
+fn check_holds(file: &File, committed: u64) -> io::Result<u64> {
+    let size = file.metadata()?.len();
+    if size < committed {
+        let message = format!(
+            "it holds {size} bytes but {committed} were committed: it was cut, replaced or removed outside walwatch"
+        );
+        return Err(io::Error::new(io::ErrorKind::InvalidData, message));
+    }
+    Ok(size)
 }
 
 fn write_at_end(file: &mut File, at: u64, bytes: &[u8]) -> io::Result<()> {

@@ -5,7 +5,6 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use thiserror::Error;
@@ -13,7 +12,8 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::body::Shipped;
 use super::naming::{place, Placement};
-use super::spool::{Pending, Spool};
+use super::spool::{self, Pending, Spool};
+use super::spool_dir::SpoolDir;
 use crate::config::IngestCluster;
 use crate::frame::time::TimeContext;
 use crate::frame::Format;
@@ -57,35 +57,54 @@ struct Stream {
     /// Its last entry is held back, waiting for lines that may belong to it.
     pending: bool,
     written_at: Instant,
+    /// When it was last used, in [`Streams::clock`] ticks: the least
+    /// recently used spools are closed first.
+    used: u64,
 }
+
+/// Spools kept open at once (three descriptors each at most); the others
+/// are opened again when their file sends lines.
+const OPEN_SPOOLS: usize = 64;
 
 /// Every shipped file, by (host, file).
 pub struct Streams {
-    dir: PathBuf,
+    dir: SpoolDir,
     rules: Vec<IngestCluster>,
     open: HashMap<(String, String), Stream>,
     /// How long a file must stay quiet before its held-back last entry is read.
     settle: Duration,
     /// Events stored since [`Streams::take_stored`].
     stored: u64,
+    clock: u64,
 }
 
 impl Streams {
     /// The streams of the store, each spool cut back to what was committed
     /// and read up to its end (what the last run committed but did not read).
+    /// A stream whose spool was damaged outside walwatch is quarantined
+    /// and goes on in a new generation; one that cannot be opened now is
+    /// said and tried again at its next batch. Neither stops the others.
     pub fn recover(
         store: &mut Store,
-        dir: PathBuf,
+        dir: SpoolDir,
         rules: Vec<IngestCluster>,
         settle: Duration,
     ) -> Result<Streams, ReceiveError> {
-        let mut streams = Streams { dir, rules, open: HashMap::new(), settle, stored: 0 };
+        let mut streams = Streams { dir, rules, open: HashMap::new(), settle, stored: 0, clock: 0 };
         for row in store.streams()? {
             let key = (row.host.clone(), row.file.clone());
             let placement = place(&streams.rules, &row.host, &row.file);
-            let stream = streams.opened(row, placement)?;
-            streams.open.insert(key.clone(), stream);
-            streams.read(store, &key, true)?;
+            match streams.opened(store, row, placement) {
+                Ok(stream) => {
+                    streams.open.insert(key.clone(), stream);
+                    streams.read(store, &key, true)?;
+                    streams.limit_open(&key);
+                }
+                Err(ReceiveError::Store(e)) => return Err(e.into()),
+                Err(e) => {
+                    tracing::error!(host = %key.0, file = %key.1, error = %e, "Cannot open a shipped file's spool; trying again at its next batch.")
+                }
+            }
         }
         Ok(streams)
     }
@@ -110,12 +129,21 @@ impl Streams {
         for key in order {
             let lines = groups.remove(&key).unwrap_or_default();
             self.ensure(store, &key)?;
-            let (new, dup) = self.append(store, &key, &lines)?;
+            let (new, dup) = match self.append(store, &key, &lines) {
+                Err(ReceiveError::Spool { source, .. }) if spool::damaged(&source) => {
+                    // Cut or replaced since it was opened: kept aside, and the
+                    // batch goes to the stream's next generation.
+                    self.quarantine_open(store, &key, &source.to_string())?;
+                    self.append(store, &key, &lines)?
+                }
+                other => other?,
+            };
             taken.lines += new;
             taken.duplicates += dup;
             if new > 0 {
                 taken.events += self.read(store, &key, true)?;
             }
+            self.limit_open(&key);
         }
         Ok(taken)
     }
@@ -141,24 +169,95 @@ impl Streams {
     }
 
     fn ensure(&mut self, store: &mut Store, key: &(String, String)) -> Result<(), ReceiveError> {
-        if self.open.contains_key(key) {
+        self.clock += 1;
+        if let Some(stream) = self.open.get_mut(key) {
+            stream.used = self.clock;
             return Ok(());
         }
         let placement = place(&self.rules, &key.0, &key.1);
         let row = store.stream(&key.0, &key.1, &placement.cluster)?;
-        let stream = self.opened(row, placement)?;
+        let stream = self.opened(store, row, placement)?;
         self.open.insert(key.clone(), stream);
         Ok(())
     }
 
-    fn opened(&self, row: crate::store::StreamRow, placement: Placement) -> Result<Stream, ReceiveError> {
-        let shown = self.dir.display().to_string();
-        let spool = Spool::open(&self.dir, row).map_err(|source| ReceiveError::Spool { path: shown, source })?;
+    /// The stream of `row`, its spool opened; a damaged spool is
+    /// quarantined and a new generation opened in its place.
+    fn opened(
+        &mut self,
+        store: &mut Store,
+        row: crate::store::StreamRow,
+        placement: Placement,
+    ) -> Result<Stream, ReceiveError> {
+        let spool = match Spool::open(self.dir.path(), row.clone()) {
+            Ok(spool) => spool,
+            Err(e) if spool::damaged(&e) => {
+                let row = self.quarantine(store, &row, &e.to_string())?;
+                Spool::open(self.dir.path(), row).map_err(|e| spool_dir_error(&self.dir, e))?
+            }
+            Err(e) => return Err(spool_dir_error(&self.dir, e)),
+        };
         // The zone was checked when the config was read.
         let time = TimeContext::new(placement.timezone.as_deref())
             .or_else(|_| TimeContext::new(None))
             .expect("no zone is UTC");
-        Ok(Stream { spool, placement, time, pending: false, written_at: Instant::now() })
+        self.clock += 1;
+        Ok(Stream { spool, placement, time, pending: false, written_at: Instant::now(), used: self.clock })
+    }
+
+    /// Quarantines the open stream `key` and opens its next generation.
+    fn quarantine_open(&mut self, store: &mut Store, key: &(String, String), reason: &str) -> Result<(), ReceiveError> {
+        let stream = self.open.remove(key).expect("opened");
+        let row = self.quarantine(store, &stream.spool.row, reason)?;
+        drop(stream.spool);
+        let spool = Spool::open(self.dir.path(), row).map_err(|e| spool_dir_error(&self.dir, e))?;
+        self.clock += 1;
+        let fresh = Stream { spool, used: self.clock, pending: false, ..stream };
+        self.open.insert(key.clone(), fresh);
+        Ok(())
+    }
+
+    /// Moves a damaged spool aside (kept for inspection, recorded in the
+    /// store, said in `status`) and starts the stream's next generation:
+    /// the agent's next lines are taken as usual. The index stays for the
+    /// next generation when it is whole, so that a batch sent again is
+    /// still known. Returns the new generation's row, committed.
+    fn quarantine(
+        &mut self,
+        store: &mut Store,
+        row: &crate::store::StreamRow,
+        reason: &str,
+    ) -> Result<crate::store::StreamRow, ReceiveError> {
+        let kept_dir = self.dir.quarantine();
+        let at = jiff::Timestamp::now();
+        let kept = super::quarantine::set_aside(self.dir.path(), &kept_dir, row, at)
+            .map_err(|e| spool_dir_error(&self.dir, e))?;
+        let shown = shown(&row.host, &row.file, row.generation);
+        let read = store.read_position(row.cluster_id, &shown)?.unwrap_or(0);
+        let lost = row.spool_len.saturating_sub(read);
+        store.quarantine_stream(row, reason, &kept.display().to_string(), lost, at)?;
+        tracing::error!(host = %row.host, file = %row.file, reason, kept = %kept.display(), lost_bytes = lost, "A shipped file's spool was damaged outside walwatch: kept aside; the file goes on in a new generation.");
+        let mut next = row.clone();
+        (next.generation, next.accepted_end, next.spool_len, next.index_len) = (row.generation + 1, 0, 0, 0);
+        store.commit_stream(&next)?;
+        Ok(next)
+    }
+
+    /// Closes the least recently used spools beyond [`OPEN_SPOOLS`], never `keep`'s.
+    fn limit_open(&mut self, keep: &(String, String)) {
+        let mut open: Vec<(u64, &(String, String))> =
+            self.open.iter().filter(|(k, s)| s.spool.is_open() && *k != keep).map(|(k, s)| (s.used, k)).collect();
+        let over = (open.len() + 1).saturating_sub(OPEN_SPOOLS);
+        if over == 0 {
+            return;
+        }
+        open.sort_unstable();
+        let closing: Vec<(String, String)> = open[..over].iter().map(|(_, k)| (*k).clone()).collect();
+        for key in closing {
+            if let Some(stream) = self.open.get_mut(&key) {
+                stream.spool.close();
+            }
+        }
     }
 
     /// Writes the lines of one file that are new and commits them; a line
@@ -180,7 +279,7 @@ impl Streams {
         for line in lines {
             let hash = xxh3_64(line.message.as_bytes());
             if old_content {
-                let spool = &self.stream(key).spool;
+                let spool = &mut self.stream_mut(key).spool;
                 old_content = spool.recorded_before(line.offset).map_err(|e| spool_error(spool, e))? == Some(hash);
                 if old_content {
                     dup += 1;
@@ -188,7 +287,7 @@ impl Streams {
                 }
             }
             if line.offset < accepted_end {
-                let spool = &self.stream(key).spool;
+                let spool = &mut self.stream_mut(key).spool;
                 let known = spool.recorded(line.offset, &pending).map_err(|e| spool_error(spool, e))?;
                 if known == Some(hash) {
                     dup += 1;
@@ -226,7 +325,9 @@ impl Streams {
         let mut row = spool.write(pending).map_err(|e| spool_error(spool, e))?;
         (row.accepted_end, row.lines, row.duplicates) = (accepted_end, row.lines + new, row.duplicates + dup);
         if let Err(e) = store.commit_stream(&row) {
-            let _ = spool.cut_back();
+            if let Err(cut) = spool.cut_back() {
+                tracing::warn!(path = %spool.log_path.display(), error = %cut, "Cannot take back a write the store did not commit; it is cut off at the next open.");
+            }
             return Err(e.into());
         }
         spool.row = row;
@@ -249,13 +350,17 @@ impl Streams {
             }
         }
         let placement = stream.placement;
-        let fresh = self.opened(row, placement)?;
+        let fresh = self.opened(store, row, placement)?;
         self.open.insert(key.clone(), fresh);
         Ok(())
     }
 
     fn stream(&self, key: &(String, String)) -> &Stream {
         self.open.get(key).expect("opened by ensure")
+    }
+
+    fn stream_mut(&mut self, key: &(String, String)) -> &mut Stream {
+        self.open.get_mut(key).expect("opened by ensure")
     }
 
     /// Reads what is new in the spool of `key`; the events stored.
@@ -327,4 +432,8 @@ pub fn shown(host: &str, file: &str, generation: i64) -> String {
 
 fn spool_error(spool: &Spool, source: std::io::Error) -> ReceiveError {
     ReceiveError::Spool { path: spool.log_path.display().to_string(), source }
+}
+
+fn spool_dir_error(dir: &SpoolDir, source: std::io::Error) -> ReceiveError {
+    ReceiveError::Spool { path: dir.path().display().to_string(), source }
 }

@@ -16,6 +16,7 @@ pub mod buckets;
 pub mod daemon;
 pub mod digest;
 pub mod history;
+pub mod listeners;
 pub mod lock;
 pub mod metrics;
 mod columns;
@@ -40,8 +41,9 @@ use thiserror::Error;
 pub use checkpoints::CheckpointRow;
 pub use events::{DatedAhead, LogTimes};
 pub use filter::Filter;
+pub use listeners::ListenerRow;
 pub use sources::{LogGrowth, SourceRow, SourceSpec};
-pub use streams::StreamRow;
+pub use streams::{Quarantined, StreamRow};
 pub use summary::{ByTrigger, PointCounts, Summary};
 
 /// Forward-only schema steps; the version is SQLite's user_version (the
@@ -62,6 +64,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0013_lifecycle.sql"),
     include_str!("migrations/0014_ingest_streams.sql"),
     include_str!("migrations/0015_tally_insert.sql"),
+    include_str!("migrations/0016_fleet.sql"),
 ];
 
 /// `PRAGMA cache_size` for an import: negative is KiB (64 MiB).

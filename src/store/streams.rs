@@ -97,3 +97,86 @@ impl Store {
             .map_err(|e| self.sql(e))
     }
 }
+
+/// A shipped file's damaged spool, set aside.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Quarantined {
+    pub host: String,
+    pub file: String,
+    pub cluster: String,
+    pub generation: i64,
+    pub reason: String,
+    /// Where its files were moved (without their .log/.idx extension).
+    pub kept: String,
+    /// Committed bytes not yet read into the store when it was found.
+    pub lost_bytes: u64,
+    pub at: Timestamp,
+}
+
+impl Store {
+    /// This store's identity: what its spool directory records as its owner.
+    pub fn identity(&mut self) -> Result<String, StoreError> {
+        self.conn.query_row("SELECT token FROM store_identity WHERE id = 1", [], |r| r.get(0)).map_err(|e| self.sql(e))
+    }
+
+    /// How far the source named `path` of `cluster_id` was read, if it was.
+    pub fn read_position(&self, cluster_id: i64, path: &str) -> Result<Option<u64>, StoreError> {
+        self.conn
+            .prepare_cached("SELECT max(read_to) FROM source WHERE cluster_id = ?1 AND path = ?2")
+            .and_then(|mut s| s.query_row(params![cluster_id, path], |r| r.get::<_, Option<i64>>(0)))
+            .map(|n| n.map(|n| n as u64))
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Records that `row`'s generation was damaged and set aside.
+    pub fn quarantine_stream(
+        &mut self,
+        row: &StreamRow,
+        reason: &str,
+        kept: &str,
+        lost_bytes: u64,
+        at: Timestamp,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO ingest_quarantine(stream_id, generation, reason, kept, lost_bytes, at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![row.id, row.generation, reason, kept, lost_bytes as i64, to_micros(at)],
+            )
+            .map(drop)
+            .map_err(|e| self.sql(e))
+    }
+
+    /// The quarantined spools not cleared yet, oldest first; of `cluster` only when given.
+    pub fn quarantined(&self, cluster: Option<&str>) -> Result<Vec<Quarantined>, StoreError> {
+        let read = || -> rusqlite::Result<Vec<Quarantined>> {
+            self.conn
+                .prepare_cached(
+                    "SELECT s.host, s.file, c.name, q.generation, q.reason, q.kept, q.lost_bytes, q.at
+                     FROM ingest_quarantine q JOIN ingest_stream s ON s.id = q.stream_id
+                     JOIN cluster c ON c.id = s.cluster_id
+                     WHERE ?1 IS NULL OR c.name = ?1 ORDER BY q.id",
+                )?
+                .query_map([cluster], |r| {
+                    Ok(Quarantined {
+                        host: r.get(0)?,
+                        file: r.get(1)?,
+                        cluster: r.get(2)?,
+                        generation: r.get(3)?,
+                        reason: r.get(4)?,
+                        kept: r.get(5)?,
+                        lost_bytes: r.get::<_, i64>(6)? as u64,
+                        at: super::columns::from_micros(r.get(7)?),
+                    })
+                })?
+                .collect()
+        };
+        read().map_err(|e| self.sql(e))
+    }
+
+    /// Forgets the quarantine records (their files stay where they were
+    /// moved); the number forgotten.
+    pub fn clear_quarantined(&mut self) -> Result<usize, StoreError> {
+        self.conn.execute("DELETE FROM ingest_quarantine", []).map_err(|e| self.sql(e))
+    }
+}

@@ -12,6 +12,7 @@ mod daemon_never_silent;
 mod daemon_retention;
 mod daemon_rotation;
 mod daemon_stop;
+mod fleet_hostile;
 mod prometheus;
 mod status_monitor;
 mod store_concurrency;

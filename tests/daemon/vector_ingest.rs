@@ -238,13 +238,15 @@ fn a_file_truncated_and_written_anew_under_its_path_is_new_content() {
     let conn = rusqlite::Connection::open(central.ws.db()).unwrap();
     let generation: i64 = conn.query_row("SELECT generation FROM ingest_stream", [], |r| r.get(0)).unwrap();
     assert_eq!(generation, 1);
-    // The old content's spool is gone once read; its index stays for such batches.
-    let mut spool: Vec<String> = fs::read_dir(central.ws.path().join("ingest"))
+    // The old content's spool is gone once read; its index stays for such
+    // batches. The directory is the store's own (w.db: w-ingest), naming
+    // the store it belongs to, locked while the receiver runs.
+    let mut spool: Vec<String> = fs::read_dir(central.ws.path().join("w-ingest"))
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     spool.sort();
-    assert_eq!(spool, ["1-0.idx", "1-1.idx", "1-1.log"]);
+    assert_eq!(spool, [".lock", "1-0.idx", "1-1.idx", "1-1.log", "STORE"]);
     central.daemon.terminate();
 }
 

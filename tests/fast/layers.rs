@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 /// Bottom first: the vocabulary and knowledge, the pipeline in the order
 /// data flows, then what a user runs.
 const ORDER: &[&str] = &[
-    "model", "timefmt", "output", "guc", "catalog", "source", "config", // beneath the pipeline
+    "model", "timefmt", "output", "guc", "catalog", "source", "config", "serve", // beneath the pipeline
     "frame", "classify", "store", "ingest", "receive", "settings", "analyze", "alert", "digest",
     "evaluate", // the pipeline
     "metrics",  // the store as Prometheus series, for the daemon

@@ -391,6 +391,15 @@ impl Daemon {
         Daemon::start_with(as_user(user, Some(groups)), config, db, log)
     }
 
+    /// [`Daemon::start`] with the open-file limit set to `nofile` (soft and
+    /// hard, through util-linux's prlimit, which execs the daemon: its pid
+    /// is the daemon's).
+    pub fn start_limited(config: &Path, db: &Path, log: &Path, nofile: u64) -> Daemon {
+        let mut cmd = Command::new("prlimit");
+        cmd.arg(format!("--nofile={nofile}:{nofile}")).arg("--").arg(env!("CARGO_BIN_EXE_walwatch"));
+        Daemon::start_with(cmd, config, db, log)
+    }
+
     fn start_with(mut cmd: Command, config: &Path, db: &Path, log: &Path) -> Daemon {
         let err = OpenOptions::new().create(true).append(true).open(log).unwrap();
         let child = cmd

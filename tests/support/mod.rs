@@ -5,6 +5,7 @@
 //! not all of them use every helper.
 #![allow(dead_code)]
 
+pub mod central;
 pub mod daemon;
 pub mod smtp;
 pub mod syslog;

@@ -425,6 +425,9 @@ fn migration_13_forgets_firing_notices_that_were_never_queued() {
         "DELETE FROM outbox WHERE alert_id = 1;
          UPDATE alert SET queued_at = fired_at;
          ALTER TABLE alert DROP COLUMN resolution;
+         DROP TABLE listener;
+         DROP TABLE ingest_quarantine;
+         DROP TABLE store_identity;
          DROP TABLE ingest_stream;
          PRAGMA user_version = 12;",
     )

@@ -40,13 +40,17 @@ fn tokens(section: &IngestSection, account: &Account) -> Finding {
         return Finding::error(CHECK, format!("{user} cannot read {}: {e}", path.display()), why, fix);
     }
     // Read as the receiver reads it: the same tokens, the same refusal.
-    let n = match crate::receive::read_tokens(path) {
-        Ok(tokens) => tokens.len(),
+    let tokens = match crate::receive::read_tokens(path) {
+        Ok(tokens) => tokens,
         Err(e) => {
-            let fix = format!("write one token a line into {} (e.g. `openssl rand -hex 24`)", path.display());
+            let fix = format!(
+                "write one token a line into {}, each followed by the host (or host glob) its agent ships as                  (e.g. `echo \"$(openssl rand -hex 24) db-1\" >> {0}`)",
+                path.display()
+            );
             return Finding::error(CHECK, e.to_string(), why, fix);
         }
     };
+    let n = tokens.len();
     let mode = std::fs::metadata(path).map(|m| m.permissions().mode()).unwrap_or(0);
     if mode & 0o004 != 0 {
         return Finding::warning(
@@ -56,7 +60,46 @@ fn tokens(section: &IngestSection, account: &Account) -> Finding {
             fix,
         );
     }
-    Finding::ok(CHECK, format!("{} holds {n} token(s); {user} may read it, not every user", path.display()))
+    if let Some(finding) = loose_tokens(path, &tokens) {
+        return finding;
+    }
+    Finding::ok(
+        CHECK,
+        format!("{} holds {n} token(s), each bound to its hosts; {user} may read it, not every user", path.display()),
+    )
+}
+
+/// Tokens that may write any host, or that are short enough to guess.
+fn loose_tokens(path: &Path, tokens: &[crate::receive::Token]) -> Option<Finding> {
+    let lines = |pick: &dyn Fn(&crate::receive::Token) -> bool| -> Vec<String> {
+        tokens.iter().filter(|t| pick(t)).map(|t| t.line.to_string()).collect()
+    };
+    let any = lines(&|t| t.any_host());
+    if !any.is_empty() {
+        return Some(Finding::warning(
+            CHECK,
+            format!("{}: the token(s) on line(s) {} may write any host", path.display(), any.join(", ")),
+            "one stolen agent token could then write every host's clusters (their alerts, their history)",
+            format!(
+                "write after each token the host name (or glob) its agent ships as: `TOKEN db-1`; a batch naming                  another host is then refused (403). Lines of {}",
+                path.display()
+            ),
+        ));
+    }
+    let weak = lines(&|t| t.weak());
+    (!weak.is_empty()).then(|| {
+        Finding::warning(
+            CHECK,
+            format!(
+                "{}: the token(s) on line(s) {} are shorter than {} characters",
+                path.display(),
+                weak.join(", "),
+                crate::receive::tokens::STRONG
+            ),
+            "a short token can be guessed by anyone who reaches the port",
+            "make each token long and random: `openssl rand -hex 24`",
+        )
+    })
 }
 
 fn tls(cert: &Path, key: &Path, account: &Account) -> Finding {
@@ -68,7 +111,7 @@ fn tls(cert: &Path, key: &Path, account: &Account) -> Finding {
             return Finding::error(CHECK, format!("{user} cannot read {}: {e}", path.display()), why, fix);
         }
     }
-    match crate::receive::check_tls(cert, key) {
+    match crate::serve::server_config(cert, key).map(drop) {
         Ok(()) => Finding::ok(CHECK, format!("HTTPS with {} and its key", cert.display())),
         Err(e) => Finding::error(
             CHECK,
@@ -124,13 +167,23 @@ mod tests {
         assert_eq!(got[1].0, "Warning", "plain HTTP on the network: {got:?}");
         assert_eq!(
             got[2],
-            ("Ok".into(), format!("{} may keep shipped files in {}/ingest", me.name, dir.path().display()))
+            ("Ok".into(), format!("{} may keep shipped files in {}/w-ingest", me.name, dir.path().display()))
         );
         std::fs::write(&tokens, "a\nb\n").unwrap();
         std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o644)).unwrap();
         assert_eq!(statuses(&s)[0].0, "Warning");
         std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o640)).unwrap();
-        let ok = format!("{} holds 2 token(s); {} may read it, not every user", tokens.display(), me.name);
+        let any = format!("{}: the token(s) on line(s) 1, 2 may write any host", tokens.display());
+        assert_eq!(statuses(&s)[0], ("Warning".into(), any));
+        std::fs::write(&tokens, "aaaaaaaaaaaaaaaaaaaa db-1\nb db-*\n").unwrap();
+        let weak = format!("{}: the token(s) on line(s) 2 are shorter than 16 characters", tokens.display());
+        assert_eq!(statuses(&s)[0], ("Warning".into(), weak));
+        std::fs::write(&tokens, "aaaaaaaaaaaaaaaaaaaa db-1\nbbbbbbbbbbbbbbbbbbbb db-*\n").unwrap();
+        let ok = format!(
+            "{} holds 2 token(s), each bound to its hosts; {} may read it, not every user",
+            tokens.display(),
+            me.name
+        );
         assert_eq!(statuses(&s)[0], ("Ok".into(), ok));
 
         // A certificate and a key that do not make a pair.

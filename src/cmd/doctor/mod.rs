@@ -7,6 +7,7 @@ mod access;
 mod cluster;
 mod finding;
 mod ingest;
+mod listeners;
 mod server;
 mod service;
 
@@ -29,6 +30,11 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
     }
     findings.extend(ingest::check(&config.ingest, &db, &account));
     findings.extend(service::check(&config, &db, &account));
+    let running = crate::store::Store::open_read_only(&db)
+        .map_err(anyhow::Error::from)
+        .and_then(|s| super::status::daemon_summary(&s))
+        .is_ok_and(|d| !d.down && !d.never);
+    findings.extend(listeners::check(&config, &db, running));
     let mut out = std::io::stdout().lock();
     match args.format {
         ReportFormat::Json => crate::output::json(&mut out, &findings)?,

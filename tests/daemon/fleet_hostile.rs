@@ -1,0 +1,264 @@
+//! A central walwatch under hostile peers: the real daemon with `[ingest]`
+//! and `[metrics]` on loopback ports, plain and HTTPS (a test CA), and the
+//! raw sockets an unauthenticated peer would use. Each attack first took
+//! the central down, stalled it or grew it without bound; each test shows
+//! the daemon answering, staying small, and the agents' batches still taken.
+
+use std::io::Write;
+use std::net::{Shutdown, TcpStream};
+use std::time::{Duration, Instant};
+
+use crate::support::central::{
+    connect_from, eventually, exchange, open_files, raise_nofile, read_until_closed, rss_kb, Central, TOKEN,
+};
+use crate::support::daemon::{fixture, Workspace, STATUS_PROBLEMS};
+use crate::support::vector::Agent;
+
+const FILE: &str = "/var/log/postgresql/postgresql-15-main.log";
+
+fn agent_lines(host: &str) -> Agent {
+    Agent::read(host, FILE, &fixture("15-stderr-default-std"), None)
+}
+
+fn refused(central: &Central, listener: &str, reason: &str) -> u64 {
+    central.listener(listener)["refused"][reason].as_u64().unwrap_or(0)
+}
+
+/// A head announcing a body of `length` bytes.
+fn announcing(path: &str, length: u64, token: Option<&str>) -> Vec<u8> {
+    let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
+    format!("POST {path} HTTP/1.1\r\nHost: central\r\n{auth}Content-Length: {length}\r\n\r\n").into_bytes()
+}
+
+#[test]
+fn announced_sizes_long_heads_and_slow_bodies_cost_nothing() {
+    let mut central = Central::start(&format!("{TOKEN}\n"), "", false);
+    let (addr, metrics) = (central.addr(), ([127, 0, 0, 1], central.metrics_port).into());
+    let pid = central.daemon.pid();
+    let rss_before = rss_kb(pid);
+    let wait = Duration::from_secs(5);
+    // 100 TB announced, nothing sent: answered at once, never allocated,
+    // the connection closed (never drained).
+    let huge = 100_000_000_000_000;
+    assert_eq!(
+        exchange(addr, &announcing("/ingest/vector", huge, None), wait),
+        ("HTTP/1.1 401 Unauthorized".into(), true)
+    );
+    let (line, closed) = exchange(addr, &announcing("/ingest/vector", huge, Some(TOKEN)), wait);
+    assert_eq!((line.as_str(), closed), ("HTTP/1.1 413 Payload Too Large", true));
+    let get = format!("GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: {huge}\r\n\r\n");
+    assert_eq!(exchange(metrics, get.as_bytes(), wait).0, "HTTP/1.1 413 Payload Too Large");
+
+    // A request line that never ends: cut off at the head limit (16 KiB),
+    // long before the 64 MiB this peer would send.
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
+    stream.write_all(b"GET /").unwrap();
+    let chunk = vec![b'a'; 64 << 10];
+    let mut sent = 0usize;
+    while sent < 64 << 20 && stream.write_all(&chunk).is_ok() {
+        sent += chunk.len();
+    }
+    assert!(sent < 8 << 20, "the central read {sent} bytes of one request line");
+
+    // A body announced as 1 GB is over max_batch_bytes: refused at once.
+    // One announced as 32 MiB and never sent holds a slot, not the
+    // receiver: a valid batch on another connection is taken meanwhile,
+    // and the slow one is answered 408 once below the minimum rate.
+    let (line, closed) = exchange(addr, &announcing("/ingest/vector", 1 << 30, Some(TOKEN)), wait);
+    assert_eq!((line.as_str(), closed), ("HTTP/1.1 413 Payload Too Large", true));
+    let mut slow = TcpStream::connect(addr).unwrap();
+    slow.write_all(&announcing("/ingest/vector", 32 << 20, Some(TOKEN))).unwrap();
+    let started = Instant::now();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut lines = agent_lines("db-1");
+    let batch = lines.batch(20).unwrap();
+    let (status, answer, took) = central.send_with(&central.agent(), TOKEN, &batch);
+    assert_eq!(status, 200, "{answer}");
+    assert!(took < Duration::from_secs(1), "a valid batch waited {took:?} behind a slow one");
+    slow.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+    let mut answer = Vec::new();
+    let _ = read_until_closed(&mut slow, &mut answer);
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    let cut_after = started.elapsed();
+    assert!((Duration::from_secs(4)..Duration::from_secs(9)).contains(&cut_after), "cut after {cut_after:?}");
+
+    // A head sent a byte a second is cut off at the header timeout (15 s);
+    // the other checks ran meanwhile.
+    let mut trickle = TcpStream::connect(addr).unwrap();
+    let trickle_started = Instant::now();
+    trickle.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
+    let mut cut = None;
+    for byte in b"POST /ingest/vector HTTP/1.1\r\nHost: a-very-slow-peer.example\r\n".iter().cycle().take(40) {
+        if trickle.write_all(&[*byte]).is_err() {
+            cut = Some(trickle_started.elapsed());
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(700));
+    }
+    let cut = cut.unwrap_or_else(|| trickle_started.elapsed());
+    assert!(cut < Duration::from_secs(20), "a trickled head was held for {cut:?}");
+
+    let grown = rss_kb(pid).saturating_sub(rss_before);
+    assert!(grown < 32 << 10, "the daemon grew by {grown} kB");
+    // The refusals are counted (recorded at the next heartbeat).
+    let counted = |c: &Central| {
+        let got = ["too_large", "timeout", "unauthorized"].map(|r| refused(c, "ingest", r));
+        (got == [3, 2, 1] && refused(c, "metrics", "too_large") == 1).then_some(()).ok_or(format!("{got:?}"))
+    };
+    eventually("the refusals counted", || counted(&central));
+    let (code, status) = central.status();
+    assert_eq!(code, Some(0), "{status}");
+    central.daemon.terminate();
+}
+
+#[test]
+fn idle_and_plain_connections_do_not_lock_the_agents_out_of_the_tls_port() {
+    raise_nofile();
+    // A small listener: 300 places, 40 from one address.
+    let extra = "max_connections = 300\nmax_connections_per_peer = 40\n";
+    let mut central = Central::start(&format!("{TOKEN}\n"), extra, true);
+    let addr = central.addr();
+    // 1 000 plain TCP connections that say nothing, from 20 addresses: the
+    // oldest silent ones make room for the new ones.
+    let mut idle = Vec::new();
+    for i in 0..1000u32 {
+        let from = [127, 0, 1, 1 + (i % 20) as u8];
+        if let Ok(s) = connect_from(from, addr) {
+            idle.push(s);
+        }
+    }
+    // 100 that send half a TLS record and stop.
+    for i in 0..100u32 {
+        if let Ok(mut s) = connect_from([127, 0, 2, 1 + (i % 50) as u8], addr) {
+            let _ = s.write_all(&[0x16, 0x03, 0x01, 0x02, 0x00, 0x01]);
+            idle.push(s);
+        }
+    }
+    // 100 from one more address: 40 are let in, 60 refused at once.
+    for _ in 0..100 {
+        if let Ok(s) = connect_from([127, 0, 4, 1], addr) {
+            idle.push(s);
+        }
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let held = open_files(central.daemon.pid());
+    assert!(held < 300 + 100, "the daemon holds {held} descriptors");
+    // The agent (127.0.0.1) ships the whole log over HTTPS meanwhile.
+    let client = central.agent();
+    let mut lines = agent_lines("db-1");
+    let mut took = Vec::new();
+    while let Some(batch) = lines.batch(25) {
+        let (status, answer, t) = central.send_with(&client, TOKEN, &batch);
+        assert_eq!(status, 200, "{answer}");
+        took.push(t);
+    }
+    took.sort();
+    let p99 = took[(took.len() * 99 / 100).min(took.len() - 1)];
+    assert!(p99 < Duration::from_secs(1), "p99 {p99:?} of {} batches", took.len());
+    let want = central.ws.reference("db-1:15-main", &[&fixture("15-stderr-default-std")]);
+    central.daemon.wait_equal("db-1:15-main", &want);
+    let (code, status) = central.status();
+    assert_eq!(code, Some(0), "{status}");
+    eventually("the refusals counted", || {
+        let got = ["peer_limit", "evicted"].map(|r| refused(&central, "ingest", r));
+        (got[0] == 60 && got[1] >= 1000 + 100 + 40 - 300).then_some(()).ok_or(format!("{got:?}: {status}"))
+    });
+    for s in &idle {
+        let _ = s.shutdown(Shutdown::Both);
+    }
+    central.daemon.terminate();
+}
+
+#[test]
+fn a_port_out_of_descriptors_is_said_and_takes_connections_again() {
+    raise_nofile();
+    // 96 descriptors: the listeners' own bounds do not fit (said at start),
+    // so a flood meets EMFILE in accept, as on a host with a low limit.
+    let mut central = Central::start_in(Workspace::new(), &format!("{TOKEN}\n"), "", false, Some(96));
+    assert!(central.daemon.log().contains("The open-file limit (96) is below"), "{}", central.daemon.log());
+    let addr = central.addr();
+    let mut flood: Vec<TcpStream> =
+        (0..200u32).filter_map(|i| connect_from([127, 0, 3, 1 + (i % 4) as u8], addr).ok()).collect();
+    let (db, log) = (central.ws.db(), central.ws.path().join("daemon.log"));
+    let down = central.daemon.wait_until("status names the listener that cannot accept", || {
+        let out = crate::support::daemon::walwatch().args(["status", "--db", db.to_str().unwrap()]).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let named = text.contains("listener ingest") && text.contains("cannot accept connections");
+        (named && out.status.code() == Some(STATUS_PROBLEMS)).then_some(text.clone()).ok_or(text)
+    });
+    assert!(down.contains("DOWN since"), "{down}");
+    assert!(std::fs::read_to_string(&log).unwrap().contains("Cannot accept connections; retrying."));
+    // The flood ends: the port takes connections again, without a restart.
+    for s in flood.drain(..) {
+        drop(s);
+    }
+    let db = central.ws.db();
+    central.daemon.wait_until("the listener is up again", || {
+        let out = crate::support::daemon::walwatch().args(["status", "--db", db.to_str().unwrap()]).output().unwrap();
+        (out.status.code() == Some(0)).then_some(()).ok_or(String::from_utf8_lossy(&out.stdout).into_owned())
+    });
+    let batch = agent_lines("db-1").batch(10).unwrap();
+    assert_eq!(central.post(TOKEN, &batch).0, 200);
+    central.daemon.terminate();
+}
+
+#[test]
+fn a_batch_naming_hundreds_of_files_holds_few_descriptors() {
+    let mut central = Central::start(&format!("{TOKEN}\n"), "", false);
+    let line = "2026-11-25 07:00:00.123 UTC [812] LOG:  checkpoint starting: time";
+    let batch: Vec<serde_json::Value> = (0..700)
+        .map(|i| serde_json::json!({"message": line, "host": "db-1", "file": format!("/pg/log/{i}/postgresql.log"), "offset": 0}))
+        .collect();
+    let (status, answer) = central.post(TOKEN, &batch);
+    assert_eq!(status, 200, "{answer}");
+    let held = open_files(central.daemon.pid());
+    // 64 spools of at most three files each, the store, the listeners.
+    assert!(held < 64 * 3 + 60, "{held} descriptors held after 700 files");
+    // Every one of them still takes lines (closed spools are opened again).
+    let more: Vec<serde_json::Value> = (0..700)
+        .map(|i| serde_json::json!({"message": line, "host": "db-1", "file": format!("/pg/log/{i}/postgresql.log"), "offset": 67}))
+        .collect();
+    let (status, answer) = central.post(TOKEN, &more);
+    assert_eq!(status, 200, "{answer}");
+    assert!(answer.contains("\"taken\":700"), "{answer}");
+    assert!(open_files(central.daemon.pid()) < 64 * 3 + 60);
+    central.daemon.terminate();
+}
+
+#[test]
+fn a_token_writes_only_its_hosts_and_names_are_bounded() {
+    let (one, many) = ("token-for-db-1-only-0123456789", "token-for-the-eu-hosts-012345");
+    let tokens = format!("# agents\n{one} db-1\n{many} db-eu-*\n");
+    let mut central = Central::start(&tokens, "", false);
+    let mut lines = agent_lines("db-2");
+    let batch = lines.batch(10).unwrap();
+    let (status, answer) = central.post(one, &batch);
+    assert_eq!(status, 403, "{answer}");
+    assert!(answer.contains("line 2 of [ingest] token_file) may write db-1, not host \"db-2\""), "{answer}");
+    let eu: Vec<serde_json::Value> = agent_lines("db-eu-7").batch(10).unwrap();
+    assert_eq!(central.post(many, &eu).0, 200);
+    assert_eq!(central.post(one, &eu).0, 403);
+    assert_eq!(crate::support::daemon::count(&central.ws.db(), "ingest_stream", "host = 'db-2'"), 0);
+    // A 64 KiB host name; the same host spelt in NFD and NFC is one cluster.
+    let mut long = batch[0].clone();
+    long["host"] = serde_json::Value::String(format!("db-eu-{}", "h".repeat(64 << 10)));
+    let (status, answer) = central.post(many, &[long]);
+    assert_eq!(status, 400, "{answer}");
+    assert!(answer.contains("\"host\" is over 253 bytes"), "{answer}");
+    assert_eq!(central.post(TOKEN, &eu).0, 401, "a token not in the file");
+    let nfd = agent_lines("db-eu-caf\u{65}\u{301}").batch(3).unwrap();
+    let nfc = agent_lines("db-eu-caf\u{e9}").batch(6).unwrap();
+    assert_eq!(central.post(many, &nfd).0, 200);
+    let (status, answer) = central.post(many, &nfc);
+    assert_eq!(status, 200, "{answer}");
+    assert!(answer.contains("\"taken\":3,\"duplicates\":3"), "{answer}");
+    let counted = || {
+        let got = ["forbidden", "unauthorized"].map(|r| refused(&central, "ingest", r));
+        (got == [2, 1]).then_some(()).ok_or(format!("{got:?}"))
+    };
+    eventually("the refusals counted", counted);
+    assert_eq!(central.status().0, Some(0));
+    central.daemon.terminate();
+}
