@@ -13,8 +13,11 @@ use crate::store::forget::KnownSource;
 use crate::store::Store;
 
 pub fn run(args: ForgetArgs) -> Result<ExitCode> {
+    if args.quarantined {
+        return quarantined(&args);
+    }
     if args.cluster.is_none() && args.files.is_empty() {
-        bail!("say what to forget: --cluster C (all of its files), FILE..., or both");
+        bail!("say what to forget: --cluster C (all of its files), FILE..., or both; or --quarantined");
     }
     let mut store = Store::open_existing(&super::config_and_db(&args.common)?.db)?;
     if let Some(c) = &args.cluster {
@@ -46,6 +49,20 @@ pub fn run(args: ForgetArgs) -> Result<ExitCode> {
         );
     }
     Ok(if unknown.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(super::EXIT_FAILURE) })
+}
+
+/// `--quarantined`: the damaged spools were looked at; status stops naming them.
+fn quarantined(args: &ForgetArgs) -> Result<ExitCode> {
+    let mut store = Store::open_existing(&super::config_and_db(&args.common)?.db)?;
+    let records = store.quarantined(None)?;
+    let n = store.clear_quarantined()?;
+    if !super::quiet() {
+        for q in &records {
+            println!("forgot the damaged spool of {}:{} (kept in {}.log/.idx)", q.host, q.file, q.kept);
+        }
+        println!("{n} quarantine record(s) forgotten; the files set aside stay where they are");
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn in_cluster(args: &ForgetArgs) -> String {

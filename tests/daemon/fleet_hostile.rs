@@ -262,3 +262,127 @@ fn a_token_writes_only_its_hosts_and_names_are_bounded() {
     assert_eq!(central.status().0, Some(0));
     central.daemon.terminate();
 }
+
+#[test]
+fn a_damaged_spool_is_set_aside_and_the_other_streams_flow() {
+    let mut central = Central::start(&format!("{TOKEN}\n"), "", false);
+    let log = fixture("15-stderr-default-std");
+    let (mut one, mut two) = (Agent::read("db-1", FILE, &log, None), Agent::read("db-2", FILE, &log, None));
+    for _ in 0..3 {
+        assert_eq!(central.post(TOKEN, &one.batch(20).unwrap()).0, 200);
+        assert_eq!(central.post(TOKEN, &two.batch(20).unwrap()).0, 200);
+    }
+    // Someone cuts db-1's spool behind walwatch's back, then the daemon restarts.
+    let spool = central.ws.path().join("w-ingest");
+    let file = std::fs::OpenOptions::new().write(true).open(spool.join("1-0.log")).unwrap();
+    file.set_len(100).unwrap();
+    central.restart();
+    // Both hosts' batches are taken: db-1's in its next generation.
+    while let (Some(a), Some(b)) = (one.batch(20), two.batch(20)) {
+        let (status, answer) = central.post(TOKEN, &a);
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(central.post(TOKEN, &b).0, 200);
+    }
+    let want = central.ws.reference("db-2:15-main", &[&log]);
+    central.daemon.wait_equal("db-2:15-main", &want);
+    // Said in status (exit 4) until looked at; the damaged files kept.
+    let (code, status) = central.status();
+    assert_eq!(code, Some(STATUS_PROBLEMS), "{status}");
+    let problems = status["reasons"].to_string();
+    assert!(problems.contains("db-1:/var/log/postgresql/postgresql-15-main.log: its spool was damaged"), "{problems}");
+    assert!(problems.contains("it holds 100 bytes but"), "{problems}");
+    let kept: Vec<String> = std::fs::read_dir(spool.join("quarantine"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    let conn = rusqlite::Connection::open(central.ws.db()).unwrap();
+    let generation: i64 =
+        conn.query_row("SELECT generation FROM ingest_stream WHERE host = 'db-1'", [], |r| r.get(0)).unwrap();
+    assert_eq!(generation, 1);
+    let out = crate::support::daemon::walwatch()
+        .args(["forget", "--quarantined", "--db", central.ws.db().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1 quarantine record(s) forgotten"));
+    assert_eq!(central.status().0, Some(0));
+    central.daemon.terminate();
+}
+
+#[test]
+fn two_stores_never_share_a_spool_directory() {
+    let first = Central::start(&format!("{TOKEN}\n"), "", false);
+    // Another store in the same directory gets a spool of its own by default…
+    let ws = first.ws.path();
+    let port = crate::support::central::free_port();
+    let config = ws.join("v.toml");
+    let tokens = ws.join("tokens");
+    let text = format!(
+        "[store]\npath = {:?}\n[ingest]\nlisten = \"127.0.0.1:{port}\"\ntoken_file = {:?}\n",
+        ws.join("v.db").to_str().unwrap(),
+        tokens.to_str().unwrap()
+    );
+    std::fs::write(&config, &text).unwrap();
+    let mut second = crate::support::daemon::Daemon::start(&config, &ws.join("v.db"), &ws.join("v.log"));
+    second.wait_until("the second receiver", || {
+        let log = std::fs::read_to_string(ws.join("v.log")).unwrap_or_default();
+        log.contains("Taking Vector agents' batches").then_some(()).ok_or(log)
+    });
+    assert!(ws.join("v-ingest").join("STORE").exists() && ws.join("w-ingest").join("STORE").exists());
+    second.terminate();
+    // …and pointed at the first one's, it refuses to start, saying why.
+    let shared = format!("{text}spool = {:?}\n", ws.join("w-ingest").to_str().unwrap());
+    std::fs::write(&config, shared).unwrap();
+    let out = crate::support::daemon::walwatch().args(["run", "--config", config.to_str().unwrap()]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("is in use by another walwatch daemon's receiver"), "{err}");
+    drop(first);
+}
+
+#[test]
+fn a_reload_that_cannot_be_served_keeps_the_receiver_and_says_so() {
+    let mut central = Central::start(&format!("{TOKEN}\n"), "", false);
+    let batch = agent_lines("db-1").batch(10).unwrap();
+    let config = central.ws.config_path();
+    let check = || {
+        let out = crate::support::daemon::walwatch()
+            .args(["config", "check", "--config", config.to_str().unwrap()])
+            .output()
+            .unwrap();
+        (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    // The token file garbled: config check says so; a reload keeps the tokens in force.
+    let tokens = central.ws.path().join("tokens");
+    std::fs::write(&tokens, b"\xff\xfe\n").unwrap();
+    let (ok, err) = check();
+    assert!(!ok && err.contains("token_file") && err.contains("not UTF-8"), "{err}");
+    central.daemon.signal("HUP");
+    eventually("the reload's problem said", || {
+        let l = central.listener("ingest");
+        let p = l["problem"].as_str().unwrap_or_default().to_string();
+        p.contains("could not read the tokens").then_some(()).ok_or(l.to_string())
+    });
+    assert_eq!(central.status().0, Some(STATUS_PROBLEMS));
+    assert_eq!(central.post(TOKEN, &batch).0, 200);
+    // token_file pointed at a file that is not there: the receiver serves on.
+    std::fs::write(&tokens, format!("{TOKEN}\n")).unwrap();
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, text.replace("/tokens\"", "/missing-tokens\"")).unwrap();
+    let (ok, err) = check();
+    assert!(!ok && err.contains("missing-tokens"), "{err}");
+    central.daemon.signal("HUP");
+    eventually("the reload's problem said", || {
+        let p = central.listener("ingest")["problem"].as_str().unwrap_or_default().to_string();
+        p.contains("could not apply the new [ingest] settings; serving on as before").then_some(()).ok_or(p)
+    });
+    assert_eq!(central.post(TOKEN, &batch).0, 200);
+    // Fixed: the reload applies it and the problem is gone.
+    std::fs::write(&config, text).unwrap();
+    central.daemon.signal("HUP");
+    eventually("the problem cleared", || {
+        let (code, status) = central.status();
+        (code == Some(0)).then_some(()).ok_or(status.to_string())
+    });
+    central.daemon.terminate();
+}

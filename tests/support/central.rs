@@ -75,10 +75,28 @@ impl Central {
     }
 
     pub fn wait_listening(&mut self) {
+        self.wait_announced(1);
+    }
+
+    /// Stops the daemon (SIGTERM) and starts it again on the same store.
+    pub fn restart(&mut self) {
+        let before = self.announced();
+        self.daemon.terminate();
+        self.daemon = self.ws.start();
+        self.wait_announced(before + 1);
+    }
+
+    /// How many times the daemon's log announced the receiver.
+    fn announced(&self) -> usize {
+        let text = fs::read_to_string(self.ws.path().join("daemon.log")).unwrap_or_default();
+        text.matches("Taking Vector agents' batches at").count()
+    }
+
+    fn wait_announced(&mut self, times: usize) {
         let log = self.ws.path().join("daemon.log");
         self.daemon.wait_until("the ingest endpoint is announced", || {
             let text = fs::read_to_string(&log).unwrap_or_default();
-            text.contains("Taking Vector agents' batches at").then_some(()).ok_or(text)
+            (text.matches("Taking Vector agents' batches at").count() >= times).then_some(()).ok_or(text)
         });
     }
 

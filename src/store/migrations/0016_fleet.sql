@@ -9,7 +9,7 @@ INSERT INTO store_identity(id, token) VALUES (1, lower(hex(randomblob(16))));
 -- Shipped files whose spool was found damaged (cut, replaced or unreadable
 -- outside walwatch): the damaged files are moved aside for inspection and
 -- the stream goes on in a new generation. Cleared by `walwatch forget
--- --quarantine`; until then `status` names it.
+-- --quarantined`; until then `status` names it.
 CREATE TABLE ingest_quarantine (
     id          INTEGER PRIMARY KEY,
     stream_id   INTEGER NOT NULL REFERENCES ingest_stream(id) ON DELETE CASCADE,
