@@ -118,7 +118,8 @@ fn source(kind: Kind, globs: &[&String]) -> String {
          # offset), so a batch sent again after a lost answer is not stored twice.\n\
          offset_key = \"offset\"\nread_from = \"beginning\"\n\
          # Long statements stay whole lines (walwatch skips them; cut, their rest would\n\
-         # look like new lines).\n\
+         # look like new lines). Vector drops a longer line: the central never sees it\n\
+         # (README: A fleet: what the central trusts).\n\
          max_line_bytes = 1048576\n",
         include.join(", "),
         id = kind.source_id()
