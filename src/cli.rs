@@ -101,9 +101,8 @@ pub enum Command {
     #[command(
         name = "vector-config",
         after_help = "Install the output as /etc/vector/vector.toml on each database host, with the agent's token in \
-                      WALWATCH_TOKEN (one line of the central's [ingest] token_file). Its filter forwards only the \
-                      lines walwatch reads, in every language PostgreSQL ships (from walwatch's own message \
-                      catalog): regenerate it after upgrading walwatch."
+                      WALWATCH_TOKEN (one line of the central's [ingest] token_file). It ships every line of the \
+                      logs: walwatch refuses forged lines by the lines around them, so none may be filtered out."
     )]
     VectorConfig(VectorConfigArgs),
 }

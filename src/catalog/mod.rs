@@ -309,13 +309,6 @@ impl Catalog {
     /// Every literal that can follow `log_line_prefix` on a stderr line:
     /// `"<severity word>:  "` and each secondary prefix, English first, then
     /// the translations; deduplicated (first wins).
-    /// The too-frequent warning's HINT text in every language, sorted.
-    pub fn hints(&self) -> Vec<&str> {
-        let mut hints: Vec<&str> = self.hints.iter().map(String::as_str).collect();
-        hints.sort_unstable();
-        hints
-    }
-
     pub fn markers(&self) -> &[(String, LineLevel)] {
         &self.markers
     }

@@ -701,6 +701,30 @@ mod tests {
         );
     }
 
+    /// A start of another pid between a start and its complete (a line a
+    /// client forged, claiming pid 2) neither takes the complete nor keeps
+    /// it from its own start, whether the three lines come in one batch or
+    /// a follower's read cuts between them.
+    #[test]
+    fn a_complete_closes_its_own_process_start_across_another_pids_start() {
+        let lines = fixture(NOISE);
+        let (start, complete) = (lines[1553].clone(), lines[1576].clone());
+        let forged = start.replace("08:09:02.433 UTC [25162]", "08:09:02.500 UTC [2]");
+        assert_ne!(forged, start);
+        let want: [Pair; 2] = [
+            (Some("08:09:02.433".into()), Some("08:09:02.688".into()), Some("wal".into()), Some(21874)),
+            (Some("08:09:02.500".into()), None, Some("wal".into()), None),
+        ];
+        let log = [start, forged, complete];
+        let (_dir, store) = import(&[&log]);
+        assert_eq!(pairs(&store), want);
+        for cut in 1..log.len() {
+            let (before, after) = log.split_at(cut);
+            let (_dir, store) = follow(&[("a.log", before, false), ("a.log", after, false)]);
+            assert_eq!(pairs(&store), want, "cut before line {cut}");
+        }
+    }
+
     #[test]
     fn a_complete_after_a_restart_never_closes_a_start_from_before_it() {
         // The crash fixture's last start (no complete: immediate shutdown),

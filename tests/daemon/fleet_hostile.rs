@@ -17,7 +17,7 @@ use crate::support::vector::Agent;
 const FILE: &str = "/var/log/postgresql/postgresql-15-main.log";
 
 fn agent_lines(host: &str) -> Agent {
-    Agent::read(host, FILE, &fixture("15-stderr-default-std"), None)
+    Agent::read(host, FILE, &fixture("15-stderr-default-std"))
 }
 
 fn refused(central: &Central, listener: &str, reason: &str) -> u64 {
@@ -267,7 +267,7 @@ fn a_token_writes_only_its_hosts_and_names_are_bounded() {
 fn a_damaged_spool_is_set_aside_and_the_other_streams_flow() {
     let mut central = Central::start(&format!("{TOKEN}\n"), "", false);
     let log = fixture("15-stderr-default-std");
-    let (mut one, mut two) = (Agent::read("db-1", FILE, &log, None), Agent::read("db-2", FILE, &log, None));
+    let (mut one, mut two) = (Agent::read("db-1", FILE, &log), Agent::read("db-2", FILE, &log));
     for _ in 0..3 {
         assert_eq!(central.post(TOKEN, &one.batch(20).unwrap()).0, 200);
         assert_eq!(central.post(TOKEN, &two.batch(20).unwrap()).0, 200);
