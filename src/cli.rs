@@ -179,9 +179,9 @@ pub struct ForgetArgs {
     /// Log files to forget, found by their content (or, when gone, by the path they were read under).
     #[arg(value_name = "FILE")]
     pub files: Vec<String>,
-    /// Forget the records of shipped files' damaged spools (status names them until then); their files stay in the spool's quarantine/ directory.
+    /// Forget the records of damage to shipped files — spools cut outside walwatch, bytes the agent never shipped — which status names until then (set-aside spools stay in the spool's quarantine/ directory).
     #[arg(long, conflicts_with_all = ["cluster", "files"])]
-    pub quarantined: bool,
+    pub damaged: bool,
 }
 
 /// The configuration (cluster settings, thresholds, mail) and the store.

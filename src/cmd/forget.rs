@@ -10,14 +10,14 @@ use anyhow::{bail, Result};
 use crate::cli::ForgetArgs;
 use crate::source::Source;
 use crate::store::forget::KnownSource;
-use crate::store::Store;
+use crate::store::{Damage, Store};
 
 pub fn run(args: ForgetArgs) -> Result<ExitCode> {
-    if args.quarantined {
-        return quarantined(&args);
+    if args.damaged {
+        return damaged(&args);
     }
     if args.cluster.is_none() && args.files.is_empty() {
-        bail!("say what to forget: --cluster C (all of its files), FILE..., or both; or --quarantined");
+        bail!("say what to forget: --cluster C (all of its files), FILE..., or both; or --damaged");
     }
     let mut store = Store::open_existing(&super::config_and_db(&args.common)?.db)?;
     if let Some(c) = &args.cluster {
@@ -51,16 +51,26 @@ pub fn run(args: ForgetArgs) -> Result<ExitCode> {
     Ok(if unknown.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(super::EXIT_FAILURE) })
 }
 
-/// `--quarantined`: the damaged spools were looked at; status stops naming them.
-fn quarantined(args: &ForgetArgs) -> Result<ExitCode> {
+/// `--damaged`: the damage to shipped files was looked at; status stops naming it.
+fn damaged(args: &ForgetArgs) -> Result<ExitCode> {
     let mut store = Store::open_existing(&super::config_and_db(&args.common)?.db)?;
-    let records = store.quarantined(None)?;
-    let n = store.clear_quarantined()?;
+    let records = store.damaged(None)?;
+    let n = store.forget_damage()?;
     if !super::quiet() {
-        for q in &records {
-            println!("forgot the damaged spool of {}:{} (kept in {}.log/.idx)", q.host, q.file, q.kept);
+        for d in &records {
+            match &d.damage {
+                Damage::Spool { kept, .. } => {
+                    println!("forgot the damaged spool of {}:{} (kept in {kept}.log/.idx)", d.host, d.file)
+                }
+                Damage::Gap { offset, bytes } => {
+                    println!(
+                        "forgot the {bytes} bytes of {}:{} at offset {offset} that were never shipped",
+                        d.host, d.file
+                    )
+                }
+            }
         }
-        println!("{n} quarantine record(s) forgotten; the files set aside stay where they are");
+        println!("{n} damage record(s) forgotten; files set aside stay where they are");
     }
     Ok(ExitCode::SUCCESS)
 }

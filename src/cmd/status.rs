@@ -166,7 +166,7 @@ pub fn run(args: StatusArgs) -> Result<ExitCode> {
         dated_ahead(&store, &mut r, rules.get::<ClockSkew>(), now)?;
         trust(&store, &mut r, now)?;
         unmatched(&store, &mut r)?;
-        quarantined(&store, &mut r)?;
+        damaged(&store, &mut r)?;
         clusters.push(r);
     }
     let store_status = store_status(&store.retention()?, config.store.keep);
@@ -218,26 +218,30 @@ fn listeners(store: &Store) -> Result<Vec<ListenerReport>> {
         .collect())
 }
 
-/// Shipped files whose spool was found damaged and set aside: a problem
-/// until `walwatch forget --quarantined` says it was looked at.
-fn quarantined(store: &Store, r: &mut ClusterReport) -> Result<()> {
-    for q in store.quarantined(Some(&r.name))? {
-        let lost = match q.lost_bytes {
-            0 => "nothing unread was lost".to_string(),
-            n => format!(
-                "{} bytes taken but not read yet were lost (an agent sending them again has them taken)",
-                grouped(n as i64)
+/// Damage to shipped files walwatch could not prevent: a problem until
+/// `walwatch forget --damaged` says it was looked at.
+fn damaged(store: &Store, r: &mut ClusterReport) -> Result<()> {
+    use crate::store::Damage;
+    for d in store.damaged(Some(&r.name))? {
+        let at = crate::timefmt::table_time(d.at);
+        let text = match &d.damage {
+            Damage::Spool { reason, kept, unread } => {
+                let lost = match unread {
+                    0 => "nothing unread was lost".to_string(),
+                    n => format!("{} bytes taken but not read yet were lost (an agent sending them again has them taken)", grouped(*n as i64)),
+                };
+                format!(
+                    "its spool was damaged outside walwatch ({reason}) and set aside at {at} as {kept}.log/.idx; the file goes on as content #{}; {lost}",
+                    d.generation + 2
+                )
+            }
+            Damage::Gap { offset, bytes } => format!(
+                "{} bytes from offset {} were never shipped (seen at {at}): a line longer than the agent's max_line_bytes, or a filter; the lines around them may be read differently than on the host, a forged line among them taken. Ship every line whole: the agent's config from walwatch vector-config",
+                grouped(*bytes as i64),
+                grouped(*offset as i64)
             ),
         };
-        r.problems.push(format!(
-            "{}:{}: its spool was damaged outside walwatch ({}) and set aside at {} as {}.log/.idx; the file goes on as content #{}; {lost}; once looked at: walwatch forget --quarantined",
-            q.host,
-            q.file,
-            q.reason,
-            crate::timefmt::table_time(q.at),
-            q.kept,
-            q.generation + 2
-        ));
+        r.problems.push(format!("{}:{}: {text}; once looked at: walwatch forget --damaged", d.host, d.file));
     }
     Ok(())
 }

@@ -117,10 +117,14 @@ fn source(kind: Kind, globs: &[&String]) -> String {
          # Where each line is in its file: walwatch takes a line once by (host, file,\n\
          # offset), so a batch sent again after a lost answer is not stored twice.\n\
          offset_key = \"offset\"\nread_from = \"beginning\"\n\
-         # Long statements stay whole lines (walwatch skips them; cut, their rest would\n\
-         # look like new lines). Vector drops a longer line: the central never sees it\n\
-         # (README: A fleet: what the central trusts).\n\
-         max_line_bytes = 1048576\n",
+         # Every byte as the server wrote it: bytes that are not UTF-8 (a client's\n\
+         # name) travel as U+F780-U+F7FF and walwatch turns them back, where UTF-8\n\
+         # decoding would replace them and change what the trust checks read.\n\
+         encoding.charset = \"x-user-defined\"\n\
+         # Long statements stay whole lines. Vector drops a longer line: the central\n\
+         # sees the gap in the offsets and says so (walwatch status), but cannot know\n\
+         # what the line held (README: A fleet: what the central trusts).\n\
+         max_line_bytes = 8388608\n",
         include.join(", "),
         id = kind.source_id()
     );
@@ -142,8 +146,11 @@ fn sink(central: &str, inputs: &str) -> String {
          auth.strategy = \"bearer\"\nauth.token = \"${{WALWATCH_TOKEN}}\"\n\
          # An https:// central whose certificate a private CA signed:\n\
          # tls.ca_file = \"/etc/vector/walwatch-ca.pem\"\n\
-         # Small, frequent batches: an event reaches the central within a second or two.\n\
-         batch.max_bytes = 1000000\nbatch.timeout_secs = 1\n\
+         # Frequent batches: an event reaches the central within a second or two.\n\
+         # Room for the longest line (max_line_bytes, each byte up to three in JSON):\n\
+         # Vector drops an event larger than a batch. The central takes up to its\n\
+         # [ingest] max_batch_bytes (64 MiB by default).\n\
+         batch.max_bytes = 30000000\nbatch.timeout_secs = 1\n\
          # The file source's checkpoint moves only once walwatch answered 2xx (after its\n\
          # commit): a host or agent restart resends what was not taken, never loses it.\n\
          acknowledgements.enabled = true\n\
@@ -169,6 +176,8 @@ mod tests {
         let sources = value["sources"].as_table().unwrap();
         assert_eq!(sources.keys().collect::<Vec<_>>(), ["postgresql_csvlog", "postgresql_jsonlog", "postgresql_log"]);
         assert_eq!(sources["postgresql_log"]["offset_key"].as_str(), Some("offset"));
+        assert_eq!(sources["postgresql_log"]["encoding"]["charset"].as_str(), Some("x-user-defined"));
+        assert!(sink_batch(&value) >= 3 * sources["postgresql_log"]["max_line_bytes"].as_integer().unwrap());
         assert_eq!(sources["postgresql_log"]["multiline"]["condition_pattern"].as_str(), Some("^\\t"));
         assert!(sources["postgresql_jsonlog"].get("multiline").is_none());
         let sink = &value["sinks"]["walwatch"];
@@ -177,6 +186,10 @@ mod tests {
         assert_eq!(sink["encoding"]["codec"].as_str(), Some("json"));
         assert_eq!(sink["auth"]["strategy"].as_str(), Some("bearer"));
         assert_eq!(sink["acknowledgements"]["enabled"].as_bool(), Some(true));
+    }
+
+    fn sink_batch(value: &toml::Value) -> i64 {
+        value["sinks"]["walwatch"]["batch"]["max_bytes"].as_integer().unwrap()
     }
 
     /// The sources feed the sink directly: a transform between them (a

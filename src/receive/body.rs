@@ -16,7 +16,8 @@ pub struct Shipped {
     pub host: String,
     pub file: String,
     pub offset: u64,
-    pub message: String,
+    /// The line's bytes as the server wrote them (see [`raw_bytes`]).
+    pub message: Vec<u8>,
 }
 
 /// Why a body was refused: each is a 4xx answer, never retried by Vector,
@@ -136,7 +137,25 @@ fn shipped(index: usize, e: Event) -> Result<Shipped, BodyError> {
     let file = e.file.filter(|f| !f.is_empty()).ok_or(missing("file"))?;
     let host = name(index, "host", host, MAX_HOST)?;
     let file = name(index, "file", file, MAX_FILE)?;
-    Ok(Shipped { host, file, offset, message: e.message.ok_or(missing("message"))? })
+    let message = raw_bytes(e.message.ok_or(missing("message"))?);
+    Ok(Shipped { host, file, offset, message })
+}
+
+/// The bytes of a line Vector read with `encoding.charset = "x-user-defined"`
+/// (what `vector-config` writes): every byte 0x80-0xFF arrives as U+F780-U+F7FF
+/// and is turned back here, so a log line that is not UTF-8 (a client's
+/// name in Latin-1, a cut multibyte character) reaches the spool byte for
+/// byte, as a local import reads it. Vector's default decoding would have
+/// replaced such bytes with U+FFFD, changing what the trust checks read.
+/// A line with any other non-ASCII character came from an agent decoding
+/// UTF-8: it is kept as it came.
+pub fn raw_bytes(message: String) -> Vec<u8> {
+    const FIRST: u32 = 0xF780;
+    let mapped = |c: char| (FIRST..FIRST + 0x80).contains(&(c as u32));
+    if message.is_ascii() || !message.chars().all(|c| c.is_ascii() || mapped(c)) {
+        return message.into_bytes();
+    }
+    message.chars().map(|c| if c.is_ascii() { c as u8 } else { (c as u32 - FIRST + 0x80) as u8 }).collect()
 }
 
 /// A host or file name as walwatch keeps it: bounded, without control or
@@ -244,6 +263,19 @@ mod tests {
         assert_eq!(e, BodyError::Control { index: 0, field: "host" });
         let e = events(b"{\"message\":\"x\",\"host\":\"h\",\"file\":\"/x\\u001b[2J.log\",\"offset\":1}").unwrap_err();
         assert_eq!(e, BodyError::Control { index: 0, field: "file" });
+    }
+
+    #[test]
+    fn bytes_carried_as_x_user_defined_come_back_whole() {
+        // A database name of 0xff bytes and a Latin-1 "é" (0xe9), as Vector's
+        // x-user-defined decoding sends them.
+        let sent = "FATAL:  database \"\u{f7ff}\u{f7ff}\" does not exist caf\u{f7e9}".to_string();
+        assert_eq!(raw_bytes(sent), b"FATAL:  database \"\xff\xff\" does not exist caf\xe9".to_vec());
+        // From an agent decoding UTF-8: as it came, replacement characters included.
+        assert_eq!(raw_bytes("Schreiben=0,212 s \u{fffd}".into()), "Schreiben=0,212 s \u{fffd}".as_bytes());
+        assert_eq!(raw_bytes("gr\u{fc}\u{f7ff}".into()), "gr\u{fc}\u{f7ff}".as_bytes(), "mixed: not x-user-defined");
+        let event = serde_json::json!({"message": "a\u{f780}", "host": "h", "file": "/f", "offset": 0}).to_string();
+        assert_eq!(events(event.as_bytes()).unwrap()[0].message, b"a\x80");
     }
 
     #[test]

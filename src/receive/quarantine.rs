@@ -52,6 +52,7 @@ mod tests {
             index_len,
             lines: 2,
             duplicates: 0,
+            next_offset: Some(100),
         }
     }
 

@@ -50,11 +50,22 @@ pub struct Pending {
     index: Vec<u8>,
     /// (offset, hash) of the lines above, for a line sent twice in one batch.
     lines: Vec<(u64, u64)>,
+    /// Where the line after the last one pushed starts.
+    pub next_offset: Option<u64>,
+    /// (offset, bytes) of the stretches of the file not shipped between the
+    /// lines pushed (and before the first, from the stream's last line).
+    pub gaps: Vec<(u64, u64)>,
 }
 
 impl Pending {
-    pub fn push(&mut self, offset: u64, hash: u64, message: &str) {
-        self.bytes.extend_from_slice(message.as_bytes());
+    /// Adds a line at `offset`; `expected` is where the stream's next line
+    /// should start when nothing was pushed yet (what the store recorded).
+    pub fn push(&mut self, offset: u64, hash: u64, message: &[u8], expected: Option<u64>) {
+        if let Some(expected) = self.next_offset.or(expected).filter(|&e| offset > e) {
+            self.gaps.push((expected, offset - expected));
+        }
+        self.next_offset = Some(offset + message.len() as u64 + 1);
+        self.bytes.extend_from_slice(message);
         self.bytes.push(b'\n');
         self.index.extend_from_slice(&offset.to_le_bytes());
         self.index.extend_from_slice(&hash.to_le_bytes());

@@ -19,7 +19,7 @@ use crate::frame::time::TimeContext;
 use crate::frame::Format;
 use crate::ingest::{self, ImportReport, IngestError, Options};
 use crate::source::Source;
-use crate::store::{Store, StoreError};
+use crate::store::{Damage, Store, StoreError};
 
 #[derive(Debug, Error)]
 pub enum ReceiveError {
@@ -234,11 +234,15 @@ impl Streams {
             .map_err(|e| spool_dir_error(&self.dir, e))?;
         let shown = shown(&row.host, &row.file, row.generation);
         let read = store.read_position(row.cluster_id, &shown)?.unwrap_or(0);
-        let lost = row.spool_len.saturating_sub(read);
-        store.quarantine_stream(row, reason, &kept.display().to_string(), lost, at)?;
-        tracing::error!(host = %row.host, file = %row.file, reason, kept = %kept.display(), lost_bytes = lost, "A shipped file's spool was damaged outside walwatch: kept aside; the file goes on in a new generation.");
+        let unread = row.spool_len.saturating_sub(read);
+        let damage = Damage::Spool { reason: reason.to_string(), kept: kept.display().to_string(), unread };
+        store.record_damage(row, &damage, at)?;
+        tracing::error!(host = %row.host, file = %row.file, reason, kept = %kept.display(), unread, "A shipped file's spool was damaged outside walwatch: kept aside; the file goes on in a new generation.");
         let mut next = row.clone();
         (next.generation, next.accepted_end, next.spool_len, next.index_len) = (row.generation + 1, 0, 0, 0);
+        // The new generation goes on where the agent is: no gap is claimed
+        // for what the damaged spool held.
+        next.next_offset = None;
         store.commit_stream(&next)?;
         Ok(next)
     }
@@ -277,7 +281,7 @@ impl Streams {
         // content's lines: known by the index of the generation before.
         let mut old_content = self.stream(key).spool.row.generation > 0;
         for line in lines {
-            let hash = xxh3_64(line.message.as_bytes());
+            let hash = xxh3_64(&line.message);
             if old_content {
                 let spool = &mut self.stream_mut(key).spool;
                 old_content = spool.recorded_before(line.offset).map_err(|e| spool_error(spool, e))? == Some(hash);
@@ -298,7 +302,8 @@ impl Streams {
                 (pending, new, dup) = (Pending::default(), 0, 0);
                 self.next_generation(store, key)?;
             }
-            pending.push(line.offset, hash, &line.message);
+            let expected = self.stream(key).spool.row.next_offset;
+            pending.push(line.offset, hash, &line.message, expected);
             accepted_end = line.offset + 1;
             new += 1;
         }
@@ -324,6 +329,7 @@ impl Streams {
         let spool = &mut stream.spool;
         let mut row = spool.write(pending).map_err(|e| spool_error(spool, e))?;
         (row.accepted_end, row.lines, row.duplicates) = (accepted_end, row.lines + new, row.duplicates + dup);
+        row.next_offset = pending.next_offset.or(row.next_offset);
         if let Err(e) = store.commit_stream(&row) {
             if let Err(cut) = spool.cut_back() {
                 tracing::warn!(path = %spool.log_path.display(), error = %cut, "Cannot take back a write the store did not commit; it is cut off at the next open.");
@@ -331,6 +337,11 @@ impl Streams {
             return Err(e.into());
         }
         spool.row = row;
+        let row = spool.row.clone();
+        for &(offset, bytes) in &pending.gaps {
+            tracing::error!(host = %key.0, file = %key.1, offset, bytes, "Bytes of a shipped file were never shipped (a line longer than the agent's max_line_bytes, or a filter): the lines around them may be read differently than on the host.");
+            store.record_damage(&row, &Damage::Gap { offset, bytes }, jiff::Timestamp::now())?;
+        }
         Ok(())
     }
 
@@ -341,6 +352,7 @@ impl Streams {
         let mut row = stream.spool.row.clone();
         tracing::info!(host = %key.0, file = %key.1, generation = row.generation + 1, "A shipped file starts again from offset 0 (truncated and written anew): new content kept apart.");
         (row.generation, row.accepted_end, row.spool_len, row.index_len) = (row.generation + 1, 0, 0, 0);
+        row.next_offset = None;
         store.commit_stream(&row)?;
         // Read to its end: its lines are in the store; kept when it did not fit.
         if report.as_ref().is_some_and(|r| r.misfit.is_none()) {

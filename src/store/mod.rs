@@ -43,7 +43,7 @@ pub use events::{DatedAhead, LogTimes};
 pub use filter::Filter;
 pub use listeners::ListenerRow;
 pub use sources::{LogGrowth, SourceRow, SourceSpec};
-pub use streams::{Quarantined, StreamRow};
+pub use streams::{Damage, Damaged, StreamRow};
 pub use summary::{ByTrigger, PointCounts, Summary};
 
 /// Forward-only schema steps; the version is SQLite's user_version (the

@@ -22,9 +22,12 @@ pub struct StreamRow {
     pub index_len: u64,
     pub lines: u64,
     pub duplicates: u64,
+    /// Where the line after the last one taken starts; None before the
+    /// first line of a generation.
+    pub next_offset: Option<u64>,
 }
 
-const COLUMNS: &str = "SELECT id, host, file, cluster_id, generation, accepted_end, spool_len, index_len, lines, duplicates FROM ingest_stream";
+const COLUMNS: &str = "SELECT id, host, file, cluster_id, generation, accepted_end, spool_len, index_len, lines, duplicates, next_offset FROM ingest_stream";
 
 fn stream_row(r: &Row<'_>) -> rusqlite::Result<StreamRow> {
     Ok(StreamRow {
@@ -38,6 +41,7 @@ fn stream_row(r: &Row<'_>) -> rusqlite::Result<StreamRow> {
         index_len: r.get::<_, i64>(7)? as u64,
         lines: r.get::<_, i64>(8)? as u64,
         duplicates: r.get::<_, i64>(9)? as u64,
+        next_offset: r.get::<_, Option<i64>>(10)?.map(|n| n as u64),
     })
 }
 
@@ -79,7 +83,7 @@ impl Store {
         self.conn
             .prepare_cached(
                 "UPDATE ingest_stream SET generation = ?2, accepted_end = ?3, spool_len = ?4, index_len = ?5,
-                        lines = ?6, duplicates = ?7, last_batch_at = ?8 WHERE id = ?1",
+                        lines = ?6, duplicates = ?7, last_batch_at = ?8, next_offset = ?9 WHERE id = ?1",
             )
             .and_then(|mut s| {
                 s.execute(params![
@@ -91,6 +95,7 @@ impl Store {
                     row.lines as i64,
                     row.duplicates as i64,
                     to_micros(Timestamp::now()),
+                    row.next_offset.map(|n| n as i64),
                 ])
             })
             .map(drop)
@@ -98,18 +103,25 @@ impl Store {
     }
 }
 
-/// A shipped file's damaged spool, set aside.
+/// What went wrong with a shipped file that walwatch could not prevent.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Quarantined {
+pub enum Damage {
+    /// Its spool was cut, replaced or removed outside walwatch: set aside
+    /// in `kept` (without its .log/.idx extension); `unread` committed
+    /// bytes had not been read into the store yet.
+    Spool { reason: String, kept: String, unread: u64 },
+    /// `bytes` of the log from `offset` on were never shipped.
+    Gap { offset: u64, bytes: u64 },
+}
+
+/// A damage record of one stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damaged {
     pub host: String,
     pub file: String,
     pub cluster: String,
     pub generation: i64,
-    pub reason: String,
-    /// Where its files were moved (without their .log/.idx extension).
-    pub kept: String,
-    /// Committed bytes not yet read into the store when it was found.
-    pub lost_bytes: u64,
+    pub damage: Damage,
     pub at: Timestamp,
 }
 
@@ -128,45 +140,50 @@ impl Store {
             .map_err(|e| self.sql(e))
     }
 
-    /// Records that `row`'s generation was damaged and set aside.
-    pub fn quarantine_stream(
-        &mut self,
-        row: &StreamRow,
-        reason: &str,
-        kept: &str,
-        lost_bytes: u64,
-        at: Timestamp,
-    ) -> Result<(), StoreError> {
+    /// Records `damage` to `row`'s generation.
+    pub fn record_damage(&mut self, row: &StreamRow, damage: &Damage, at: Timestamp) -> Result<(), StoreError> {
+        let (kind, reason, kept, lost, offset) = match damage {
+            Damage::Spool { reason, kept, unread } => ("spool", reason.clone(), Some(kept.as_str()), *unread, None),
+            Damage::Gap { offset, bytes } => ("gap", String::new(), None, *bytes, Some(*offset as i64)),
+        };
         self.conn
             .execute(
-                "INSERT INTO ingest_quarantine(stream_id, generation, reason, kept, lost_bytes, at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![row.id, row.generation, reason, kept, lost_bytes as i64, to_micros(at)],
+                "INSERT INTO ingest_damage(stream_id, generation, kind, reason, kept, lost_bytes, at_offset, at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![row.id, row.generation, kind, reason, kept, lost as i64, offset, to_micros(at)],
             )
             .map(drop)
             .map_err(|e| self.sql(e))
     }
 
-    /// The quarantined spools not cleared yet, oldest first; of `cluster` only when given.
-    pub fn quarantined(&self, cluster: Option<&str>) -> Result<Vec<Quarantined>, StoreError> {
-        let read = || -> rusqlite::Result<Vec<Quarantined>> {
+    /// The damage not forgotten yet, oldest first; of `cluster` only when given.
+    pub fn damaged(&self, cluster: Option<&str>) -> Result<Vec<Damaged>, StoreError> {
+        let read = || -> rusqlite::Result<Vec<Damaged>> {
             self.conn
                 .prepare_cached(
-                    "SELECT s.host, s.file, c.name, q.generation, q.reason, q.kept, q.lost_bytes, q.at
-                     FROM ingest_quarantine q JOIN ingest_stream s ON s.id = q.stream_id
+                    "SELECT s.host, s.file, c.name, d.generation, d.kind, d.reason, d.kept, d.lost_bytes,
+                            d.at_offset, d.at
+                     FROM ingest_damage d JOIN ingest_stream s ON s.id = d.stream_id
                      JOIN cluster c ON c.id = s.cluster_id
-                     WHERE ?1 IS NULL OR c.name = ?1 ORDER BY q.id",
+                     WHERE ?1 IS NULL OR c.name = ?1 ORDER BY d.id",
                 )?
                 .query_map([cluster], |r| {
-                    Ok(Quarantined {
+                    let lost = r.get::<_, i64>(7)? as u64;
+                    let damage = match r.get::<_, String>(4)?.as_str() {
+                        "gap" => Damage::Gap { offset: r.get::<_, Option<i64>>(8)?.unwrap_or(0) as u64, bytes: lost },
+                        _ => Damage::Spool {
+                            reason: r.get(5)?,
+                            kept: r.get::<_, Option<String>>(6)?.unwrap_or_default(),
+                            unread: lost,
+                        },
+                    };
+                    Ok(Damaged {
                         host: r.get(0)?,
                         file: r.get(1)?,
                         cluster: r.get(2)?,
                         generation: r.get(3)?,
-                        reason: r.get(4)?,
-                        kept: r.get(5)?,
-                        lost_bytes: r.get::<_, i64>(6)? as u64,
-                        at: super::columns::from_micros(r.get(7)?),
+                        damage,
+                        at: super::columns::from_micros(r.get(9)?),
                     })
                 })?
                 .collect()
@@ -174,9 +191,9 @@ impl Store {
         read().map_err(|e| self.sql(e))
     }
 
-    /// Forgets the quarantine records (their files stay where they were
+    /// Forgets the damage records (set-aside files stay where they were
     /// moved); the number forgotten.
-    pub fn clear_quarantined(&mut self) -> Result<usize, StoreError> {
-        self.conn.execute("DELETE FROM ingest_quarantine", []).map_err(|e| self.sql(e))
+    pub fn forget_damage(&mut self) -> Result<usize, StoreError> {
+        self.conn.execute("DELETE FROM ingest_damage", []).map_err(|e| self.sql(e))
     }
 }

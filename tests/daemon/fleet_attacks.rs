@@ -17,7 +17,8 @@
 //! PostgreSQL's own `%m [%p] `. Each gets real checkpoints (CHECKPOINT
 //! commands, WAL-triggered ones, the shutdown one) and the attacks:
 //! failed logins whose names hold a checkpoint line dated now and claiming
-//! pid 2; `RAISE LOG` of a checkpoint line and of `parameter "fsync"
+//! pid 2 (once beside a database name of 0xff bytes, which is no UTF-8);
+//! `RAISE LOG` of a checkpoint line and of `parameter "fsync"
 //! changed to "off"` by a role without privileges. Then the central's rows
 //! must equal a local import's, and hold the server's real checkpoints only:
 //! as many as the checkpointer logged, by trigger, and no durability_off.
@@ -116,10 +117,11 @@ fn attacks_on_each_prefix_family_are_refused_by_the_central_as_by_a_local_import
         // (csvlog and jsonlog hold them inside quoted or escaped fields).
         let rejected = int(s, "rejected");
         match (run.host, ext.as_str()) {
-            // 3 logins x (FATAL, DETAIL) x 2 names; 6 RAISE LOG.
-            ("db-debian", "log") => assert_eq!(rejected, 12 + 6, "{cluster}: {s}"),
-            // The user name's copies are a continuation of the FATAL line; 6 RAISE LOG.
-            ("db-upstream", "log") => assert_eq!(rejected, 3 + 6, "{cluster}: {s}"),
+            // 3 logins x (FATAL, DETAIL) x 2 names, and the non-UTF-8 one's; 6 RAISE LOG.
+            ("db-debian", "log") => assert_eq!(rejected, 12 + 2 + 6, "{cluster}: {s}"),
+            // The user name's copies are a continuation of the FATAL line
+            // (4 logins with the line as user name); 6 RAISE LOG.
+            ("db-upstream", "log") => assert_eq!(rejected, 3 + 1 + 6, "{cluster}: {s}"),
             // RAISE LOG only: the names are in quoted or escaped fields.
             _ => assert_eq!(rejected, 6, "{cluster}: {s}"),
         }
@@ -232,6 +234,9 @@ fn forge(pg: &PgCluster) {
         pg.failed_login("postgres", &line);
         pg.failed_login(&line, "postgres");
     }
+    // A database name that is not UTF-8 beside the line in the user name: an
+    // agent decoding UTF-8 would ship the 0xff bytes as U+FFFD.
+    pg.failed_login_bytes(line.as_bytes(), &[0xff; 63]);
     for _ in 0..3 {
         pg.psql("SET ROLE app; DO $$BEGIN RAISE LOG '%', 'chec'||'kpoint sta'||'rting: wal'; END$$");
         pg.psql("SET ROLE app; DO $$BEGIN RAISE LOG '%', 'param'||'eter \"fsync\" changed to \"off\"'; END$$");

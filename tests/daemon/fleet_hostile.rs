@@ -301,10 +301,10 @@ fn a_damaged_spool_is_set_aside_and_the_other_streams_flow() {
         conn.query_row("SELECT generation FROM ingest_stream WHERE host = 'db-1'", [], |r| r.get(0)).unwrap();
     assert_eq!(generation, 1);
     let out = crate::support::daemon::walwatch()
-        .args(["forget", "--quarantined", "--db", central.ws.db().to_str().unwrap()])
+        .args(["forget", "--damaged", "--db", central.ws.db().to_str().unwrap()])
         .output()
         .unwrap();
-    assert!(String::from_utf8_lossy(&out.stdout).contains("1 quarantine record(s) forgotten"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1 damage record(s) forgotten"));
     assert_eq!(central.status().0, Some(0));
     central.daemon.terminate();
 }
@@ -385,4 +385,44 @@ fn a_reload_that_cannot_be_served_keeps_the_receiver_and_says_so() {
         (code == Some(0)).then_some(()).ok_or(status.to_string())
     });
     central.daemon.terminate();
+}
+
+#[test]
+fn bytes_the_agent_never_shipped_are_said_not_bridged_silently() {
+    let mut central = Central::start(&format!("{TOKEN}\n"), "", false);
+    let mut events: Vec<serde_json::Value> = agent_lines("db-1").batch(40).unwrap();
+    // The line at index 20 never arrives (longer than the agent's
+    // max_line_bytes, say): its bytes are a gap in the offsets.
+    let dropped = events.remove(20);
+    let (offset, len) = (dropped["offset"].as_u64().unwrap(), dropped["message"].as_str().unwrap().len() as u64);
+    assert_eq!(central.post(TOKEN, &events[..30]).0, 200);
+    // Sent again, the batch bridges nothing new.
+    assert_eq!(central.post(TOKEN, &events[..30]).0, 200);
+    let (code, status) = central.status();
+    assert_eq!(code, Some(STATUS_PROBLEMS), "{status}");
+    let reasons = status["reasons"].to_string();
+    let said = format!("{} bytes from offset {} were never shipped", len + 1, grouped(offset));
+    assert!(reasons.contains(&said), "{said}: {reasons}");
+    assert_eq!(reasons.matches("were never shipped").count(), 1, "{reasons}");
+    let out = crate::support::daemon::walwatch()
+        .args(["forget", "--damaged", "--db", central.ws.db().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1 damage record(s) forgotten"));
+    assert_eq!(central.post(TOKEN, &events[30..]).0, 200);
+    assert_eq!(central.status().0, Some(0));
+    central.daemon.terminate();
+}
+
+/// 12345 → "12,345", as the tables group numbers.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

@@ -221,6 +221,20 @@ impl PgCluster {
         assert!(!out.status.success(), "the login with user {user:?} succeeded: {}", describe(&out));
     }
 
+    /// [`PgCluster::failed_login`] with names that need not be UTF-8.
+    pub fn failed_login_bytes(&self, user: &[u8], database: &[u8]) {
+        use std::os::unix::ffi::OsStrExt;
+        let out = self
+            .client_cmd("psql")
+            .args(["-X", "-w", "-h", "127.0.0.1", "-c", "select 1"])
+            .env("PGUSER", std::ffi::OsStr::from_bytes(user))
+            .env("PGDATABASE", std::ffi::OsStr::from_bytes(database))
+            .env("PGPASSWORD", "not-the-password")
+            .output()
+            .expect("spawn psql");
+        assert!(!out.status.success(), "the login succeeded: {}", describe(&out));
+    }
+
     /// Passwords (scram-sha-256) for TCP logins from 127.0.0.1, ahead of
     /// initdb's trust rules; local socket logins stay trusted.
     pub fn require_passwords(&self) {

@@ -39,7 +39,7 @@ impl Agent {
     /// continuation rule `vector-config` writes for stderr logs.
     pub fn read(host: &str, file: &str, content: &[u8]) -> Agent {
         let tab = Multiline::new(r"^[^\t]", r"^\t", "continue_through");
-        let events = multiline(lines(content, usize::MAX), Some(&tab));
+        let events = multiline(lines(content, usize::MAX, Some(X_USER_DEFINED)), Some(&tab));
         Agent::of(host, file, events)
     }
 
@@ -71,7 +71,12 @@ impl Agent {
             let text = |k: &str| m[k].as_str().unwrap_or_else(|| panic!("multiline.{k}")).to_string();
             Multiline::new(&text("start_pattern"), &text("condition_pattern"), &text("mode"))
         });
-        let mut events = multiline(lines(content, max_line), rule.as_ref());
+        let charset = source.get("encoding").and_then(|e| e.get("charset")).map(|c| c.as_str().unwrap());
+        assert!(
+            charset.is_none_or(|c| c == X_USER_DEFINED),
+            "{id}: a charset the stand-in does not model: {charset:?}"
+        );
+        let mut events = multiline(lines(content, max_line, charset), rule.as_ref());
         // The components from the source to the sink: each reads the one before.
         let (sink, path) = route(&config, id);
         for (name, transform) in path {
@@ -116,17 +121,30 @@ impl Agent {
     }
 }
 
+/// The WHATWG encoding `vector-config` sets as the file source's
+/// `encoding.charset`: each byte 0x80-0xFF becomes U+F780-U+F7FF.
+const X_USER_DEFINED: &str = "x-user-defined";
+
 /// The file source's lines: (offset, text without its newline). A line
 /// without a newline yet is not read (the writer is still writing it); one
-/// over `max_line_bytes` is discarded. Bytes that are not UTF-8 become
-/// U+FFFD, as the sink's JSON encoding writes them.
-fn lines(content: &[u8], max_line_bytes: usize) -> Vec<(u64, String)> {
+/// over `max_line_bytes` is discarded. With `encoding.charset =
+/// "x-user-defined"` every byte is carried (encoding_rs' decoder); without
+/// a charset, bytes that are not UTF-8 become U+FFFD, as the sink's JSON
+/// encoding writes them.
+fn lines(content: &[u8], max_line_bytes: usize, charset: Option<&str>) -> Vec<(u64, String)> {
+    let decode = |text: &[u8]| match charset {
+        Some(_) => text
+            .iter()
+            .map(|&b| if b < 0x80 { b as char } else { char::from_u32(0xF700 + b as u32).unwrap() })
+            .collect(),
+        None => String::from_utf8_lossy(text).into_owned(),
+    };
     let mut out = Vec::new();
     let mut offset = 0u64;
     for line in content.split_inclusive(|&b| b == b'\n') {
         if let Some(text) = line.strip_suffix(b"\n") {
             if text.len() <= max_line_bytes {
-                out.push((offset, String::from_utf8_lossy(text).into_owned()));
+                out.push((offset, decode(text)));
             }
         }
         offset += line.len() as u64;

@@ -426,7 +426,7 @@ fn migration_13_forgets_firing_notices_that_were_never_queued() {
          UPDATE alert SET queued_at = fired_at;
          ALTER TABLE alert DROP COLUMN resolution;
          DROP TABLE listener;
-         DROP TABLE ingest_quarantine;
+         DROP TABLE ingest_damage;
          DROP TABLE store_identity;
          DROP TABLE ingest_stream;
          PRAGMA user_version = 12;",

@@ -6,21 +6,31 @@ CREATE TABLE store_identity (
 );
 INSERT INTO store_identity(id, token) VALUES (1, lower(hex(randomblob(16))));
 
--- Shipped files whose spool was found damaged (cut, replaced or unreadable
--- outside walwatch): the damaged files are moved aside for inspection and
--- the stream goes on in a new generation. Cleared by `walwatch forget
--- --quarantined`; until then `status` names it.
-CREATE TABLE ingest_quarantine (
+-- What went wrong with a shipped file that walwatch could not prevent:
+-- its spool cut, replaced or removed outside walwatch ('spool': the files
+-- are moved aside for inspection and the stream goes on in a new
+-- generation), or bytes of the log the agent never shipped ('gap': a line
+-- longer than its max_line_bytes, a filter). `status` names each until
+-- `walwatch forget --damaged` says it was looked at.
+CREATE TABLE ingest_damage (
     id          INTEGER PRIMARY KEY,
     stream_id   INTEGER NOT NULL REFERENCES ingest_stream(id) ON DELETE CASCADE,
     generation  INTEGER NOT NULL,
+    kind        TEXT    NOT NULL CHECK (kind IN ('spool', 'gap')),
     reason      TEXT    NOT NULL,
-    -- Where the damaged spool and index were moved.
-    kept        TEXT    NOT NULL,
-    -- Committed bytes of the spool that were not yet read into the store.
+    -- 'spool': where the damaged spool and index were moved.
+    kept        TEXT,
+    -- 'spool': committed bytes not yet read into the store; 'gap': the
+    -- bytes not shipped.
     lost_bytes  INTEGER NOT NULL,
+    -- 'gap': where in the shipped file they start.
+    at_offset   INTEGER,
     at          INTEGER NOT NULL
 );
+
+-- Where the line after the last one taken starts (its offset, length and
+-- newline): a line shipped further on means bytes were not shipped.
+ALTER TABLE ingest_stream ADD COLUMN next_offset INTEGER;
 
 -- The daemon's listeners ([metrics], [ingest]) as it last saw them: status
 -- and the metrics say when one takes no connection.
