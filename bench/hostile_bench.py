@@ -3,7 +3,8 @@
 
 The agent ships a real server's log (the noise fixture: statements and
 checkpoints) as Vector's http sink does: gzip'd JSON batches of BATCH lines
-on one keep-alive connection, each answered before the next is sent. Each
+on one keep-alive connection, one every PACE seconds, each answered before
+the next is sent. Each
 batch's latency (post to 2xx) is measured twice in the same run:
 
 * reference: nothing else on the port;
@@ -35,6 +36,9 @@ import threading
 import time
 
 BATCH = 50
+# One batch every PACE seconds, as ten agents shipping once a second would:
+# the attack runs for the whole phase (some 15 s).
+PACE = 0.1
 IDLE, SLOW, FLOODERS = 1000, 100, 8
 TOKEN = "hostile-bench-token-0123456789"
 
@@ -92,6 +96,7 @@ def ship(port, bodies):
         if r.status != 200:
             sys.exit(f"batch refused: {r.status} {answer!r}")
         took.append(time.monotonic() - t0)
+        time.sleep(max(0.0, PACE - took[-1]))
     return took
 
 
@@ -194,9 +199,9 @@ def phase(pid, port, bodies, attacked):
         time.sleep(3)  # the idle connections open, the slow ones start
     sampler = Sampler(pid)
     sampler.start()
-    cpu0 = cpu_seconds(pid)
+    cpu0, t0 = cpu_seconds(pid), time.monotonic()
     took = ship(port, bodies)
-    cpu = cpu_seconds(pid) - cpu0
+    cpu = (cpu_seconds(pid) - cpu0) / (time.monotonic() - t0)
     stop.set()
     sampler.running = False
     if attacker:
@@ -237,10 +242,10 @@ def main():
               f"gzip'd batches of {BATCH} |")
         print("| --- | --- |")
         print(f"| reference (no attack) | p50 {ms(percentile(ref, 50))}, p99 {ms(percentile(ref, 99))}; "
-              f"peak RSS {ref_peak / 1024:.1f} MiB; CPU {ref_cpu:.2f} s |")
+              f"peak RSS {ref_peak / 1024:.1f} MiB; daemon CPU {ref_cpu:.0%} of a core |")
         print(f"| under attack ({counts.get('idle', 0)} idle, {counts.get('slow', 0)} slow, "
               f"{counts.get('flood requests', 0):,} oversized requests) | p50 {ms(percentile(hot, 50))}, "
-              f"p99 **{ms(percentile(hot, 99))}**; peak RSS **{hot_peak / 1024:.1f} MiB**; CPU {hot_cpu:.2f} s |")
+              f"p99 **{ms(percentile(hot, 99))}**; peak RSS **{hot_peak / 1024:.1f} MiB**; daemon CPU {hot_cpu:.0%} of a core |")
         print(f"| ratio attack / reference | p50 {percentile(hot, 50) / percentile(ref, 50):.2f}x, "
               f"p99 {percentile(hot, 99) / percentile(ref, 99):.2f}x |")
         print(f"| daemon RSS idle before | {idle_rss / 1024:.1f} MiB |")
