@@ -449,3 +449,6 @@ fn spool_error(spool: &Spool, source: std::io::Error) -> ReceiveError {
 fn spool_dir_error(dir: &SpoolDir, source: std::io::Error) -> ReceiveError {
     ReceiveError::Spool { path: dir.path().display().to_string(), source }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,274 @@
+//! The receiver's streams without the daemon: a real SQLite store and
+//! real spool files in a temporary directory, batches made from a real
+//! server's log (the 15 fixture run).
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::receive::spool_dir::SpoolDir;
+
+const FILE: &str = "/var/log/postgresql/postgresql-15-main.log";
+
+fn log() -> Vec<u8> {
+    fixture("15-stderr-default-std")
+}
+
+fn fixture(run: &str) -> Vec<u8> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(run).join("log");
+    let file = std::fs::read_dir(dir).unwrap().next().unwrap().unwrap().path();
+    std::fs::read(file).unwrap()
+}
+
+/// The events the agent makes of `content`: one per line, a TAB line
+/// joined to the one before, each with its offset.
+fn shipped(host: &str, content: &[u8]) -> Vec<Shipped> {
+    let mut out: Vec<Shipped> = Vec::new();
+    let mut offset = 0u64;
+    for line in content.split_inclusive(|&b| b == b'\n') {
+        let text = line.strip_suffix(b"\n").unwrap_or(line);
+        match out.last_mut() {
+            Some(last) if text.first() == Some(&b'\t') => {
+                last.message.push(b'\n');
+                last.message.extend_from_slice(text);
+            }
+            _ => out.push(Shipped { host: host.into(), file: FILE.into(), offset, message: text.to_vec() }),
+        }
+        offset += line.len() as u64;
+    }
+    out
+}
+
+struct Central {
+    _dir: tempfile::TempDir,
+    db: PathBuf,
+    spool: PathBuf,
+    store: Store,
+    streams: Option<Streams>,
+}
+
+impl Central {
+    fn new() -> Central {
+        let dir = tempfile::tempdir().unwrap();
+        let (db, spool) = (dir.path().join("w.db"), dir.path().join("w-ingest"));
+        let mut store = Store::open(&db).unwrap();
+        let streams = Some(recover(&mut store, &spool));
+        Central { _dir: dir, db, spool, store, streams }
+    }
+
+    /// The daemon stopped and started again: streams recovered from the store.
+    fn restart(&mut self) {
+        self.streams = None;
+        self.store = Store::open(&self.db).unwrap();
+        self.streams = Some(recover(&mut self.store, &self.spool));
+    }
+
+    fn streams(&mut self) -> &mut Streams {
+        self.streams.as_mut().unwrap()
+    }
+
+    fn take(&mut self, batch: &[Shipped]) -> Taken {
+        let store = &mut self.store;
+        self.streams.as_mut().unwrap().take(store, batch.to_vec()).unwrap()
+    }
+
+    fn row(&self, host: &str) -> crate::store::StreamRow {
+        self.store.streams().unwrap().into_iter().find(|r| r.host == host).unwrap()
+    }
+
+    fn checkpoints(&self, cluster: &str) -> i64 {
+        let conn = rusqlite::Connection::open(&self.db).unwrap();
+        conn.query_row(
+            "SELECT count(*) FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id WHERE c.name = ?1",
+            [cluster],
+            |r| r.get(0),
+        )
+        .unwrap()
+    }
+}
+
+fn recover(store: &mut Store, spool: &Path) -> Streams {
+    let dir = SpoolDir::claim(spool, store).unwrap();
+    Streams::recover(store, dir, Vec::new(), Duration::ZERO).unwrap()
+}
+
+/// A local import's checkpoint rows of `content`, the reference.
+fn imported(content: &[u8]) -> i64 {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("postgresql-15-main.log");
+    std::fs::write(&path, content).unwrap();
+    let mut store = Store::open(&dir.path().join("l.db")).unwrap();
+    let cluster = store.cluster_id("local").unwrap();
+    let source = Source::open(path.to_str().unwrap()).unwrap();
+    ingest::import_source(&mut store, cluster, source, &Options::default(), &TimeContext::new(None).unwrap()).unwrap();
+    let conn = rusqlite::Connection::open(dir.path().join("l.db")).unwrap();
+    conn.query_row("SELECT count(*) FROM checkpoint", [], |r| r.get(0)).unwrap()
+}
+
+#[test]
+fn each_line_is_taken_once_whatever_is_sent_again() {
+    let mut c = Central::new();
+    let lines = shipped("db-1", &log());
+    assert!(lines.len() > 100);
+    let first = c.take(&lines[..60]);
+    assert_eq!((first.lines, first.duplicates), (60, 0));
+    // The same batch again (a lost answer), then one overlapping it.
+    assert_eq!((c.take(&lines[..60]).lines, c.take(&lines[..60]).duplicates), (0, 60));
+    let overlap = c.take(&lines[40..100]);
+    assert_eq!((overlap.lines, overlap.duplicates), (40, 20));
+    // A line sent twice within one batch counts once.
+    let twice: Vec<Shipped> = [&lines[100..110], &lines[105..110]].concat();
+    assert_eq!((c.take(&twice).lines, c.row("db-1").duplicates), (10, 60 + 60 + 20 + 5));
+    c.take(&lines[110..]);
+    let row = c.row("db-1");
+    assert_eq!((row.lines, row.generation), (lines.len() as u64, 0));
+    // The spool is the log, byte for byte; what it read, an import reads.
+    assert_eq!(std::fs::read(c.spool.join("1-0.log")).unwrap(), log());
+    let store = &mut c.store;
+    c.streams.as_mut().unwrap().settle(store).unwrap();
+    assert_eq!(c.checkpoints("db-1:15-main"), imported(&log()));
+}
+
+#[test]
+fn a_file_written_anew_under_its_path_is_a_new_generation() {
+    let mut c = Central::new();
+    let old = shipped("db-1", &log());
+    c.take(&old);
+    // copytruncate: offsets from 0 again, other lines.
+    let mut anew = log();
+    anew.splice(
+        0..0,
+        b"2026-11-22 09:00:00.000 UTC [1] LOG:  database system is ready to accept connections\n".iter().copied(),
+    );
+    let new = shipped("db-1", &anew);
+    let taken = c.take(&new[..30]);
+    assert_eq!((taken.lines, c.row("db-1").generation), (30, 1));
+    // The old content read to its end and its spool removed; its index kept.
+    assert!(!c.spool.join("1-0.log").exists() && c.spool.join("1-0.idx").exists());
+    // A batch sent again across the change: the old lines by the old index.
+    let across: Vec<Shipped> = [&old[old.len() - 5..], &new[..5]].concat();
+    let again = c.take(&across);
+    assert_eq!((again.lines, again.duplicates), (0, 10));
+    assert_eq!(c.row("db-1").generation, 1);
+}
+
+#[test]
+fn bytes_written_but_not_committed_are_cut_off_at_the_next_start() {
+    let mut c = Central::new();
+    let lines = shipped("db-1", &log());
+    c.take(&lines[..50]);
+    let committed = c.row("db-1");
+    // A request wrote lines and the index, then the process died before the
+    // store recorded them.
+    let forged = b"2026-11-22 08:10:00.000 UTC [2] LOG:  checkpoint starting: wal\n";
+    let mut spool = std::fs::OpenOptions::new().append(true).open(c.spool.join("1-0.log")).unwrap();
+    std::io::Write::write_all(&mut spool, forged).unwrap();
+    let mut index = std::fs::OpenOptions::new().append(true).open(c.spool.join("1-0.idx")).unwrap();
+    std::io::Write::write_all(&mut index, &[7u8; 16]).unwrap();
+    c.restart();
+    let len = |f: &str| std::fs::metadata(c.spool.join(f)).unwrap().len();
+    assert_eq!((len("1-0.log"), len("1-0.idx")), (committed.spool_len, committed.index_len));
+    // The agent sends the rest (its answer never came): all taken once.
+    let rest = c.take(&lines[50..]);
+    assert_eq!((rest.lines, rest.duplicates), (lines.len() as u64 - 50, 0));
+    assert_eq!(std::fs::read(c.spool.join("1-0.log")).unwrap(), log());
+    assert!(c.store.damaged(None).unwrap().is_empty());
+}
+
+#[test]
+fn a_cut_spool_is_set_aside_and_its_file_goes_on() {
+    let mut c = Central::new();
+    let (one, two) = (shipped("db-1", &log()), shipped("db-2", &log()));
+    c.take(&one[..40]);
+    c.take(&two[..40]);
+    let before = c.row("db-1");
+    std::fs::OpenOptions::new().write(true).open(c.spool.join("1-0.log")).unwrap().set_len(10).unwrap();
+    c.restart();
+    let damaged = c.store.damaged(None).unwrap();
+    assert_eq!(damaged.len(), 1, "{damaged:?}");
+    let Damage::Spool { reason, kept, .. } = &damaged[0].damage else { panic!("{damaged:?}") };
+    assert!(reason.contains("it holds 10 bytes but"), "{reason}");
+    assert!(Path::new(&format!("{kept}.log")).exists() && kept.contains("quarantine"), "{kept}");
+    assert_eq!((damaged[0].host.as_str(), damaged[0].generation), ("db-1", 0));
+    let after = c.row("db-1");
+    assert_eq!((after.generation, after.accepted_end, after.spool_len), (before.generation + 1, 0, 0));
+    // Both hosts go on: db-1 in its new generation, db-2 untouched.
+    assert_eq!(c.take(&one[40..]).lines, one.len() as u64 - 40);
+    assert_eq!(c.take(&two[40..]).lines, two.len() as u64 - 40);
+    assert_eq!(c.row("db-2").generation, 0);
+    // Cut while running: found at the next write, not only at a start.
+    std::fs::OpenOptions::new().write(true).open(c.spool.join("2-0.log")).unwrap().set_len(5).unwrap();
+    let again = shipped("db-2", &[log(), log()].concat());
+    assert!(c.take(&again[two.len()..two.len() + 10]).lines == 10);
+    assert_eq!((c.row("db-2").generation, c.store.damaged(None).unwrap().len()), (1, 2));
+}
+
+#[test]
+fn bytes_never_shipped_are_recorded_where_they_are() {
+    let mut c = Central::new();
+    let lines = shipped("db-1", &fixture("15-stderr-default-i18n-fr"));
+    // Contiguous lines, joined continuation lines included: no gap.
+    assert!(lines.iter().any(|l| l.message.contains(&b'\n')), "the log has continuation lines");
+    c.take(&lines[..30]);
+    assert!(c.store.damaged(None).unwrap().is_empty());
+    // Line 30 and 31 never come (over the agent's max_line_bytes, say).
+    let gap_start = lines[30].offset;
+    let gap = lines[32].offset - gap_start;
+    c.take(&lines[32..40]);
+    // Across batches too: the stream's next offset is kept in the store.
+    c.restart();
+    c.take(&lines[41..]);
+    let gaps: Vec<Damage> = c.store.damaged(None).unwrap().into_iter().map(|d| d.damage).collect();
+    let one = lines[41].offset - lines[40].offset;
+    assert_eq!(
+        gaps,
+        [Damage::Gap { offset: gap_start, bytes: gap }, Damage::Gap { offset: lines[40].offset, bytes: one }]
+    );
+}
+
+#[test]
+fn bytes_that_are_not_utf8_reach_the_spool_as_written() {
+    let mut c = Central::new();
+    let mut content = log();
+    let at = content.iter().position(|&b| b == b'\n').unwrap() + 1;
+    let odd =
+        b"2026-11-22 08:04:21.000 UTC [99] postgres@\xff\xfe\xe9 FATAL:  database \"\xff\xfe\xe9\" does not exist\n";
+    content.splice(at..at, odd.iter().copied());
+    let body: Vec<serde_json::Value> = shipped("db-1", &content)
+        .iter()
+        .map(|l| {
+            // As Vector sends it with encoding.charset = "x-user-defined".
+            let text: String = l
+                .message
+                .iter()
+                .map(|&b| if b < 0x80 { b as char } else { char::from_u32(0xF700 + b as u32).unwrap() })
+                .collect();
+            serde_json::json!({"message": text, "host": l.host, "file": l.file, "offset": l.offset})
+        })
+        .collect();
+    let events = super::super::body::events(serde_json::to_string(&body).unwrap().as_bytes()).unwrap();
+    c.take(&events);
+    assert_eq!(std::fs::read(c.spool.join("1-0.log")).unwrap(), content);
+    assert!(c.store.damaged(None).unwrap().is_empty(), "offsets and lengths agree byte for byte");
+}
+
+#[test]
+fn hundreds_of_files_keep_a_bounded_number_of_spools_open() {
+    let mut c = Central::new();
+    let line = b"2026-11-25 07:00:00.123 UTC [812] LOG:  checkpoint starting: time".to_vec();
+    let batch: Vec<Shipped> = (0..300)
+        .map(|i| Shipped {
+            host: "db-1".into(),
+            file: format!("/pg/{i}/postgresql.log"),
+            offset: 0,
+            message: line.clone(),
+        })
+        .collect();
+    assert_eq!(c.take(&batch).lines, 300);
+    let open = c.streams().open.values().filter(|s| s.spool.is_open()).count();
+    assert_eq!(open, OPEN_SPOOLS);
+    // A closed one is opened again for its next line, and the oldest closed.
+    let next = Shipped { offset: line.len() as u64 + 1, ..batch[0].clone() };
+    assert_eq!(c.take(&[next]).lines, 1);
+    assert_eq!(c.streams().open.values().filter(|s| s.spool.is_open()).count(), OPEN_SPOOLS);
+    assert!(c.streams().open[&("db-1".to_string(), "/pg/0/postgresql.log".to_string())].spool.is_open());
+}
