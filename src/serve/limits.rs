@@ -62,7 +62,8 @@ impl Limits {
             max_in_flight: 4,
             queue_wait: Duration::from_secs(10),
             max_requests_per_connection: 10_000,
-            shutdown_grace: Duration::from_secs(3),
+            // With the metrics' below, within the 5 s walwatch takes to stop.
+            shutdown_grace: Duration::from_secs(2),
         }
     }
 
@@ -83,7 +84,7 @@ impl Limits {
             max_in_flight: 2,
             queue_wait: Duration::from_secs(10),
             max_requests_per_connection: 10_000,
-            shutdown_grace: Duration::from_secs(2),
+            shutdown_grace: Duration::from_secs(1),
         }
     }
 }

@@ -165,10 +165,15 @@ fn idle_and_plain_connections_do_not_lock_the_agents_out_of_the_tls_port() {
         let got = ["peer_limit", "evicted"].map(|r| refused(&central, "ingest", r));
         (got[0] == 60 && got[1] >= 1000 + 100 + 40 - 300).then_some(()).ok_or(format!("{got:?}: {status}"))
     });
+    // A stop while they are all still open, and a handshake half sent: the
+    // daemon exits within its budget (terminate asserts 5 s).
+    let mut slow = connect_from([127, 0, 5, 1], addr).unwrap();
+    let _ = slow.write_all(b"\x16\x03\x01");
+    let took = central.daemon.terminate();
+    assert!(took < Duration::from_secs(5), "stopped in {took:?}");
     for s in &idle {
         let _ = s.shutdown(Shutdown::Both);
     }
-    central.daemon.terminate();
 }
 
 #[test]
