@@ -179,20 +179,7 @@ fn the_forged_fixture_runs_shipped_equal_a_local_import() {
 /// attacks between them.
 fn attack(host: &'static str, prefix: &str, destination: &str) -> Run {
     let quoted = format!("'{prefix}'");
-    let mut pg = PgCluster::init(&[
-        ("log_line_prefix", quoted.as_str()),
-        ("log_checkpoints", "on"),
-        ("logging_collector", "on"),
-        ("log_destination", destination),
-        ("log_timezone", "'UTC'"),
-        ("lc_messages", "'C'"),
-        ("max_wal_size", "'32MB'"),
-        ("min_wal_size", "'32MB'"),
-        ("checkpoint_timeout", "'1h'"),
-        ("shared_buffers", "'16MB'"),
-        ("log_rotation_age", "0"),
-        ("log_rotation_size", "0"),
-    ]);
+    let mut pg = PgCluster::init(&crate::support::attacked_server(&quoted, destination));
     pg.start();
     pg.require_passwords();
     let began = ts_key(&now(&pg));

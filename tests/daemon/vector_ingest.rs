@@ -282,15 +282,7 @@ fn batches_over_https_with_a_certificate_from_files() {
     // openssl tool (tests/run.sh installs it); the agent trusts that CA
     // only, as Vector's tls.ca_file would.
     let ws = Workspace::new();
-    let (cert, key, ca) = (ws.path().join("ingest.crt"), ws.path().join("ingest.key"), ws.path().join("ca.crt"));
-    let script = r#"set -e
-        ec="-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes"
-        openssl req -x509 $ec -days 2 -subj /CN=walwatch-test-ca -keyout ca.key -out ca.crt 2>/dev/null
-        openssl req $ec -subj /CN=localhost -keyout ingest.key -out ingest.csr 2>/dev/null
-        printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' > ext
-        openssl x509 -req -in ingest.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile ext -out ingest.crt 2>/dev/null"#;
-    let made = std::process::Command::new("sh").args(["-c", script]).current_dir(ws.path()).output().unwrap();
-    assert!(made.status.success(), "openssl: {}", String::from_utf8_lossy(&made.stderr));
+    let (cert, key, ca) = crate::support::central::test_ca(&ws);
     let extra = format!("tls_cert = {:?}\ntls_key = {:?}\n", cert.to_str().unwrap(), key.to_str().unwrap());
     let mut central = Central::start_in(ws, &extra, "https");
     let pem = fs::read(&ca).unwrap();

@@ -98,18 +98,7 @@ fn attack(prefix: &str) -> Run {
 
 fn attack_with(prefix: &str, destination: &str) -> Run {
     let quoted = format!("'{prefix}'");
-    let mut pg = PgCluster::init(&[
-        ("log_line_prefix", quoted.as_str()),
-        ("log_checkpoints", "on"),
-        ("logging_collector", "on"),
-        ("log_destination", destination),
-        ("log_timezone", "'UTC'"),
-        ("lc_messages", "'C'"),
-        ("max_wal_size", "'32MB'"),
-        ("min_wal_size", "'32MB'"),
-        ("checkpoint_timeout", "'1h'"),
-        ("shared_buffers", "'16MB'"),
-    ]);
+    let mut pg = PgCluster::init(&crate::support::attacked_server(&quoted, destination));
     pg.start();
     pg.require_passwords();
     let began = ts_key(&pg.psql("SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS')"));

@@ -26,6 +26,27 @@ pub fn walwatch() -> Command {
     Command::new(env!("CARGO_BIN_EXE_walwatch"))
 }
 
+/// The settings of a server the trust tests attack: `prefix` (quoted, as
+/// in postgresql.conf) and `destination`, every checkpoint logged in
+/// English and UTC, WAL-triggered checkpoints within a few MB, no time-driven
+/// one, no rotation.
+pub fn attacked_server<'a>(prefix: &'a str, destination: &'a str) -> Vec<(&'static str, &'a str)> {
+    vec![
+        ("log_line_prefix", prefix),
+        ("log_checkpoints", "on"),
+        ("logging_collector", "on"),
+        ("log_destination", destination),
+        ("log_timezone", "'UTC'"),
+        ("lc_messages", "'C'"),
+        ("max_wal_size", "'32MB'"),
+        ("min_wal_size", "'32MB'"),
+        ("checkpoint_timeout", "'1h'"),
+        ("shared_buffers", "'16MB'"),
+        ("log_rotation_age", "0"),
+        ("log_rotation_size", "0"),
+    ]
+}
+
 /// How `pg_ctl stop` should shut the server down.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StopMode {
