@@ -70,6 +70,14 @@ impl Store {
             total.events += events;
             total.checkpoints += checkpoints;
         }
+        // A cluster with nothing read any more learns its server's uid anew
+        // from the next log read: `forget --cluster` undoes a wrong one.
+        tx.execute(
+            "UPDATE cluster SET server_uid = NULL
+             WHERE server_uid IS NOT NULL AND NOT EXISTS (SELECT 1 FROM source s WHERE s.cluster_id = cluster.id)",
+            [],
+        )
+        .map_err(sql)?;
         tx.commit().map_err(sql)?;
         Ok(total)
     }
