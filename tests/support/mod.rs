@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod daemon;
+pub mod journald;
 pub mod smtp;
 pub mod syslog;
 pub mod truth;
