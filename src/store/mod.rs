@@ -63,6 +63,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0014_ingest_streams.sql"),
     include_str!("migrations/0015_tally_insert.sql"),
     include_str!("migrations/0016_server_uid.sql"),
+    include_str!("migrations/0017_forgets.sql"),
 ];
 
 /// `PRAGMA cache_size` for an import: negative is KiB (64 MiB).
