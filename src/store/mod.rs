@@ -64,6 +64,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0015_tally_insert.sql"),
     include_str!("migrations/0016_server_uid.sql"),
     include_str!("migrations/0017_forgets.sql"),
+    include_str!("migrations/0018_prune_progress.sql"),
 ];
 
 /// `PRAGMA cache_size` for an import: negative is KiB (64 MiB).
