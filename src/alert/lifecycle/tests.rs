@@ -426,6 +426,9 @@ fn migration_13_forgets_firing_notices_that_were_never_queued() {
          UPDATE alert SET queued_at = fired_at;
          ALTER TABLE alert DROP COLUMN resolution;
          DROP TABLE ingest_stream;
+         ALTER TABLE cluster DROP COLUMN server_uid;
+         ALTER TABLE cluster DROP COLUMN forgets;
+         ALTER TABLE retention DROP COLUMN unrecorded;
          PRAGMA user_version = 12;",
     )
     .unwrap();
