@@ -482,6 +482,10 @@ pub struct DoctorArgs {
     /// Check file access for this user [default: the current one; as root, walwatch when it exists]
     #[arg(long, value_name = "NAME")]
     pub user: Option<String>,
+    /// rsyslog's config (with what it includes), for whether it writes the pid the kernel gives for a
+    /// syslog line's sender
+    #[arg(long, value_name = "PATH", default_value = "/etc/rsyslog.conf")]
+    pub rsyslog_conf: PathBuf,
     /// Output: a report to read, or JSON (an array of findings) for scripts.
     #[arg(long, value_enum, default_value = "table")]
     pub format: ReportFormat,

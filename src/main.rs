@@ -11,7 +11,9 @@ fn main() -> ExitCode {
             if walwatch::cmd::is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("walwatch: {}", walwatch::cmd::error_text(&err));
+            // Errors name files and hosts others chose: shown as report lines are.
+            let text = format!("walwatch: {}", walwatch::cmd::error_text(&err));
+            let _ = walwatch::output::lines(&mut std::io::stderr().lock(), &text);
             ExitCode::from(walwatch::cmd::EXIT_FAILURE)
         }
     }

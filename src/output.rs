@@ -1,6 +1,65 @@
 //! Table, JSON and CSV writers for query output.
+//!
+//! What the tables and report lines show comes in part from others: file
+//! and host names, cluster names, log text, settings read from conf files.
+//! A terminal acts on some characters instead of showing them — an escape
+//! sequence recolours or rewrites the screen, a line break starts a line
+//! that looks like walwatch's own (`  problem: …`), a bidi override shows
+//! a name reversed, a zero-width character hides — so every table cell
+//! ([`table`], [`TableLayout`]) and every report line ([`line`]) goes
+//! through [`shown`], which writes those characters escaped (`\n`,
+//! `\u{1b}`, `\u{202e}`). JSON escapes them itself; CSV is data for
+//! programs and keeps them, quoted.
 
+use std::borrow::Cow;
 use std::io::{self, Write};
+
+/// `text` as a terminal line shows it: control characters (C0, DEL, C1),
+/// Unicode's line and paragraph separators and format characters (bidi
+/// marks, embeddings, overrides and isolates, zero-width characters, the
+/// BOM, …) escaped as Rust writes them (`\n`, `\t`, `\u{1b}`, `\u{202e}`);
+/// everything else as it is.
+pub fn shown(text: &str) -> Cow<'_, str> {
+    let hidden = |c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') || is_format(c);
+    if !text.chars().any(hidden) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if hidden(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// One line of a report (status, doctor, summary, …): `text` [`shown`],
+/// then a line break.
+pub fn line(out: &mut impl Write, text: impl AsRef<str>) -> io::Result<()> {
+    writeln!(out, "{}", shown(text.as_ref()))
+}
+
+/// Several lines of text walwatch composed (a rendered digest, a config
+/// check): each line [`shown`], the line breaks between them kept.
+pub fn lines(out: &mut impl Write, text: &str) -> io::Result<()> {
+    for l in text.lines() {
+        line(out, l)?;
+    }
+    Ok(())
+}
+
+/// Unicode's format characters (general category Cf): the bidi marks,
+/// embeddings, overrides and isolates (U+061C, U+200E, U+200F,
+/// U+202A–U+202E, U+2066–U+2069), zero-width space, joiners and word joiner
+/// (U+200B–U+200D, U+2060), invisible operators, the BOM / zero-width
+/// no-break space (U+FEFF), the soft hyphen, interlinear annotations and
+/// tag characters.
+pub(crate) fn is_format(c: char) -> bool {
+    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+    c.general_category() == GeneralCategory::Format
+}
 
 /// A plain text table: a header, rows, columns padded to their widest cell;
 /// columns whose header is in `right` are right-aligned (numbers).
@@ -31,10 +90,10 @@ impl<'a> TableLayout<'a> {
         TableLayout { header, right, widths: header.iter().map(|h| h.chars().count()).collect() }
     }
 
-    /// Makes room for `row`'s cells.
+    /// Makes room for `row`'s cells (as [`shown`]).
     pub fn widen(&mut self, row: &[String]) {
         for (w, cell) in self.widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
+            *w = (*w).max(shown(cell).chars().count());
         }
     }
 
@@ -50,6 +109,7 @@ impl<'a> TableLayout<'a> {
     fn write<S: AsRef<str>>(&self, out: &mut impl Write, cells: &[S]) -> io::Result<()> {
         let mut text = String::new();
         for (i, (cell, w)) in cells.iter().zip(&self.widths).enumerate() {
+            let cell = shown(cell.as_ref());
             let cell = cell.as_ref();
             if i > 0 {
                 text.push_str("  ");
@@ -182,6 +242,27 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn what_a_terminal_acts_on_is_shown_escaped() {
+        assert!(matches!(shown("plain Überlauf 検査 \\n"), Cow::Borrowed(_)));
+        assert_eq!(
+            shown("a\u{1b}[31m\nb\t\r\u{7f}\u{85}\u{2028}\u{202e}\u{2066}\u{200b}\u{feff}c"),
+            r"a\u{1b}[31m\nb\t\r\u{7f}\u{85}\u{2028}\u{202e}\u{2066}\u{200b}\u{feff}c"
+        );
+        let mut out = Vec::new();
+        line(&mut out, "x\n  problem: y").unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "x\\n  problem: y\n");
+    }
+
+    /// A cell is padded to the width of what is shown of it.
+    #[test]
+    fn cells_are_shown_escaped_and_padded_as_shown() {
+        let mut out = Vec::new();
+        let rows = [vec!["a\nb".to_string(), "1".into()], vec!["long-name".into(), "22".into()]];
+        table(&mut out, &["file", "n"], &rows, &["n"]).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "file        n\na\\nb        1\nlong-name  22\n");
+    }
 
     #[test]
     fn pads_and_aligns() {

@@ -113,6 +113,7 @@ mod tests {
             session: false,
             session_checkable: true,
             doubt: None,
+            uid: None,
         });
         assert_eq!(verdict(&r, "checkpoint_start"), Ok(()));
     }

@@ -12,7 +12,7 @@ use crate::config::{Config, MailTransport};
 pub fn run(cmd: ConfigCommand) -> Result<ExitCode> {
     match cmd {
         ConfigCommand::Check(args) => {
-            print!("{}", check(args.config.as_deref(), Path::new("/"))?);
+            crate::output::lines(&mut std::io::stdout().lock(), &check(args.config.as_deref(), Path::new("/"))?)?;
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -53,7 +53,7 @@ pub fn run(args: DigestArgs) -> Result<ExitCode> {
     } else if let Some(path) = &out.html {
         write_html(path, &report, &pictures)?;
     } else {
-        print!("{}", render::text(&report));
+        crate::output::lines(&mut std::io::stdout().lock(), &render::text(&report))?;
     }
     Ok(ExitCode::SUCCESS)
 }

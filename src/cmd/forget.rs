@@ -3,11 +3,13 @@
 //! again from the start, e.g. after reading them with the wrong prefix.
 
 use std::collections::BTreeSet;
+use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
 
 use crate::cli::ForgetArgs;
+use crate::output;
 use crate::source::Source;
 use crate::store::forget::KnownSource;
 use crate::store::{Damage, Store};
@@ -28,12 +30,17 @@ pub fn run(args: ForgetArgs) -> Result<ExitCode> {
         true => (known, Vec::new()),
         false => pick(&store, &known, &args.files)?,
     };
+    let (mut stdout, mut stderr) = (std::io::stdout().lock(), std::io::stderr().lock());
     for file in &unknown {
-        eprintln!("walwatch: {file}: no source {}was read from it; nothing to forget", in_cluster(&args));
+        output::line(
+            &mut stderr,
+            format!("walwatch: {file}: no source {}was read from it; nothing to forget", in_cluster(&args)),
+        )?;
     }
     if chosen.is_empty() {
         if args.files.is_empty() {
-            eprintln!("walwatch: cluster {} has no source; nothing to forget", args.cluster.unwrap_or_default());
+            let cluster = args.cluster.unwrap_or_default();
+            output::line(&mut stderr, format!("walwatch: cluster {cluster} has no source; nothing to forget"))?;
         }
         return Ok(ExitCode::from(super::EXIT_FAILURE));
     }
@@ -41,12 +48,13 @@ pub fn run(args: ForgetArgs) -> Result<ExitCode> {
     let gone = store.forget_sources(&ids)?;
     if !super::quiet() {
         for s in &chosen {
-            println!("forgot {} (cluster {})", s.path, s.cluster);
+            output::line(&mut stdout, format!("forgot {} (cluster {})", s.path, s.cluster))?;
         }
-        println!(
+        writeln!(
+            stdout,
             "{} source(s), {} event(s), {} checkpoint row(s) forgotten; the next import or daemon read takes them from the start",
             gone.sources, gone.events, gone.checkpoints
-        );
+        )?;
     }
     Ok(if unknown.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(super::EXIT_FAILURE) })
 }

@@ -439,7 +439,8 @@ fn sparklines(out: &mut impl Write, rows: &[Row]) -> Result<()> {
     let forced: Vec<Option<f64>> = rows.iter().map(|r| Some(r.forced() as f64)).collect();
     let peak = |v: &[Option<f64>]| v.iter().flatten().fold(0.0f64, |m, x| m.max(*x));
     writeln!(out)?;
-    writeln!(out, "{} over {} rows from {}:", first.cluster, rows.len(), buckets::rfc3339_local(&first.bucket_start))?;
+    let from = buckets::rfc3339_local(&first.bucket_start);
+    output::line(out, format!("{} over {} rows from {from}:", first.cluster, rows.len()))?;
     writeln!(
         out,
         "  WAL rate p95  {}  max {} kB/s (blank: no usable cycle)",

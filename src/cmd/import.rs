@@ -11,6 +11,7 @@ use crate::cli::{FormatArg, ImportArgs};
 use crate::frame::time::TimeContext;
 use crate::frame::Format;
 use crate::ingest::{self, ImportReport, Options};
+use crate::output;
 use crate::store::Store;
 
 pub fn run(args: ImportArgs) -> Result<ExitCode> {
@@ -60,12 +61,15 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
                 if let Some(why) = &report.misfit {
                     misfits += 1;
                     stdout.flush()?;
-                    eprint!("{}", misfit_text(&report, why));
+                    let mut stderr = std::io::stderr().lock();
+                    for line in misfit_text(&report, why) {
+                        output::line(&mut stderr, line)?;
+                    }
                 }
             }
             Err(err) => {
                 failed += 1;
-                eprintln!("walwatch: {err}");
+                output::line(&mut std::io::stderr().lock(), format!("walwatch: {err}"))?;
             }
         }
     }
@@ -82,33 +86,27 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// What `import` says on stderr about a file whose lines did not fit: why,
-/// how it was read, the first such line, and what to pass instead.
-fn misfit_text(r: &ImportReport, why: &str) -> String {
-    let mut text = format!("walwatch: {}: {why}; nothing of it was recorded as read\n", r.name);
+/// What `import` says on stderr about a file whose lines did not fit, line
+/// by line: why, how it was read, the first such line, and what to pass
+/// instead.
+fn misfit_text(r: &ImportReport, why: &str) -> Vec<String> {
+    let mut text = vec![format!("walwatch: {}: {why}; nothing of it was recorded as read", r.name)];
     match (&r.first_unmatched, r.first_rejected) {
-        (Some((line, shown)), _) => text += &format!("walwatch:   first such line (line {line}): {shown}\n"),
-        (None, Some((line, reason))) => {
-            text += &format!("walwatch:   first line refused (line {line}): {reason}\n");
-        }
+        (Some((line, shown)), _) => text.push(format!("walwatch:   first such line (line {line}): {shown}")),
+        (None, Some((line, reason))) => text.push(format!("walwatch:   first line refused (line {line}): {reason}")),
         (None, None) => {}
     }
-    text += &format!(
+    text.push(format!(
         "walwatch:   it was read as {}; pass the server's log format with --format (stderr, csvlog, jsonlog, syslog) \
-         and its log_line_prefix with --prefix (the value of `SHOW log_line_prefix;`), or leave both at auto to detect them\n",
+         and its log_line_prefix with --prefix (the value of `SHOW log_line_prefix;`), or leave both at auto to detect them",
         r.layout()
-    );
+    ));
     text
 }
 
 fn print_report(out: &mut impl Write, cluster: &str, r: &ImportReport) -> Result<()> {
-    writeln!(
-        out,
-        "{} (cluster {cluster}, {}{})",
-        r.name,
-        r.format,
-        r.prefix.as_ref().map(|p| format!(", prefix '{p}'")).unwrap_or_default()
-    )?;
+    let prefix = r.prefix.as_ref().map(|p| format!(", prefix '{p}'")).unwrap_or_default();
+    output::line(out, format!("{} (cluster {cluster}, {}{prefix})", r.name, r.format))?;
     if r.resumed_at > 0 {
         writeln!(out, "  resumed at byte {} (already imported before)", r.resumed_at)?;
     }
@@ -129,7 +127,7 @@ fn print_report(out: &mut impl Write, cluster: &str, r: &ImportReport) -> Result
         r.rejected, r.unmatched, r.unparsed, r.stored
     )?;
     for w in &r.warnings {
-        writeln!(out, "  warning: {w}")?;
+        output::line(out, format!("  warning: {w}"))?;
     }
     Ok(())
 }

@@ -85,7 +85,7 @@ pub(crate) fn quiet() -> bool {
 /// A note on stderr, unless `-q`.
 pub(crate) fn note(text: impl std::fmt::Display) {
     if !quiet() {
-        eprintln!("{text}");
+        let _ = crate::output::lines(&mut std::io::stderr().lock(), &text.to_string());
     }
 }
 

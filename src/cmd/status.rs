@@ -338,12 +338,12 @@ fn store_lines(out: &mut impl Write, s: &StoreStatus) -> Result<()> {
         (None, Some(_)) => "not pruned yet (the daemon prunes once a day)".into(),
         (None, None) => "never pruned".into(),
     };
-    writeln!(out, "store: {keep}; {pruned}")?;
+    output::line(out, format!("store: {keep}; {pruned}"))?;
     if let (Some(at), Some(error)) = (&s.prune_failed_at, &s.prune_error) {
-        writeln!(out, "  problem: the daily prune failed at {}: {error}", shown(Some(at)))?;
+        output::line(out, format!("  problem: the daily prune failed at {}: {error}", shown(Some(at))))?;
     }
     if !s.shrinks && s.last_pruned_rows > 0 {
-        writeln!(out, "  note: {}", crate::store::prune::NOT_INCREMENTAL)?;
+        output::line(out, format!("  note: {}", crate::store::prune::NOT_INCREMENTAL))?;
     }
     Ok(())
 }
@@ -360,9 +360,12 @@ fn listener_lines(out: &mut impl Write, l: &ListenerReport) -> Result<()> {
         false => format!("; refused: {}", refused.join(", ")),
     };
     let (open, requests) = (grouped(l.open_connections as i64), grouped(l.requests as i64));
-    writeln!(out, "listener {} {}: {state}; {open} open, {requests} requests{refused}", l.name, l.address)?;
+    output::line(
+        out,
+        format!("listener {} {}: {state}; {open} open, {requests} requests{refused}", l.name, l.address),
+    )?;
     if let Some(p) = &l.problem {
-        writeln!(out, "  problem: {p}")?;
+        output::line(out, format!("  problem: {p}"))?;
     }
     Ok(())
 }
@@ -467,15 +470,16 @@ fn file_report(path: &str, offset: u64, shipped: &HashMap<String, u64>) -> FileR
 }
 
 fn table(out: &mut impl Write, s: &Status) -> Result<()> {
-    writeln!(out, "{}", daemon_line(&s.daemon))?;
-    writeln!(out, "{}", digest_line(&s.digest))?;
+    output::line(out, daemon_line(&s.daemon))?;
+    output::line(out, digest_line(&s.digest))?;
     store_lines(out, &s.store)?;
     for l in &s.listeners {
         listener_lines(out, l)?;
     }
     for c in &s.clusters {
         let (event, commit) = (shown(c.last_event_at.as_deref()), shown(c.last_commit_at.as_deref()));
-        writeln!(out, "\ncluster {}: last event {event}, last commit {commit}", c.name)?;
+        output::line(out, "")?;
+        output::line(out, format!("cluster {}: last event {event}, last commit {commit}", c.name))?;
         let rows: Vec<Vec<String>> = c
             .files
             .iter()
@@ -487,16 +491,16 @@ fn table(out: &mut impl Write, s: &Status) -> Result<()> {
             .collect();
         output::table(out, &["file", "offset", "size", "lag"], &rows, &["offset", "size", "lag"])?;
         for p in &c.problems {
-            writeln!(out, "  problem: {p}")?;
+            output::line(out, format!("  problem: {p}"))?;
         }
         for b in &c.behind {
-            writeln!(out, "  behind: {b}")?;
+            output::line(out, format!("  behind: {b}"))?;
         }
         for w in &c.warnings {
-            writeln!(out, "  warning: {w}")?;
+            output::line(out, format!("  warning: {w}"))?;
         }
         for a in &c.advice {
-            writeln!(out, "  advice: {a}")?;
+            output::line(out, format!("  advice: {a}"))?;
         }
     }
     Ok(())

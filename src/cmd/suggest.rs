@@ -64,7 +64,7 @@ fn warn_without_distance(s: &Suggestion) {
 
 fn text(out: &mut impl Write, s: &Suggestion) -> Result<()> {
     let size = |mb: Option<u64>| mb.map(pg_size).unwrap_or_else(|| "-".into());
-    writeln!(out, "cluster {}", s.cluster)?;
+    output::line(out, format!("cluster {}", s.cluster))?;
     writeln!(out, "  suggested max_wal_size  {}", size(s.suggested.max_wal_size_mb))?;
     writeln!(out, "  suggested min_wal_size  {}", size(s.suggested.min_wal_size_mb))?;
     writeln!(out, "  confidence              {}", s.confidence)?;
@@ -74,15 +74,18 @@ fn text(out: &mut impl Write, s: &Suggestion) -> Result<()> {
         {
             let inferred = matches!(value.source, crate::settings::ValueSource::Inferred { .. });
             let note = if inferred { " (inferred from the log)" } else { "" };
-            writeln!(out, "  current {name:<28} {}{note}", value.value)?;
+            output::line(out, format!("  current {name:<28} {}{note}", value.value))?;
         }
     }
     writeln!(out)?;
     for sentence in &s.explanation {
-        writeln!(out, "  {sentence}")?;
+        output::line(out, format!("  {sentence}"))?;
     }
     if let Some(sql) = &s.sql {
-        writeln!(out, "\n  To apply:\n    {}", sql.replace('\n', "\n    "))?;
+        writeln!(out, "\n  To apply:")?;
+        for statement in sql.lines() {
+            output::line(out, format!("    {statement}"))?;
+        }
     }
     writeln!(out)?;
     Ok(())

@@ -101,6 +101,9 @@ pub struct Follower {
     listing_problems: Problems,
     /// Files that cannot be opened, by path: warned about once, then on change.
     unopened: HashMap<PathBuf, String>,
+    /// The store's count of forgets of the cluster's sources when last
+    /// looked at: `walwatch forget` while the daemon runs moves it.
+    forgets: u64,
 }
 
 impl Follower {
@@ -121,6 +124,7 @@ impl Follower {
         reread_if_setting_changed(store, cluster_id, config)?;
         // Problems are found again by the first round; those of an earlier run may be gone.
         store.clear_problems(cluster_id)?;
+        let forgets = store.forgets(cluster_id)?;
         Ok(Follower {
             name: config.name.clone(),
             cluster_id,
@@ -136,6 +140,7 @@ impl Follower {
             stored: 0,
             listing_problems: Problems::new(),
             unopened: HashMap::new(),
+            forgets,
         })
     }
 
@@ -197,6 +202,7 @@ impl Follower {
     /// oldest first until `deadline` passes or a stop is requested (checked
     /// between files, so one round never outlasts a file's read by much).
     pub(crate) fn poll_until(&mut self, store: &mut Store, deadline: Option<Instant>) -> Result<Round, StoreError> {
+        self.notice_forget(store)?;
         if self.queue.is_empty() {
             self.list(store)?;
         }
@@ -245,6 +251,27 @@ impl Follower {
         // round is over only once it has seen all of them.
         self.first_round &= round.unfinished;
         Ok(round)
+    }
+
+    /// `walwatch forget` (another process) dropped some of the cluster's
+    /// sources: what this follower remembers of its files — read to the end
+    /// at this size and ctime, closed unchanged, a misfit at this size —
+    /// no longer says what the store has. Forget it all, so that the next
+    /// round opens and reads every file from the store's position: the start
+    /// for a forgotten source, the end (nothing to do) for the others.
+    fn notice_forget(&mut self, store: &Store) -> Result<(), StoreError> {
+        let forgets = store.forgets(self.cluster_id)?;
+        if forgets == self.forgets {
+            return Ok(());
+        }
+        tracing::info!(cluster = %self.name, "Sources of the cluster were forgotten: reading its files again.");
+        self.forgets = forgets;
+        for t in self.files.values_mut() {
+            (t.state_read, t.misfit_at) = (None, None);
+        }
+        self.closed.clear();
+        self.queue.clear();
+        Ok(())
     }
 
     /// Lists the matched files for a new round, and finishes the files that

@@ -97,11 +97,15 @@ fn run(db: &Path, keep: &Mutex<Option<Duration>>, stopped: &mpsc::Receiver<()>) 
 /// Never silent: every prune is logged, a failure as an error (false).
 fn report(result: Result<Option<PruneOutcome>, StoreError>, keep: Duration) -> bool {
     match result {
-        Ok(Some(o)) if o.pruned.stopped => tracing::info!(rows = o.pruned.rows(), "Prune interrupted by the stop."),
+        Ok(Some(o)) if o.pruned.stopped => {
+            tracing::info!(rows = o.pruned.own_rows(), "Prune interrupted by the stop; the next one reports its rows.")
+        }
         Ok(Some(o)) => {
             let p = o.pruned;
             tracing::info!(
                 rows = p.rows(),
+                // Deleted by a prune that was killed or stopped before it could say so.
+                earlier = p.earlier,
                 checkpoints = p.checkpoints,
                 events = p.events,
                 settings = p.settings,

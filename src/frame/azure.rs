@@ -65,7 +65,7 @@ pub(crate) fn open(line: &[u8]) -> Unwrapped {
     if let Some(detail) = p.detail.filter(|d| !d.is_empty()) {
         text += &format!("\n{prefix}DETAIL:  {detail}");
     }
-    Unwrapped::Text { text: text.into_bytes(), time }
+    Unwrapped::Text { text: text.into_bytes(), time, uid: None }
 }
 
 /// Single Server's `checkpoint complete (212): ` without its flags.
@@ -91,7 +91,7 @@ mod tests {
         assert!(looks_like(single));
         let time = Some("2023-02-27T23:26:18Z".parse().unwrap());
         let text = b"2023-02-27 23:26:18 UTC-63fd3286.d4-LOG:  checkpoint complete: wrote 0 buffers (0.0%)".to_vec();
-        assert_eq!(open(single), Unwrapped::Text { text, time });
+        assert_eq!(open(single), Unwrapped::Text { text, time, uid: None });
         let flexible = br#"{"time":"2023-02-27T22:21:11.830Z","category":"PostgreSQLLogs","properties":{"message":"2023-02-27 22:21:11.823 UTC [2030] [user=postgres,db=postgres,app=pgbench] LOG:  duration: 0.053 ms","detail":"parameters: $1 = '4234'","errorLevel":"LOG"}}"#;
         let Unwrapped::Text { text, .. } = open(flexible) else { panic!() };
         assert_eq!(

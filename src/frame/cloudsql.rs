@@ -35,7 +35,7 @@ pub(crate) fn open(line: &[u8]) -> Unwrapped {
     let Ok(e) = serde_json::from_slice::<Entry>(line) else { return Unwrapped::Broken };
     let time = e.timestamp.as_deref().and_then(|t| t.parse().ok());
     match e.text_payload.or_else(|| e.json_payload.and_then(|j| j.message)) {
-        Some(text) => Unwrapped::Text { text: text.trim_end_matches('\n').as_bytes().to_vec(), time },
+        Some(text) => Unwrapped::Text { text: text.trim_end_matches('\n').as_bytes().to_vec(), time, uid: None },
         None => Unwrapped::Foreign,
     }
 }
@@ -49,10 +49,10 @@ mod tests {
         let text = br#"{"insertId":"s=1","logName":"projects/p/logs/cloudsql.googleapis.com%2Fpostgres.log","resource":{"type":"cloudsql_database"},"severity":"INFO","textPayload":"2024-03-01 10:00:00.123 UTC [27]: [5-1] db=,user= LOG:  checkpoint starting: time","timestamp":"2024-03-01T10:00:00.123456Z"}"#;
         let time = Some("2024-03-01T10:00:00.123456Z".parse().unwrap());
         let want = b"2024-03-01 10:00:00.123 UTC [27]: [5-1] db=,user= LOG:  checkpoint starting: time".to_vec();
-        assert_eq!(open(text), Unwrapped::Text { text: want.clone(), time });
+        assert_eq!(open(text), Unwrapped::Text { text: want.clone(), time, uid: None });
         assert!(looks_like(text));
         let json = br#"{"jsonPayload":{"message":"2024-03-01 10:00:00.123 UTC [27]: [5-1] db=,user= LOG:  checkpoint starting: time\n"}}"#;
-        assert_eq!(open(json), Unwrapped::Text { text: want, time: None });
+        assert_eq!(open(json), Unwrapped::Text { text: want, time: None, uid: None });
         assert!(looks_like(json));
         assert_eq!(open(br#"{"protoPayload":{"methodName":"x"}}"#), Unwrapped::Foreign);
         assert_eq!(open(b"{\"textPayload\": 3}"), Unwrapped::Broken);

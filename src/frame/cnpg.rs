@@ -59,7 +59,7 @@ pub(crate) fn open(line: &[u8]) -> Unwrapped {
             Some(line) => Unwrapped::Json { line, time },
             None => Unwrapped::Broken,
         },
-        (None, Some(msg)) => Unwrapped::Text { text: msg.trim_end_matches('\n').as_bytes().to_vec(), time },
+        (None, Some(msg)) => Unwrapped::Text { text: msg.trim_end_matches('\n').as_bytes().to_vec(), time, uid: None },
         (None, None) => Unwrapped::Broken,
     }
 }
@@ -123,7 +123,8 @@ mod tests {
             Unwrapped::Text {
                 text: b"2024-01-01 00:00:00.500 UTC [23] LOG:  redirecting log output to logging collector process"
                     .to_vec(),
-                time: Some("2024-01-01T00:00:00.5Z".parse().unwrap())
+                time: Some("2024-01-01T00:00:00.5Z".parse().unwrap()),
+                uid: None
             }
         );
         let operator = br#"{"level":"info","ts":"2024-01-01T00:00:00Z","logger":"instance-manager","msg":"checkpoint starting","logging_pod":"c-1"}"#;

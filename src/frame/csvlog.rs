@@ -187,6 +187,7 @@ impl<'t> CsvScanner<'t> {
                 session,
                 session_checkable: true,
                 doubt: None,
+                uid: None,
             },
             severity,
             message: get(MESSAGE).unwrap_or_default(),

@@ -20,8 +20,10 @@ use super::{lines, Consumed, FrameStats, Lexicon, Pos, Record, Scan};
 /// What one envelope line holds.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Unwrapped {
-    /// A line PostgreSQL wrote, for the text scanner (no newline at its end).
-    Text { text: Vec<u8>, time: Option<Timestamp> },
+    /// A line PostgreSQL wrote, for the text scanner (no newline at its end),
+    /// and the uid of the process that sent it when the envelope's writer
+    /// took it from the kernel (journald's `_UID`), not from the message.
+    Text { text: Vec<u8>, time: Option<Timestamp>, uid: Option<u32> },
     /// A record in jsonlog's form, for the jsonlog scanner.
     Json { line: Vec<u8>, time: Option<Timestamp> },
     /// A well-formed envelope of another program's message.
@@ -42,6 +44,7 @@ struct Span {
     source: usize,
     line: u64,
     time: Option<Timestamp>,
+    uid: Option<u32>,
 }
 
 /// The payloads of one scanner: their buffer and where each came from.
@@ -52,8 +55,8 @@ struct Lane {
 }
 
 impl Lane {
-    fn push(&mut self, payload: &[u8], source: usize, line: u64, time: Option<Timestamp>) {
-        self.spans.push(Span { at: self.buf.len(), source, line, time });
+    fn push(&mut self, payload: &[u8], source: usize, line: u64, time: Option<Timestamp>, uid: Option<u32>) {
+        self.spans.push(Span { at: self.buf.len(), source, line, time, uid });
         self.buf.extend_from_slice(payload);
         self.buf.push(b'\n');
     }
@@ -81,12 +84,15 @@ impl Lane {
         self.span_of(at).map(|s| s.line)
     }
 
-    /// `record` at its envelope's position, dated by it if need be.
+    /// `record` at its envelope's position, dated by it if need be, with
+    /// the uid its envelope vouches for (that of its first line's sender:
+    /// the syslog scanner gathers a message's chunks by the sender's pid).
     fn place(&self, mut record: Record, pos: Pos) -> Record {
         if let Some(s) = self.span_of(record.offset as usize) {
             record.offset = pos.offset + s.source as u64;
             record.line = s.line;
             record.time = record.time.or(s.time);
+            record.origin.uid = s.uid;
         }
         record
     }
@@ -140,8 +146,8 @@ impl<'t> EnvelopeScanner<'t> {
             let raw = lines::text(region, at);
             let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
             match (self.open)(raw) {
-                Unwrapped::Text { text: t, time } => text.push(&t, at, line, time),
-                Unwrapped::Json { line: l, time } => json.push(&l, at, line, time),
+                Unwrapped::Text { text: t, time, uid } => text.push(&t, at, line, time, uid),
+                Unwrapped::Json { line: l, time } => json.push(&l, at, line, time, None),
                 Unwrapped::Foreign => other.push((at, line, true)),
                 Unwrapped::Broken => other.push((at, line, false)),
             }

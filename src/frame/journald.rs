@@ -9,6 +9,16 @@
 //! `%p` is the writer). A server that logs to syslog reaches it through
 //! syslog(3), its messages `[N-k] `-numbered and `_PID` the sender: those
 //! are read as syslog, the journal's fields as the envelope.
+//!
+//! Who sent an entry: journald takes `_PID` and `_UID` from the socket's
+//! credentials (SCM_CREDENTIALS, checked by the kernel), while
+//! `SYSLOG_PID` and `SYSLOG_IDENTIFIER` are whatever the sender wrote
+//! (`logger -t postgres --id=<pid>` writes both). So the syslog line is
+//! rebuilt with `_PID` — a `%p` naming another process is then refused
+//! (`frame::syslog`) — and `_UID` goes with the record, for the check that
+//! the server's user sent it (`ingest::batch`). `_COMM` is not used: it is
+//! the executable's file name, which any user picks by copying a binary,
+//! and journald leaves it out when the sender has exited before it looks.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -23,6 +33,8 @@ struct Entry {
     message: Option<Value>,
     #[serde(rename = "_PID")]
     pid: Option<String>,
+    #[serde(rename = "_UID")]
+    uid: Option<String>,
     #[serde(rename = "SYSLOG_IDENTIFIER")]
     ident: Option<String>,
     #[serde(rename = "_HOSTNAME")]
@@ -76,8 +88,9 @@ pub(crate) fn open_json(line: &[u8], as_syslog: bool) -> Unwrapped {
         .as_deref()
         .and_then(|t| t.parse::<i64>().ok())
         .and_then(|us| jiff::Timestamp::from_microsecond(us).ok());
+    let uid = e.uid.as_deref().and_then(|u| u.parse::<u32>().ok());
     if !as_syslog {
-        return Unwrapped::Text { text, time };
+        return Unwrapped::Text { text, time, uid };
     }
     let (Some(time), Some(pid)) = (time, e.pid.as_deref().and_then(|p| p.parse::<u32>().ok())) else {
         return Unwrapped::Broken;
@@ -86,7 +99,7 @@ pub(crate) fn open_json(line: &[u8], as_syslog: bool) -> Unwrapped {
     let host = e.host.as_deref().unwrap_or("-").replace(char::is_whitespace, "_");
     let mut rebuilt = format!("{time} {host} {ident}[{pid}]: ").into_bytes();
     rebuilt.extend_from_slice(&text);
-    Unwrapped::Text { text: rebuilt, time: Some(time) }
+    Unwrapped::Text { text: rebuilt, time: Some(time), uid }
 }
 
 /// One line of plain `journalctl` output: the text after the envelope,
@@ -96,25 +109,29 @@ pub(crate) fn open_plain(line: &[u8], written: &jiff::Zoned) -> Unwrapped {
         return Unwrapped::Foreign;
     }
     let Some((raw, text, _)) = syslog::split(line) else { return Unwrapped::Broken };
-    Unwrapped::Text { text: text.to_vec(), time: syslog::envelope_time(raw, written) }
+    Unwrapped::Text { text: text.to_vec(), time: syslog::envelope_time(raw, written), uid: None }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const STDERR: &[u8] = br#"{"__CURSOR":"s=1","__REALTIME_TIMESTAMP":"1795334663386123","_PID":"21752","_COMM":"postgres","SYSLOG_IDENTIFIER":"postgres","PRIORITY":"6","_HOSTNAME":"db1","MESSAGE":"2026-11-22 08:04:23.386 UTC [21760] LOG:  checkpoint starting: wal"}"#;
+    const STDERR: &[u8] = br#"{"__CURSOR":"s=1","__REALTIME_TIMESTAMP":"1795334663386123","_PID":"21752","_UID":"105","_COMM":"postgres","SYSLOG_IDENTIFIER":"postgres","PRIORITY":"6","_HOSTNAME":"db1","MESSAGE":"2026-11-22 08:04:23.386 UTC [21760] LOG:  checkpoint starting: wal"}"#;
 
     #[test]
     fn json_entries_give_their_message_and_time() {
         assert!(looks_like_json(STDERR));
         let time = Some("2026-11-22T08:04:23.386123Z".parse().unwrap());
         let text = b"2026-11-22 08:04:23.386 UTC [21760] LOG:  checkpoint starting: wal".to_vec();
-        assert_eq!(open_json(STDERR, false), Unwrapped::Text { text, time });
+        assert_eq!(open_json(STDERR, false), Unwrapped::Text { text, time, uid: Some(105) });
         let bytes = br#"{"__REALTIME_TIMESTAMP":"1","MESSAGE":[76,79,71,9,255]}"#;
         assert_eq!(
             open_json(bytes, false),
-            Unwrapped::Text { text: b"LOG\t\xff".to_vec(), time: Some(jiff::Timestamp::from_microsecond(1).unwrap()) }
+            Unwrapped::Text {
+                text: b"LOG\t\xff".to_vec(),
+                time: Some(jiff::Timestamp::from_microsecond(1).unwrap()),
+                uid: None
+            }
         );
         assert_eq!(open_json(br#"{"__REALTIME_TIMESTAMP":"1","MESSAGE":null}"#, false), Unwrapped::Foreign);
         assert_eq!(open_json(b"{", false), Unwrapped::Broken);
@@ -128,6 +145,23 @@ mod tests {
         assert_eq!(text, b"2026-11-22T08:04:23.386123Z db1 postgres[21760]: [5-2] \t(3 s)");
         assert_eq!(syslog::split(&text).map(|(_, t, seq)| (t, seq)), Some((&b"\t(3 s)"[..], true)));
         assert_eq!(open_json(br#"{"MESSAGE":"[5] x"}"#, true), Unwrapped::Broken, "no time or pid");
+    }
+
+    /// `logger -t postgres --id=21760` as another user: journald keeps what
+    /// the sender wrote in SYSLOG_PID and what the kernel said in _PID and
+    /// _UID. The line is rebuilt under the real sender's pid, and its uid
+    /// goes with it.
+    #[test]
+    fn the_kernel_vouched_sender_is_used_not_the_one_the_message_claims() {
+        let forged = br#"{"__REALTIME_TIMESTAMP":"1795334663386123","_PID":"30001","_UID":"65534","SYSLOG_PID":"21760","SYSLOG_IDENTIFIER":"postgres","_HOSTNAME":"db1","_TRANSPORT":"syslog","MESSAGE":"[91-1] 2026-11-22 08:04:23.386 UTC [21760] LOG:  checkpoint starting: wal"}"#;
+        assert_eq!(
+            open_json(forged, true),
+            Unwrapped::Text {
+                text: b"2026-11-22T08:04:23.386123Z db1 postgres[30001]: [91-1] 2026-11-22 08:04:23.386 UTC [21760] LOG:  checkpoint starting: wal".to_vec(),
+                time: Some("2026-11-22T08:04:23.386123Z".parse().unwrap()),
+                uid: Some(65534)
+            }
+        );
     }
 
     #[test]
@@ -144,7 +178,8 @@ mod tests {
             open_plain(line, &written),
             Unwrapped::Text {
                 text: b"2026-11-22 08:04:23.386 UTC [21760] LOG:  checkpoint starting: wal".to_vec(),
-                time: Some("2026-11-22T08:04:23Z".parse().unwrap())
+                time: Some("2026-11-22T08:04:23Z".parse().unwrap()),
+                uid: None
             }
         );
         assert_eq!(open_plain(b"-- Boot 0123 --", &written), Unwrapped::Foreign);

@@ -21,6 +21,11 @@ pub struct Origin {
     /// looks like (text a client spliced into another entry's prefix, a pid
     /// that is not the sender's): the reason, for the rejection.
     pub doubt: Option<&'static str>,
+    /// The uid of the process that sent the record, when the log's writer
+    /// took it from the kernel (journald's `_UID`, from the socket's
+    /// credentials) rather than from the message; None for every log
+    /// PostgreSQL writes itself and for syslog files, which carry none.
+    pub uid: Option<u32>,
 }
 
 /// One log entry, ready for classification.

@@ -162,6 +162,7 @@ impl<'t> StderrScanner<'t> {
             session: pm.is_session(),
             session_checkable: self.prefix.session_checkable(),
             doubt: None,
+            uid: None,
         };
         Record {
             offset: pos.offset,

@@ -26,7 +26,7 @@ use super::stderr::StderrScanner;
 use super::{lines, Consumed, FrameStats, Needles, Pos, Record, Scan};
 
 /// Why a record whose prefix names another process than its sender is refused.
-const FOREIGN_PID: &str = "its log_line_prefix names another pid than the process that sent it to syslog";
+pub(crate) const FOREIGN_PID: &str = "its log_line_prefix names another pid than the process that sent it to syslog";
 
 /// How many lines around a chunk may hold the other chunks of its message.
 const CHUNK_WINDOW: usize = 64;

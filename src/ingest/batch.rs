@@ -38,8 +38,14 @@ pub(super) fn run(
     let catalog = Catalog::global();
     let path = spec.path.to_string();
     let mut batch = Batch { events: Vec::new(), reached: start, committed: start };
+    let mut server = ServerUid { known: store.server_uid(row.cluster_id)?, learnt: None };
     let result = frame::drive(reader, scanner, start, tail, |records, reached| {
-        batch.events.extend(classify_all(catalog, kit, &records, report));
+        batch.events.extend(classify_all(catalog, kit, &records, report, &mut server));
+        if let Some(uid) = server.learnt.take() {
+            // Kept at once, before the batch that taught it: a later read
+            // (a restart, the next file) must not learn it from a forger.
+            server.known = Some(store.learn_server_uid(row.cluster_id, uid)?);
+        }
         batch.reached = reached;
         if batch.is_full() {
             report.stored += batch.commit(store, row, spec)?;
@@ -94,10 +100,50 @@ impl Batch {
     }
 }
 
-fn classify_all(catalog: &Catalog, kit: &FormatReader, records: &[Record], report: &mut ImportReport) -> Vec<Event> {
+/// Why a record sent by another uid than the server's is refused.
+pub(crate) const FOREIGN_UID: &str =
+    "sent by another user than the server's (journald's _UID): a local user's logger -t postgres";
+
+/// The uid the cluster's server runs as, for the records whose log names
+/// their sender's uid (journald's `_UID`, which the kernel vouches for):
+/// the store's, else that of the first record accepted as an event — the
+/// server's first lines come before anything a local user could forge
+/// into a log walwatch has never read. Every other uid is refused.
+pub(super) struct ServerUid {
+    known: Option<u32>,
+    /// Learnt from this read's records, for the store to keep.
+    learnt: Option<u32>,
+}
+
+impl ServerUid {
+    /// `outcome` of a record sent by `uid`, refused when that is not the server's.
+    fn judge(&mut self, outcome: Outcome, uid: Option<u32>) -> Outcome {
+        let Some(uid) = uid else { return outcome };
+        match (self.known, outcome) {
+            (Some(server), Outcome::Event(body)) if server != uid => {
+                Outcome::Rejected { looked_like: body.kind_name(), reason: FOREIGN_UID }
+            }
+            // Unreadable lines are counted only when they could be the server's.
+            (Some(server), Outcome::Unparsed(_)) if server != uid => Outcome::Ignored,
+            (None, outcome @ Outcome::Event(_)) => {
+                (self.known, self.learnt) = (Some(uid), Some(uid));
+                outcome
+            }
+            (_, outcome) => outcome,
+        }
+    }
+}
+
+fn classify_all(
+    catalog: &Catalog,
+    kit: &FormatReader,
+    records: &[Record],
+    report: &mut ImportReport,
+    server: &mut ServerUid,
+) -> Vec<Event> {
     let mut events = Vec::new();
     for record in records {
-        let outcome = classify::classify(catalog, record);
+        let outcome = server.judge(classify::classify(catalog, record), record.origin.uid);
         let Some(at) = record.time else {
             report.unparsed += 1;
             report.unreadable += u64::from(outcome != Outcome::Ignored);

@@ -411,4 +411,6 @@ pub use reader::lexicon;
 #[cfg(test)]
 mod batch_tests;
 #[cfg(test)]
+mod uid_tests;
+#[cfg(test)]
 mod verdict_tests;

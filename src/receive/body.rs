@@ -163,11 +163,10 @@ pub fn raw_bytes(message: String) -> Vec<u8> {
 /// its precomposed spelling are one name, one cluster).
 fn name(index: usize, field: &'static str, text: String, limit: usize) -> Result<String, BodyError> {
     use unicode_normalization::{is_nfc, UnicodeNormalization};
-    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
     if text.len() > limit {
         return Err(BodyError::TooLong { index, field, limit });
     }
-    if text.chars().any(|c| c.is_control() || c.general_category() == GeneralCategory::Format) {
+    if text.chars().any(|c| c.is_control() || crate::output::is_format(c)) {
         return Err(BodyError::Control { index, field });
     }
     let text = if is_nfc(&text) { text } else { text.nfc().collect() };

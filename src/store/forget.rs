@@ -58,11 +58,37 @@ impl Store {
         }
     }
 
-    /// Forgets the sources `ids` whole, in one transaction.
+    /// Forgets the sources `ids` whole, in one transaction, and counts it
+    /// for their clusters: a running daemon then reads their files again
+    /// (see migrations/0018_forgets.sql).
     pub fn forget_sources(&mut self, ids: &[i64]) -> Result<Forgotten, StoreError> {
+        self.forget(ids, true)
+    }
+
+    /// How many times sources of `cluster_id` were forgotten.
+    pub(crate) fn forgets(&self, cluster_id: i64) -> Result<u64, StoreError> {
+        self.conn
+            .query_row("SELECT forgets FROM cluster WHERE id = ?1", [cluster_id], |r| r.get::<_, i64>(0))
+            .map(|n| n as u64)
+            .map_err(|e| self.sql(e))
+    }
+
+    /// `counted`: the daemon is told (not for a read taking back its own
+    /// misfit, which the reader handles: telling it would have it read the
+    /// misfit again at once, and again).
+    fn forget(&mut self, ids: &[i64], counted: bool) -> Result<Forgotten, StoreError> {
         let path = self.path.clone();
         let sql = |source| StoreError::Sql { path: path.clone(), source };
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
+        if counted {
+            for &id in ids {
+                tx.execute(
+                    "UPDATE cluster SET forgets = forgets + 1 WHERE id = (SELECT cluster_id FROM source WHERE id = ?1)",
+                    [id],
+                )
+                .map_err(sql)?;
+            }
+        }
         let mut total = Forgotten::default();
         for &id in ids {
             let (events, checkpoints) = forget_events(&tx, id, 0).map_err(sql)?;
@@ -70,6 +96,14 @@ impl Store {
             total.events += events;
             total.checkpoints += checkpoints;
         }
+        // A cluster with nothing read any more learns its server's uid anew
+        // from the next log read: `forget --cluster` undoes a wrong one.
+        tx.execute(
+            "UPDATE cluster SET server_uid = NULL
+             WHERE server_uid IS NOT NULL AND NOT EXISTS (SELECT 1 FROM source s WHERE s.cluster_id = cluster.id)",
+            [],
+        )
+        .map_err(sql)?;
         tx.commit().map_err(sql)?;
         Ok(total)
     }
@@ -79,7 +113,7 @@ impl Store {
     /// itself (and the prefix it was read with).
     pub(crate) fn take_back(&mut self, source: &SourceRow, from: Pos) -> Result<Forgotten, StoreError> {
         if from.offset == 0 {
-            return self.forget_sources(&[source.id]);
+            return self.forget(&[source.id], false);
         }
         let path = self.path.clone();
         let sql = |source| StoreError::Sql { path: path.clone(), source };

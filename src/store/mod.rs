@@ -65,6 +65,9 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0014_ingest_streams.sql"),
     include_str!("migrations/0015_tally_insert.sql"),
     include_str!("migrations/0016_fleet.sql"),
+    include_str!("migrations/0017_server_uid.sql"),
+    include_str!("migrations/0018_forgets.sql"),
+    include_str!("migrations/0019_prune_progress.sql"),
 ];
 
 /// `PRAGMA cache_size` for an import: negative is KiB (64 MiB).

@@ -54,10 +54,20 @@ pub struct Pruned {
     pub largest_batch: u64,
     /// A stop request ended the prune early (the rest is pruned next time).
     pub stopped: bool,
+    /// Rows that earlier prunes deleted without their result being
+    /// recorded — killed or stopped between two batches, each batch
+    /// committed — which this one reports with its own.
+    pub earlier: u64,
 }
 
 impl Pruned {
+    /// Rows deleted: this prune's and those of unrecorded earlier ones.
     pub fn rows(&self) -> u64 {
+        self.own_rows() + self.earlier
+    }
+
+    /// Rows this prune deleted itself.
+    pub fn own_rows(&self) -> u64 {
         self.checkpoints + self.events + self.settings + self.alerts + self.outbox + self.silences
     }
 }
@@ -123,7 +133,7 @@ impl Store {
     /// Deletes what is older than `cutoff`, at most `batch` rows per
     /// transaction; `stop` is asked between transactions.
     pub fn prune(&mut self, cutoff: Timestamp, batch: usize, stop: &dyn Fn() -> bool) -> Result<Pruned, StoreError> {
-        let mut pruned = Pruned::default();
+        let mut pruned = Pruned { earlier: self.unrecorded_prunes()?, ..Pruned::default() };
         let mut run =
             Batches { store: self, cutoff: to_micros(cutoff), batch: batch.max(1), stop, pruned: &mut pruned };
         run.checkpoints_and_events()?;
@@ -195,7 +205,7 @@ impl Store {
                 Ok(Some(PruneOutcome { cutoff, pruned, reclaimed: Reclaimed::default() }))
             }
             Ok((pruned, reclaimed)) => {
-                self.record_prune(keep, cutoff, now, pruned.rows())?;
+                self.record_prune(keep, cutoff, now)?;
                 Ok(Some(PruneOutcome { cutoff, pruned, reclaimed }))
             }
             Err(e) => {
@@ -220,16 +230,28 @@ impl Store {
         Ok(last.map_or(now, |t| (t + PRUNE_EVERY).max(now)))
     }
 
-    fn record_prune(&mut self, keep: Duration, cutoff: Timestamp, now: Timestamp, rows: u64) -> Result<(), StoreError> {
+    /// Records a finished prune: the rows its batches counted as they were
+    /// committed (with those of unrecorded earlier prunes) become its rows.
+    fn record_prune(&mut self, keep: Duration, cutoff: Timestamp, now: Timestamp) -> Result<(), StoreError> {
         self.conn
             .execute(
                 "INSERT INTO retention(id, keep_s, cutoff, pruned_at, rows, pruned_total, failed_at, error)
-                 VALUES (1, ?1, ?2, ?3, ?4, ?4, NULL, NULL)
+                 VALUES (1, ?1, ?2, ?3, 0, 0, NULL, NULL)
                  ON CONFLICT(id) DO UPDATE SET keep_s = ?1, cutoff = max(IFNULL(cutoff, ?2), ?2), pruned_at = ?3,
-                    rows = ?4, pruned_total = pruned_total + ?4, failed_at = NULL, error = NULL",
-                params![keep.as_secs() as i64, to_micros(cutoff), to_micros(now), rows as i64],
+                    rows = unrecorded, pruned_total = pruned_total + unrecorded, unrecorded = 0,
+                    failed_at = NULL, error = NULL",
+                params![keep.as_secs() as i64, to_micros(cutoff), to_micros(now)],
             )
             .map(drop)
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Rows deleted by prunes not recorded yet (see migrations/0019_prune_progress.sql).
+    fn unrecorded_prunes(&self) -> Result<u64, StoreError> {
+        self.conn
+            .query_row("SELECT unrecorded FROM retention WHERE id = 1", [], |r| r.get::<_, i64>(0))
+            .optional()
+            .map(|n| n.unwrap_or(0) as u64)
             .map_err(|e| self.sql(e))
     }
 
@@ -294,6 +316,16 @@ impl Batches<'_> {
             let fail = |source| StoreError::Sql { path: path.clone(), source };
             let tx = self.store.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(fail)?;
             let n = tx.execute(&sql, params).map_err(fail)? as u64;
+            if n > 0 {
+                // Counted with the deletions, in their transaction: a prune
+                // killed after this commit still has them reported.
+                tx.execute(
+                    "INSERT INTO retention(id, unrecorded) VALUES (1, ?1)
+                     ON CONFLICT(id) DO UPDATE SET unrecorded = unrecorded + ?1",
+                    [n as i64],
+                )
+                .map_err(fail)?;
+            }
             tx.commit().map_err(fail)?;
             if n > 0 {
                 self.pruned.batches += 1;

@@ -189,6 +189,27 @@ fn insert_source(
 }
 
 impl Store {
+    /// The uid the cluster's server runs as, once a log that names its
+    /// senders' uids (journald's `_UID`) has shown it.
+    pub(crate) fn server_uid(&self, cluster_id: i64) -> Result<Option<u32>, StoreError> {
+        self.conn
+            .query_row("SELECT server_uid FROM cluster WHERE id = ?1", [cluster_id], |r| r.get::<_, Option<u32>>(0))
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Records `uid` as the server's unless one is known already; returns
+    /// the one the store keeps (another reader of the cluster's logs may
+    /// have learnt it first).
+    pub(crate) fn learn_server_uid(&mut self, cluster_id: i64, uid: u32) -> Result<u32, StoreError> {
+        self.conn
+            .execute(
+                "UPDATE cluster SET server_uid = ?2 WHERE id = ?1 AND server_uid IS NULL",
+                params![cluster_id, uid],
+            )
+            .map_err(|e| self.sql(e))?;
+        Ok(self.server_uid(cluster_id)?.unwrap_or(uid))
+    }
+
     /// The log_line_prefix that the cluster's most recently read source of
     /// `format` was read with: a new file of the same cluster most likely
     /// has it too (see `ingest::inferred`).

@@ -1,4 +1,4 @@
-//! Integration tests, daemon group. The daemon: rotation, stop, alerts mailed through an outage, several processes on one store, clock skew, the Prometheus endpoint scraped by the real Prometheus, the systemd unit (systemd-analyze), and a central walwatch fed by Vector agents (the attacks a fleet must refuse as a host does).
+//! Integration tests, daemon group. The daemon: rotation, stop, `forget` while it runs, alerts mailed through an outage, several processes on one store, clock skew, the Prometheus endpoint scraped by the real Prometheus, the systemd unit (systemd-analyze), and a central walwatch fed by Vector agents (hostile peers, and the attacks a fleet must refuse as a host does).
 //!
 //! One test binary per group (not one per file), so that `tests/support`
 //! and the library are compiled and linked four times, not once per file.
@@ -8,6 +8,7 @@ mod support;
 
 mod clock_skew;
 mod daemon_alerts;
+mod daemon_forget;
 mod daemon_never_silent;
 mod daemon_retention;
 mod daemon_rotation;

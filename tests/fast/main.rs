@@ -1,4 +1,4 @@
-//! Integration tests, fast group. No server and no root: every real fixture against its truth, import behaviour, the config file, the CLI, the tailer model, the alert rules on the fixtures, `history` against truth.json, bounded memory, delivery to files.
+//! Integration tests, fast group. No server and no root: every real fixture against its truth, import behaviour, the config file, the CLI, the tailer model, names shown escaped on a terminal, the alert rules on the fixtures, `history` against truth.json, bounded memory, delivery to files.
 //!
 //! One test binary per group (not one per file), so that `tests/support`
 //! and the library are compiled and linked four times, not once per file.
@@ -23,4 +23,5 @@ mod retention;
 mod settings_cli;
 mod store_found;
 mod tailer_model;
+mod terminal_text;
 mod wild_old_servers;

@@ -25,7 +25,7 @@ pub fn walwatch() -> Command {
 }
 
 /// stdout of a walwatch command, or why it failed.
-fn run(args: &[&str]) -> Result<String, String> {
+pub fn run(args: &[&str]) -> Result<String, String> {
     let out = walwatch().args(args).output().map_err(|e| format!("walwatch {args:?}: {e}"))?;
     if !out.status.success() {
         return Err(format!(

@@ -7,6 +7,7 @@
 
 pub mod central;
 pub mod daemon;
+pub mod journald;
 pub mod smtp;
 pub mod syslog;
 pub mod truth;

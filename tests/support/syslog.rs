@@ -26,8 +26,9 @@ pub struct Rsyslog {
     _turn: std::sync::MutexGuard<'static, ()>,
 }
 
-/// Whose turn it is to run an rsyslogd on /dev/log.
-static DEV_LOG_TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// Whose turn it is to run a syslog daemon (rsyslogd, or journald through
+/// a link, see `journald.rs`) on /dev/log.
+pub static DEV_LOG_TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl Rsyslog {
     /// Start `rsyslogd -n` with its config, pid file, stderr and output file
@@ -41,6 +42,17 @@ impl Rsyslog {
     /// rsyslog template)` in `dir` (e.g. `RSYSLOG_FileFormat` for RFC 3339
     /// times, `RSYSLOG_SyslogProtocol23Format` for RFC 5424 lines).
     pub fn start_with_outputs(dir: &Path, outputs: &[(&str, &str)]) -> Rsyslog {
+        Rsyslog::start_inner(dir, outputs, false)
+    }
+
+    /// [`Rsyslog::start`], the sender's pid in each line's tag taken from
+    /// the kernel (`SysSock.UsePIDFromSystem="on"`) when `kernel_pid`, else
+    /// the one the sender wrote (rsyslog's default).
+    pub fn start_kernel_pid(dir: &Path, kernel_pid: bool) -> Rsyslog {
+        Rsyslog::start_inner(dir, &[], kernel_pid)
+    }
+
+    fn start_inner(dir: &Path, outputs: &[(&str, &str)], kernel_pid: bool) -> Rsyslog {
         assert!(
             is_root(),
             "this test runs its own rsyslogd on {DEV_LOG} (PostgreSQL's syslog(3) cannot write anywhere \
@@ -53,7 +65,7 @@ impl Rsyslog {
         fs::create_dir_all(dir).expect("create rsyslog dir");
         let dir = dir.canonicalize().expect("canonicalize rsyslog dir");
         let conf = dir.join("rsyslog.conf");
-        fs::write(&conf, config(&dir, outputs)).expect("write rsyslog.conf");
+        fs::write(&conf, config(&dir, outputs, kernel_pid)).expect("write rsyslog.conf");
         let stderr = fs::File::create(dir.join("rsyslogd.stderr")).expect("create rsyslogd.stderr");
         let child = Command::new(exe)
             .arg("-n")
@@ -79,6 +91,11 @@ impl Rsyslog {
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Its config file (for `walwatch doctor --rsyslog-conf`).
+    pub fn conf(&self) -> PathBuf {
+        self.dir.join("rsyslog.conf")
     }
 
     /// The output file so far (empty when rsyslogd has not created it yet).
@@ -151,8 +168,10 @@ impl Drop for Rsyslog {
 /// checkpointer or a chunked message, and a dropped chunk would make the
 /// syslog side differ from stderr for reasons that are not walwatch's.
 /// Control-character escaping stays at rsyslog's default (TAB → `#011`):
-/// that is what walwatch meets on real machines.
-fn config(dir: &Path, outputs: &[(&str, &str)]) -> String {
+/// that is what walwatch meets on real machines. `kernel_pid`: the tag's pid
+/// is the one the kernel gives for the sender, not the one it wrote.
+fn config(dir: &Path, outputs: &[(&str, &str)], kernel_pid: bool) -> String {
+    let pid = if kernel_pid { " SysSock.UsePIDFromSystem=\"on\"" } else { "" };
     let more: String = outputs
         .iter()
         .map(|(file, template)| {
@@ -162,7 +181,7 @@ fn config(dir: &Path, outputs: &[(&str, &str)]) -> String {
     more + &format!(
         r#"# Written by tests/support/syslog.rs
 global(workDirectory="{dir}")
-module(load="imuxsock" SysSock.Name="{DEV_LOG}" SysSock.RateLimit.Interval="0")
+module(load="imuxsock" SysSock.Name="{DEV_LOG}" SysSock.RateLimit.Interval="0"{pid})
 local0.* action(type="omfile" file="{file}" template="RSYSLOG_TraditionalFileFormat")
 "#,
         dir = dir.display(),
@@ -172,7 +191,7 @@ local0.* action(type="omfile" file="{file}" template="RSYSLOG_TraditionalFileFor
 
 /// Refuse to hijack a live /dev/log; clear a stale one (a socket or a
 /// dangling link whose daemon is gone), which would make rsyslogd fail.
-fn claim_dev_log() {
+pub fn claim_dev_log() {
     let path = Path::new(DEV_LOG);
     let meta = match fs::symlink_metadata(path) {
         Ok(m) => m,
@@ -198,11 +217,11 @@ fn claim_dev_log() {
     }
 }
 
-fn listening(path: &Path) -> bool {
+pub fn listening(path: &Path) -> bool {
     UnixDatagram::unbound().and_then(|s| s.connect(path)).is_ok()
 }
 
-fn is_root() -> bool {
+pub fn is_root() -> bool {
     let out = Command::new("id").arg("-u").output().expect("run id -u");
     String::from_utf8_lossy(&out.stdout).trim() == "0"
 }

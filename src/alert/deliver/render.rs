@@ -21,6 +21,7 @@ use lettre::Message;
 use crate::alert::Notice;
 use crate::config::MailSection;
 use crate::model::alert::NoticeKind;
+use crate::output::is_format;
 
 /// Longest cluster name and summary kept in the subject (in characters):
 /// a subject is a line in a mailbox list, the body has the full text.
@@ -226,39 +227,6 @@ pub(crate) fn mark_format_chars(text: &str) -> String {
         }
     }
     out
-}
-
-/// Unicode's format characters (general category Cf, Unicode 15.1): the
-/// bidi marks, embeddings, overrides and isolates (U+061C, U+200E, U+200F,
-/// U+202A–U+202E, U+2066–U+2069), zero-width space, joiners and word joiner
-/// (U+200B–U+200D, U+2060), invisible operators, the BOM / zero-width
-/// no-break space (U+FEFF), the soft hyphen, interlinear annotations and
-/// tag characters. std has no general-category lookup, hence the table.
-fn is_format(c: char) -> bool {
-    matches!(
-        c as u32,
-        0x00AD
-            | 0x0600..=0x0605
-            | 0x061C
-            | 0x06DD
-            | 0x070F
-            | 0x0890..=0x0891
-            | 0x08E2
-            | 0x180E
-            | 0x200B..=0x200F
-            | 0x202A..=0x202E
-            | 0x2060..=0x2064
-            | 0x2066..=0x206F
-            | 0xFEFF
-            | 0xFFF9..=0xFFFB
-            | 0x110BD
-            | 0x110CD
-            | 0x13430..=0x1343F
-            | 0x1BCA0..=0x1BCA3
-            | 0x1D173..=0x1D17A
-            | 0xE0001
-            | 0xE0020..=0xE007F
-    )
 }
 
 pub fn escape_html(text: &str) -> String {

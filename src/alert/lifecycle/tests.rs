@@ -429,6 +429,9 @@ fn migration_13_forgets_firing_notices_that_were_never_queued() {
          DROP TABLE ingest_damage;
          DROP TABLE store_identity;
          DROP TABLE ingest_stream;
+         ALTER TABLE cluster DROP COLUMN server_uid;
+         ALTER TABLE cluster DROP COLUMN forgets;
+         ALTER TABLE retention DROP COLUMN unrecorded;
          PRAGMA user_version = 12;",
     )
     .unwrap();

@@ -74,7 +74,8 @@ pub fn run(args: AlertsArgs) -> Result<ExitCode> {
 /// What an ack or a silence did, on stdout unless `-q`.
 fn say(text: std::fmt::Arguments) {
     if !super::quiet() {
-        println!("{text}");
+        // A rule or cluster name from the config or the store.
+        let _ = crate::output::line(&mut std::io::stdout().lock(), text.to_string());
     }
 }
 
@@ -82,7 +83,8 @@ fn say(text: std::fmt::Arguments) {
 fn test_mail(common: &ConfigDbArgs) -> Result<ExitCode> {
     let super::Loaded { config, db: path, .. } = super::config_and_db(common)?;
     let mut store = Store::open_existing(&path)?;
-    println!("{}", crate::alert::deliver::test_mail(&mut store, &config, Timestamp::now())?);
+    let outcome = crate::alert::deliver::test_mail(&mut store, &config, Timestamp::now())?;
+    crate::output::lines(&mut std::io::stdout().lock(), &outcome.to_string())?;
     Ok(ExitCode::SUCCESS)
 }
 

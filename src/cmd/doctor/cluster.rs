@@ -12,12 +12,14 @@ use crate::settings::{data_directory_of, data_directory_version, read_server_con
 use super::access::Account;
 use super::finding::Finding;
 use super::server::{self, Follows, Setting};
+use super::syslog;
 
-pub(super) fn check(cluster: &ClusterConfig, account: &Account) -> Vec<Finding> {
+pub(super) fn check(cluster: &ClusterConfig, account: &Account, rsyslog_conf: &Path) -> Vec<Finding> {
     let (paths, problems) = listing(cluster);
     let format = followed_format(cluster, &paths);
     let follows = if cluster.logs.is_empty() { Follows::CurrentLogfiles } else { Follows::Globs(&format) };
-    let mut out = settings(cluster, &paths, &format, follows, account);
+    let (mut out, destination) = settings(cluster, &paths, &format, follows, account);
+    out.extend(syslog::check(&format, destination.as_deref(), rsyslog_conf));
     out.extend(problems.iter().map(|(path, problem)| listing_problem(Path::new(path), problem, account)));
     if paths.is_empty() && problems.is_empty() {
         out.push(Finding::error(
@@ -69,16 +71,17 @@ fn conf_sources(cluster: &ClusterConfig, paths: &[PathBuf]) -> (Option<PathBuf>,
     }
 }
 
+/// The findings on the server's conf, and its log_destination when known.
 fn settings(
     cluster: &ClusterConfig,
     paths: &[PathBuf],
     format: &str,
     follows: Follows<'_>,
     account: &Account,
-) -> Vec<Finding> {
+) -> (Vec<Finding>, Option<String>) {
     let (config_file, data_dir) = conf_sources(cluster, paths);
     let Some(conf) = read_server_conf(config_file.as_deref(), data_dir.as_deref()) else {
-        return vec![Finding::warning(
+        let unknown = vec![Finding::warning(
             "postgresql.conf",
             "walwatch does not know where this cluster's postgresql.conf is",
             "log_checkpoints, log_line_prefix, lc_messages and log_destination cannot be checked, and walwatch's \
@@ -86,10 +89,11 @@ fn settings(
             "set config_file (Debian: /etc/postgresql/<version>/<cluster>/postgresql.conf) or data_directory in \
              the cluster's [[cluster]] table of walwatch.toml",
         )];
+        return (unknown, None);
     };
     let unread = conf.parsed.problems.iter().find(|p| p.path == conf.main && p.kind != ConfProblemKind::Syntax);
     if let Some(problem) = unread {
-        return vec![Finding::warning(
+        let unread = vec![Finding::warning(
             "postgresql.conf",
             problem.to_string(),
             "log_checkpoints, log_line_prefix, lc_messages and log_destination cannot be checked as this user",
@@ -98,17 +102,20 @@ fn settings(
                 access_fix_for(&conf.main, &account.name)
             ),
         )];
+        return (unread, None);
     }
     let version = conf.data_directory.as_deref().and_then(data_directory_version);
     let main = conf.main.display().to_string();
     let get = |name| Setting::of(&conf.parsed, name, version);
-    vec![
+    let destination = get("log_destination");
+    let findings = vec![
         conf_finding(&conf, account),
         server::log_checkpoints(&get("log_checkpoints"), &main),
         server::log_line_prefix(&get("log_line_prefix"), format, &cluster.prefix, &main),
         server::lc_messages(&get("lc_messages"), &main),
-        server::destination(&get("log_destination"), &get("logging_collector"), follows, &main),
-    ]
+        server::destination(&destination, &get("logging_collector"), follows, &main),
+    ];
+    (findings, Some(destination.value))
 }
 
 /// The conf as read, and whether walwatch's user may read it (its settings

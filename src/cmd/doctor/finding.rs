@@ -2,6 +2,8 @@
 
 use std::io::{self, Write};
 
+use crate::output::line;
+
 use serde::Serialize;
 
 /// How bad a finding is; an error makes `doctor` exit 1.
@@ -82,18 +84,18 @@ pub(crate) fn table(out: &mut impl Write, findings: &[Finding]) -> io::Result<()
         let group = f.cluster.as_deref();
         if current != Some(group) {
             match group {
-                Some(name) => writeln!(out, "cluster {name}:")?,
-                None => writeln!(out, "walwatch:")?,
+                Some(name) => line(out, format!("cluster {name}:"))?,
+                None => line(out, "walwatch:")?,
             }
             current = Some(group);
         }
-        writeln!(out, "  {:<8} {}: {}", f.status.label(), f.check, f.message)?;
+        line(out, format!("  {:<8} {}: {}", f.status.label(), f.check, f.message))?;
         if f.status != Status::Ok {
-            writeln!(out, "           why: {}", f.why)?;
-            writeln!(out, "           fix: {}", f.fix)?;
+            line(out, format!("           why: {}", f.why))?;
+            line(out, format!("           fix: {}", f.fix))?;
         }
     }
-    writeln!(out, "{}", summary(findings))
+    line(out, summary(findings))
 }
 
 /// "2 errors, 1 warning, 9 ok"

@@ -10,6 +10,7 @@ mod ingest;
 mod listeners;
 mod server;
 mod service;
+mod syslog;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -26,7 +27,8 @@ pub fn run(args: DoctorArgs) -> Result<ExitCode> {
     let account = Account::resolve(args.user.as_deref())?;
     let mut findings = Vec::new();
     for cluster in clusters(&config, &args)? {
-        findings.extend(cluster::check(&cluster, &account).into_iter().map(|f| f.of(&cluster.name)));
+        let found = cluster::check(&cluster, &account, &args.rsyslog_conf);
+        findings.extend(found.into_iter().map(|f| f.of(&cluster.name)));
     }
     findings.extend(ingest::check(&config.ingest, &db, &account));
     findings.extend(service::check(&config, &db, &account));

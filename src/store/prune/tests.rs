@@ -74,7 +74,7 @@ fn deletes_exactly_the_rows_older_than_the_cutoff() {
     assert_eq!(count(&store, "SELECT count(*) FROM event WHERE kind LIKE 'checkpoint%'"), 30 * 24 * 2);
     assert!(!pruned.stopped);
     // A second prune to the same cutoff finds nothing.
-    assert_eq!(store.prune(cutoff, BATCH, NEVER).unwrap().rows(), 0);
+    assert_eq!(store.prune(cutoff, BATCH, NEVER).unwrap().own_rows(), 0);
 }
 
 /// The tallies `summary` adds up stay equal to a recount of the rows.
@@ -227,6 +227,38 @@ fn prune_if_due_runs_once_a_day_and_records_it() {
         "note: the store keeps 20 days; rows before 2026-01-12 03:00 UTC were pruned, so buckets before it are empty"
     );
     assert!(r.note_for_range(day(12), "x").is_none(), "a range after the cutoff gets no note");
+}
+
+/// A prune that ends between two batches without recording its result (a
+/// stop here; kill -9 leaves the store the same) has its committed
+/// deletions reported by the next one, with that one's own.
+#[test]
+fn the_rows_of_an_unrecorded_prune_are_reported_by_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = store(dir.path(), history(30, 60));
+    let keep = Duration::from_secs(20 * 86_400);
+    let now = day(30) + SignedDuration::from_hours(3);
+    let before = count(&store, "SELECT count(*) FROM checkpoint") + count(&store, "SELECT count(*) FROM event");
+    // Stopped after its second batch of 100 rows.
+    let asked = Cell::new(0);
+    let after_two = || {
+        asked.set(asked.get() + 1);
+        asked.get() > 2
+    };
+    let span = SignedDuration::try_from(keep).unwrap();
+    let stopped = store.prune(now - span, 100, &after_two).unwrap();
+    assert_eq!((stopped.stopped, stopped.own_rows(), stopped.earlier), (true, 200, 0));
+    assert_eq!(store.retention().unwrap().pruned_at, None, "a stopped prune is not recorded");
+    let outcome = store.prune_if_due(keep, now, NEVER).unwrap().expect("due: never recorded");
+    let after = count(&store, "SELECT count(*) FROM checkpoint") + count(&store, "SELECT count(*) FROM event");
+    assert_eq!(outcome.pruned.earlier, 200);
+    assert_eq!(outcome.pruned.rows(), (before - after) as u64, "every row gone, by either prune");
+    let r = store.retention().unwrap();
+    assert_eq!((r.rows, r.pruned_total), (outcome.pruned.rows(), outcome.pruned.rows()));
+    // Reported once: the next prune has nothing earlier to add.
+    let next = store.prune_if_due(keep, now + SignedDuration::from_hours(24), NEVER).unwrap().unwrap();
+    assert_eq!(next.pruned.earlier, 0);
+    assert_eq!(store.retention().unwrap().pruned_total, outcome.pruned.rows() + next.pruned.rows());
 }
 
 /// A failing prune is recorded (status shows it) and the error returned
