@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The max_wal_size advice, closed loop on a real PostgreSQL (issue 4, part 3;
-# issue 9 §3); prints the markdown tables for BENCHMARKS.md. Takes about
+# The max_wal_size advice, closed loop on a real PostgreSQL; prints the
+# markdown tables for BENCHMARKS.md. Takes about
 # (2 + bisection steps) runs of $DURATION s per rate and repeat: 60-80 min
 # with the defaults, ~50 min at DURATION=120.
 #

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The measuring half of bench/advice-bench.sh (run that, not this).
 
-The closed loop of issue 4, part 3, on a real PostgreSQL, for each workload
+The closed loop on a real PostgreSQL, for each workload
 rate in $RATES (pgbench transactions per second):
 
 phase 1  max_wal_size = 32MB (min_wal_size 32MB, checkpoint_timeout 30s,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The import on a checkpoint-dense log (issue 12 §3: >= 50 000 events/s).
+# The import on a checkpoint-dense log (>= 50 000 events/s).
 #
 #   bench/dense-import-bench.sh
 #

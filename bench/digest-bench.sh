@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The daily digest's render on a store of a million checkpoint rows (issue
-# 12 §3): `walwatch digest --eml` of one day for every cluster, and for one
+# The daily digest's render on a store of a million checkpoint rows:
+# `walwatch digest --eml` of one day for every cluster, and for one
 # cluster, against a reference run in the same round: `walwatch history
 # --by day` of one cluster over the year (what the digest reads per cluster
 # is a few of history's queries plus the suggestion's). Prints markdown.

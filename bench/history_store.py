@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A large store for timing `walwatch history` (issue 12 §3), made of real rows.
+"""A large store for timing `walwatch history`, made of real rows.
 
 Usage: history_store.py WALWATCH STORE [CLUSTERS] [DAYS]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Central ingest benchmark (issue 14 §2): a central walwatch taking Vector
+# Central ingest benchmark: a central walwatch taking Vector
 # agents' gzip'd batches of a statement-heavy log, against a local
 # `walwatch import` of the same file. See bench/ingest_bench.py for what is
 # measured; prints a markdown table for BENCHMARKS.md.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Central ingest benchmark (issue 14 §2): how many log lines a central
+"""Central ingest benchmark: how many log lines a central
 walwatch takes per second from Vector agents' gzip'd batches, against a
 local `walwatch import` of the same log in the same run.
 

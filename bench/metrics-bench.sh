@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The cost of a Prometheus scrape of a daemon following 50 clusters
-# (issue 14 §1): see bench/metrics_bench.py for what is measured. Prints
+# The cost of a Prometheus scrape of a daemon following 50 clusters: see
+# bench/metrics_bench.py for what is measured. Prints
 # markdown for BENCHMARKS.md on stdout.
 #
 #   bench/metrics-bench.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The cost of a Prometheus scrape (issue 14 §1): `walwatch run` (release
+"""The cost of a Prometheus scrape: `walwatch run` (release
 build) following 50 clusters' logs, its /metrics endpoint scraped.
 
 Logs: bench/store_bench_logs.py replays real checkpoint cycles of

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The daemon's daily prune at scale (issue 12 §3 "the daemon's CPU for the
+# The daemon's daily prune at scale ("the daemon's CPU for the
 # daily prune"). Prints markdown for BENCHMARKS.md on stdout (progress on
 # stderr).
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The store at scale (issue 12 §3): a store of 1 000 000 checkpoint rows built
+# The store at scale: a store of 1 000 000 checkpoint rows built
 # with `walwatch import` from log text that replays the real checkpoint
 # cycles of tests/fixtures (bench/store_bench_logs.py), then the query
 # commands timed on it. Prints markdown for BENCHMARKS.md on stdout

@@ -1,5 +1,5 @@
 //! The import's hot path on real log slices: candidate search, framing and
-//! classification, without the store (issue 10 §5). A regression in import
+//! classification, without the store. A regression in import
 //! speed shows up here in a minute, without bench/import-bench.sh's 1 GB log.
 //!
 //! Each group also times a reference on the same bytes — counting

@@ -243,7 +243,7 @@ const NOT_A_CYCLE: [Trigger; 2] = [Trigger::Shutdown, Trigger::EndOfRecovery];
 /// busiest WAL-triggered cycles are shorter than a second.
 pub fn cycles(history: &SizingHistory, since: Timestamp) -> Cycles {
     // A binary search per cycle, not a scan of every restart: a long log with
-    // many restarts made that quadratic (issue 8: a minute per alert pass).
+    // many restarts made that quadratic (a minute per alert pass).
     let mut restarts = history.restarts.clone();
     restarts.sort_unstable();
     let restarted = |from: Timestamp, to: Timestamp| {

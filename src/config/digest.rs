@@ -1,4 +1,4 @@
-//! `[digest]`: the daily mail (issue 12 §2) — when, in which zone, to whom,
+//! `[digest]`: the daily mail — when, in which zone, to whom,
 //! for which clusters.
 
 use jiff::civil::Time;

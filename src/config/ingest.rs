@@ -1,5 +1,5 @@
 //! `[ingest]`: the central walwatch of a fleet, taking the log lines Vector
-//! agents ship (issue 14 §2). Off unless `listen` is set. A listener on
+//! agents ship. Off unless `listen` is set. A listener on
 //! anything but a loopback address needs `token_file`: a port that accepts
 //! log lines from anyone lets anyone write events into the store.
 

@@ -1,4 +1,4 @@
-//! `[metrics]`: the OpenMetrics endpoint for Prometheus (issue 14 §1). Off
+//! `[metrics]`: the OpenMetrics endpoint for Prometheus. Off
 //! unless `listen` is set: a daemon opens no port it was not asked to.
 
 use std::net::SocketAddr;

@@ -1,4 +1,4 @@
-//! The digest's chart (issue 12 §2) and `walwatch history --chart`: one
+//! The digest's chart and `walwatch history --chart`: one
 //! cluster's WAL rate per checkpoint cycle over a range (the digest's day),
 //! against the rate the current `max_wal_size` absorbs per
 //! `checkpoint_timeout`, as a PNG of [`WIDTH`] × [`HEIGHT`] pixels.

@@ -1,4 +1,4 @@
-//! The daily digest (issue 12 §2): one mail a day covering the previous
+//! The daily digest: one mail a day covering the previous
 //! local day for every cluster.
 //!
 //! [`schedule`] decides which day is due; [`report`] reads that day from

@@ -1,4 +1,4 @@
-//! The Prometheus endpoint (issue 14 §1): `GET /metrics` in the OpenMetrics
+//! The Prometheus endpoint: `GET /metrics` in the OpenMetrics
 //! text format, or Prometheus' text format 0.0.4 when the scraper does not
 //! ask for OpenMetrics.
 //!

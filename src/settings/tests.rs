@@ -209,7 +209,7 @@ fn the_version_comes_from_the_config_the_log_or_pg_version() {
     assert!(parse_version("9.5").is_err() && parse_version("9").is_err() && parse_version("x").is_err());
 }
 
-// --- Issue 11 §6: what the log alone says, and where the conf files are ---
+// --- What the log alone says, and where the conf files are ---
 
 /// A real PostgreSQL 15 log (checkpoint_timeout = 30s, max_wal_size = 32MB, then
 /// ALTER SYSTEM SET max_wal_size = '64MB' at 08:07:38.097).

@@ -563,7 +563,7 @@ mod tests {
         assert_eq!(names[Col::RedoLsn as usize], "redo_lsn");
     }
 
-    // --- Pairing (issue 9 §1, see mutants.md): real PostgreSQL 15 lines. ---
+    // --- Pairing (see mutants.md): real PostgreSQL 15 lines. ---
 
     const NOISE: &str = "tests/fixtures/15-stderr-default-noise/log/postgresql-2026-11-22_080841.log";
     const CRASH: &str = "tests/fixtures/15-stderr-default-crashimm/log/postgresql-2026-11-22_081334.log";

@@ -1,4 +1,4 @@
-//! Retention (issue 12 §1): rows older than `[store] keep` are deleted, in
+//! Retention: rows older than `[store] keep` are deleted, in
 //! small transactions so that the daemon's readers and writers (another
 //! connection, another process) wait at most one batch, and the freed pages
 //! are then given back to the file system by incremental vacuum, in bounded

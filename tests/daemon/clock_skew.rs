@@ -1,4 +1,4 @@
-//! One log line dated far ahead of walwatch's clock (issue 8 §2) must not
+//! One log line dated far ahead of walwatch's clock must not
 //! silence the alerts, on real parts: a real PostgreSQL 15 log (the fixture
 //! 15-stderr-default-std: forced checkpoints and "too frequently" warnings),
 //! imported by the walwatch binary into a real SQLite store, `status`,

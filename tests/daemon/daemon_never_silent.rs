@@ -1,5 +1,5 @@
 //! The daemon never follows nothing silently, and nothing is used up by a
-//! mistake (issue 11 §2): a log directory it may not list is a warning in
+//! mistake: a log directory it may not list is a warning in
 //! its log (once), a problem in `walwatch status` with the permission fix
 //! (exit status 4) and a `logs_not_read` alert, until it can read it; a log
 //! whose lines do not fit the configured prefix is not recorded as read,

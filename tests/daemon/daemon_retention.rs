@@ -1,4 +1,4 @@
-//! The daemon's daily prune (`[store] keep`, issue 12 §1) in a real daemon
+//! The daemon's daily prune (`[store] keep`) in a real daemon
 //! process: due at start on a store never pruned, logged, shown by status;
 //! killed with SIGKILL in the middle of a prune, its rows reported by the next.
 //! (When it is due and what it deletes are tested with an injected clock in

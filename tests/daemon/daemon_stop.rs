@@ -1,5 +1,5 @@
-//! Start, stop and watchdog on time whatever the input (issue 8 §5), and
-//! what the daemon refuses to read (§6), with the real `walwatch run`:
+//! Start, stop and watchdog on time whatever the input, and
+//! what the daemon refuses to read, with the real `walwatch run`:
 //! systemd's side is a unix datagram socket bound here (NOTIFY_SOCKET,
 //! WATCHDOG_USEC), the logs are real PostgreSQL lines, the SMTP server that
 //! never answers is a real TCP listener, the webhook a real HTTP responder.

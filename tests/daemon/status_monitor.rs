@@ -1,4 +1,4 @@
-//! issue 13 §3: `walwatch status` as a monitor's check. Its exit status
+//! `walwatch status` as a monitor's check. Its exit status
 //! follows the daemon (its heartbeat and its process together) and the
 //! logs it follows; `-q` prints nothing; the daemon's journal carries state
 //! changes, not one line per commit.

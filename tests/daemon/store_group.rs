@@ -1,4 +1,4 @@
-//! issue 13 §2: an operator in the store's group queries the service's
+//! An operator in the store's group queries the service's
 //! store without sudo, while the daemon runs and after it stopped, and
 //! writes nothing there; a user outside the group is told why not.
 //!

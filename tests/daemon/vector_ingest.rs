@@ -1,4 +1,4 @@
-//! A central walwatch fed by Vector agents (issue 14 §2): the real daemon
+//! A central walwatch fed by Vector agents: the real daemon
 //! with `[ingest]`, and the requests Vector's file source and http sink
 //! send, replayed by `support::vector` (Vector's binary cannot be installed
 //! here: a stand-in for the agent, not for walwatch).

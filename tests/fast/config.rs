@@ -455,7 +455,7 @@ fn the_daemon_logs_at_the_configured_level_unless_flags_say_otherwise() {
     assert!(!quiet.contains("Starting.") && !quiet.contains("no longer used"), "-q wins over log_level: {quiet}");
 }
 
-/// `[store] keep`: the retention the daemon prunes to (issue 12 §1).
+/// `[store] keep`: the retention the daemon prunes to.
 #[test]
 fn store_keep_reads_durations_and_forever() {
     let keep =

@@ -248,7 +248,7 @@ fn the_newer_part_read_first_pairs_like_the_log_in_order() {
     assert_eq!(summary(&reversed), summary(&in_order));
 }
 
-/// issue 11 §5: a file nobody writes any more is complete — PostgreSQL ends
+/// A file nobody writes any more is complete — PostgreSQL ends
 /// every entry with a line break, so a file cut short and left alone (a
 /// crash, a copy) was cut for good, and its last entry counts. A file
 /// written a moment ago keeps its unterminated line for later. Either way,

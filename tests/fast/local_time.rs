@@ -1,6 +1,6 @@
 //! Tables show times in the local time zone (TZ, else /etc/localtime), or
-//! in UTC with `--utc`; JSON and CSV stay RFC 3339 in UTC whatever the zone
-//! (issue 13 §5). Tables group numbers by thousands and give seconds to
+//! in UTC with `--utc`; JSON and CSV stay RFC 3339 in UTC whatever the
+//! zone. Tables group numbers by thousands and give seconds to
 //! the millisecond. Asia/Kolkata (+05:30, no DST) makes a local time that
 //! cannot be UTC by accident.
 

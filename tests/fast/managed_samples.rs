@@ -1,4 +1,4 @@
-//! Managed services' logs (issue 11 §3): public samples of their formats
+//! Managed services' logs: public samples of their formats
 //! (tests/fixtures/managed/README.md), imported with `--format auto` and
 //! read back. Every expected value was read off the samples by hand.
 

@@ -1,4 +1,4 @@
-//! Never silently empty, never a false accusation (issue 11 §2): a real
+//! Never silently empty, never a false accusation: a real
 //! PostgreSQL 15 log read with the wrong format or prefix fails loudly, is
 //! not recorded as read, and the right import then reads it whole (as the
 //! independent counter says); `rejected` and `unmatched` are counted apart;

@@ -1,4 +1,4 @@
-//! Retention (`[store] keep`, issue 12 §1) on a real fixture log: imported
+//! Retention (`[store] keep`) on a real fixture log: imported
 //! with `walwatch import`, pruned through the daemon's own daily step with
 //! an injected clock, then counted against the log's own lines and read
 //! back with `history`, `summary` and `status`.

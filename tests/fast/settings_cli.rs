@@ -64,7 +64,7 @@ fn imported_clusters_print_from_the_store() {
     );
 
     // `suggest` gives the same `current`: the same shape, the same values
-    // and sources (issue 13 §5).
+    // and sources.
     let db_arg = db.to_str().unwrap();
     let suggested =
         walwatch_json(&["suggest", "--config", &config, "--db", db_arg, "--cluster", "thirteen", "--format", "json"]);

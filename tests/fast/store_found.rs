@@ -1,4 +1,4 @@
-//! issue 13 §2: one store, found without flags. The same resolution order
+//! One store, found without flags. The same resolution order
 //! in every command (`--db`, WALWATCH_DB, the config's `[store] path`, the
 //! per-user default); query commands never create a store or a directory;
 //! `import` creates one and says so; `-q` leaves only errors.

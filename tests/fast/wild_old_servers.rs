@@ -1,4 +1,4 @@
-//! PostgreSQL 9.0–9.4 logs (issue 11 §4): lines real servers wrote, found in
+//! PostgreSQL 9.0–9.4 logs: lines real servers wrote, found in
 //! public material (tests/fixtures/wild/README.md), imported and read back.
 //! Every expected value was read off the lines by hand.
 

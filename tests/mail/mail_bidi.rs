@@ -1,4 +1,4 @@
-//! Unicode format characters from a log (issue 8 §6): a right-to-left
+//! Unicode format characters from a log: a right-to-left
 //! override (U+202E), a left-to-right isolate (U+2066), a zero-width space
 //! (U+200B) and a BOM / zero-width no-break space (U+FEFF) can make a mail
 //! or a chat message show other text than it holds. None of them may reach

@@ -18,7 +18,7 @@
 //! the raw log (tests/support/truth.rs), and by walwatch (`checkpoints` and `summary` with `--since`
 //! the phase start).
 //!
-//! Then walwatch is asked again (issue 11 §7): phase 1's forced checkpoints
+//! Then walwatch is asked again: phase 1's forced checkpoints
 //! ran under 32MB and must not hold S up, phase 1's cycles are left out
 //! (phase 2 has min_samples of its own), the change is dated at the reload's
 //! `parameter "max_wal_size" changed` line, and the suggestion is at most S.
@@ -26,7 +26,7 @@
 //! The log is rotated before and after each phase, so each phase has its own
 //! file: phase 1's suggestion must not see `pgbench -i`'s bulk load.
 //!
-//! A second test (issue 11 §6) is the closed loop from the log alone: the
+//! A second test is the closed loop from the log alone: the
 //! same server settings, a quiet stretch (time-triggered checkpoints) and a
 //! busy one (forced), imported with no config at all; the suggestion must be
 //! within 1.25x of the one with the config (about 4 minutes).
@@ -169,7 +169,7 @@ const QUIET_SECONDS: u32 = 130;
 /// Enough forced cycles at `RATE` for the model's min_samples, several times over.
 const BUSY_SECONDS: u32 = 90;
 
-/// Issue 11 §6, the closed loop from the log alone: a PostgreSQL 15 run with
+/// The closed loop from the log alone: a PostgreSQL 15 run with
 /// checkpoint_timeout = 30s and max_wal_size = 32MB whose log has
 /// time-triggered checkpoints (a quiet stretch) and forced ones (a busy
 /// stretch). `walwatch import` + `walwatch suggest` with no config must
@@ -235,7 +235,7 @@ fn from_the_log_alone_the_suggestion_is_within_a_quarter_of_the_one_with_the_con
     assert!(ratio <= 1.25, "no config {alone_mb}MB vs with the config {with_mb}MB: {ratio:.3}x");
 }
 
-/// Issue 11 §7: asked again after the change and phase 2, walwatch judges
+/// Asked again after the change and phase 2, walwatch judges
 /// phase 1's forced checkpoints against the 32MB they ran under, not S:
 /// nothing holds S up, phase 1's cycles are left out (phase 2 has enough of
 /// its own) and the suggestion is at most S. Returns it.

@@ -1,4 +1,4 @@
-//! Issue 8 §3: a client's statement longer than walwatch's framing buffer
+//! A client's statement longer than walwatch's framing buffer
 //! (`frame::CHUNK_BYTES`, 2 MiB) must not shift the framing of what follows.
 //! With default settings (`log_min_error_statement = error`) any client gets
 //! a failing statement logged whole: `SELECT 1/0 /*` + 2.2 MB + a newline + a
@@ -14,7 +14,7 @@
 //! record for record: same events at the same byte offsets and lines, the
 //! same number of entries, every byte consumed, nothing forged.
 //!
-//! Also issue 9: csvlog records shaped like PostgreSQL 9.6–12 (23 columns,
+//! Also: csvlog records shaped like PostgreSQL 9.6–12 (23 columns,
 //! no backend_type) are trusted or refused by their session columns alone.
 //!
 //! Needs the PostgreSQL server binaries; fails, never skips, without them.
@@ -102,7 +102,7 @@ fn stderr_attack_forges_nothing_and_swallows_nothing() {
     assert_eq!(stored_read_to(Path::new(&db)), (run.bytes.len() as u64, newlines(&run.bytes) + 1));
 }
 
-/// Issue 9: PostgreSQL 9.6–12 write 23 csv columns, without backend_type; a
+/// PostgreSQL 9.6–12 write 23 csv columns, without backend_type; a
 /// record's session columns are then all that tells a client's record from
 /// the checkpointer's. No such server is installed here, so the records are
 /// a real PostgreSQL 13 log (tests/fixtures/13-csvlog-std) with the one

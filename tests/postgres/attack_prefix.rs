@@ -1,4 +1,4 @@
-//! Issue 8 §1 replayed against a real PostgreSQL 15: clients that never log
+//! Replayed against a real PostgreSQL 15: clients that never log
 //! in put line breaks and checkpoint lines into their user and database
 //! names, which PostgreSQL prints verbatim in `%u` and `%d`. Under Debian's
 //! `%m [%p] %q%u@%d ` and PostgreSQL's own `%m [%p] `, walwatch's counts must
@@ -258,7 +258,7 @@ fn check_import(run: &Run, truth: &BTreeMap<&'static str, i64>) {
     let report = String::from_utf8_lossy(&out.stdout);
     if run_prefix(run) == DEBIAN {
         // (PostgreSQL's own '%m [%p] ' is read as Debian's today, which parses
-        // the same lines: issue 11 is about inferring it exactly.)
+        // the same lines: inferring it exactly is a matter of its own.)
         assert_eq!(report.matches(&format!("prefix '{DEBIAN}'")).count(), run.logs.len(), "{report}");
     }
     let s = walwatch_json(&["summary", "--db", db, "--cluster", "attack", "--format", "json"]);

@@ -1,4 +1,4 @@
-//! Issue 11 §3: syslog whose log_line_prefix has no time, and the logs of
+//! Syslog whose log_line_prefix has no time, and the logs of
 //! managed services, read from real PostgreSQL 15 servers and checked
 //! against the independent counter of tests/support/truth.rs.
 //!

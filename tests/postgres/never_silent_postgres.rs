@@ -1,4 +1,4 @@
-//! The RHEL/PGDG layout on a real PostgreSQL 15 (issue 11 §2): the log in
+//! The RHEL/PGDG layout on a real PostgreSQL 15: the log in
 //! `$PGDATA/log`, `$PGDATA` 0700 postgres's, walwatch following
 //! `data_directory` as its own user. It cannot read `current_logfiles`:
 //! `config check` and `status` say so with the fix (status exits 4), the

@@ -184,7 +184,7 @@ fn settings_match_show_with_their_sources() {
     }
     assert_eq!(first["current"]["max_wal_size"]["value"], "2GB");
     // The first read of the files and the config is where walwatch started
-    // looking: no change (issue 13 §5).
+    // looking: no change.
     assert_eq!(first["timeline"], serde_json::json!([]), "{first}");
 
     // 2. A reload after walwatch read the files: the log says it first.
@@ -232,7 +232,7 @@ fn settings_match_show_with_their_sources() {
     assert_eq!(ts_key(last["at"].as_str().unwrap()), logged_at);
 }
 
-/// Issue 11 §6: a log written inside the data directory (log_directory =
+/// A log written inside the data directory (log_directory =
 /// 'log', PostgreSQL's default) points walwatch at the server's conf files
 /// with no config at all: `import` + `settings` show postgresql.conf's
 /// values with their file and line, and where the data directory was found.

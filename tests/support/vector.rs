@@ -1,7 +1,7 @@
 //! A stand-in for a Vector agent, for the tests of `[ingest]`. Vector itself
 //! is in no registry this machine can reach, so this replays what its
-//! documented components send (vector.dev docs and source, read through the
-//! search tool; see design/anchors.md §7):
+//! documented components send (vector.dev's documentation and Vector's
+//! source):
 //! - the `file` source: one event per line, `message` without its newline,
 //!   `host`, `file` (the path) and, with `offset_key = "offset"`, the byte
 //!   offset of the line in the file; with the multiline rule walwatch's

@@ -257,7 +257,7 @@ fn notices_are_queued_in_the_outbox_with_the_alert_change() {
     assert_eq!(ids.len(), 3);
 }
 
-// --- Mutation tests (issue 9 §1, see mutants.md) ---
+// --- Mutation tests (see mutants.md) ---
 
 #[test]
 fn changes_name_their_cluster_and_stored_alerts_keep_their_severity() {

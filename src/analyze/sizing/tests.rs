@@ -265,7 +265,7 @@ fn files_added_on_most_cycles_suggest_min_wal_size() {
     );
 }
 
-// --- Mutation tests (issue 9 §1, see mutants.md) ---
+// --- Mutation tests (see mutants.md) ---
 
 fn with(version: Option<u32>, values: &[(&str, &str)]) -> Settings {
     let mut s = Settings::defaults(version);
@@ -443,7 +443,7 @@ fn suggest_counts_the_cycle_that_ends_exactly_at_the_window_end() {
     );
 }
 
-// --- Issue 11 §7: cycles weighted by time, evidence judged against the settings then ---
+// --- Cycles weighted by time, evidence judged against the settings then ---
 
 fn cycle(seconds: f64, rate_kb_s: f64) -> Cycle {
     Cycle { at: t0(), from: t0(), seconds, distance_kb: (seconds * rate_kb_s) as i64, rate_kb_s, wal_files_added: None }

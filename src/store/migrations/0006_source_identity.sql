@@ -1,4 +1,4 @@
--- One row per log content, in the schema (issue 8 §4).
+-- One row per log content, in the schema.
 --
 -- A process looked a source up by fingerprint and, finding none, inserted it
 -- in a separate step. Two processes reading one file at once (`walwatch

@@ -1,4 +1,4 @@
--- Never silently empty (issue 11 §2).
+-- Never silently empty.
 --
 -- Lines that look like events (they hold a checkpoint, restartpoint, … message
 -- head) but that the source's format or log_line_prefix did not fit: nothing

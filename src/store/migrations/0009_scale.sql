@@ -1,4 +1,4 @@
--- The store at scale (issue 12 §3): a million checkpoint rows (20 clusters
+-- The store at scale: a million checkpoint rows (20 clusters
 -- of half a year at one checkpoint every 5 minutes) must answer `suggest`,
 -- `summary` and `checkpoints` in well under a second.
 

@@ -1,4 +1,4 @@
--- The daily digest (issue 12 §2). The outbox learns a fifth kind of
+-- The daily digest. The outbox learns a fifth kind of
 -- notice: SQLite cannot change a CHECK constraint in place, so the table is
 -- rebuilt with the same columns and rows.
 CREATE TABLE outbox_rebuilt (

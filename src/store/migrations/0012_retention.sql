@@ -1,4 +1,4 @@
--- Retention (issue 12 §1): `[store] keep` (default 400 days). The daemon
+-- Retention: `[store] keep` (default 400 days). The daemon
 -- deletes older rows once a day (store/prune.rs) and records here what it
 -- did, so that `walwatch status` shows it and `history`/`suggest` can say
 -- that a range before `cutoff` is empty because it was pruned, not because

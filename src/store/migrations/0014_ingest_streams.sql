@@ -1,4 +1,4 @@
--- The files Vector agents ship to a central walwatch ([ingest], issue 14 §2):
+-- The files Vector agents ship to a central walwatch ([ingest]):
 -- one row per (host, file) as the agent names them. Each is kept in a spool
 -- file of its own (the lines in their order, read by the same pipeline as a
 -- local log) with an index of (offset, hash) per line, so that a batch sent
