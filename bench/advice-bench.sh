@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The max_wal_size advice, closed loop on a real PostgreSQL; prints the
-# markdown tables for BENCHMARKS.md. Takes about
+# markdown tables for docs/dev/benchmarks.md. Takes about
 # (2 + bisection steps) runs of $DURATION s per rate and repeat: 60-80 min
 # with the defaults, ~50 min at DURATION=120.
 #

@@ -39,7 +39,7 @@ Without $SUGGEST_FROM=walwatch (the default once `walwatch suggest` works),
 $SUGGEST_FROM=formula computes S from the phase-1 log with the model's own
 formula (src/analyze/sizing.rs) instead; the report says which was used.
 
-Prints the markdown tables for BENCHMARKS.md on stdout (REPORT_ONLY=1
+Prints the markdown tables for docs/dev/benchmarks.md on stdout (REPORT_ONLY=1
 prints them again from $BENCH_DIR/results.json, e.g. for a run cut short:
 finished repeats are saved as they end), progress on stderr. The per-run
 table also carries tests/postgres/advice_postgres.rs's independent bound (phase 1's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Daemon (`walwatch run`) benchmark; prints a markdown table for BENCHMARKS.md.
+# Daemon (`walwatch run`) benchmark; prints a markdown table for docs/dev/benchmarks.md.
 #
 #   bench/daemon-bench.sh            full run (~5 min plus the 1 GB burst)
 #   QUICK=1 bench/daemon-bench.sh    shorter runs and a 100 MB burst (~2 min)
@@ -47,7 +47,7 @@
 #   WALWATCH=$CARGO_TARGET_DIR/release/walwatch (target/ by default; cargo
 #     build --release unless set)
 #
-# The table on stdout is what BENCHMARKS.md shows (pasted as printed).
+# The table on stdout is what docs/dev/benchmarks.md shows (pasted as printed).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

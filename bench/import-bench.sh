@@ -22,7 +22,7 @@
 #   quoted, so that they hold while the shared machine's speed drifts.
 #   `report` prints the tables again from the last runs.tsv (also after an
 #   interrupted measure).
-#   Prints the markdown tables for BENCHMARKS.md on stdout (also kept in
+#   Prints the markdown tables for docs/dev/benchmarks.md on stdout (also kept in
 #   $BENCH_DIR/report.md, every run in $BENCH_DIR/runs.tsv); progress on
 #   stderr.
 #
@@ -255,7 +255,7 @@ measure() {
     report | tee "$BENCH_DIR/report.md"
 }
 
-# Markdown for BENCHMARKS.md, from $RUNS_TSV (all figures are medians over
+# Markdown for docs/dev/benchmarks.md, from $RUNS_TSV (all figures are medians over
 # rounds; ratios are medians of the per-round ratios).
 report() {
     python3 - "$RUNS_TSV" "$BENCH_DIR/context.txt" "$RUNS" "$PGBADGER_RUNS" <<'PYEOF'

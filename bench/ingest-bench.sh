@@ -2,7 +2,7 @@
 # Central ingest benchmark: a central walwatch taking Vector
 # agents' gzip'd batches of a statement-heavy log, against a local
 # `walwatch import` of the same file. See bench/ingest_bench.py for what is
-# measured; prints a markdown table for BENCHMARKS.md.
+# measured; prints a markdown table for docs/dev/benchmarks.md.
 #
 #   bench/ingest-bench.sh [LINES]    (default 1 000 000 lines, ~150 MiB)
 #

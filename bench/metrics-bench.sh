@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The cost of a Prometheus scrape of a daemon following 50 clusters: see
 # bench/metrics_bench.py for what is measured. Prints
-# markdown for BENCHMARKS.md on stdout.
+# markdown for docs/dev/benchmarks.md on stdout.
 #
 #   bench/metrics-bench.sh
 #

@@ -24,7 +24,7 @@ Prometheus' own Accept header (OpenMetrics):
 
     metrics_bench.py --walwatch target/release/walwatch --dir /tmp/walwatch-metrics-bench
 
-Prints markdown for BENCHMARKS.md.
+Prints markdown for docs/dev/benchmarks.md.
 """
 
 import argparse

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The daemon's daily prune at scale ("the daemon's CPU for the
-# daily prune"). Prints markdown for BENCHMARKS.md on stdout (progress on
+# daily prune"). Prints markdown for docs/dev/benchmarks.md on stdout (progress on
 # stderr).
 #
 #   bench/prune-bench.sh

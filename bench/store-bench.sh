@@ -2,7 +2,7 @@
 # The store at scale: a store of 1 000 000 checkpoint rows built
 # with `walwatch import` from log text that replays the real checkpoint
 # cycles of tests/fixtures (bench/store_bench_logs.py), then the query
-# commands timed on it. Prints markdown for BENCHMARKS.md on stdout
+# commands timed on it. Prints markdown for docs/dev/benchmarks.md on stdout
 # (progress on stderr).
 #
 #   bench/store-bench.sh [all|generate|build|measure]     (default: all)

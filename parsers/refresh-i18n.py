@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""Rebuild parsers/messages-i18n.tsv from the full research TSV.
+"""Rebuild parsers/messages-i18n.tsv from a full table of PostgreSQL's
+translations: a TSV with the columns lang, branch, msgid, msgstr,
+plural_form, status, group, one row per msgid and language, extracted from
+src/backend/po/*.po of the releases parsers/README.md names.
 
 Keeps the header and every row with status=translated whose msgid (after C
 unescaping) is referenced by a parsers/*.toml file (msgid, msgid_plural,
 [[hint]] msgid), plus all translated rows of the groups level and prefix.
 
-usage: python3 parsers/refresh-i18n.py /work/shared/pg/messages-i18n.tsv
+usage: python3 parsers/refresh-i18n.py FULL-TRANSLATIONS.tsv
 """
 import glob, os, sys, tomllib
 

@@ -6,7 +6,7 @@
 //! trusted events, every language PostgreSQL ships) → [`store`] (SQLite) →
 //! [`analyze`] (the max_wal_size suggestion and the alert rules, with what
 //! [`settings`] knows of the server) → [`alert`] (lifecycle, mail, webhook)
-//! and [`digest`] (the daily mail; so far its schedule).
+//! and [`digest`] (the daily mail with its chart).
 //! [`ingest`] drives one source through frame → classify → store;
 //! [`receive`] takes the lines Vector agents ship to a central walwatch and
 //! hands each shipped file to `ingest`;

@@ -139,6 +139,11 @@ expected=(
     /usr/share/walwatch/vector/vector.toml
 )
 for page in $man_pages; do expected+=("/usr/share/man/man1/$page.gz"); done
+# The docs the README links to, each where the README's relative links lead.
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+for doc in "$repo"/docs/guide/*.md "$repo"/docs/reference/*.md "$repo"/docs/dev/*.md "$repo"/docs/*.png; do
+    expected+=("/usr/share/doc/walwatch/${doc#"$repo"/}")
+done
 for f in "${expected[@]}"; do
     grep -qx "$f" <<<"$contents" || fail "the package does not ship $f"
     [ -f "$f" ] || fail "$f is not installed"

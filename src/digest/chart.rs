@@ -324,7 +324,7 @@ pub fn render_png(input: &ChartInput) -> Result<Vec<u8>, ChartError> {
 /// avoids flate2 but made the charts three times larger.)
 /// zlib level 3: measured on the fleet digest (11 charts), 4.6 % fewer
 /// instructions than the default 6 for a mail 1.6 % larger; level 1 saves
-/// 15 % but makes the mail 37 % larger (BENCHMARKS.md, the digest).
+/// 15 % but makes the mail 37 % larger (docs/dev/benchmarks.md, the digest).
 const PNG_LEVEL: flate2::Compression = flate2::Compression::new(3);
 
 fn encode_png(rgb: &[u8]) -> Result<Vec<u8>, ChartError> {

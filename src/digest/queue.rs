@@ -133,7 +133,7 @@ pub fn pictures(store: &Store, report: &Report) -> Vec<Option<Picture>> {
 }
 
 /// Every chart drawn and deflated, in order, spread over the machine's
-/// cores: the charts are a third of a digest's CPU (BENCHMARKS.md) and one
+/// cores: the charts are a third of a digest's CPU (docs/dev/benchmarks.md) and one
 /// needs nothing of another, so a fleet's digest takes about half the wall
 /// time on two cores.
 fn draw_all(inputs: &[Result<ChartInput, String>]) -> Vec<Result<Picture, String>> {

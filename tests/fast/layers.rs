@@ -106,3 +106,13 @@ fn the_check_sees_an_arrow_back_up() {
                 #[cfg(test)]\nmod tests {\n    use crate::cmd;\n}\n";
     assert_eq!(imports(text), BTreeSet::from(["model".to_string(), "daemon".to_string()]));
 }
+
+/// docs/dev/architecture.md prints this list: its `* \`module\`` bullets
+/// name every layer, in ORDER's order.
+#[test]
+fn the_architecture_page_lists_the_layers_in_order() {
+    let page = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/dev/architecture.md")).unwrap();
+    let bullet = regex::Regex::new(r"(?m)^\* `([a-z_]+)` — ").unwrap();
+    let listed: Vec<&str> = bullet.captures_iter(&page).map(|c| c.get(1).unwrap().as_str()).collect();
+    assert_eq!(listed, ORDER, "docs/dev/architecture.md must list the layers as tests/fast/layers.rs orders them");
+}

@@ -10,6 +10,8 @@ mod alerts_delivery;
 mod alerts_fixtures;
 mod bounded_memory;
 mod config;
+mod config_reference;
+mod doc_links;
 mod fixtures_truth;
 mod history;
 mod import_behaviour;

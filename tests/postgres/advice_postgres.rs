@@ -390,7 +390,7 @@ impl Pgbench {
 /// duration). At 32MB each cycle is about one segment of WAL, so the cycles
 /// weight the rate by WAL written, not by time: fast stretches contribute
 /// more cycles, and the p95 sits near the fastest ones. Seen so far: p95 ÷
-/// mean 1.17 and 1.31 on the benchmark's steady phases (BENCHMARKS.md, 100
+/// mean 1.17 and 1.31 on the benchmark's steady phases (docs/dev/benchmarks.md, 100
 /// and 300 tps), 1.15 on this test's run of 2026-11-22 12:39, and 1.8–2.2 on
 /// its run of 13:56 (2.13 MB/s mean, S = 384MB, so a p95 of 3.84–4.60 MB/s):
 /// the first autovacuum of pgbench_accounts after `pgbench -i` falls in

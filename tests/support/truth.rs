@@ -11,7 +11,7 @@
 //! * csvlog (the `csv` crate) and jsonlog (`serde_json`), chosen by the file
 //!   extension `.csv` / `.json`;
 //! * `lc_messages` C, de, fr and ja, from a small hand-typed table of the
-//!   message heads (PostgreSQL 15's catalogs, ../shared/pg/messages-i18n.tsv).
+//!   message heads (PostgreSQL 15's catalogs, src/backend/po/*.po).
 //!
 //! A record is a real event when its severity is LOG, no client session wrote
 //! it (no `%q` tail, no user/database/application/host, `%b` or backend_type
