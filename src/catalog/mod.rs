@@ -387,19 +387,6 @@ impl Catalog {
             }
         };
         let int = |name: &str| -> Option<i64> { get(name)?.parse().ok() };
-        let opt_int = |name: &str| -> Result<Option<i64>, ()> {
-            match get(name) {
-                None => Ok(None),
-                Some(s) => s.parse().map(Some).map_err(|_| ()),
-            }
-        };
-        let secs = |name: &str| -> Option<f64> { parse_decimal(get(name)?) };
-        let opt_secs = |name: &str| -> Result<Option<f64>, ()> {
-            match get(name) {
-                None => Ok(None),
-                Some(s) => parse_decimal(s).map(Some).ok_or(()),
-            }
-        };
         let point = || match get("point")? {
             "checkpoint" => Some(PointKind::Checkpoint),
             "restartpoint" => Some(PointKind::Restartpoint),
@@ -410,27 +397,9 @@ impl Catalog {
                 kind: point()?,
                 flags: get("flags").unwrap_or("").split_whitespace().map(flag).collect::<Option<_>>()?,
             },
-            MessageKind::PointComplete => EventBody::PointComplete {
-                kind: point()?,
-                stats: Box::new(CompleteStats {
-                    buffers_written: int("buffers_written")?,
-                    buffers_pct: secs("buffers_pct")?,
-                    slru_buffers_written: opt_int("slru_buffers_written").ok()?,
-                    wal_files_added: opt_int("wal_files_added").ok()?,
-                    wal_files_removed: opt_int("wal_files_removed").ok()?,
-                    wal_files_recycled: opt_int("wal_files_recycled").ok()?,
-                    write_s: secs("write_s")?,
-                    sync_s: secs("sync_s")?,
-                    total_s: secs("total_s")?,
-                    sync_files: opt_int("sync_files").ok()?,
-                    sync_longest_s: opt_secs("sync_longest_s").ok()?,
-                    sync_average_s: opt_secs("sync_average_s").ok()?,
-                    distance_kb: opt_int("distance_kb").ok()?,
-                    estimate_kb: opt_int("estimate_kb").ok()?,
-                    lsn: get("lsn").map(str::to_string),
-                    redo_lsn: get("redo_lsn").map(str::to_string),
-                }),
-            },
+            MessageKind::PointComplete => {
+                EventBody::PointComplete { kind: point()?, stats: Box::new(CompleteStats::parse(get, parse_decimal)?) }
+            }
             MessageKind::TooFrequent => EventBody::TooFrequent { seconds: int("seconds")?, hint: false },
             MessageKind::RecoveryRestartPoint => EventBody::RecoveryRestartPoint { lsn: get("lsn")?.to_string() },
             MessageKind::ParameterChanged => {

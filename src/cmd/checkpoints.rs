@@ -6,35 +6,17 @@ use std::process::ExitCode;
 use anyhow::{bail, Result};
 
 use crate::cli::{CheckpointsArgs, OutputFormat};
-use crate::model::event::Trigger;
+use crate::model::event::{CompleteStats, Trigger};
 use crate::output::{self, cell, grouped};
 use crate::store::{CheckpointRow, Filter, Store};
 use crate::timefmt::{rfc3339, table_time};
 
-const HEADER: [&str; 22] = [
-    "cluster",
-    "kind",
-    "trigger",
-    "flags",
-    "started_at",
-    "completed_at",
-    "buffers_written",
-    "buffers_pct",
-    "slru_buffers_written",
-    "wal_files_added",
-    "wal_files_removed",
-    "wal_files_recycled",
-    "write_s",
-    "sync_s",
-    "total_s",
-    "sync_files",
-    "sync_longest_s",
-    "sync_average_s",
-    "distance_kb",
-    "estimate_kb",
-    "lsn",
-    "redo_lsn",
-];
+/// The CSV header: what the start line says, then the complete line's
+/// figures (the JSON keys are the same names).
+fn header() -> Vec<&'static str> {
+    let head = ["cluster", "kind", "trigger", "flags", "started_at", "completed_at"];
+    [&head[..], CompleteStats::FIGURES].concat()
+}
 
 pub fn run(args: CheckpointsArgs) -> Result<ExitCode> {
     let trigger = match args.trigger.as_deref().map(|t| (t, Trigger::parse(t))) {
@@ -77,7 +59,7 @@ fn render(store: &Store, filter: &Filter, format: OutputFormat, out: &mut impl W
         OutputFormat::Json => {
             output::json_array(out, |push| store.each_checkpoint(filter, |row| push(&row).map_err(anyhow::Error::from)))
         }
-        OutputFormat::Csv => output::csv_rows(out, &HEADER, |push| {
+        OutputFormat::Csv => output::csv_rows(out, &header(), |push| {
             store.each_checkpoint(filter, |row| push(&cells(&row)).map_err(anyhow::Error::from))
         }),
         OutputFormat::Table => store.in_snapshot(|| {
@@ -97,30 +79,15 @@ fn time(t: &Option<jiff::Timestamp>) -> String {
 }
 
 fn cells(r: &CheckpointRow) -> Vec<String> {
-    vec![
+    let head = [
         r.cluster.clone(),
         r.kind.to_string(),
         cell(&r.trigger),
         r.flags.join(" "),
         time(&r.started_at),
         time(&r.completed_at),
-        cell(&r.buffers_written),
-        cell(&r.buffers_pct),
-        cell(&r.slru_buffers_written),
-        cell(&r.wal_files_added),
-        cell(&r.wal_files_removed),
-        cell(&r.wal_files_recycled),
-        cell(&r.write_s),
-        cell(&r.sync_s),
-        cell(&r.total_s),
-        cell(&r.sync_files),
-        cell(&r.sync_longest_s),
-        cell(&r.sync_average_s),
-        cell(&r.distance_kb),
-        cell(&r.estimate_kb),
-        cell(&r.lsn),
-        cell(&r.redo_lsn),
-    ]
+    ];
+    head.into_iter().chain(r.figures().iter().map(ToString::to_string)).collect()
 }
 
 /// A table's row: local times (or `--utc`), seconds to the millisecond
@@ -155,7 +122,7 @@ mod tests {
         let mut out = Vec::new();
         match format {
             OutputFormat::Json => output::json(&mut out, &rows).unwrap(),
-            OutputFormat::Csv => output::csv(&mut out, &HEADER, &rows.iter().map(cells).collect::<Vec<_>>()).unwrap(),
+            OutputFormat::Csv => output::csv(&mut out, &header(), &rows.iter().map(cells).collect::<Vec<_>>()).unwrap(),
             OutputFormat::Table => {
                 let table: Vec<Vec<String>> = rows.iter().map(table_cells).collect();
                 output::table(&mut out, &TABLE_HEADER, &table, &TABLE_HEADER[5..]).unwrap();

@@ -53,28 +53,156 @@ impl std::fmt::Display for PointKind {
     }
 }
 
-/// Every field of a `checkpoint complete:` / `restartpoint complete:` line.
-/// Fields a given PostgreSQL version does not print are `None`.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct CompleteStats {
-    pub buffers_written: i64,
-    pub buffers_pct: f64,
-    /// PostgreSQL 18+.
-    pub slru_buffers_written: Option<i64>,
-    pub wal_files_added: Option<i64>,
-    pub wal_files_removed: Option<i64>,
-    pub wal_files_recycled: Option<i64>,
-    pub write_s: f64,
-    pub sync_s: f64,
-    pub total_s: f64,
-    pub sync_files: Option<i64>,
-    pub sync_longest_s: Option<f64>,
-    pub sync_average_s: Option<f64>,
-    pub distance_kb: Option<i64>,
-    pub estimate_kb: Option<i64>,
-    /// PostgreSQL 16+, as printed (`%X/%X`).
-    pub lsn: Option<String>,
-    pub redo_lsn: Option<String>,
+/// The figures of a `checkpoint complete:` / `restartpoint complete:` line,
+/// listed once: the parser (`catalog`), the store's columns and
+/// `walwatch checkpoints`' JSON keys and CSV header are all made from this
+/// list, in this order. Each: its name (also the column and the key), its
+/// kind (`Int`, `Real`, `Text`), and whether every version prints it
+/// (`required`) or some do not (`optional`: `None` where a version does
+/// not: sync files before 9.1, distance and estimate before 9.5, the LSNs
+/// before 16, SLRU buffers before 18).
+///
+/// `$then` is a macro given the list as `name: Kind, need;` items.
+macro_rules! point_figures {
+    ($then:ident) => {
+        $then! {
+            buffers_written: Int, required;
+            buffers_pct: Real, required;
+            slru_buffers_written: Int, optional;
+            wal_files_added: Int, optional;
+            wal_files_removed: Int, optional;
+            wal_files_recycled: Int, optional;
+            write_s: Real, required;
+            sync_s: Real, required;
+            total_s: Real, required;
+            sync_files: Int, optional;
+            sync_longest_s: Real, optional;
+            sync_average_s: Real, optional;
+            distance_kb: Int, optional;
+            estimate_kb: Int, optional;
+            lsn: Text, optional;
+            redo_lsn: Text, optional;
+        }
+    };
+}
+pub(crate) use point_figures;
+
+/// A figure's Rust type as a complete line carries it.
+macro_rules! figure_type {
+    (Int, required) => { i64 };
+    (Int, optional) => { Option<i64> };
+    (Real, required) => { f64 };
+    (Real, optional) => { Option<f64> };
+    (Text, optional) => { Option<String> };
+}
+
+/// A figure's value from its text (`text` gives a named figure's text,
+/// `real` reads a decimal as the log writes it); `None` for the whole line
+/// when a required figure is missing or any figure does not read.
+macro_rules! figure_from_text {
+    ($text:ident, $real:ident, $name:expr, Int, required) => {
+        $text($name)?.parse::<i64>().ok()?
+    };
+    ($text:ident, $real:ident, $name:expr, Real, required) => {
+        $real($text($name)?)?
+    };
+    ($text:ident, $real:ident, $name:expr, Int, optional) => {
+        match $text($name) {
+            None => None,
+            Some(s) => Some(s.parse::<i64>().ok()?),
+        }
+    };
+    ($text:ident, $real:ident, $name:expr, Real, optional) => {
+        match $text($name) {
+            None => None,
+            Some(s) => Some($real(s)?),
+        }
+    };
+    ($text:ident, $real:ident, $name:expr, Text, optional) => {
+        $text($name).map(str::to_string)
+    };
+}
+
+macro_rules! complete_stats {
+    ($($name:ident: $kind:ident, $need:ident;)*) => {
+        /// Every figure of a complete line ([`point_figures`]).
+        #[derive(Debug, Clone, PartialEq, Default)]
+        pub struct CompleteStats {
+            $(pub $name: figure_type!($kind, $need),)*
+        }
+
+        impl CompleteStats {
+            /// The figures' names, in order.
+            pub const FIGURES: &'static [&'static str] = &[$(stringify!($name)),*];
+            /// How many figures there are.
+            pub const COUNT: usize = Self::FIGURES.len();
+
+            /// The figures read from their text: `text` gives a figure's
+            /// text by name, `real` reads a decimal.
+            pub fn parse<'t>(
+                text: impl Fn(&str) -> Option<&'t str>,
+                real: impl Fn(&str) -> Option<f64>,
+            ) -> Option<CompleteStats> {
+                Some(CompleteStats { $($name: figure_from_text!(text, real, stringify!($name), $kind, $need),)* })
+            }
+
+            /// The figures' values, in [`CompleteStats::FIGURES`]' order.
+            pub fn values(&self) -> [Figure<'_>; Self::COUNT] {
+                [$(Figure::from(&self.$name)),*]
+            }
+        }
+    };
+}
+point_figures!(complete_stats);
+
+/// One figure's value, typed as the store keeps it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Figure<'a> {
+    Int(Option<i64>),
+    Real(Option<f64>),
+    Text(Option<&'a str>),
+}
+
+/// As a CSV cell: the value as Rust prints it, nothing for none.
+impl std::fmt::Display for Figure<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Figure::Int(Some(v)) => write!(f, "{v}"),
+            Figure::Real(Some(v)) => write!(f, "{v}"),
+            Figure::Text(Some(v)) => f.write_str(v),
+            Figure::Int(None) | Figure::Real(None) | Figure::Text(None) => Ok(()),
+        }
+    }
+}
+
+impl From<&i64> for Figure<'_> {
+    fn from(v: &i64) -> Self {
+        Figure::Int(Some(*v))
+    }
+}
+
+impl From<&Option<i64>> for Figure<'_> {
+    fn from(v: &Option<i64>) -> Self {
+        Figure::Int(*v)
+    }
+}
+
+impl From<&f64> for Figure<'_> {
+    fn from(v: &f64) -> Self {
+        Figure::Real(Some(*v))
+    }
+}
+
+impl From<&Option<f64>> for Figure<'_> {
+    fn from(v: &Option<f64>) -> Self {
+        Figure::Real(*v)
+    }
+}
+
+impl<'a> From<&'a Option<String>> for Figure<'a> {
+    fn from(v: &'a Option<String>) -> Self {
+        Figure::Text(v.as_deref())
+    }
 }
 
 /// How a shutdown was requested (`received smart|fast|immediate shutdown request`).

@@ -3,15 +3,18 @@
 //! start without a complete and a complete without a start each keep a row;
 //! and reading them back (`walwatch checkpoints`, the alert rules' windows).
 
+use std::sync::LazyLock;
+
 use jiff::Timestamp;
-use rusqlite::{params, params_from_iter, types::Value, CachedStatement, OptionalExtension, Row, Transaction};
+use rusqlite::types::{ToSqlOutput, Value, ValueRef};
+use rusqlite::{params, params_from_iter, CachedStatement, OptionalExtension, Row, ToSql, Transaction};
 use serde::Serialize;
 
 use super::columns::{opt_from_micros, to_micros};
 use super::filter::{Filter, POINT_TIME};
 use super::sources::SourceRow;
 use super::{Store, StoreError};
-use crate::model::event::{CompleteStats, Event, EventBody, PointKind, Trigger};
+use crate::model::event::{point_figures, CompleteStats, Event, EventBody, Figure, PointKind, Trigger};
 
 /// Two days: checkpoint_timeout's maximum (one day) with room for the sync.
 const LONGEST_CHECKPOINT_US: i64 = 2 * 86_400 * 1_000_000;
@@ -32,13 +35,29 @@ const WAITING_COMPLETE: &str =
 /// migrations/0015_tally_insert.sql and no foreign-key checks (an import),
 /// nothing in this insert may abort, so SQLite keeps no statement journal
 /// for it. A failure still fails the batch, which is rolled back whole.
-const INSERT_PAIRED: &str =
-    "INSERT OR FAIL INTO checkpoint(cluster_id, kind, pid, start_event_id, started_at, flags, trigger, pairable,
-       complete_event_id, completed_at, buffers_written, buffers_pct, slru_buffers_written,
-       wal_files_added, wal_files_removed, wal_files_recycled, write_s, sync_s, total_s, sync_files,
-       sync_longest_s, sync_average_s, distance_kb, estimate_kb, lsn, redo_lsn)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
-       ?21, ?22, ?23, ?24, ?25)";
+static INSERT_PAIRED: LazyLock<String> = LazyLock::new(|| {
+    let figures = CompleteStats::FIGURES;
+    let places: Vec<String> = (10..10 + figures.len()).map(|i| format!("?{i}")).collect();
+    format!(
+        "INSERT OR FAIL INTO checkpoint(cluster_id, kind, pid, start_event_id, started_at, flags, trigger, pairable,
+           complete_event_id, completed_at, {})
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?9, {})",
+        figures.join(", "),
+        places.join(", ")
+    )
+});
+
+/// A complete line's figures into row ?1, with its event ?2 and time ?3.
+static COMPLETE: LazyLock<String> = LazyLock::new(|| {
+    let set: Vec<String> =
+        CompleteStats::FIGURES.iter().enumerate().map(|(i, name)| format!("{name} = ?{}", i + 4)).collect();
+    format!(
+        "UPDATE checkpoint SET complete_event_id = ?2, completed_at = ?3,
+           pairable = (start_event_id IS NULL), {}
+         WHERE id = ?1",
+        set.join(", ")
+    )
+});
 
 /// A start line's new row, not yet inserted: the complete line that closes
 /// it usually comes next, and one insert of the whole row costs half of an
@@ -82,7 +101,7 @@ impl<'tx> Pairing<'tx> {
     /// batch's first offset when the batch began.
     pub(super) fn new(tx: &'tx Transaction<'_>, fresh: bool) -> rusqlite::Result<Pairing<'tx>> {
         let waiting = tx.prepare_cached(WAITING_COMPLETE)?;
-        let paired = tx.prepare_cached(INSERT_PAIRED)?;
+        let paired = tx.prepare_cached(&INSERT_PAIRED)?;
         Ok(Pairing { fresh, held: None, waiting, paired })
     }
 
@@ -221,11 +240,12 @@ fn insert_paired(
     at: i64,
     stats: &CompleteStats,
 ) -> rusqlite::Result<()> {
+    let figures = stats.values();
     insert.execute(params_from_iter(
         params![h.cluster_id, h.kind.as_str(), h.pid, h.event_id, h.at, h.flags, h.trigger, event_id, at]
             .iter()
             .copied()
-            .chain(figures(stats)),
+            .chain(figures.iter().map(|f| f as &dyn ToSql)),
     ))?;
     Ok(())
 }
@@ -354,135 +374,89 @@ fn give_back_start(tx: &Transaction<'_>, id: i64) -> rusqlite::Result<i64> {
 
 /// Fills row `id` with a complete line's figures.
 fn complete(tx: &Transaction<'_>, id: i64, event_id: i64, at: i64, stats: &CompleteStats) -> rusqlite::Result<()> {
-    tx.prepare_cached(
-        "UPDATE checkpoint SET complete_event_id = ?2, completed_at = ?3,
-           pairable = (start_event_id IS NULL),
-           buffers_written = ?4, buffers_pct = ?5, slru_buffers_written = ?6,
-           wal_files_added = ?7, wal_files_removed = ?8, wal_files_recycled = ?9,
-           write_s = ?10, sync_s = ?11, total_s = ?12, sync_files = ?13, sync_longest_s = ?14,
-           sync_average_s = ?15, distance_kb = ?16, estimate_kb = ?17, lsn = ?18, redo_lsn = ?19
-         WHERE id = ?1",
-    )?
-    .execute(params_from_iter(params![id, event_id, at].iter().copied().chain(figures(stats))))?;
+    let figures = stats.values();
+    tx.prepare_cached(&COMPLETE)?.execute(params_from_iter(
+        params![id, event_id, at].iter().copied().chain(figures.iter().map(|f| f as &dyn ToSql)),
+    ))?;
     Ok(())
 }
 
-/// A complete line's figures, in the column order both `insert_paired`
-/// and `complete` write them (buffers_written … redo_lsn).
-fn figures(stats: &CompleteStats) -> [&dyn rusqlite::ToSql; 16] {
-    [
-        &stats.buffers_written,
-        &stats.buffers_pct,
-        &stats.slru_buffers_written,
-        &stats.wal_files_added,
-        &stats.wal_files_removed,
-        &stats.wal_files_recycled,
-        &stats.write_s,
-        &stats.sync_s,
-        &stats.total_s,
-        &stats.sync_files,
-        &stats.sync_longest_s,
-        &stats.sync_average_s,
-        &stats.distance_kb,
-        &stats.estimate_kb,
-        &stats.lsn,
-        &stats.redo_lsn,
-    ]
+/// A figure as SQLite keeps it: NULL where the line did not print it.
+impl ToSql for Figure<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Borrowed(match *self {
+            Figure::Int(Some(v)) => ValueRef::Integer(v),
+            Figure::Real(Some(v)) => ValueRef::Real(v),
+            Figure::Text(Some(v)) => ValueRef::Text(v.as_bytes()),
+            Figure::Int(None) | Figure::Real(None) | Figure::Text(None) => ValueRef::Null,
+        }))
+    }
 }
 
 // --- Reading ---
 
-/// One checkpoint or restartpoint, as `walwatch checkpoints` shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CheckpointRow {
-    pub cluster: String,
-    pub kind: PointKind,
-    pub trigger: Option<Trigger>,
-    pub flags: Vec<String>,
-    #[serde(serialize_with = "crate::timefmt::serialize_opt")]
-    pub started_at: Option<Timestamp>,
-    #[serde(serialize_with = "crate::timefmt::serialize_opt")]
-    pub completed_at: Option<Timestamp>,
-    pub buffers_written: Option<i64>,
-    pub buffers_pct: Option<f64>,
-    pub slru_buffers_written: Option<i64>,
-    pub wal_files_added: Option<i64>,
-    pub wal_files_removed: Option<i64>,
-    pub wal_files_recycled: Option<i64>,
-    pub write_s: Option<f64>,
-    pub sync_s: Option<f64>,
-    pub total_s: Option<f64>,
-    pub sync_files: Option<i64>,
-    pub sync_longest_s: Option<f64>,
-    pub sync_average_s: Option<f64>,
-    pub distance_kb: Option<i64>,
-    pub estimate_kb: Option<i64>,
-    pub lsn: Option<String>,
-    pub redo_lsn: Option<String>,
+/// A figure's type in a row read back: any may be NULL (a start without
+/// its complete).
+macro_rules! stored_type {
+    (Int) => { Option<i64> };
+    (Real) => { Option<f64> };
+    (Text) => { Option<String> };
 }
 
-const CHECKPOINT_COLUMNS: &str = "c.name, k.kind, k.trigger, k.flags, k.started_at, k.completed_at,
-    k.buffers_written, k.buffers_pct, k.slru_buffers_written, k.wal_files_added, k.wal_files_removed,
-    k.wal_files_recycled, k.write_s, k.sync_s, k.total_s, k.sync_files, k.sync_longest_s, k.sync_average_s,
-    k.distance_kb, k.estimate_kb, k.lsn, k.redo_lsn";
+macro_rules! checkpoint_row {
+    ($($name:ident: $kind:ident, $need:ident;)*) => {
+        /// One checkpoint or restartpoint, as `walwatch checkpoints` shows it:
+        /// what its start line says, then the figures of its complete line
+        /// ([`point_figures`]).
+        #[derive(Debug, Clone, PartialEq, Serialize)]
+        pub struct CheckpointRow {
+            pub cluster: String,
+            pub kind: PointKind,
+            pub trigger: Option<Trigger>,
+            pub flags: Vec<String>,
+            #[serde(serialize_with = "crate::timefmt::serialize_opt")]
+            pub started_at: Option<Timestamp>,
+            #[serde(serialize_with = "crate::timefmt::serialize_opt")]
+            pub completed_at: Option<Timestamp>,
+            $(pub $name: stored_type!($kind),)*
+        }
 
-/// The columns of [`CHECKPOINT_COLUMNS`], in its order: read by position,
-/// which a listing of a million rows needs (a lookup by name scans the
-/// column names for every value), and named here; a test checks the two
-/// agree.
-#[derive(Clone, Copy)]
-enum Col {
-    Name,
-    Kind,
-    Trigger,
-    Flags,
-    StartedAt,
-    CompletedAt,
-    BuffersWritten,
-    BuffersPct,
-    SlruBuffersWritten,
-    WalFilesAdded,
-    WalFilesRemoved,
-    WalFilesRecycled,
-    WriteS,
-    SyncS,
-    TotalS,
-    SyncFiles,
-    SyncLongestS,
-    SyncAverageS,
-    DistanceKb,
-    EstimateKb,
-    Lsn,
-    RedoLsn,
-}
+        impl CheckpointRow {
+            /// The figures' values, in [`CompleteStats::FIGURES`]' order.
+            pub fn figures(&self) -> [Figure<'_>; CompleteStats::COUNT] {
+                [$(Figure::from(&self.$name)),*]
+            }
+        }
 
-fn checkpoint_row(r: &Row<'_>) -> rusqlite::Result<CheckpointRow> {
-    let flags: Option<String> = r.get(Col::Flags as usize)?;
-    Ok(CheckpointRow {
-        cluster: r.get(Col::Name as usize)?,
-        kind: r.get(Col::Kind as usize)?,
-        trigger: r.get(Col::Trigger as usize)?,
-        flags: flags.map(|f| f.split_whitespace().map(String::from).collect()).unwrap_or_default(),
-        started_at: opt_from_micros(r.get(Col::StartedAt as usize)?),
-        completed_at: opt_from_micros(r.get(Col::CompletedAt as usize)?),
-        buffers_written: r.get(Col::BuffersWritten as usize)?,
-        buffers_pct: r.get(Col::BuffersPct as usize)?,
-        slru_buffers_written: r.get(Col::SlruBuffersWritten as usize)?,
-        wal_files_added: r.get(Col::WalFilesAdded as usize)?,
-        wal_files_removed: r.get(Col::WalFilesRemoved as usize)?,
-        wal_files_recycled: r.get(Col::WalFilesRecycled as usize)?,
-        write_s: r.get(Col::WriteS as usize)?,
-        sync_s: r.get(Col::SyncS as usize)?,
-        total_s: r.get(Col::TotalS as usize)?,
-        sync_files: r.get(Col::SyncFiles as usize)?,
-        sync_longest_s: r.get(Col::SyncLongestS as usize)?,
-        sync_average_s: r.get(Col::SyncAverageS as usize)?,
-        distance_kb: r.get(Col::DistanceKb as usize)?,
-        estimate_kb: r.get(Col::EstimateKb as usize)?,
-        lsn: r.get(Col::Lsn as usize)?,
-        redo_lsn: r.get(Col::RedoLsn as usize)?,
-    })
+        /// A row read back by position (a listing of a million rows reads
+        /// by position: a lookup by name scans the column names for every
+        /// value): [`HEAD`], then the figures.
+        fn checkpoint_row(r: &Row<'_>) -> rusqlite::Result<CheckpointRow> {
+            let flags: Option<String> = r.get(3)?;
+            let mut figure = HEAD.len()..;
+            let mut next = || figure.next().expect("unbounded");
+            Ok(CheckpointRow {
+                cluster: r.get(0)?,
+                kind: r.get(1)?,
+                trigger: r.get(2)?,
+                flags: flags.map(|f| f.split_whitespace().map(String::from).collect()).unwrap_or_default(),
+                started_at: opt_from_micros(r.get(4)?),
+                completed_at: opt_from_micros(r.get(5)?),
+                $($name: r.get(next())?,)*
+            })
+        }
+    };
 }
+point_figures!(checkpoint_row);
+
+/// The columns before the figures, in [`checkpoint_row`]'s order.
+const HEAD: [&str; 6] = ["c.name", "k.kind", "k.trigger", "k.flags", "k.started_at", "k.completed_at"];
+
+/// What [`checkpoint_row`] reads, in its order.
+static CHECKPOINT_COLUMNS: LazyLock<String> = LazyLock::new(|| {
+    let figures = CompleteStats::FIGURES.iter().map(|f| format!("k.{f}"));
+    HEAD.iter().map(|h| h.to_string()).chain(figures).collect::<Vec<_>>().join(", ")
+});
 
 impl Store {
     /// Checkpoints and restartpoints of `cluster` that started (or, with no
@@ -527,8 +501,9 @@ impl Store {
             values.push(Value::Text(t.as_str().to_string()));
         }
         let sql = format!(
-            "SELECT {CHECKPOINT_COLUMNS} FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id
-             WHERE 1 = 1 {cond} ORDER BY {POINT_TIME}, k.id"
+            "SELECT {} FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id
+             WHERE 1 = 1 {cond} ORDER BY {POINT_TIME}, k.id",
+            *CHECKPOINT_COLUMNS
         );
         let mut stmt = self.conn.prepare(&sql).map_err(|e| self.sql(e))?;
         let mut rows = stmt.query(params_from_iter(values)).map_err(|e| self.sql(e))?;
@@ -547,20 +522,16 @@ mod tests {
 
     #[test]
     fn the_checkpoint_columns_are_read_where_they_are_selected() {
-        use super::{Col, CHECKPOINT_COLUMNS};
+        use super::{CompleteStats, CHECKPOINT_COLUMNS};
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("c.db")).unwrap();
-        let sql = format!("SELECT {CHECKPOINT_COLUMNS} FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id");
+        let sql = format!("SELECT {} FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id", *CHECKPOINT_COLUMNS);
         let stmt = store.conn.prepare(&sql).unwrap();
         let names: Vec<&str> = stmt.column_names();
-        assert_eq!(names.len(), Col::RedoLsn as usize + 1);
-        assert_eq!(names[Col::Name as usize], "name");
-        assert_eq!(names[Col::Kind as usize], "kind");
-        assert_eq!(names[Col::Trigger as usize], "trigger");
-        assert_eq!(names[Col::StartedAt as usize], "started_at");
-        assert_eq!(names[Col::SyncFiles as usize], "sync_files");
-        assert_eq!(names[Col::DistanceKb as usize], "distance_kb");
-        assert_eq!(names[Col::RedoLsn as usize], "redo_lsn");
+        let head = ["name", "kind", "trigger", "flags", "started_at", "completed_at"];
+        assert_eq!(names, [&head[..], CompleteStats::FIGURES].concat());
+        assert_eq!(CompleteStats::FIGURES.len(), 16);
+        assert_eq!((CompleteStats::FIGURES[0], CompleteStats::FIGURES[15]), ("buffers_written", "redo_lsn"));
     }
 
     // --- Pairing (see mutants.md): real PostgreSQL 15 lines. ---
