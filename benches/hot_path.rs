@@ -21,10 +21,10 @@ use std::path::{Path, PathBuf};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use walwatch::catalog::Catalog;
 use walwatch::classify::{self, Outcome};
-use walwatch::frame::csvlog::CsvScanner;
-use walwatch::frame::jsonlog::JsonScanner;
+use walwatch::frame::formats::csvlog::CsvScanner;
+use walwatch::frame::formats::jsonlog::JsonScanner;
+use walwatch::frame::formats::stderr::StderrScanner;
 use walwatch::frame::prefix::Prefix;
-use walwatch::frame::stderr::StderrScanner;
 use walwatch::frame::time::TimeContext;
 use walwatch::frame::{self, Pos, Scan, Tail};
 

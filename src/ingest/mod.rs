@@ -284,7 +284,7 @@ fn read_source(
     // A client's lines inside a failed login's prefix: refused, not misfits.
     report.rejected += report.frame.inside_names;
     if let Some(line) = report.frame.first_inside_name {
-        let inside = (line, crate::frame::stderr::SPLICED);
+        let inside = (line, crate::frame::formats::stderr::SPLICED);
         report.first_rejected = Some(report.first_rejected.filter(|r| r.0 <= line).unwrap_or(inside));
     }
     report.misfit = report.verdict();

@@ -4,14 +4,14 @@
 
 use super::IngestError;
 use crate::catalog::Catalog;
-use crate::frame::csvlog::CsvScanner;
-use crate::frame::envelope::{self, EnvelopeScanner};
-use crate::frame::jsonlog::JsonScanner;
+use crate::frame::formats::csvlog::CsvScanner;
+use crate::frame::formats::envelope::{self, EnvelopeScanner};
+use crate::frame::formats::jsonlog::JsonScanner;
+use crate::frame::formats::stderr::StderrScanner;
+use crate::frame::formats::syslog::{self, SyslogScanner};
+use crate::frame::formats::{azure, cloudsql, cnpg, journald};
 use crate::frame::prefix::{self, Dates, Prefix};
-use crate::frame::stderr::StderrScanner;
-use crate::frame::syslog::{self, SyslogScanner};
 use crate::frame::time::TimeContext;
-use crate::frame::{azure, cloudsql, cnpg, journald};
 use crate::frame::{Format, Lexicon, Scan};
 use crate::source::Source;
 
@@ -26,7 +26,7 @@ pub(super) enum FormatReader {
     Syslog(Prefix, Option<jiff::Timestamp>),
     Csv,
     Json,
-    /// Another program's lines around PostgreSQL's (see `frame::envelope`).
+    /// Another program's lines around PostgreSQL's (see `frame::formats::envelope`).
     Envelope(Wrapped),
 }
 

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::batch::FOREIGN_UID;
 use super::{import, ImportReport, Options};
-use crate::frame::syslog::FOREIGN_PID;
+use crate::frame::formats::syslog::FOREIGN_PID;
 use crate::frame::time::TimeContext;
 use crate::frame::Format;
 use crate::store::Store;

@@ -5,7 +5,7 @@
 //! walwatch reads logs as lines in time order, so such a file is turned
 //! into one compact entry per line, oldest first, before anything else
 //! reads it (like a compressed file is decompressed): Cloud SQL's entries
-//! are then the JSON lines `frame::cloudsql` reads. The whole array is
+//! are then the JSON lines `frame::formats::cloudsql` reads. The whole array is
 //! held in memory while it is reordered; exports are bounded by Cloud
 //! Logging's download limits.
 

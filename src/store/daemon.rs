@@ -296,7 +296,7 @@ impl Store {
         Ok(match (records, in_names) {
             (Some(r), (n, _)) => Some(Refused { count: r.count + n, ..r }),
             (None, (n, Some(path))) if n > 0 => {
-                Some(Refused { count: n, path, line: 0, reason: crate::frame::stderr::SPLICED.to_string() })
+                Some(Refused { count: n, path, line: 0, reason: crate::frame::formats::stderr::SPLICED.to_string() })
             }
             (None, _) => None,
         })

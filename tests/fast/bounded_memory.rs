@@ -7,10 +7,10 @@
 
 use std::io::{self, Read};
 
-use walwatch::frame::csvlog::CsvScanner;
-use walwatch::frame::jsonlog::JsonScanner;
+use walwatch::frame::formats::csvlog::CsvScanner;
+use walwatch::frame::formats::jsonlog::JsonScanner;
+use walwatch::frame::formats::stderr::StderrScanner;
 use walwatch::frame::prefix::Prefix;
-use walwatch::frame::stderr::StderrScanner;
 use walwatch::frame::time::TimeContext;
 use walwatch::frame::{drive, Pos, Scan, Tail};
 

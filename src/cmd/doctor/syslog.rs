@@ -6,7 +6,7 @@
 //! sender; rsyslog writes the claimed pid unless told to take the kernel's
 //! (imuxsock's `SysSock.UsePIDFromSystem`, imjournal's `UsePid="system"`).
 //! With the kernel's pid, a line whose `%p` names another process is
-//! refused (`frame::syslog`). This reads rsyslog's config as rsyslogd
+//! refused (`frame::formats::syslog`). This reads rsyslog's config as rsyslogd
 //! does — the main file and what it includes — for those settings.
 
 use std::path::{Path, PathBuf};

@@ -129,7 +129,7 @@ fn a_real_secondary_line_opens_no_spliced_prefix() {
 #[test]
 fn a_fake_context_line_does_not_take_the_real_checkpoint_line_with_it() {
     use crate::classify::{self, Outcome};
-    use crate::frame::stderr::StderrScanner;
+    use crate::frame::formats::stderr::StderrScanner;
     use crate::frame::time::TimeContext;
     use crate::frame::{drive, Pos, Record, Tail};
 

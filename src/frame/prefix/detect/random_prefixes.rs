@@ -9,8 +9,8 @@ use proptest::prelude::*;
 use super::detect;
 use crate::catalog::Catalog;
 use crate::classify::{self, Outcome};
+use crate::frame::formats::stderr::StderrScanner;
 use crate::frame::prefix::Prefix;
-use crate::frame::stderr::StderrScanner;
 use crate::frame::time::TimeContext;
 use crate::frame::{drive_sized, Pos, Record, Tail};
 

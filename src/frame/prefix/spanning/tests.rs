@@ -4,8 +4,8 @@
 
 use crate::catalog::Catalog;
 use crate::classify::{self, Outcome};
+use crate::frame::formats::stderr::StderrScanner;
 use crate::frame::prefix::Prefix;
-use crate::frame::stderr::StderrScanner;
 use crate::frame::time::TimeContext;
 use crate::frame::{drive, Pos, Record, Tail};
 

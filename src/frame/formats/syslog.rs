@@ -23,7 +23,7 @@ use std::sync::OnceLock;
 use regex::bytes::Regex;
 
 use super::stderr::StderrScanner;
-use super::{lines, Consumed, FrameStats, Needles, Pos, Record, Scan};
+use crate::frame::{lines, Consumed, FrameStats, Needles, Pos, Record, Scan};
 
 /// Why a record whose prefix names another process than its sender is refused.
 pub(crate) const FOREIGN_PID: &str = "its log_line_prefix names another pid than the process that sent it to syslog";

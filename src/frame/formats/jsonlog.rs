@@ -8,9 +8,9 @@
 
 use serde::Deserialize;
 
-use super::time::TimeContext;
-use super::{lines, Consumed, FrameStats, Lexicon, Needles, Origin, Pos, Record, Scan};
 use crate::catalog::Catalog;
+use crate::frame::time::TimeContext;
+use crate::frame::{lines, Consumed, FrameStats, Lexicon, Needles, Origin, Pos, Record, Scan};
 
 #[derive(Deserialize)]
 struct Entry {

@@ -15,7 +15,7 @@
 //! `SYSLOG_PID` and `SYSLOG_IDENTIFIER` are whatever the sender wrote
 //! (`logger -t postgres --id=<pid>` writes both). So the syslog line is
 //! rebuilt with `_PID` — a `%p` naming another process is then refused
-//! (`frame::syslog`) — and `_UID` goes with the record, for the check that
+//! (`frame::formats::syslog`) — and `_UID` goes with the record, for the check that
 //! the server's user sent it (`ingest::batch`). `_COMM` is not used: it is
 //! the executable's file name, which any user picks by copying a binary,
 //! and journald leaves it out when the sender has exited before it looks.

@@ -4,12 +4,12 @@
 //! lines, and the prefixed DETAIL/HINT/CONTEXT/STATEMENT lines of the same
 //! process that follow it. Only entries around a needle are framed.
 
-use super::lines;
-use super::prefix::{Prefix, PrefixMatch};
-use super::spliced::{self, Around};
-use super::time::TimeContext;
-use super::{Consumed, FrameStats, Lexicon, LineLevel, Needles, Origin, Pos, Record, Scan, Secondary};
 use crate::catalog::Catalog;
+use crate::frame::lines;
+use crate::frame::prefix::{Prefix, PrefixMatch};
+use crate::frame::spliced::{self, Around};
+use crate::frame::time::TimeContext;
+use crate::frame::{Consumed, FrameStats, Lexicon, LineLevel, Needles, Origin, Pos, Record, Scan, Secondary};
 
 /// How far back (in lines) a candidate may sit from the first line of its entry.
 /// Checkpoint entries have at most a handful of lines; a deeper hit is inside
@@ -150,7 +150,7 @@ impl<'t> StderrScanner<'t> {
         (Some(record), next)
     }
 
-    fn record_from(&mut self, pm: &PrefixMatch<'_>, severity: super::LogSeverity, pos: Pos) -> Record {
+    fn record_from(&mut self, pm: &PrefixMatch<'_>, severity: crate::frame::LogSeverity, pos: Pos) -> Record {
         let time = match (pm.timestamp, pm.epoch) {
             (Some(ts), _) => self.time.parse(ts).ok(),
             (None, Some(ep)) => TimeContext::parse_epoch(ep).ok(),

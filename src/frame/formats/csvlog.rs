@@ -8,9 +8,9 @@
 //! Columns (PostgreSQL docs, "Using CSV-Format Log Output"): 23 up to 12,
 //! 24 in 13 (+backend_type), 26 from 14 (+leader_pid, query_id).
 
-use super::time::TimeContext;
-use super::{lines, Consumed, FrameStats, Lexicon, Needles, Origin, Overflow, Pos, Record, Scan};
 use crate::catalog::Catalog;
+use crate::frame::time::TimeContext;
+use crate::frame::{lines, Consumed, FrameStats, Lexicon, Needles, Origin, Overflow, Pos, Record, Scan};
 
 const LOG_TIME: usize = 0;
 const USER: usize = 1;

@@ -15,7 +15,7 @@
 
 use jiff::Timestamp;
 
-use super::{lines, Consumed, FrameStats, Lexicon, Pos, Record, Scan};
+use crate::frame::{lines, Consumed, FrameStats, Lexicon, Pos, Record, Scan};
 
 /// What one envelope line holds.
 #[derive(Debug, Clone, PartialEq)]
@@ -250,12 +250,13 @@ pub(crate) fn text_payloads(open: &dyn Fn(&[u8]) -> Unwrapped, head: &[u8]) -> V
 mod tests {
     use super::*;
     use crate::catalog::Catalog;
-    use crate::frame::jsonlog::JsonScanner;
+    use crate::frame::formats::jsonlog::JsonScanner;
+    use crate::frame::formats::stderr::StderrScanner;
+    use crate::frame::formats::{cloudsql, cnpg};
     use crate::frame::prefix::Prefix;
-    use crate::frame::stderr::StderrScanner;
     use crate::frame::testing::{check_growing_file, frame_all};
     use crate::frame::time::TimeContext;
-    use crate::frame::{cloudsql, cnpg, test_lexicon, Tail};
+    use crate::frame::{test_lexicon, Tail};
     use serde_json::json;
 
     const PREFIX: &str = "%m [%p]: [%l-1] db=%d,user=%u ";
@@ -522,10 +523,10 @@ mod tests {
         match i {
             0 => Box::new(cloudsql::open),
             1 => Box::new(cnpg::open),
-            2 => Box::new(crate::frame::azure::open),
-            3 => Box::new(|l| crate::frame::journald::open_json(l, false)),
-            4 => Box::new(|l| crate::frame::journald::open_json(l, true)),
-            _ => Box::new(|l| crate::frame::journald::open_plain(l, &jiff::Zoned::now())),
+            2 => Box::new(crate::frame::formats::azure::open),
+            3 => Box::new(|l| crate::frame::formats::journald::open_json(l, false)),
+            4 => Box::new(|l| crate::frame::formats::journald::open_json(l, true)),
+            _ => Box::new(|l| crate::frame::formats::journald::open_plain(l, &jiff::Zoned::now())),
         }
     }
 
