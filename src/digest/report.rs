@@ -241,7 +241,7 @@ fn reasons(c: &ClusterDay) -> Vec<String> {
     }
     if d.forced() > 0 {
         out.push(format!(
-            "{} (WAL outgrew max_wal_size)",
+            "{} (started by WAL volume, not checkpoint_timeout)",
             plural(d.forced(), "forced checkpoint", "forced checkpoints")
         ));
     }

@@ -88,7 +88,7 @@ pub fn check(
             window.describe(),
             crate::timefmt::rfc3339(window.end)
         ),
-        "PostgreSQL starts a checkpoint early once the WAL written since the last one reaches about max_wal_size / (1 + checkpoint_completion_target) (PostgreSQL 11+). Such checkpoints come more often than checkpoint_timeout, write the same hot pages again, and make every first change of a page after them log a full-page image, which adds more WAL.".to_string(),
+        "PostgreSQL starts a checkpoint early once the WAL written since the last one reaches about max_wal_size / (1 + checkpoint_completion_target) (PostgreSQL 11+), and paces every checkpoint against WAL as well as time: it aims to finish its writes before checkpoint_completion_target of that distance is written again, so at a high WAL rate it writes in seconds what a timed checkpoint spreads over minutes. Such checkpoints come more often than checkpoint_timeout, write the same hot pages again, and make every first change of a page after them log a full-page image, which adds more WAL.".to_string(),
     ];
     if restartpoints > 0 {
         details.push(format!("{restartpoints} of them are restartpoints on a standby: its own max_wal_size applies."));
