@@ -359,6 +359,17 @@ pub enum FormatArg {
     Journald,
     /// Azure Database for PostgreSQL's diagnostic log records (JSON lines).
     Azure,
+    /// Docker's json-file driver: {"log":…,"stream":…,"time":…} lines.
+    #[value(name = "docker-json")]
+    DockerJson,
+    /// A container runtime's (CRI) log files under /var/log/pods: `<time> stderr F <line>`.
+    Cri,
+    /// What `docker logs`, `docker compose logs` and `kubectl logs` print, with or without --timestamps.
+    Docker,
+    /// `fly logs`: `<time> app[<machine>] <region> [info]postgres | <line>`.
+    Flyio,
+    /// Heroku Postgres in logplex: `<time> app[postgres.<pid>]: [DB] [N-k] sql_error_code = … LOG: …`.
+    Heroku,
 }
 
 #[derive(Debug, Args)]
@@ -368,7 +379,7 @@ pub struct ImportArgs {
     /// Cluster the events belong to [default: derived from the file path].
     #[arg(long)]
     pub cluster: Option<String>,
-    /// The log's format: stderr (any log_line_prefix), csvlog, jsonlog, syslog, or auto to tell from the file.
+    /// The log's format: stderr (any log_line_prefix), csvlog, jsonlog, syslog, a collector's or a platform's wrapper around one, or auto to tell from the file.
     #[arg(long, value_enum, default_value = "auto")]
     pub format: FormatArg,
     /// The server's log_line_prefix (SHOW log_line_prefix), or "auto" to infer it from the file.

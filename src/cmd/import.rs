@@ -7,7 +7,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use crate::cli::{FormatArg, ImportArgs};
+use clap::ValueEnum;
+
+use crate::cli::ImportArgs;
 use crate::frame::time::TimeContext;
 use crate::frame::Format;
 use crate::ingest::{self, ImportReport, Options};
@@ -22,18 +24,8 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
     }
     let time = TimeContext::new(args.timezone.as_deref()).context("invalid --timezone")?;
     let opts = Options {
-        format: match args.format {
-            FormatArg::Auto => None,
-            FormatArg::Stderr => Some(Format::Stderr),
-            FormatArg::Csvlog => Some(Format::Csvlog),
-            FormatArg::Jsonlog => Some(Format::Jsonlog),
-            FormatArg::Syslog => Some(Format::Syslog),
-            FormatArg::Cloudsql => Some(Format::CloudSql),
-            FormatArg::Cnpg => Some(Format::Cnpg),
-            FormatArg::JournaldJson => Some(Format::JournaldJson),
-            FormatArg::Journald => Some(Format::Journald),
-            FormatArg::Azure => Some(Format::Azure),
-        },
+        // The value's name is the format's (`auto`: none, detected).
+        format: args.format.to_possible_value().and_then(|v| Format::named(v.get_name())),
         prefix: Some(args.prefix.clone()).filter(|p| p != "auto"),
         new_files_from_end: false,
         hold_last_entry: false,
@@ -130,4 +122,25 @@ fn print_report(out: &mut impl Write, cluster: &str, r: &ImportReport) -> Result
         output::line(out, format!("  warning: {w}"))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::ValueEnum;
+
+    use crate::cli::FormatArg;
+    use crate::config::FORMATS;
+    use crate::frame::Format;
+
+    /// `--format`'s values, the config's `format` values and the formats
+    /// walwatch reads are one list.
+    #[test]
+    fn every_format_value_names_a_format() {
+        let names: Vec<String> =
+            FormatArg::value_variants().iter().map(|v| v.to_possible_value().unwrap().get_name().to_string()).collect();
+        assert_eq!(names, FORMATS);
+        for name in &names[1..] {
+            assert_eq!(Format::named(name).map(Format::as_str), Some(name.as_str()));
+        }
+    }
 }

@@ -39,8 +39,23 @@ pub use discover::{cluster_name, current_logfiles, discover, Discovery};
 pub(crate) const DEFAULT_PATH: &str = "/etc/walwatch/walwatch.toml";
 
 /// The formats `import --format` accepts; "auto" detects from the content.
-pub const FORMATS: [&str; 10] =
-    ["auto", "stderr", "csvlog", "jsonlog", "syslog", "cloudsql", "cnpg", "journald-json", "journald", "azure"];
+pub const FORMATS: [&str; 15] = [
+    "auto",
+    "stderr",
+    "csvlog",
+    "jsonlog",
+    "syslog",
+    "cloudsql",
+    "cnpg",
+    "journald-json",
+    "journald",
+    "azure",
+    "docker-json",
+    "cri",
+    "docker",
+    "flyio",
+    "heroku",
+];
 
 /// The values of `[daemon] log_level`.
 pub const LOG_LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];

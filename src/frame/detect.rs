@@ -1,6 +1,6 @@
 //! Which format a source is in, from its first bytes.
 
-use super::formats::{azure, cloudsql, cnpg, csvlog, journald, syslog};
+use super::formats::{azure, cloudsql, cnpg, csvlog, journald, syslog, wrapper};
 
 /// How many JSON lines of a source's head are looked at to tell an
 /// envelope format from jsonlog.
@@ -23,7 +23,35 @@ pub enum Format {
     Journald,
     /// Azure Database for PostgreSQL's diagnostic log records (JSON lines).
     Azure,
+    /// Docker's json-file driver.
+    DockerJson,
+    /// A container runtime's (CRI) log file, as Kubernetes keeps them.
+    Cri,
+    /// `docker logs`, `docker compose logs`, `kubectl logs` (with or without `--timestamps`).
+    Docker,
+    /// `fly logs`.
+    Flyio,
+    /// Heroku Postgres in logplex.
+    Heroku,
 }
+
+/// Every format, in the order `--format` lists them.
+const ALL: [Format; 14] = [
+    Format::Stderr,
+    Format::Csvlog,
+    Format::Jsonlog,
+    Format::Syslog,
+    Format::CloudSql,
+    Format::Cnpg,
+    Format::JournaldJson,
+    Format::Journald,
+    Format::Azure,
+    Format::DockerJson,
+    Format::Cri,
+    Format::Docker,
+    Format::Flyio,
+    Format::Heroku,
+];
 
 impl Format {
     pub fn as_str(self) -> &'static str {
@@ -37,29 +65,22 @@ impl Format {
             Format::JournaldJson => "journald-json",
             Format::Journald => "journald",
             Format::Azure => "azure",
+            Format::DockerJson => "docker-json",
+            Format::Cri => "cri",
+            Format::Docker => "docker",
+            Format::Flyio => "flyio",
+            Format::Heroku => "heroku",
         }
     }
 
     /// The format named `name` (as [`Format::as_str`] spells it).
     pub fn named(name: &str) -> Option<Format> {
-        [
-            Format::Stderr,
-            Format::Csvlog,
-            Format::Jsonlog,
-            Format::Syslog,
-            Format::CloudSql,
-            Format::Cnpg,
-            Format::JournaldJson,
-            Format::Journald,
-            Format::Azure,
-        ]
-        .into_iter()
-        .find(|f| f.as_str() == name)
+        ALL.into_iter().find(|f| f.as_str() == name)
     }
 
     /// Whether the lines are another program's envelopes around PostgreSQL's.
     pub fn is_envelope(self) -> bool {
-        matches!(self, Format::CloudSql | Format::Cnpg | Format::JournaldJson | Format::Journald | Format::Azure)
+        !matches!(self, Format::Stderr | Format::Csvlog | Format::Jsonlog | Format::Syslog)
     }
 
     /// Guesses the format from the first bytes of a source.
@@ -74,7 +95,7 @@ impl Format {
         } else if journald::looks_like_plain(first) {
             Format::Journald
         } else {
-            Format::Stderr
+            Format::wrapper_of(first).unwrap_or(Format::Stderr)
         }
     }
 
@@ -86,8 +107,27 @@ impl Format {
         lines.filter_map(Format::envelope_of).next().unwrap_or(Format::Jsonlog)
     }
 
+    /// The container or platform wrapper around a text line, if any: the
+    /// most specific shape first (`heroku` and `flyio` lines start with the
+    /// time `docker --timestamps` starts with).
+    fn wrapper_of(line: &[u8]) -> Option<Format> {
+        if wrapper::looks_like_heroku(line) {
+            Some(Format::Heroku)
+        } else if wrapper::looks_like_flyio(line) {
+            Some(Format::Flyio)
+        } else if wrapper::looks_like_cri(line) {
+            Some(Format::Cri)
+        } else if wrapper::looks_like_docker(line) {
+            Some(Format::Docker)
+        } else {
+            None
+        }
+    }
+
     fn envelope_of(line: &[u8]) -> Option<Format> {
-        if cloudsql::looks_like(line) {
+        if wrapper::looks_like_docker_json(line) {
+            Some(Format::DockerJson)
+        } else if cloudsql::looks_like(line) {
             Some(Format::CloudSql)
         } else if cnpg::looks_like(line) {
             Some(Format::Cnpg)

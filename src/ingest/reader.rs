@@ -9,7 +9,7 @@ use crate::frame::formats::envelope::{self, EnvelopeScanner};
 use crate::frame::formats::jsonlog::JsonScanner;
 use crate::frame::formats::stderr::StderrScanner;
 use crate::frame::formats::syslog::{self, SyslogScanner};
-use crate::frame::formats::{azure, cloudsql, cnpg, journald};
+use crate::frame::formats::{azure, cloudsql, cnpg, journald, wrapper};
 use crate::frame::prefix::{self, Dates, Prefix};
 use crate::frame::time::TimeContext;
 use crate::frame::{Format, Lexicon, Scan};
@@ -48,8 +48,10 @@ impl Wrapped {
     fn new(format: Format, choice: &PrefixChoice<'_>, source: &Source, path: &str) -> Result<Wrapped, IngestError> {
         let written = source.modified.and_then(|t| jiff::Timestamp::try_from(t).ok());
         let payloads = envelope::text_payloads(&opener(format, false, written), source.head());
-        // journald's entries came through syslog(3) when they are numbered.
-        let as_syslog = format == Format::JournaldJson && payloads.split(|&b| b == b'\n').any(journald::numbered);
+        // journald's entries came through syslog(3) when they are numbered;
+        // Heroku's always do.
+        let as_syslog = format == Format::Heroku
+            || format == Format::JournaldJson && payloads.split(|&b| b == b'\n').any(journald::numbered);
         let (sample, dates) = match as_syslog {
             true => {
                 let bodies = syslog_bodies(&envelope::text_payloads(&opener(format, true, written), source.head()));
@@ -105,6 +107,11 @@ fn opener(format: Format, as_syslog: bool, written: Option<jiff::Timestamp>) -> 
         Format::Cnpg => Box::new(cnpg::open),
         Format::Azure => Box::new(azure::open),
         Format::JournaldJson => Box::new(move |line| journald::open_json(line, as_syslog)),
+        Format::DockerJson => Box::new(wrapper::open_docker_json),
+        Format::Cri => Box::new(wrapper::open_cri),
+        Format::Docker => Box::new(wrapper::open_docker),
+        Format::Flyio => Box::new(wrapper::open_flyio),
+        Format::Heroku => Box::new(wrapper::open_heroku),
         _ => {
             let written = written.map_or_else(jiff::Zoned::now, |t| t.to_zoned(jiff::tz::TimeZone::system()));
             Box::new(move |line| journald::open_plain(line, &written))

@@ -27,3 +27,4 @@ mod store_found;
 mod tailer_model;
 mod terminal_text;
 mod wild_old_servers;
+mod wrapped_logs;

@@ -26,6 +26,13 @@ pub(crate) enum Unwrapped {
     Text { text: Vec<u8>, time: Option<Timestamp>, uid: Option<u32> },
     /// A record in jsonlog's form, for the jsonlog scanner.
     Json { line: Vec<u8>, time: Option<Timestamp> },
+    /// The start or a middle part of a line the next envelope goes on
+    /// with (Docker's json-file cuts a line every 16 KiB; CRI logs mark the
+    /// parts `P`): joined with what follows up to the [`Unwrapped::Text`]
+    /// that ends it, so that no part is ever read as a line of its own (a
+    /// client who sizes a statement to put a forged line at a part's start
+    /// gets nothing from it).
+    Piece { text: Vec<u8>, time: Option<Timestamp> },
     /// A well-formed envelope of another program's message.
     Foreign,
     /// Not an envelope of this format.
@@ -34,6 +41,17 @@ pub(crate) enum Unwrapped {
 
 /// Opens one envelope line (without its newline).
 pub(crate) type Open = Box<dyn Fn(&[u8]) -> Unwrapped + Send>;
+
+/// A region's lines opened.
+#[derive(Default)]
+struct Opened {
+    text: Lane,
+    json: Lane,
+    /// (start, line, another program's) of the lines that held no payload.
+    other: Vec<(usize, u64, bool)>,
+    /// The start of a line cut into pieces whose end is not in the region.
+    unfinished: Option<usize>,
+}
 
 /// Where a payload line came from.
 #[derive(Debug, Clone, Copy)]
@@ -137,24 +155,45 @@ impl<'t> EnvelopeScanner<'t> {
         done
     }
 
-    /// Opens every line of `region` into the two lanes; returns them and
-    /// the lines that are no envelope or another program's (with their start).
-    fn open_all(&self, region: &[u8], pos: Pos) -> (Lane, Lane, Vec<(usize, u64, bool)>) {
-        let (mut text, mut json, mut other) = (Lane::default(), Lane::default(), Vec::new());
+    /// Opens every line of `region` into the two lanes; returns them, the
+    /// lines that are no envelope or another program's (with their start),
+    /// and where a line cut into pieces starts whose end is not in the
+    /// region yet (it is read once its end comes, or the input ends).
+    fn open_all(&self, region: &[u8], pos: Pos, last: bool) -> Opened {
+        let mut o = Opened::default();
         let (mut at, mut line) = (0, pos.line);
+        // The pieces of a line so far: its text, and where its first envelope is.
+        let mut pieces: Option<(Vec<u8>, usize, u64, Option<Timestamp>)> = None;
         while at < region.len() {
             let raw = lines::text(region, at);
             let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
             match (self.open)(raw) {
-                Unwrapped::Text { text: t, time, uid } => text.push(&t, at, line, time, uid),
-                Unwrapped::Json { line: l, time } => json.push(&l, at, line, time, None),
-                Unwrapped::Foreign => other.push((at, line, true)),
-                Unwrapped::Broken => other.push((at, line, false)),
+                Unwrapped::Piece { text: t, time } => match &mut pieces {
+                    Some((joined, ..)) => joined.extend_from_slice(&t),
+                    None => pieces = Some((t, at, line, time)),
+                },
+                Unwrapped::Text { text: t, time, uid } => match pieces.take() {
+                    Some((mut joined, start, first, first_time)) => {
+                        joined.extend_from_slice(&t);
+                        o.text.push(&joined, start, first, first_time.or(time), uid);
+                    }
+                    None => o.text.push(&t, at, line, time, uid),
+                },
+                Unwrapped::Json { line: l, time } => o.json.push(&l, at, line, time, None),
+                Unwrapped::Foreign => o.other.push((at, line, true)),
+                Unwrapped::Broken => o.other.push((at, line, false)),
             }
             at = lines::next_start(region, at);
             line += 1;
         }
-        (text, json, other)
+        if let Some((joined, start, first, time)) = pieces {
+            match last {
+                // The input ended inside the line: what came of it is read.
+                true => o.text.push(&joined, start, first, time, None),
+                false => o.unfinished = Some(start),
+            }
+        }
+        o
     }
 
     /// Counts the lines of `done` (the consumed part of the region) and
@@ -193,14 +232,14 @@ impl<'t> EnvelopeScanner<'t> {
 
 impl Scan for EnvelopeScanner<'_> {
     fn scan(&mut self, region: &[u8], pos: Pos, last: bool, emit: &mut dyn FnMut(Record)) -> Consumed {
-        let (text, json, other) = self.open_all(region, pos);
+        let Opened { text, json, other, unfinished } = self.open_all(region, pos, last);
         let mut records = Vec::new();
         let consumed = if text.buf.is_empty() {
             0
         } else {
             self.scan_lane(false, &text, text.buf.len(), last, &mut |r| records.push(r)).bytes
         };
-        let boundary = text.reach(consumed, region.len());
+        let boundary = text.reach(consumed, unfinished.unwrap_or(region.len())).min(unfinished.unwrap_or(usize::MAX));
         let mut placed: Vec<Record> = records
             .into_iter()
             .map(|r| text.place(r, pos))
@@ -238,9 +277,13 @@ pub(crate) fn text_payloads(open: &dyn Fn(&[u8]) -> Unwrapped, head: &[u8]) -> V
     let complete = memchr::memrchr(b'\n', head).map_or(head, |i| &head[..=i]);
     let mut out = Vec::new();
     for line in complete.split(|&b| b == b'\n') {
-        if let Unwrapped::Text { text, .. } = open(line) {
-            out.extend_from_slice(&text);
-            out.push(b'\n');
+        match open(line) {
+            Unwrapped::Text { text, .. } => {
+                out.extend_from_slice(&text);
+                out.push(b'\n');
+            }
+            Unwrapped::Piece { text, .. } => out.extend_from_slice(&text),
+            _ => {}
         }
     }
     out

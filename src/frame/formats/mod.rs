@@ -13,3 +13,4 @@ pub mod journald;
 pub mod jsonlog;
 pub mod stderr;
 pub mod syslog;
+pub mod wrapper;

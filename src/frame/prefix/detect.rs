@@ -405,7 +405,46 @@ fn structural(sample: &Sample<'_>, dates: Dates) -> Vec<Prefix> {
     // across lines, not a prefix. (syslog sends such a rest as a message's
     // second part, which its sample leaves out.)
     let dated = |spec: &&String| dates == Dates::Envelope || ["%m", "%t", "%n"].iter().any(|e| spec.contains(e));
-    specs.iter().filter(dated).filter_map(|spec| Prefix::compile(spec, &sample.markers).ok()).collect()
+    specs
+        .iter()
+        .filter(dated)
+        .filter(|spec| !literal_digits(spec))
+        .filter_map(|spec| Prefix::compile(spec, &sample.markers).ok())
+        .collect()
+}
+
+/// Whether `spec` has a digit outside its escapes. A digit the sample
+/// shows on every line is still one that varies in the log: the hour of a
+/// wrapper's time (`2024-01-16T16:…` read as `%xT16:`), a container's id.
+/// A prefix inferred with one would read the first hour of a file and
+/// refuse the next, so none is ever inferred; a prefix that truly has one
+/// is given with `--prefix`. The exception is `%l-1`, syslog's chunk number
+/// that prefixes copy (Cloud SQL's `[%l-1]`): it is always 1 in a prefix.
+fn literal_digits(spec: &str) -> bool {
+    let spec = spec.replace("%l-1", "%l");
+    let mut chars = spec.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '%' => {
+                // `%-10u`: the padding's digits belong to the escape.
+                let rest: String = chars.clone().take_while(|c| *c == '-' || c.is_ascii_digit()).collect();
+                chars.nth(rest.len());
+            }
+            c if c.is_ascii_digit() => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+#[test]
+fn digits_in_escapes_are_not_literal_digits() {
+    assert!(!literal_digits("%m [%p] %-10u %-10d "));
+    assert!(!literal_digits("%t [%p]: [%l-1] user=%u,db=%d "));
+    assert!(literal_digits("%l-%x-%xT16:%x:%xZ app[%xd89d19dc012d8] lax [info]postgres | %m [%p] "));
+    assert!(literal_digits("pg15: %m "));
+    assert!(!literal_digits("%% %m "));
 }
 
 /// Recognisers for the structural inference.
@@ -417,6 +456,7 @@ struct Tokens<'n> {
     bracket_pair: Regex,
     bracket: Regex,
     key: Regex,
+    spaced_state: Regex,
     at: Regex,
     host: Regex,
     backend: Regex,
@@ -487,7 +527,7 @@ fn escape_for_key(key: &str) -> Option<&'static str> {
         "session" | "sess" | "sessid" | "sid" | "session_id" | "c" => "%c",
         "xid" | "tx" | "txid" | "x" => "%x",
         "vxid" | "v" => "%v",
-        "sqlstate" | "state" | "e" => "%e",
+        "sqlstate" | "state" | "e" | "sql_error_code" => "%e",
         "backend" | "backend_type" | "b" => "%b",
         "line" | "l" => "%l",
         "query_id" | "queryid" | "qid" | "q" => "%Q",
@@ -507,6 +547,7 @@ impl<'n> Tokens<'n> {
             bracket_pair: r("^\\[([0-9]+)-([0-9]+)\\]"),
             bracket: r("^\\[[0-9]+\\]"),
             // A value holds a colon only as an IPv6 address (`db=%d: `).
+            spaced_state: r("^([A-Za-z_]+) = [0-9A-Z]{5}"),
             key: r(&"^([A-Za-z_]+)=(?:\\[local\\]|\\[unknown\\]|(?:[0-9a-fA-F]{1,4}:|::)[0-9a-fA-F:]*[0-9a-fA-F](?:\\([0-9]+\\))?|(?:{V}+(?:[.\\-]{V}+)*)?)".replace("{V}", "[^,;:|/<>{}\\s\\]\\).\\-]")),
             at: r(&format!("^{NAME}@{NAME}")),
             // [local], IPv4 or IPv6, with an optional (port).
@@ -588,6 +629,14 @@ impl<'n> Tokens<'n> {
         }
         if let Some(m) = self.backend.find(rest) {
             return Some(st.push(m.end(), "%b"));
+        }
+        // Heroku's `sql_error_code = %e `: a SQLSTATE after a spaced `=`.
+        if let Some(c) = self.spaced_state.captures(rest) {
+            if escape_for_key(&c[1]) == Some("%e") {
+                st.spec.push_str(&c[1]);
+                st.spec.push_str(" = ");
+                return Some(st.push(c[0].len(), "%e"));
+            }
         }
         if let Some(c) = self.key.captures(rest) {
             let key = &c[1];
