@@ -57,6 +57,11 @@ impl Wrapped {
                 let bodies = syslog_bodies(&envelope::text_payloads(&opener(format, true, written), source.head()));
                 (bodies, Dates::Envelope)
             }
+            // A prefix without a time (Cloud SQL's `[%p]: [%l-1] db=%d,user=%u `)
+            // is read when the envelope dates its lines.
+            false if envelope::dates_lines(&opener(format, false, written), source.head()) => {
+                (payloads, Dates::Envelope)
+            }
             false => (payloads, Dates::Prefix),
         };
         let prefix = match stderr_prefix(choice, &sample, dates, path) {

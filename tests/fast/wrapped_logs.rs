@@ -211,6 +211,45 @@ fn heroku_logplex_reads_its_checkpoints() {
     }
 }
 
+/// Cloud SQL's log as Cloud Logging exports it: its fixed prefix
+/// `[%p]: [%l-1] db=%d,user=%u ` has no time, the entry's `timestamp`
+/// dates the line. Made from a real server's lines (their pid, a line
+/// number per process, the session's names), the times the server logged.
+fn cloudsql(log: &[u8]) -> Vec<u8> {
+    let mut out = String::new();
+    let mut numbers = std::collections::HashMap::<String, u64>::new();
+    let name = regex::Regex::new(r"^\S+ \S+ \S+ \[(\d+)\] (?:(\S*)@(\S*) )?(.*)$").unwrap();
+    let mut head = String::new();
+    for (time, line) in timed_lines(log, 0) {
+        let text = match line.strip_prefix('\t') {
+            Some(_) => format!("{head}{line}"),
+            None => {
+                let c = name.captures(&line).unwrap();
+                let n = numbers.entry(c[1].to_string()).or_default();
+                *n += 1;
+                let (user, db) = (c.get(2).map_or("", |m| m.as_str()), c.get(3).map_or("", |m| m.as_str()));
+                head = format!("[{}]: [{n}-1] db={db},user={user} ", &c[1]);
+                format!("{head}{}", &c[4])
+            }
+        };
+        out += &serde_json::json!({"textPayload": text, "timestamp": time, "severity": "INFO",
+                                   "resource": {"type": "cloudsql_database"}})
+        .to_string();
+        out.push('\n');
+    }
+    out.into_bytes()
+}
+
+#[test]
+fn cloud_sql_exports_are_read_with_their_fixed_prefix() {
+    let dir = tempfile::tempdir().unwrap();
+    let bare = import(dir.path(), "bare", &log_of("15-stderr-default-std"));
+    let got = import(dir.path(), "cloudsql", &cloudsql(&log_of("15-stderr-default-std")));
+    assert_eq!((got.format.as_str(), got.prefix.as_str()), ("cloudsql", "[%p]: [%l-1] db=%d,user=%u "));
+    assert_eq!(got.checkpoints, bare.checkpoints);
+    assert_eq!(got.summary, bare.summary);
+}
+
 /// A client's statement longer than Docker's 16 KiB buffer, sized so that
 /// its second piece starts with a checkpoint line of a made-up pid: the
 /// pieces are joined again, and that text is never read as a line.

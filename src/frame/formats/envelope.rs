@@ -272,6 +272,17 @@ impl Scan for EnvelopeScanner<'_> {
     }
 }
 
+/// Whether the envelopes of `head` date the lines they hold: every text
+/// payload comes with a time.
+pub(crate) fn dates_lines(open: &dyn Fn(&[u8]) -> Unwrapped, head: &[u8]) -> bool {
+    let complete = memchr::memrchr(b'\n', head).map_or(head, |i| &head[..=i]);
+    let mut texts = complete.split(|&b| b == b'\n').filter_map(|line| match open(line) {
+        Unwrapped::Text { time, .. } | Unwrapped::Piece { time, .. } => Some(time.is_some()),
+        _ => None,
+    });
+    texts.next().is_some_and(|first| first && texts.all(|dated| dated))
+}
+
 /// The payload lines of an envelope log's first bytes, for prefix detection.
 pub(crate) fn text_payloads(open: &dyn Fn(&[u8]) -> Unwrapped, head: &[u8]) -> Vec<u8> {
     let complete = memchr::memrchr(b'\n', head).map_or(head, |i| &head[..=i]);
