@@ -48,15 +48,19 @@ pub(crate) fn residual_risk(format: &str, prefix: Option<&Prefix>) -> Option<Str
     None
 }
 
-/// Backend types allowed to log each kind of event.
-fn allowed_backends(kind: &str) -> &'static [&'static str] {
+/// Backend types allowed to log each kind of event, and the refusal that
+/// names them when the line's `backend_type` is another.
+fn allowed_backends(kind: &str) -> (&'static [&'static str], &'static str) {
     match kind {
-        "checkpoint_start" | "checkpoint_complete" | "restartpoint_start" | "restartpoint_complete" => {
-            &["checkpointer", "startup", "standalone backend"]
+        "checkpoint_start" | "checkpoint_complete" | "restartpoint_start" | "restartpoint_complete" => (
+            &["checkpointer", "startup", "standalone backend"],
+            "its backend_type is not checkpointer, startup or standalone backend, the processes that log checkpoints",
+        ),
+        "too_frequent" | "recovery_restart_point" => {
+            (&["checkpointer"], "its backend_type is not checkpointer, the process that logs this event")
         }
-        "too_frequent" | "recovery_restart_point" => &["checkpointer"],
-        "redo_start" | "redo_done" => &["startup"],
-        _ => &["postmaster"],
+        "redo_start" | "redo_done" => (&["startup"], "its backend_type is not startup, the process that logs redo"),
+        _ => (&["postmaster"], "its backend_type is not postmaster, the process that logs this event"),
     }
 }
 
@@ -72,8 +76,9 @@ pub(crate) fn verdict(record: &Record, kind: &str) -> Result<(), &'static str> {
         return Err("written by a client session");
     }
     if let Some(backend) = &record.origin.backend_type {
-        if !allowed_backends(kind).contains(&backend.as_str()) {
-            return Err("written by a process that does not log this event");
+        let (allowed, refusal) = allowed_backends(kind);
+        if !allowed.contains(&backend.as_str()) {
+            return Err(refusal);
         }
     }
     if record.context.is_some() {

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 
 use clap::ValueEnum;
 
-use crate::cli::ImportArgs;
+use crate::cli::{FormatArg, ImportArgs};
 use crate::frame::time::TimeContext;
 use crate::frame::Format;
 use crate::ingest::{self, ImportReport, Options};
@@ -88,12 +88,39 @@ fn misfit_text(r: &ImportReport, why: &str) -> Vec<String> {
         (None, Some((line, reason))) => text.push(format!("walwatch:   first line refused (line {line}): {reason}")),
         (None, None) => {}
     }
-    text.push(format!(
-        "walwatch:   it was read as {}; pass the server's log format with --format (stderr, csvlog, jsonlog, syslog) \
-         and its log_line_prefix with --prefix (the value of `SHOW log_line_prefix;`), or leave both at auto to detect them",
-        r.layout()
-    ));
+    text.push(way_out(r));
     text
+}
+
+/// What to do about a file none of whose events was read: every line fit
+/// but was refused (the trust checks, which no option turns off; only a
+/// wrong prefix can make the checkpointer's lines look like a client's), or
+/// lines did not fit (another format or prefix).
+fn way_out(r: &ImportReport) -> String {
+    const PREFIX: &str = "its log_line_prefix with --prefix (the value of `SHOW log_line_prefix;`)";
+    if r.unmatched == 0 && r.unreadable == 0 {
+        let prefix = match &r.prefix {
+            Some(_) => format!("; if that is not the server's prefix, pass {PREFIX}"),
+            None => String::new(),
+        };
+        return format!(
+            "walwatch:   every such line fit the {} and was refused: only the process that logs an event may write it \
+             (docs/guide/logs.md, Trusting what the log says){prefix}",
+            r.layout()
+        );
+    }
+    format!(
+        "walwatch:   it was read as {}; pass the server's log format with --format ({}) \
+         and {PREFIX}, or leave both at auto to detect them",
+        r.layout(),
+        format_names()
+    )
+}
+
+/// The values `--format` takes besides auto, as `--help` lists them.
+fn format_names() -> String {
+    let named = FormatArg::value_variants().iter().filter(|f| **f != FormatArg::Auto);
+    named.filter_map(|f| f.to_possible_value()).map(|v| v.get_name().to_string()).collect::<Vec<_>>().join(", ")
 }
 
 fn print_report(out: &mut impl Write, cluster: &str, r: &ImportReport) -> Result<()> {

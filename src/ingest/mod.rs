@@ -146,7 +146,7 @@ impl ImportReport {
         let accused = if self.resumed_at == 0 { self.rejected } else { 0 };
         if events == 0 && self.unmatched + self.unreadable + accused > 0 {
             return Some(format!(
-                "{candidates} line(s) look like PostgreSQL events but none could be read as one ({} did not fit the {layout}, {} were refused as written by a client session, {} could not be read)",
+                "{candidates} line(s) look like PostgreSQL events but none could be read as one ({} did not fit the {layout}, {} were refused as forged, {} could not be read)",
                 self.unmatched, self.rejected, self.unreadable
             ));
         }

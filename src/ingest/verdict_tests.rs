@@ -16,7 +16,7 @@ fn no_event_among_candidates_or_too_many_unmatched_is_a_misfit_and_forgeries_alo
     assert_eq!(report(0, 0, 0).verdict(), None, "nothing that looks like an event: log_checkpoints' warning");
     assert_eq!(
         report(0, 5, 0).verdict().as_deref(),
-        Some("5 line(s) look like PostgreSQL events but none could be read as one (0 did not fit the stderr format with log_line_prefix '%m [%p] ', 5 were refused as written by a client session, 0 could not be read)")
+        Some("5 line(s) look like PostgreSQL events but none could be read as one (0 did not fit the stderr format with log_line_prefix '%m [%p] ', 5 were refused as forged, 0 could not be read)")
     );
     // A client may flood the log with look-alikes: it must not make walwatch refuse the log.
     assert_eq!(report(100, 400, 0).verdict(), None);

@@ -136,7 +136,7 @@ fn a_wrong_prefix_uses_nothing_up_and_a_changed_setting_reads_the_cluster_again(
     let misfit = format!("{}: 8", log.display());
     let parts = [
         " line(s) look like PostgreSQL events but none could be read as one (",
-        " did not fit the stderr format with log_line_prefix '%t [%p] ', 0 were refused as written by a client session, 0 could not be read); nothing of it was recorded as read; first such line (line 1): 2026-11-22 08:04:20.708 UTC [21752] LOG:  starting PostgreSQL 15.18",
+        " did not fit the stderr format with log_line_prefix '%t [%p] ', 0 were refused as forged, 0 could not be read); nothing of it was recorded as read; first such line (line 1): 2026-11-22 08:04:20.708 UTC [21752] LOG:  starting PostgreSQL 15.18",
         "; set format and prefix in the cluster's [[cluster]] table",
     ];
     daemon.wait_until("the misfit in status", || {

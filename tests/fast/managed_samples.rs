@@ -109,7 +109,7 @@ fn a_cnpg_record_of_a_session_is_rejected() {
     assert!(!out.status.success(), "{report}");
     assert!(report.contains("events: none\n"), "{report}");
     assert!(report.contains("rejected 1, unmatched 0, unparsed 0"), "{report}");
-    assert!(report.contains("1 were refused as written by a client session"), "{report}");
+    assert!(report.contains("1 were refused as forged"), "{report}");
     // Nothing of such a file is recorded as read.
     assert_eq!(checkpoints(&db), json!([]));
     assert_eq!(summary_counts(&db), (0, 0, 0));
@@ -206,4 +206,32 @@ fn a_cloud_logging_download_reads_like_the_servers_log() {
         .map(|c| (c["started_at"].as_str().unwrap().to_string(), c["completed_at"].as_str().map(String::from)))
         .collect();
     assert_eq!(stored, logged);
+}
+
+/// CloudNativePG's log pipe test rows: checkpoint lines whose csvlog
+/// `backend_type` is `postmaster`, a process that never logs checkpoints.
+/// Refused, and said once, with the field and what was expected; the way
+/// out is not another --format (the rows fit csvlog).
+#[test]
+fn rows_from_a_process_that_does_not_log_checkpoints_are_refused_with_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db").to_str().unwrap().to_string();
+    let file = managed("cnpg-logpipe-two-lines.csv");
+    let out = Command::new(env!("CARGO_BIN_EXE_walwatch"))
+        .args(["import", "--db", &db, "--cluster", "c", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    let said: Vec<&str> = stderr.lines().filter(|l| !l.starts_with("walwatch: created")).collect();
+    let name = file.to_str().unwrap();
+    assert_eq!(
+        said,
+        [
+            format!("walwatch: {name}: 2 line(s) look like PostgreSQL events but none could be read as one (0 did not fit the csvlog format, 2 were refused as forged, 0 could not be read); nothing of it was recorded as read").as_str(),
+            "walwatch:   first line refused (line 1): its backend_type is not checkpointer, startup or standalone backend, the processes that log checkpoints",
+            "walwatch:   every such line fit the csvlog format and was refused: only the process that logs an event may write it (docs/guide/logs.md, Trusting what the log says)",
+        ]
+    );
+    assert_eq!(checkpoints(&db), json!([]));
 }

@@ -12,7 +12,7 @@ use std::cmp::Reverse;
 
 use regex::Regex;
 
-use super::{marker_alternation, DetectError, Prefix, PrefixError, TS, TS_MS, ZONE};
+use super::{marker_alternation, DetectError, Prefix, PrefixError, PrefixMatch, TS, TS_MS, ZONE};
 use crate::catalog::{Catalog, Classification};
 use crate::frame::record::{LineLevel, LogSeverity, Secondary};
 
@@ -146,13 +146,29 @@ impl Names {
         }
     }
 
-    /// The escape that prints `word`, when the sample says.
+    /// The escape that prints `word`, when the sample says: one list has it
+    /// (`postgres`, a user and a database, says nothing).
     fn escape_of(&self, word: &str) -> Option<char> {
-        let has = |list: &[String]| list.iter().any(|n| n == word);
-        [(&self.users, 'u'), (&self.databases, 'd'), (&self.applications, 'a')]
-            .into_iter()
-            .find(|(list, _)| has(list))
-            .map(|(_, e)| e)
+        let mut named = self.lists().filter(|(list, _)| list.iter().any(|n| n == word));
+        match (named.next(), named.next()) {
+            (Some((_, e)), None) => Some(e),
+            _ => None,
+        }
+    }
+
+    fn lists(&self) -> impl Iterator<Item = (&[String], char)> {
+        [(&self.users[..], 'u'), (&self.databases[..], 'd'), (&self.applications[..], 'a')].into_iter()
+    }
+
+    /// Whether `m` reads a name into a field the connection lines never give
+    /// it and another one does: `appdb` as the user when only `database=appdb`
+    /// was seen.
+    fn misread(&self, m: &PrefixMatch<'_>) -> bool {
+        [(m.user, 'u'), (m.database, 'd'), (m.application, 'a')].into_iter().any(|(value, escape)| {
+            let Some(value) = value.map(str::trim).filter(|v| !v.is_empty()) else { return false };
+            let mut known = self.lists().filter(|(list, _)| list.iter().any(|n| n == value)).map(|(_, e)| e);
+            known.next().is_some_and(|first| first != escape && known.all(|e| e != escape))
+        })
     }
 }
 
@@ -177,6 +193,9 @@ struct Score {
     /// 'checkpoint starting: time'`) is refused too, and one of them in the
     /// sample must not tip the choice to a prefix that would accept it.
     refuses_server: Reverse<bool>,
+    /// Lines whose names it puts in a field the connection lines never
+    /// gave them (`%m %u %d ` on `appdb alice` when alice is the user).
+    names_misread: Reverse<usize>,
     /// Bytes of the matched prefixes that literals (not fields) account for.
     literal: usize,
     /// Client sessions' lines in which it finds session fields.
@@ -191,7 +210,7 @@ struct Score {
 
 fn score(p: &Prefix, sample: &Sample<'_>, index: usize) -> Score {
     let (mut matched, mut literal, mut server, mut refused, mut seen) = (0, 0, 0, 0, 0);
-    let mut sessions = 0;
+    let (mut sessions, mut misread) = (0, 0);
     for line in &sample.lines {
         let Some(caps) = p.re.captures(line.text) else {
             continue;
@@ -203,6 +222,7 @@ fn score(p: &Prefix, sample: &Sample<'_>, index: usize) -> Score {
             continue;
         };
         matched += 1;
+        misread += usize::from(sample.names.misread(&m));
         server += usize::from(line.writer == Writer::Server);
         sessions += usize::from(line.writer == Writer::Session);
         match (line.writer, m.is_session() || !server_backend(m.backend_type)) {
@@ -216,6 +236,7 @@ fn score(p: &Prefix, sample: &Sample<'_>, index: usize) -> Score {
     Score {
         matched,
         refuses_server: Reverse(refused * 2 > server),
+        names_misread: Reverse(misread),
         literal,
         sessions_seen: seen,
         // Sessions' lines it cannot read (a failed login's name broken

@@ -39,6 +39,8 @@ const CASES: &[(&str, &str, &str)] = &[
     case!("t20"),
     case!("t21"),
     case!("t22"),
+    case!("t23"),
+    case!("t24"),
 ];
 
 /// What detection infers where the log cannot tell escapes apart (`%x` and
@@ -46,12 +48,10 @@ const CASES: &[(&str, &str, &str)] = &[
 /// labelled by position when no connection line names it first).
 const SAME_READING: &[(&str, &str)] = &[
     ("t10", "%m %c %v %l %e %Q [%p] "),
-    ("t12", "%m|%u|%d|%a|%h|%p|"),
+    ("t12", "%m|%a|%u|%d|%h|%p|"),
     ("t18", "%m {%p} %h %i "),
     // Server lines stop at either %q; sessions print the name and the space.
     ("t19", "%n [%p] %u%q "),
-    // The log's only named session connects as postgres to postgres.
-    ("t20", "%n [%p] %u "),
 ];
 
 fn detect_lines(text: &str) -> Result<Prefix, DetectError> {
@@ -238,6 +238,7 @@ fn a_candidates_score_counts_each_kind_of_line() {
         Score {
             matched: 4,
             refuses_server: Reverse(false),
+            names_misread: Reverse(0),
             literal: 20,
             sessions_seen: 1,
             tail_assumed: false,
@@ -252,6 +253,7 @@ fn a_candidates_score_counts_each_kind_of_line() {
         Score {
             matched: 1,
             refuses_server: Reverse(true),
+            names_misread: Reverse(0),
             literal: 6,
             sessions_seen: 0,
             tail_assumed: true,
@@ -271,6 +273,7 @@ fn a_candidates_score_counts_each_kind_of_line() {
         Score {
             matched: 2,
             refuses_server: Reverse(false),
+            names_misread: Reverse(0),
             literal: 8,
             sessions_seen: 0,
             tail_assumed: false,
@@ -293,6 +296,7 @@ fn a_client_backend_is_a_session_to_the_score() {
         Score {
             matched: 4,
             refuses_server: Reverse(false),
+            names_misread: Reverse(0),
             literal: 20,
             sessions_seen: 1,
             tail_assumed: false,
