@@ -569,6 +569,9 @@ pub(crate) mod testing {
 }
 
 #[cfg(test)]
+mod real_rows;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
