@@ -9,7 +9,7 @@
 #                         (packaging/test/deb-lifecycle.sh, root only);
 #   tests/run.sh --fast   the fast tier only: unit, property and fixture
 #                         tests, no server, nothing installed but the zstd
-#                         tool when missing
+#                         and faketime tools when missing
 #                         (`cargo test --lib --test fast`).
 # Missing components make the run fail, never skip: a test that needs a
 # server always runs. `.ci/run` calls this after fmt and clippy.
@@ -19,12 +19,18 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export DEBIAN_FRONTEND=noninteractive
 
 # The zstd tool writes the compressed logs the import tests read (as
-# logrotate's compresscmd would); the fast tier needs it too.
-if ! command -v zstd >/dev/null; then
+# logrotate's compresscmd would); faketime freezes the clock for the
+# clock-skew tolerance tests (a line exactly 300 s ahead when read). The
+# fast tier needs both.
+missing=()
+for tool in zstd faketime; do
+    command -v "$tool" >/dev/null || missing+=("$tool")
+done
+if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then
-        apt-get update -q && apt-get install -y -q --no-install-recommends zstd
+        apt-get update -q && apt-get install -y -q --no-install-recommends "${missing[@]}"
     else
-        echo "the zstd tool is missing and not root: install the 'zstd' package" >&2
+        echo "missing and not root: install the Debian package(s) ${missing[*]}" >&2
         exit 1
     fi
 fi

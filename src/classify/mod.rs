@@ -4,6 +4,8 @@
 pub mod trust;
 
 #[cfg(test)]
+mod each_check;
+#[cfg(test)]
 mod tests;
 
 use crate::catalog::{Catalog, Classification};

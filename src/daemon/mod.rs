@@ -440,3 +440,20 @@ fn start_metrics(config: &Config, rules: &RuleSet, db: &Path, followed: Vec<Stri
     tracing::info!(address = %endpoint.addr(), "Serving metrics at http://{}/metrics.", endpoint.addr());
     Ok(Some(endpoint))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The metrics leave out of a cluster's newest event the events dated
+    /// further ahead than the configured tolerance, not the default's
+    /// (tests/fast/clock_skew_tolerance.rs checks the scrape with it).
+    #[test]
+    fn the_metrics_read_the_configured_clock_skew_tolerance() {
+        let config = config::parse("[alerts.clock_skew]\ntolerance = \"7m\"\n", Path::new("walwatch.toml")).unwrap();
+        let rules = RuleSet::configure(&config.alerts).unwrap();
+        let params = metrics_params(&config, &rules, vec!["main".into()]);
+        assert_eq!(params.skew_tolerance, Duration::from_secs(420));
+        assert_eq!(params.followed, Some(vec!["main".to_string()]));
+    }
+}

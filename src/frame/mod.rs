@@ -39,4 +39,6 @@ pub use scan::{Consumed, Overflow, Pos, Scan};
 pub use stats::FrameStats;
 
 #[cfg(test)]
+mod real_rows;
+#[cfg(test)]
 mod tests;

@@ -204,6 +204,33 @@ fn the_newest_event_forgotten_is_no_longer_the_newest() {
     assert_eq!(newest.newest["main"], at("2026-11-22T08:04:24.198Z"));
 }
 
+/// One cluster's file forgotten while another cluster's events, read
+/// after it, remain (`walwatch forget` of its only file): the store's
+/// highest event id stays, its lowest moves, and the forgotten cluster no
+/// longer has a newest event.
+#[test]
+fn a_cluster_forgotten_below_the_newest_id_has_no_newest_event() {
+    use crate::ingest::{self, Options};
+    let dir = tempfile::tempdir().unwrap();
+    let db = small_store(dir.path());
+    let mut store = Store::open(&db).unwrap();
+    let other = store.cluster_id("other").unwrap();
+    let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
+    let time = crate::frame::time::TimeContext::new(Some("UTC")).unwrap();
+    let log = dir.path().join("postgresql.log");
+    ingest::import(&mut store, other, log.to_str().unwrap(), &opts, &time).unwrap();
+    let mut newest = super::newest::NewestEvents::default();
+    let tolerance = std::time::Duration::from_secs(300);
+    newest.update(&store, tolerance).unwrap();
+    let last = "2026-11-22T08:05:01Z".parse::<jiff::Timestamp>().unwrap().as_microsecond();
+    assert_eq!(newest.newest, [("main".to_string(), last), ("other".to_string(), last)].into());
+    let main: Vec<i64> = store.known_sources(Some("main")).unwrap().iter().map(|s| s.id).collect();
+    assert_eq!(main.len(), 1);
+    store.forget_sources(&main).unwrap();
+    newest.update(&store, tolerance).unwrap();
+    assert_eq!(newest.newest, [("other".to_string(), last)].into());
+}
+
 /// Bytes written to a file after walwatch read it are its lag, at the next
 /// scrape, without the daemon having read anything.
 #[test]

@@ -9,6 +9,7 @@ mod support;
 mod alerts_delivery;
 mod alerts_fixtures;
 mod bounded_memory;
+mod clock_skew_tolerance;
 mod config;
 mod config_reference;
 mod doc_links;
