@@ -317,12 +317,19 @@ impl Workspace {
 
     /// Like [`Workspace::write_config`], with extra `[daemon]` lines.
     pub fn write_config_with(&self, clusters: &[(&str, &str)], daemon_extra: &str) {
+        let clusters: Vec<(&str, &str, &str)> = clusters.iter().map(|(name, glob)| (*name, *glob, "")).collect();
+        self.write_config_of(&clusters, daemon_extra);
+    }
+
+    /// Like [`Workspace::write_config_with`], with `(name, glob, extra
+    /// [[cluster]] lines)` clusters (e.g. `start_at = "end"\n`).
+    pub fn write_config_of(&self, clusters: &[(&str, &str, &str)], daemon_extra: &str) {
         let mut text = format!(
             "[store]\npath = {:?}\n\n[daemon]\npoll_interval = {POLL_INTERVAL:?}\n{daemon_extra}",
             s(&self.db())
         );
-        for (name, glob) in clusters {
-            text += &format!("\n[[cluster]]\nname = {name:?}\nlogs = [{glob:?}]\n");
+        for (name, glob, extra) in clusters {
+            text += &format!("\n[[cluster]]\nname = {name:?}\nlogs = [{glob:?}]\n{extra}");
         }
         fs::write(self.config_path(), text).unwrap();
     }
