@@ -348,6 +348,39 @@ mod tests {
         assert_eq!(c.open, 0);
     }
 
+    const SILENT: &str = "nothing logged all day (server down, log_checkpoints off, or the log not read)";
+
+    /// A day without a single event after days with some needs attention,
+    /// for that reason alone and in words, as long as one of the 7 days
+    /// before it had events: 2026-11-23 to 2026-11-29 after the log of the
+    /// 22nd; the 30th, whose week starts on the 23rd, is quiet again.
+    #[test]
+    fn a_silent_day_after_logged_ones_says_nothing_was_logged_all_day() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = super::super::store_with_the_std_log(dir.path());
+        let advice = AdviceSection::default();
+        let report = |day: &str| build(&store, &inputs(day, "UTC", &[], &advice)).unwrap();
+        let logged = report("2026-11-22");
+        assert_eq!(logged.clusters[0].day.forced(), 23);
+        assert!(!logged.clusters[0].reasons.iter().any(|r| r == SILENT), "{:?}", logged.clusters[0].reasons);
+        for day in ["2026-11-23", "2026-11-29"] {
+            let silent = report(day);
+            let c = &silent.clusters[0];
+            assert!(c.day.is_empty(), "{day}");
+            assert_eq!(c.reasons, [SILENT], "{day}");
+            assert_eq!((silent.attention(), silent.quiet()), (1, false), "{day}");
+            let text = super::super::render::text(&silent);
+            assert!(text.contains(&format!("== c: needs attention: {SILENT}\n")), "{day}: {text}");
+            let subject = super::super::render::subject(&silent);
+            assert_eq!(subject, format!("[walwatch] digest {day}: 1 of 1 clusters need attention"));
+        }
+        let week_later = report("2026-11-30");
+        assert_eq!(week_later.clusters[0].reasons, Vec::<String>::new());
+        assert!(week_later.quiet());
+        let text = super::super::render::text(&week_later);
+        assert!(text.contains("== c: healthy\n") && !text.contains("nothing logged"), "{text}");
+    }
+
     #[test]
     fn a_megabyte_or_more_unread_is_a_problem_a_moment_s_lag_is_not() {
         let dir = tempfile::tempdir().unwrap();
