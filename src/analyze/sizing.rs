@@ -313,6 +313,11 @@ fn time_weighted(cycles: &[Cycle], p: f64, value: impl Fn(&Cycle) -> f64) -> Opt
     by_value.last().map(|(v, _)| *v)
 }
 
+/// How late a time-triggered checkpoint may start and still be on time:
+/// PostgreSQL schedules it from the previous start in whole seconds, so
+/// cycles of checkpoint_timeout + 0.9 s are usual, and no overrun.
+const ON_TIME_S: f64 = 1.0;
+
 /// The WAL, in kB, a cycle's load puts between two checkpoint starts once
 /// checkpoints are time-driven: its rate over checkpoint_timeout, or its
 /// whole distance when the cycle ran longer. A checkpoint cannot start
@@ -476,7 +481,7 @@ struct Model<'a> {
     peak_kb_s: Option<f64>,
     /// W in kB: the time-weighted percentile of [`projected_kb`].
     projected_kb: Option<f64>,
-    /// Usable cycles longer than checkpoint_timeout.
+    /// Usable cycles longer than checkpoint_timeout by more than [`ON_TIME_S`].
     overran: usize,
     change: Option<Change>,
 }
@@ -516,7 +521,7 @@ impl<'a> Model<'a> {
         };
         let peak_kb_s = time_percentile(&cycles, advice.percentile);
         let projected_kb = time_weighted(&cycles, advice.percentile, |c| projected_kb(c, params.timeout_s));
-        let overran = cycles.iter().filter(|c| c.seconds > params.timeout_s).count();
+        let overran = cycles.iter().filter(|c| c.seconds > params.timeout_s + ON_TIME_S).count();
         Model {
             params,
             advice,
@@ -665,7 +670,7 @@ impl<'a> Model<'a> {
             "1 + checkpoint_completion_target"
         };
         let per_timeout = peak * p.timeout_s / 1024.0;
-        if w > per_timeout * (1.0 + 1e-9) {
+        if self.overran > 0 && w > per_timeout * (1.0 + 1e-9) {
             // Overrunning cycles raised W above the rate's projection.
             out.push(format!(
                 "Peak WAL rate (p{} by time of the cycles' distance / time since the previous checkpoint \

@@ -103,6 +103,14 @@ fn overrunning_cycles_are_sized_for_their_whole_distance() {
     assert_eq!(on_time.basis.projected_wal_per_timeout_mb, Some(293.0));
     assert_eq!(on_time.suggested.max_wal_size_mb, Some(768));
     assert!(on_time.explanation.iter().any(|e| e.contains("so up to 293.0 MB of WAL per checkpoint_timeout (300s).")));
+    // Nor is one started up to a second late, as PostgreSQL's whole-second
+    // schedule does: its WAL counts as it is (1000 kB/s x 301 s), without the overrun's sentence.
+    let late = advise(&vec![step(301.0, Trigger::Time, 301_000, 0); 10], &p, &AdviceSection::default());
+    assert_eq!(late.basis.projected_wal_per_timeout_mb, Some(293.9));
+    assert!(late.explanation.iter().any(|e| e.contains("so up to 293.9 MB of WAL per checkpoint_timeout (300s).")));
+    // A second and a millisecond late is an overrun.
+    let overran = advise(&vec![step(301.001, Trigger::Time, 301_001, 0); 10], &p, &AdviceSection::default());
+    assert!(overran.explanation.iter().any(|e| e.contains("10 cycles ran longer than checkpoint_timeout")));
 }
 
 /// Cycles shorter than checkpoint_timeout still project their rate over a
