@@ -164,10 +164,17 @@ mod tests {
     use crate::store::digest::DayRecord;
 
     fn config() -> Config {
-        let text = "[mail]\ntransport = \"smtp\"\nfrom = \"walwatch <w@db1.example.com>\"\nto = [\"a@example.com\"]\n\
-                    [mail.smtp]\nhost = \"127.0.0.1\"\nport = 25\nsecurity = \"none\"\n\
-                    [digest]\ntimezone = \"UTC\"\n";
-        crate::config::parse(text, std::path::Path::new("t.toml")).unwrap()
+        config_with("")
+    }
+
+    /// The mail and digest settings, with `digest` lines added to `[digest]`.
+    fn config_with(digest: &str) -> Config {
+        let text = format!(
+            "[mail]\ntransport = \"smtp\"\nfrom = \"walwatch <w@db1.example.com>\"\nto = [\"a@example.com\"]\n\
+             [mail.smtp]\nhost = \"127.0.0.1\"\nport = 25\nsecurity = \"none\"\n\
+             [digest]\ntimezone = \"UTC\"\n{digest}"
+        );
+        crate::config::parse(&text, std::path::Path::new("t.toml")).unwrap()
     }
 
     /// The text part of a queued mail, decoded.
@@ -214,6 +221,10 @@ mod tests {
             let row = rows.iter().find(|r| r.message_id == message_id).unwrap();
             assert!(row.payload.contains(&format!("Subject: {subject}\r\n")), "{}", row.payload);
             texts.push(text_part(&row.payload).replace("\r\n", "\n"));
+            // The cluster's chart of the day, drawn and attached to the HTML part.
+            let mail = mailparse::parse_mail(row.payload.as_bytes()).unwrap();
+            let charts = mail.parts().filter(|p| p.ctype.mimetype == "image/png").count();
+            assert_eq!(charts, 1, "{reported}");
         }
         assert!(texts[0].starts_with("walwatch digest of Sunday 2026-11-22 (UTC)\n"), "{}", texts[0]);
         assert!(
@@ -226,5 +237,38 @@ mod tests {
             "== c: needs attention: nothing logged all day (server down, log_checkpoints off, or the log not read)";
         assert!(texts[1].contains(silent), "{}", texts[1]);
         assert_eq!(store.digest_day(day("2026-11-24")).unwrap(), None);
+    }
+
+    /// A quiet day (every cluster healthy: 2026-11-30, a week after the
+    /// log) is mailed, to `[digest] to` when set; under `skip_quiet_days`
+    /// it is recorded as skipped and nothing is queued.
+    #[test]
+    fn a_quiet_day_is_mailed_unless_skip_quiet_days() {
+        let at = |s: &str| s.parse::<Timestamp>().unwrap();
+        let day: Date = "2026-11-30".parse().unwrap();
+        for (extra, skip) in [("to = [\"dba@example.com\"]\n", false), ("skip_quiet_days = true\n", true)] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut store = super::super::store_with_the_std_log(dir.path());
+            let config = config_with(extra);
+            let rules = RuleSet::configure(&config.alerts).unwrap();
+            assert_eq!(
+                tick(&mut store, &config, &rules, at("2026-11-30T15:00:00Z")).unwrap(),
+                Tick::Baseline(day.yesterday().unwrap())
+            );
+            let ticked = tick(&mut store, &config, &rules, at("2026-12-01T07:00:00Z")).unwrap();
+            let rows = store.outbox_all().unwrap();
+            if skip {
+                assert_eq!(ticked, Tick::Skipped(day));
+                assert_eq!(store.digest_day(day).unwrap(), Some(DayRecord::Skipped));
+                assert!(rows.is_empty(), "{rows:?}");
+                continue;
+            }
+            let Tick::Queued { day: queued, subject, .. } = ticked else { panic!("{ticked:?}") };
+            assert_eq!((queued, subject.as_str()), (day, "[walwatch] digest 2026-11-30: all healthy"));
+            assert_eq!(rows.len(), 1);
+            assert!(rows[0].payload.contains("\r\nTo: dba@example.com\r\n"), "{}", rows[0].payload);
+        }
+        let mail_to = recipients(&config());
+        assert_eq!(mail_to.iter().map(|m| m.email.to_string()).collect::<Vec<_>>(), ["a@example.com"]);
     }
 }
