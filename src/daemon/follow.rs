@@ -786,6 +786,54 @@ mod tests {
         assert_eq!((starts_in(&read), starts_in(&[old, live])), (21, 7));
     }
 
+    fn stored_too_frequent(store: &Store) -> i64 {
+        let filter = crate::store::Filter { cluster: Some("c".into()), ..Default::default() };
+        store.summary(&filter, Duration::from_secs(86_400 * 3650)).unwrap().too_frequent
+    }
+
+    /// A followed file's last entry waits for the lines of it a later write
+    /// may bring (a warning's HINT) while the file is younger than the
+    /// settle time: the round says something is held back, and an unchanged
+    /// file is not read again. Once the rest comes, it is read with it; a
+    /// file quiet for the settle time gives its last entry at once.
+    #[test]
+    fn the_last_entry_waits_until_the_file_is_quiet_for_the_settle_time() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("log");
+        std::fs::create_dir(&dir).unwrap();
+        let log = dir.join("postgresql.log");
+        let mut store = Store::open(&tmp.path().join("w.db")).unwrap();
+        let config = ClusterConfig {
+            name: "c".into(),
+            logs: vec![format!("{}/postgresql.log*", dir.display())],
+            ..ClusterConfig::default()
+        };
+        let whole = std_parts(&[]).remove(0);
+        let lines: Vec<&[u8]> = whole.split_inclusive(|b| *b == b'\n').collect();
+        let warning = |l: &[u8]| l.windows(24).any(|w| w == b"occurring too frequently");
+        let k = (lines.len() / 2..lines.len()).find(|&i| warning(lines[i])).unwrap();
+        let (first, rest) = (lines[..=k].concat(), lines[k + 1..].concat());
+        let warnings = |b: &[u8]| b.split(|c| *c == b'\n').filter(|l| warning(l)).count() as i64;
+        std::fs::write(&log, &first).unwrap();
+
+        let mut f = Follower::new(&mut store, &config, None).unwrap().with_settle(Duration::from_secs(3600));
+        assert!(f.poll(&mut store).unwrap(), "the warning is held back for its HINT");
+        assert_eq!(stored_too_frequent(&store), warnings(&first) - 1);
+        assert!(f.take_stored() > 0);
+        assert!(f.poll(&mut store).unwrap(), "still held: the file is young");
+        assert_eq!((stored_too_frequent(&store), f.take_stored()), (warnings(&first) - 1, 0));
+
+        append(&log, &rest);
+        f.poll(&mut store).unwrap();
+        assert_eq!(stored_too_frequent(&store), 24);
+        assert!(f.take_stored() > 0);
+        // Written two hours ago: quiet, its last entry is taken, nothing is held.
+        let old = std::time::SystemTime::now() - Duration::from_secs(7200);
+        std::fs::OpenOptions::new().write(true).open(&log).unwrap().set_modified(old).unwrap();
+        assert!(!f.poll(&mut store).unwrap(), "a quiet file holds nothing back");
+        assert_eq!(f.take_stored(), 1, "the log's last line, a shutdown");
+    }
+
     #[test]
     fn static_dirs_of_globs() {
         assert_eq!(static_dir("/var/log/postgresql/postgresql-15-main.log*"), Some("/var/log/postgresql".into()));
