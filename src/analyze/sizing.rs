@@ -15,7 +15,7 @@
 //! one `checkpoint_timeout` stays below the trigger:
 //!
 //! ```text
-//! max_wal_size >= (1 + cct) * (W + 1 segment),   W = peak WAL written per checkpoint_timeout
+//! max_wal_size >= (1 + cct) * (W + 1 segment),   W = peak WAL written between two starts
 //! ```
 //!
 //! # Measuring W
@@ -30,7 +30,12 @@
 //! by the time each covers: the rate the WAL stayed at or below for 95 % of
 //! the time. Weighting by count instead let a bulk load's many sub-second
 //! cycles (a few seconds in all, 100 MB/s) set W for a whole
-//! checkpoint_timeout. `W = peak × checkpoint_timeout`. Evidence from before
+//! checkpoint_timeout. `W = peak × checkpoint_timeout`, taken per cycle and
+//! with the same percentile: a cycle longer than checkpoint_timeout (its
+//! checkpoint started late because the one before it overran, or a time
+//! checkpoint was skipped on an idle server) counts with its whole distance,
+//! since that much WAL then lies between two starts; sized for the rate
+//! alone, the next overrun would end in a forced checkpoint. Evidence from before
 //! the latest change of max_wal_size, checkpoint_timeout or
 //! checkpoint_completion_target is judged against the settings then: its
 //! forced checkpoints do not hold the size up, and its cycles are left out
@@ -286,18 +291,42 @@ pub(crate) fn cycle(a: &PointStart, b: &PointStart, restarted: bool) -> Result<C
 /// The time-weighted percentile of the cycles' rates: the smallest rate such
 /// that the cycles at or below it cover at least p% of the cycles' time.
 pub fn time_percentile(cycles: &[Cycle], p: f64) -> Option<f64> {
-    let mut by_rate: Vec<&Cycle> = cycles.iter().filter(|c| c.rate_kb_s.is_finite() && c.seconds > 0.0).collect();
-    by_rate.sort_by(|a, b| a.rate_kb_s.total_cmp(&b.rate_kb_s));
-    let total: f64 = by_rate.iter().map(|c| c.seconds).sum();
+    time_weighted(cycles, p, |c| c.rate_kb_s)
+}
+
+/// The time-weighted percentile of `value` over the cycles: the smallest
+/// value such that the cycles at or below it cover at least p% of the
+/// cycles' time. Cycles without a finite rate or without duration weigh nothing.
+fn time_weighted(cycles: &[Cycle], p: f64, value: impl Fn(&Cycle) -> f64) -> Option<f64> {
+    let mut by_value: Vec<(f64, f64)> =
+        cycles.iter().filter(|c| c.rate_kb_s.is_finite() && c.seconds > 0.0).map(|c| (value(c), c.seconds)).collect();
+    by_value.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total: f64 = by_value.iter().map(|(_, s)| s).sum();
     let mut covered = 0.0;
-    for c in &by_rate {
-        covered += c.seconds;
+    for (v, seconds) in &by_value {
+        covered += seconds;
         // A relative epsilon: sums of fractions of a second are not exact.
         if covered >= total * (p / 100.0) * (1.0 - 1e-12) {
-            return Some(c.rate_kb_s);
+            return Some(*v);
         }
     }
-    by_rate.last().map(|c| c.rate_kb_s)
+    by_value.last().map(|(v, _)| *v)
+}
+
+/// How late a time-triggered checkpoint may start and still be on time:
+/// PostgreSQL schedules it from the previous start in whole seconds, so
+/// cycles of checkpoint_timeout + 0.9 s are usual, and no overrun.
+const ON_TIME_S: f64 = 1.0;
+
+/// The WAL, in kB, a cycle's load puts between two checkpoint starts once
+/// checkpoints are time-driven: its rate over checkpoint_timeout, or its
+/// whole distance when the cycle ran longer. A checkpoint cannot start
+/// before the one before it ends, so after an overrun (or a time checkpoint
+/// skipped on an idle server) the WAL since the REDO reaches the distance
+/// before the next start: a trigger below it makes that next checkpoint a
+/// forced one.
+pub(crate) fn projected_kb(c: &Cycle, timeout_s: f64) -> f64 {
+    c.rate_kb_s * c.seconds.max(timeout_s)
 }
 
 /// Nearest-rank percentile: the smallest value with at least p% of the values at or below it.
@@ -450,6 +479,10 @@ struct Model<'a> {
     without_distance: i64,
     replays: Vec<Replay>,
     peak_kb_s: Option<f64>,
+    /// W in kB: the time-weighted percentile of [`projected_kb`].
+    projected_kb: Option<f64>,
+    /// Usable cycles longer than checkpoint_timeout by more than [`ON_TIME_S`].
+    overran: usize,
     change: Option<Change>,
 }
 
@@ -487,6 +520,8 @@ impl<'a> Model<'a> {
             [before, after].concat()
         };
         let peak_kb_s = time_percentile(&cycles, advice.percentile);
+        let projected_kb = time_weighted(&cycles, advice.percentile, |c| projected_kb(c, params.timeout_s));
+        let overran = cycles.iter().filter(|c| c.seconds > params.timeout_s + ON_TIME_S).count();
         Model {
             params,
             advice,
@@ -497,6 +532,8 @@ impl<'a> Model<'a> {
             without_distance: history.without_distance,
             replays: history.replays.clone(),
             peak_kb_s,
+            projected_kb,
+            overran,
             cycles,
             left_out,
             change,
@@ -507,9 +544,11 @@ impl<'a> Model<'a> {
         self.cycles.len() >= self.advice.min_samples
     }
 
-    /// W: the peak WAL written per checkpoint_timeout, MB.
+    /// W: the peak WAL written between two checkpoint starts once they are
+    /// time-driven, MB (the peak rate × checkpoint_timeout unless cycles
+    /// overran, see [`projected_kb`]).
     fn projected_mb(&self) -> Option<f64> {
-        self.peak_kb_s.map(|r| r * self.params.timeout_s / 1024.0)
+        self.projected_kb.map(|kb| kb / 1024.0)
     }
 
     /// The max_wal_size to suggest, MB.
@@ -630,15 +669,34 @@ impl<'a> Model<'a> {
         } else {
             "1 + checkpoint_completion_target"
         };
-        out.push(format!(
-            "Peak WAL rate (p{} by time of the cycles' distance / time since the previous checkpoint \
-             started): {} kB/s, \
-             so up to {} MB of WAL per checkpoint_timeout ({}s).",
-            self.advice.percentile,
-            grouped_f(peak, 1),
-            grouped_f(w, 1),
-            p.timeout_s
-        ));
+        let per_timeout = peak * p.timeout_s / 1024.0;
+        if self.overran > 0 && w > per_timeout * (1.0 + 1e-9) {
+            // Overrunning cycles raised W above the rate's projection.
+            out.push(format!(
+                "Peak WAL rate (p{} by time of the cycles' distance / time since the previous checkpoint \
+                 started): {} kB/s, {} MB per checkpoint_timeout ({}s); {} ran longer than checkpoint_timeout \
+                 (a checkpoint that overran, or time checkpoints skipped while the server was idle) and count \
+                 with their whole distance, since the next checkpoint cannot start sooner: up to {} MB of WAL \
+                 between two checkpoint starts (p{} by time).",
+                self.advice.percentile,
+                grouped_f(peak, 1),
+                grouped_f(per_timeout, 1),
+                p.timeout_s,
+                plural(self.overran, "cycle"),
+                grouped_f(w, 1),
+                self.advice.percentile
+            ));
+        } else {
+            out.push(format!(
+                "Peak WAL rate (p{} by time of the cycles' distance / time since the previous checkpoint \
+                 started): {} kB/s, \
+                 so up to {} MB of WAL per checkpoint_timeout ({}s).",
+                self.advice.percentile,
+                grouped_f(peak, 1),
+                grouped_f(w, 1),
+                p.timeout_s
+            ));
+        }
         out.push(format!(
             "PostgreSQL requests a checkpoint once the WAL since the last REDO reaches max_wal_size / ({divisor_text}) \
              - 1 segment. To stay time-driven: max_wal_size >= {div:.2} x ({} MB x headroom {} + {} MB segment) \
@@ -808,3 +866,6 @@ fn round1(v: f64) -> f64 {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod shapes;

@@ -65,3 +65,39 @@ fn within(value: &Spanned<f64>, ok: impl Fn(f64) -> bool, message: &str) -> Resu
         Err(Problem::at(value, format!("{message}, not {v}")))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::AdviceSection;
+
+    fn advice(line: &str) -> Result<AdviceSection, String> {
+        let text = format!("[advice]\n{line}\n");
+        crate::config::parse(&text, Path::new("t.toml")).map(|c| c.advice).map_err(|e| e.to_string())
+    }
+
+    /// The caps the sizing model relies on, at both ends: a percentile
+    /// above 0 and at most 100, a headroom from 1 to 10, at least 1 sample.
+    #[test]
+    fn every_advice_value_is_held_within_its_caps() {
+        assert_eq!(advice("percentile = 100.0").unwrap().percentile, 100.0);
+        assert_eq!(advice("percentile = 0.001").unwrap().percentile, 0.001);
+        let over = "t.toml:2:14: advice.percentile: percentile must be above 0 and at most 100, not 100.001";
+        assert_eq!(advice("percentile = 100.001").unwrap_err(), over);
+        let nan = "t.toml:2:14: advice.percentile: percentile must be above 0 and at most 100, not NaN";
+        assert_eq!(advice("percentile = nan").unwrap_err(), nan);
+        assert_eq!(advice("headroom = 1.0").unwrap().headroom, 1.0);
+        assert_eq!(advice("headroom = 10.0").unwrap().headroom, 10.0);
+        let over = "t.toml:2:12: advice.headroom: headroom is a factor from 1 to 10, e.g. 1.25, not 10.001";
+        assert_eq!(advice("headroom = 10.001").unwrap_err(), over);
+        let under = "t.toml:2:12: advice.headroom: headroom is a factor from 1 to 10, e.g. 1.25, not 0.999";
+        assert_eq!(advice("headroom = 0.999").unwrap_err(), under);
+        let inf = "t.toml:2:12: advice.headroom: headroom is a factor from 1 to 10, e.g. 1.25, not inf";
+        assert_eq!(advice("headroom = inf").unwrap_err(), inf);
+        assert_eq!(advice("min_samples = 1").unwrap().min_samples, 1);
+        let none = "t.toml:2:15: advice.min_samples: min_samples must be at least 1, not 0";
+        assert_eq!(advice("min_samples = 0").unwrap_err(), none);
+        assert_eq!(advice("").unwrap(), AdviceSection::default());
+    }
+}

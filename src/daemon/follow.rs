@@ -110,17 +110,22 @@ impl Follower {
     /// `stop` is raised at SIGTERM: a long read then ends at its next commit.
     pub fn new(store: &mut Store, config: &ClusterConfig, stop: Option<Arc<AtomicBool>>) -> Result<Follower> {
         let format = Format::named(&config.format);
+        let cluster_id = store.cluster_id(&config.name)?;
+        // start_at = "end" is for the files present when a daemon first
+        // follows the cluster. A file it has never seen at a later start (a
+        // restart, or a reload that rebuilt this follower) appeared while no
+        // daemon looked: read from its first byte, like one appearing now.
+        let first_follow = !store.followed_before(cluster_id)?;
         let opts = Options {
             format,
             prefix: Some(config.prefix.clone()).filter(|p| p != "auto"),
-            new_files_from_end: config.start_at == StartAt::End,
+            new_files_from_end: config.start_at == StartAt::End && first_follow,
             hold_last_entry: true,
             // A followed file is live: an unterminated line waits for its end.
             finished_after: None,
             stop,
             alive: Some(super::notify::watchdog_now_and_then),
         };
-        let cluster_id = store.cluster_id(&config.name)?;
         reread_if_setting_changed(store, cluster_id, config)?;
         // Problems are found again by the first round; those of an earlier run may be gone.
         store.clear_problems(cluster_id)?;
@@ -698,6 +703,135 @@ mod tests {
         assert!(!inside(&logs.join("evil.log"), &roots));
         assert!(!inside(&logs.join("relative.log"), &roots));
         assert!(!inside(&logs.join("missing.log"), &roots), "what cannot be resolved is not inside");
+    }
+
+    /// The lines of the real PostgreSQL 15 log (116 lines, 28 checkpoints)
+    /// cut after `checkpoint complete` lines near `near`: no checkpoint has
+    /// its start in one part and its complete in another.
+    fn std_parts(near: &[usize]) -> Vec<Vec<u8>> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/15-stderr-default-std/log/postgresql-2026-11-22_080420.log");
+        let data = std::fs::read(path).unwrap();
+        let lines: Vec<&[u8]> = data.split_inclusive(|b| *b == b'\n').collect();
+        let after =
+            |i: usize| (i..lines.len()).find(|&k| lines[k - 1].windows(20).any(|w| w == b"checkpoint complete:"));
+        let mut cuts: Vec<usize> = near.iter().map(|&i| after(i).unwrap()).collect();
+        cuts.insert(0, 0);
+        cuts.push(lines.len());
+        cuts.windows(2).map(|w| lines[w[0]..w[1]].concat()).collect()
+    }
+
+    /// Checkpoint starts in `parts`, by the raw text.
+    fn starts_in(parts: &[&Vec<u8>]) -> i64 {
+        parts.iter().map(|p| p.windows(25).filter(|w| *w == b"LOG:  checkpoint starting").count() as i64).sum()
+    }
+
+    fn stored_starts(store: &Store) -> i64 {
+        let filter = crate::store::Filter { cluster: Some("c".into()), ..Default::default() };
+        store.summary(&filter, Duration::from_secs(86_400 * 3650)).unwrap().checkpoints.started
+    }
+
+    fn append(path: &Path, bytes: &[u8]) {
+        use std::io::Write;
+        std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap().write_all(bytes).unwrap();
+    }
+
+    /// `start_at = "end"` skips what the files present at the cluster's
+    /// first follow hold, nothing else: lines appended to them, a file
+    /// rotated in, and, after a restart (a new follower on the same store),
+    /// the lines and the file written while no follower looked.
+    #[test]
+    fn start_at_end_applies_to_the_files_present_when_the_cluster_is_first_followed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("log");
+        std::fs::create_dir(&dir).unwrap();
+        let (log, rotated) = (dir.join("postgresql.log"), dir.join("postgresql.log.1"));
+        let mut store = Store::open(&tmp.path().join("w.db")).unwrap();
+        let config = ClusterConfig {
+            name: "c".into(),
+            logs: vec![format!("{}/postgresql.log*", dir.display())],
+            start_at: StartAt::End,
+            ..ClusterConfig::default()
+        };
+        let p = std_parts(&[20, 34, 50, 70, 94]);
+        let (old, live, appended, rotated_in, while_down, new_while_down) = (&p[0], &p[1], &p[2], &p[3], &p[4], &p[5]);
+        std::fs::write(&rotated, old).unwrap();
+        std::fs::write(&log, live).unwrap();
+        let mut f = Follower::new(&mut store, &config, None).unwrap();
+        f.poll(&mut store).unwrap();
+        assert_eq!(stored_starts(&store), 0);
+        // Recorded as read to their end: a later read goes on from there.
+        let sources = &store.cluster_status(Some("c")).unwrap()[0].sources;
+        let read: Vec<(String, u64)> = sources.iter().map(|s| (s.path.clone(), s.read_to)).collect();
+        let want = [(log.display().to_string(), live.len() as u64), (rotated.display().to_string(), old.len() as u64)];
+        assert_eq!(read, want);
+
+        append(&log, appended);
+        f.poll(&mut store).unwrap();
+        assert_eq!(stored_starts(&store), starts_in(&[appended]));
+        std::fs::rename(&log, &rotated).unwrap();
+        std::fs::write(&log, rotated_in).unwrap();
+        f.poll(&mut store).unwrap();
+        assert_eq!(stored_starts(&store), starts_in(&[appended, rotated_in]));
+
+        drop(f);
+        append(&log, while_down);
+        std::fs::rename(&rotated, dir.join("postgresql.log.2")).unwrap();
+        std::fs::rename(&log, &rotated).unwrap();
+        std::fs::write(&log, new_while_down).unwrap();
+        let mut f = Follower::new(&mut store, &config, None).unwrap();
+        f.poll(&mut store).unwrap();
+        let read = [appended, rotated_in, while_down, new_while_down];
+        assert_eq!(stored_starts(&store), starts_in(&read));
+        assert_eq!((starts_in(&read), starts_in(&[old, live])), (21, 7));
+    }
+
+    fn stored_too_frequent(store: &Store) -> i64 {
+        let filter = crate::store::Filter { cluster: Some("c".into()), ..Default::default() };
+        store.summary(&filter, Duration::from_secs(86_400 * 3650)).unwrap().too_frequent
+    }
+
+    /// A followed file's last entry waits for the lines of it a later write
+    /// may bring (a warning's HINT) while the file is younger than the
+    /// settle time: the round says something is held back, and an unchanged
+    /// file is not read again. Once the rest comes, it is read with it; a
+    /// file quiet for the settle time gives its last entry at once.
+    #[test]
+    fn the_last_entry_waits_until_the_file_is_quiet_for_the_settle_time() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("log");
+        std::fs::create_dir(&dir).unwrap();
+        let log = dir.join("postgresql.log");
+        let mut store = Store::open(&tmp.path().join("w.db")).unwrap();
+        let config = ClusterConfig {
+            name: "c".into(),
+            logs: vec![format!("{}/postgresql.log*", dir.display())],
+            ..ClusterConfig::default()
+        };
+        let whole = std_parts(&[]).remove(0);
+        let lines: Vec<&[u8]> = whole.split_inclusive(|b| *b == b'\n').collect();
+        let warning = |l: &[u8]| l.windows(24).any(|w| w == b"occurring too frequently");
+        let k = (lines.len() / 2..lines.len()).find(|&i| warning(lines[i])).unwrap();
+        let (first, rest) = (lines[..=k].concat(), lines[k + 1..].concat());
+        let warnings = |b: &[u8]| b.split(|c| *c == b'\n').filter(|l| warning(l)).count() as i64;
+        std::fs::write(&log, &first).unwrap();
+
+        let mut f = Follower::new(&mut store, &config, None).unwrap().with_settle(Duration::from_secs(3600));
+        assert!(f.poll(&mut store).unwrap(), "the warning is held back for its HINT");
+        assert_eq!(stored_too_frequent(&store), warnings(&first) - 1);
+        assert!(f.take_stored() > 0);
+        assert!(f.poll(&mut store).unwrap(), "still held: the file is young");
+        assert_eq!((stored_too_frequent(&store), f.take_stored()), (warnings(&first) - 1, 0));
+
+        append(&log, &rest);
+        f.poll(&mut store).unwrap();
+        assert_eq!(stored_too_frequent(&store), 24);
+        assert!(f.take_stored() > 0);
+        // Written two hours ago: quiet, its last entry is taken, nothing is held.
+        let old = std::time::SystemTime::now() - Duration::from_secs(7200);
+        std::fs::OpenOptions::new().write(true).open(&log).unwrap().set_modified(old).unwrap();
+        assert!(!f.poll(&mut store).unwrap(), "a quiet file holds nothing back");
+        assert_eq!(f.take_stored(), 1, "the log's last line, a shutdown");
     }
 
     #[test]

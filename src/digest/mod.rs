@@ -14,3 +14,17 @@ pub mod queue;
 pub mod render;
 pub mod report;
 pub mod schedule;
+
+/// A store holding a real PostgreSQL 15 log of 2026-11-22 (UTC), as cluster "c".
+#[cfg(test)]
+pub(crate) fn store_with_the_std_log(dir: &std::path::Path) -> crate::store::Store {
+    use crate::frame::time::TimeContext;
+    use crate::ingest::{self, Options};
+    let mut store = crate::store::Store::open(&dir.join("d.db")).unwrap();
+    let cluster = store.cluster_id("c").unwrap();
+    let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/15-stderr-default-std/log/postgresql-2026-11-22_080420.log");
+    let time = TimeContext::new(Some("UTC")).unwrap();
+    ingest::import(&mut store, cluster, log.to_str().unwrap(), &Options::default(), &time).unwrap();
+    store
+}

@@ -157,3 +157,120 @@ fn draw_all(inputs: &[Result<ChartInput, String>]) -> Vec<Result<Picture, String
             .collect()
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::digest::DayRecord;
+
+    fn config() -> Config {
+        config_with("")
+    }
+
+    /// The mail and digest settings, with `digest` lines added to `[digest]`.
+    fn config_with(digest: &str) -> Config {
+        let text = format!(
+            "[mail]\ntransport = \"smtp\"\nfrom = \"walwatch <w@db1.example.com>\"\nto = [\"a@example.com\"]\n\
+             [mail.smtp]\nhost = \"127.0.0.1\"\nport = 25\nsecurity = \"none\"\n\
+             [digest]\ntimezone = \"UTC\"\n{digest}"
+        );
+        crate::config::parse(&text, std::path::Path::new("t.toml")).unwrap()
+    }
+
+    /// The text part of a queued mail, decoded.
+    fn text_part(payload: &str) -> String {
+        let mail = mailparse::parse_mail(payload.as_bytes()).unwrap();
+        fn find(p: &mailparse::ParsedMail<'_>) -> Option<String> {
+            if p.ctype.mimetype == "text/plain" {
+                return p.get_body().ok();
+            }
+            p.subparts.iter().find_map(find)
+        }
+        find(&mail).unwrap()
+    }
+
+    /// The day a digest is recorded under is the day its mail reports: the
+    /// store's row, the subject, the Message-ID and the text all name the
+    /// same day, and the text has that day's figures (the log of
+    /// 2026-11-22: 28 checkpoints, 23 forced; the 23rd: nothing logged).
+    #[test]
+    fn the_day_recorded_is_the_day_the_mail_reports() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = super::super::store_with_the_std_log(dir.path());
+        let config = config();
+        let rules = RuleSet::configure(&config.alerts).unwrap();
+        let at = |s: &str| s.parse::<Timestamp>().unwrap();
+        let day = |s: &str| s.parse::<Date>().unwrap();
+        assert_eq!(
+            tick(&mut store, &config, &rules, at("2026-11-22T15:00:00Z")).unwrap(),
+            Tick::Baseline(day("2026-11-21"))
+        );
+        let mut texts = Vec::new();
+        for (now, reported) in [("2026-11-23T07:00:00Z", "2026-11-22"), ("2026-11-24T07:00:00Z", "2026-11-23")] {
+            let Tick::Queued { day: queued, subject, message_id } = tick(&mut store, &config, &rules, at(now)).unwrap()
+            else {
+                panic!("nothing queued at {now}");
+            };
+            assert_eq!(queued, day(reported));
+            assert_eq!(store.digest_last_day().unwrap(), Some(day(reported)));
+            let record = DayRecord::Queued { message_id: message_id.clone(), subject: subject.clone() };
+            assert_eq!(store.digest_day(day(reported)).unwrap(), Some(record));
+            assert_eq!(subject, format!("[walwatch] digest {reported}: 1 of 1 clusters need attention"));
+            assert!(message_id.starts_with(&format!("<walwatch.digest.{reported}.")), "{message_id}");
+            let rows = store.outbox_all().unwrap();
+            let row = rows.iter().find(|r| r.message_id == message_id).unwrap();
+            assert!(row.payload.contains(&format!("Subject: {subject}\r\n")), "{}", row.payload);
+            texts.push(text_part(&row.payload).replace("\r\n", "\n"));
+            // The cluster's chart of the day, drawn and attached to the HTML part.
+            let mail = mailparse::parse_mail(row.payload.as_bytes()).unwrap();
+            let charts = mail.parts().filter(|p| p.ctype.mimetype == "image/png").count();
+            assert_eq!(charts, 1, "{reported}");
+        }
+        assert!(texts[0].starts_with("walwatch digest of Sunday 2026-11-22 (UTC)\n"), "{}", texts[0]);
+        assert!(
+            texts[0].contains(
+                "== c: needs attention: 23 forced checkpoints (started by WAL volume, not checkpoint_timeout)"
+            ),
+            "{}",
+            texts[0]
+        );
+        assert!(texts[1].starts_with("walwatch digest of Monday 2026-11-23 (UTC)\n"), "{}", texts[1]);
+        let silent =
+            "== c: needs attention: nothing logged all day (server down, log_checkpoints off, or the log not read)";
+        assert!(texts[1].contains(silent), "{}", texts[1]);
+        assert_eq!(store.digest_day(day("2026-11-24")).unwrap(), None);
+    }
+
+    /// A quiet day (every cluster healthy: 2026-11-30, a week after the
+    /// log) is mailed, to `[digest] to` when set; under `skip_quiet_days`
+    /// it is recorded as skipped and nothing is queued.
+    #[test]
+    fn a_quiet_day_is_mailed_unless_skip_quiet_days() {
+        let at = |s: &str| s.parse::<Timestamp>().unwrap();
+        let day: Date = "2026-11-30".parse().unwrap();
+        for (extra, skip) in [("to = [\"dba@example.com\"]\n", false), ("skip_quiet_days = true\n", true)] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut store = super::super::store_with_the_std_log(dir.path());
+            let config = config_with(extra);
+            let rules = RuleSet::configure(&config.alerts).unwrap();
+            assert_eq!(
+                tick(&mut store, &config, &rules, at("2026-11-30T15:00:00Z")).unwrap(),
+                Tick::Baseline(day.yesterday().unwrap())
+            );
+            let ticked = tick(&mut store, &config, &rules, at("2026-12-01T07:00:00Z")).unwrap();
+            let rows = store.outbox_all().unwrap();
+            if skip {
+                assert_eq!(ticked, Tick::Skipped(day));
+                assert_eq!(store.digest_day(day).unwrap(), Some(DayRecord::Skipped));
+                assert!(rows.is_empty(), "{rows:?}");
+                continue;
+            }
+            let Tick::Queued { day: queued, subject, .. } = ticked else { panic!("{ticked:?}") };
+            assert_eq!((queued, subject.as_str()), (day, "[walwatch] digest 2026-11-30: all healthy"));
+            assert_eq!(rows.len(), 1);
+            assert!(rows[0].payload.contains("\r\nTo: dba@example.com\r\n"), "{}", rows[0].payload);
+        }
+        let mail_to = recipients(&config());
+        assert_eq!(mail_to.iter().map(|m| m.email.to_string()).collect::<Vec<_>>(), ["a@example.com"]);
+    }
+}

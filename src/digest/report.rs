@@ -348,6 +348,120 @@ mod tests {
         assert_eq!(c.open, 0);
     }
 
+    const SILENT: &str = "nothing logged all day (server down, log_checkpoints off, or the log not read)";
+
+    /// A day without a single event after days with some needs attention,
+    /// for that reason alone and in words, as long as one of the 7 days
+    /// before it had events: 2026-11-23 to 2026-11-29 after the log of the
+    /// 22nd; the 30th, whose week starts on the 23rd, is quiet again.
+    #[test]
+    fn a_silent_day_after_logged_ones_says_nothing_was_logged_all_day() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = super::super::store_with_the_std_log(dir.path());
+        let advice = AdviceSection::default();
+        let report = |day: &str| build(&store, &inputs(day, "UTC", &[], &advice)).unwrap();
+        let logged = report("2026-11-22");
+        assert_eq!(logged.clusters[0].day.forced(), 23);
+        let busy =
+            ["23 forced checkpoints (started by WAL volume, not checkpoint_timeout)", "24 \"too frequently\" warnings"];
+        assert_eq!(logged.clusters[0].reasons, busy);
+        for day in ["2026-11-23", "2026-11-29"] {
+            let silent = report(day);
+            let c = &silent.clusters[0];
+            assert!(c.day.is_empty(), "{day}");
+            assert_eq!(c.reasons, [SILENT], "{day}");
+            assert_eq!((silent.attention(), silent.quiet()), (1, false), "{day}");
+            let text = super::super::render::text(&silent);
+            assert!(text.contains(&format!("== c: needs attention: {SILENT}\n")), "{day}: {text}");
+            let subject = super::super::render::subject(&silent);
+            assert_eq!(subject, format!("[walwatch] digest {day}: 1 of 1 clusters need attention"));
+        }
+        let week_later = report("2026-11-30");
+        assert_eq!(week_later.clusters[0].reasons, Vec::<String>::new());
+        assert!(week_later.quiet());
+        let text = super::super::render::text(&week_later);
+        assert!(text.contains("== c: healthy\n") && !text.contains("nothing logged"), "{text}");
+    }
+
+    /// The day is [start, end): an alert fired at its first instant is the
+    /// day's, one fired at the end is the next day's. Open at the end of
+    /// the day: fired before the end and not resolved before it. Each open
+    /// alert and each reading problem is a reason for attention.
+    #[test]
+    fn alerts_and_problems_count_by_the_day_s_bounds() {
+        use crate::model::alert::Severity;
+        use crate::store::alerts::AlertContent;
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+        let at = |s: &str| s.parse::<Timestamp>().unwrap();
+        let tx = store.alert_tx("db1").unwrap();
+        let figures = serde_json::json!({});
+        // (key, fired, resolved)
+        let alerts = [
+            ("before", "2026-11-21T23:59:59.999999Z", None),
+            ("first-instant", "2026-11-22T00:00:00Z", Some("2026-11-23T00:00:00Z")),
+            ("resolved-in-the-day", "2026-11-22T10:00:00Z", Some("2026-11-22T23:59:59.999999Z")),
+            ("at-the-end", "2026-11-23T00:00:00Z", None),
+        ];
+        for (key, fired, resolved) in alerts {
+            let content = AlertContent {
+                rule: "slow_sync",
+                key,
+                severity: Severity::Warning,
+                summary: key,
+                details: &[],
+                figures: &figures,
+                suggestion: None,
+                evidence_at: None,
+            };
+            let id = tx.insert(&content, at(fired), false).unwrap();
+            if let Some(r) = resolved {
+                tx.resolve(id, Resolution::Cleared, at(r)).unwrap();
+            }
+        }
+        tx.commit().unwrap();
+        let cluster = store.cluster_id("db1").unwrap();
+        store.set_problem(cluster, "/var/log/postgresql", Some("cannot list the directory")).unwrap();
+        let advice = AdviceSection::default();
+        let report = build(&store, &inputs("2026-11-22", "UTC", &[], &advice)).unwrap();
+        let c = &report.clusters[0];
+        let keys = |alerts: &[AlertRow]| {
+            let mut keys: Vec<String> = alerts.iter().map(|a| a.key.clone()).collect();
+            keys.sort();
+            keys
+        };
+        assert_eq!(keys(&c.fired), ["first-instant", "resolved-in-the-day"]);
+        assert_eq!(keys(&c.resolved), ["resolved-in-the-day"]);
+        // "before" (never resolved) and "first-instant" (resolved at the end, not before it).
+        assert_eq!(c.open, 2);
+        assert_eq!(c.problems.len(), 1, "{:?}", c.problems);
+        assert!(c.problems[0].starts_with("/var/log/postgresql: cannot list the directory (last seen "));
+        assert_eq!(c.reasons, ["2 alerts open", "1 problem reading its logs"]);
+    }
+
+    /// A crash and its recovery is the first reason a day needs attention
+    /// (a real PostgreSQL 15 log killed with `pg_ctl stop -m immediate`).
+    #[test]
+    fn a_crash_recovery_is_a_reason_of_its_own() {
+        use crate::frame::time::TimeContext;
+        use crate::ingest::{self, Options};
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("c.db")).unwrap();
+        let cluster = store.cluster_id("c").unwrap();
+        let logs =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/15-stderr-default-crashimm/log");
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        for name in ["postgresql-2026-11-22_081334.log", "postgresql-2026-11-22_081730.log"] {
+            let log = logs.join(name);
+            ingest::import(&mut store, cluster, log.to_str().unwrap(), &Options::default(), &time).unwrap();
+        }
+        let advice = AdviceSection::default();
+        let report = build(&store, &inputs("2026-11-22", "UTC", &[], &advice)).unwrap();
+        let c = &report.clusters[0];
+        assert_eq!(c.day.crashes, 1);
+        assert_eq!(c.reasons.first().map(String::as_str), Some("1 crash recovery"), "{:?}", c.reasons);
+    }
+
     #[test]
     fn a_megabyte_or_more_unread_is_a_problem_a_moment_s_lag_is_not() {
         let dir = tempfile::tempdir().unwrap();

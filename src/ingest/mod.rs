@@ -325,7 +325,11 @@ fn source_row(
     // Found or created in one step: another process may be reading this file too.
     let (mut row, created) = store.source_for(cluster_id, source.head(), spec)?;
     if created && opts.new_files_from_end && source.compression == Compression::None {
-        (row.read_to, row.line) = end_of_complete_lines(spec.path)?;
+        let (offset, line) = end_of_complete_lines(spec.path)?;
+        // Recorded now: a read that finds nothing after it commits nothing,
+        // and the next read would go on from the store's position, the
+        // file's first byte, taking in all the history meant to be skipped.
+        store.commit_batch(&mut row, spec, &[], Pos { offset, line })?;
     }
     if source.meta.is_some_and(|m| source.compression == Compression::None && m.size < row.read_to) {
         // Same first bytes but shorter than what was read: rewritten in place

@@ -153,6 +153,14 @@ impl Store {
         rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
     }
 
+    /// Whether a daemon followed cluster `cluster_id` before: it recorded
+    /// the settings it followed it with ([`Store::follow_setting`]).
+    pub(crate) fn followed_before(&self, cluster_id: i64) -> Result<bool, StoreError> {
+        self.conn
+            .query_row("SELECT follow_format IS NOT NULL FROM cluster WHERE id = ?1", [cluster_id], |r| r.get(0))
+            .map_err(|e| self.sql(e))
+    }
+
     /// Records the `format` and `prefix` settings the daemon follows
     /// cluster `cluster_id` with, and returns the earlier ones when a daemon
     /// followed it with others before (its files were read the wrong way).

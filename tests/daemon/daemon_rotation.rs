@@ -305,7 +305,8 @@ fn files_that_appear_later_are_followed() {
     fs::create_dir_all(&missing).unwrap();
     fs::write(missing.join("postgresql-2026-11-22_090904.log"), &de).unwrap();
 
-    let (want_a, want_b) = (ws.reference("a", &[&std]), ws.reference("b", &[&de]));
+    let want_a = ws.reference("a", &[&std]);
+    let want_b = ws.reference_as("b", &[&de], "%m [%p] %q%u@%d ", "de_DE.UTF-8");
     d.wait_equal("a", &want_a);
     d.wait_equal("b", &want_b);
     d.terminate();
@@ -460,7 +461,7 @@ fn sighup_adding_a_cluster_follows_it_without_restart() {
     fs::write(&log_b, &de).unwrap();
     ws.write_config(&[("a", &glob(&dir_a, "postgresql.log*")), ("b", &glob(&dir_b, "postgresql.log*"))]);
     d.signal("HUP");
-    let want_b = ws.reference("b", &[&de]);
+    let want_b = ws.reference_as("b", &[&de], "%m [%p] %q%u@%d ", "de_DE.UTF-8");
     d.wait_equal("b", &want_b);
     append(&log_a, &concat(&l[half..]));
     let want_a = ws.reference("a", &[&std]);

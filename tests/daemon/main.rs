@@ -12,6 +12,7 @@ mod daemon_forget;
 mod daemon_never_silent;
 mod daemon_retention;
 mod daemon_rotation;
+mod daemon_start_at;
 mod daemon_stop;
 mod fleet_attacks;
 mod fleet_hostile;

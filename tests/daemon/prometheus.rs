@@ -3,7 +3,9 @@
 //! storage directory): it scrapes two `walwatch run` daemons following two
 //! real PostgreSQL logs (fixtures copied into their followed directories)
 //! and evaluates packaging/prometheus/walwatch-rules.yml; what its HTTP API
-//! answers equals `walwatch summary` and `walwatch alerts` for each.
+//! answers equals `walwatch summary` and `walwatch alerts` for each, and
+//! its counts and last distances equal what the independent counter
+//! (tests/support/truth.rs) reads in the raw logs.
 //! `promtool` checks and unit-tests both rules files (walwatch's verdicts,
 //! and the PromQL rules on the raw series). A missing binary fails
 //! the test (tests/run.sh installs the package), never skips it.
@@ -19,6 +21,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use support::daemon::{Daemon, Workspace};
 use support::smtp::free_port;
+use support::truth::{distance_kb, Layout, Truth};
 use support::walwatch_json;
 
 const RULES: &str = "packaging/prometheus/walwatch-rules.yml";
@@ -90,6 +93,8 @@ struct Followed {
     cluster: &'static str,
     port: u16,
     daemon: Daemon,
+    /// The independent counter over the copied logs.
+    truth: Truth,
 }
 
 impl Followed {
@@ -110,7 +115,30 @@ impl Followed {
             let len = fs::metadata(log).unwrap().len();
             daemon.wait_read_to(cluster, log, len);
         }
-        Followed { ws, cluster, port, daemon }
+        let layout: Value =
+            serde_json::from_str(&fs::read_to_string(repo(&format!("tests/fixtures/{fixture}/truth.json"))).unwrap())
+                .unwrap();
+        logs.sort();
+        let truth = Truth::read(&logs, &Layout::of_fixture(&layout));
+        Followed { ws, cluster, port, daemon, truth }
+    }
+
+    /// The counter's started points by (cluster, trigger), checkpoints and restartpoints together.
+    fn counted(&self) -> BTreeMap<(String, String), i64> {
+        let t = &self.truth;
+        let triggers = ["shutdown", "end-of-recovery", "wal", "time", "manual"];
+        let checkpoints = [t.shutdown, t.end_of_recovery, t.wal, t.time, t.manual];
+        triggers
+            .iter()
+            .zip(checkpoints.iter().zip(t.restartpoint_by_trigger))
+            .map(|(trigger, (c, r))| ((self.cluster.to_string(), trigger.to_string()), c + r))
+            .collect()
+    }
+
+    /// The distance the last complete line of the log prints, in bytes.
+    fn last_distance_bytes(&self) -> i64 {
+        let last = self.truth.complete_list.iter().max_by_key(|c| c.ts_key.clone()).expect("a complete line");
+        distance_kb(&last.message) as i64 * 1024
     }
 
     fn json(&self, command: &[&str]) -> Value {
@@ -269,6 +297,7 @@ fn prometheus_scraping_two_daemons_agrees_with_summary_and_alerts() {
     for f in &mut followed {
         let counts = f.summary();
         assert!(counts.values().sum::<i64>() > 0, "{}: the fixture has checkpoints: {counts:?}", f.cluster);
+        assert_eq!(counts, f.counted(), "{}: summary vs the counter over the raw log ({})", f.cluster, f.truth.brief());
         want_counts.extend(counts);
         want_alerts.extend(f.settled_alerts());
     }
@@ -283,6 +312,20 @@ fn prometheus_scraping_two_daemons_agrees_with_summary_and_alerts() {
         (got == want_counts).then_some(got.clone()).ok_or(format!("{got:?}\nwant {want_counts:?}"))
     });
     assert_eq!(counts, want_counts);
+    let counted: BTreeMap<(String, String), i64> = followed.iter().flat_map(Followed::counted).collect();
+    assert_eq!(counts, counted, "Prometheus vs the counter over the raw logs");
+    // The logs' own figures: too-frequent warnings, the newest checkpoint's distance.
+    let by_cluster = |p: &Prometheus, promql: &str| -> Result<BTreeMap<String, i64>, String> {
+        Ok(p.query(promql)?.into_iter().map(|(l, v)| (label(&l, "cluster"), v as i64)).collect())
+    };
+    let want: BTreeMap<String, i64> = followed.iter().map(|f| (f.cluster.to_string(), f.truth.too_frequent)).collect();
+    assert!(want.values().all(|n| *n > 0), "{want:?}");
+    let got = by_cluster(&prometheus, "walwatch_checkpoint_too_frequent_total").unwrap();
+    assert_eq!(got, want, "too-frequent warnings: Prometheus vs the counter");
+    let want: BTreeMap<String, i64> =
+        followed.iter().map(|f| (f.cluster.to_string(), f.last_distance_bytes())).collect();
+    let got = by_cluster(&prometheus, "walwatch_checkpoint_last_distance_bytes").unwrap();
+    assert_eq!(got, want, "the newest checkpoint's distance: Prometheus vs the log's complete line");
 
     // The firing alerts of the "walwatch" group: one per (cluster, rule,
     // severity) walwatch holds open, and walwatch_alerts_firing counts them.
@@ -367,7 +410,10 @@ fn the_endpoint_answers_in_the_format_the_scraper_accepts() {
         text.lines().filter(|l| counters.iter().any(|c| l.starts_with(c))).map(String::from).collect()
     };
     let before = counted(&get(None).1);
-    assert!(before.iter().any(|l| l.ends_with("_count{cluster=\"alpha\",phase=\"total\"} 28")), "{before:#?}");
+    // One duration per complete line of the log, as the counter finds them (28).
+    let total = format!("_count{{cluster=\"alpha\",phase=\"total\"}} {}", f.truth.completes);
+    assert_eq!(f.truth.completes, 28, "{}", f.truth.brief());
+    assert!(before.iter().any(|l| l.ends_with(&total)), "{before:#?}");
     let mut f = f;
     f.daemon.terminate();
     f.daemon = f.ws.start();

@@ -7,6 +7,7 @@
 mod support;
 
 mod alerts_delivery;
+mod advice_shapes;
 mod alerts_fixtures;
 mod bounded_memory;
 mod clock_skew_tolerance;

@@ -9,7 +9,10 @@
 //! below an independent upper bound: the WAL phase 1 wrote per
 //! checkpoint_timeout by the server's own LSNs, × headroom, × a slack for the
 //! model's p95 over that mean, through PostgreSQL's trigger rule and the
-//! README's rounding (`upper_bound`); a suggestion twice too big fails.
+//! README's rounding (`upper_bound`); a suggestion twice too big fails. S
+//! must also reach the need at that mean rate (from below), and equal what
+//! phase 1's raw log gives without walwatch (`FromLog`: its cycles as the
+//! independent counter reads them, their p95 by time, the same rule).
 //!
 //! Phase 2: `ALTER SYSTEM SET max_wal_size = S` and the same workload for the
 //! same time. There must be no WAL-triggered checkpoint and no "too
@@ -118,6 +121,14 @@ fn suggested_max_wal_size_leaves_only_time_triggered_checkpoints() {
     let bound = upper_bound(&pg, &one);
     eprintln!("{}", bound.describe(s));
     assert!(s <= bound.mb, "S = {s}MB is above the bound from the server's own WAL positions: {}", bound.describe(s));
+    // From below: the p95 of a steady load is at or above its mean rate.
+    assert!(s >= bound.need_mb, "S = {s}MB is below the need at the mean rate: {}", bound.describe(s));
+    // Exactly what the raw log's own cycles give through PostgreSQL's rule.
+    let from_log = FromLog::of(&one, &bound);
+    eprintln!("{}", from_log.describe());
+    assert_eq!(int(basis, "samples"), from_log.cycles as i64, "usable cycles vs the log's wal and time cycles");
+    assert_eq!(basis["peak_wal_rate_kb_s"].as_f64(), Some(round1(from_log.p95_rate_kb_s)), "{}", from_log.describe());
+    assert_eq!(s, from_log.p95_mb, "S vs the suggestion worked out from the raw log: {}", from_log.describe());
 
     // ---- phase 2: S
     pg.psql(&format!("ALTER SYSTEM SET max_wal_size = '{s}MB';"));
@@ -404,6 +415,69 @@ const P95_OVER_MEAN: f64 = 2.0;
 /// The headroom the README documents for the model (`[advice] headroom`).
 const HEADROOM: f64 = 1.25;
 
+/// The suggestion worked out from phase 1's raw log, without walwatch: its
+/// cycles as the independent counter reads them (tests/support/truth.rs;
+/// those ending in a wal or time start, each with its complete line's
+/// distance), the WAL each puts between two starts (its rate over
+/// checkpoint_timeout, or its whole distance when longer), the p95 and the
+/// median of that by time, each through PostgreSQL's rule and the README's
+/// rounding at the headroom, at least the current 32MB (there were forced
+/// checkpoints).
+struct FromLog {
+    cycles: usize,
+    p95_rate_kb_s: f64,
+    p95_mb: u64,
+    median_mb: u64,
+}
+
+impl FromLog {
+    fn of(one: &Phase, bound: &Bound) -> FromLog {
+        let cycles: Vec<(f64, f64)> = one
+            .truth
+            .cycles()
+            .into_iter()
+            .filter(|c| matches!(c.trigger, "wal" | "time") && c.seconds > 0.0)
+            .map(|c| (c.distance_kb.expect("every wal or time checkpoint completed") / c.seconds, c.seconds))
+            .collect();
+        let by_time = |values: Vec<(f64, f64)>, p: f64| {
+            let mut sorted = values;
+            sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let total: f64 = sorted.iter().map(|(_, s)| s).sum();
+            let mut covered = 0.0;
+            sorted.into_iter().find(|(_, s)| {
+                covered += s;
+                covered >= total * p / 100.0 * (1.0 - 1e-12)
+            })
+        };
+        let projected = |(rate, s): &(f64, f64)| (rate * s.max(bound.timeout_s), *s);
+        let size = |p: f64| {
+            let (kb, _) = by_time(cycles.iter().map(projected).collect(), p).expect("cycles");
+            size_for(kb / 1024.0 * HEADROOM, bound.cct, bound.segment_mb).max(32)
+        };
+        FromLog {
+            cycles: cycles.len(),
+            p95_rate_kb_s: by_time(cycles.clone(), 95.0).expect("cycles").0,
+            p95_mb: size(95.0),
+            median_mb: size(50.0),
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "from the raw log: {} cycles, p95 rate {:.1} kB/s, sized at the p95 {}MB, at the median {}MB{}",
+            self.cycles,
+            self.p95_rate_kb_s,
+            self.p95_mb,
+            self.median_mb,
+            if self.p95_mb == self.median_mb { " (the same here: the fast tier tells them apart)" } else { "" }
+        )
+    }
+}
+
+fn round1(v: f64) -> f64 {
+    (v * 10.0).round() / 10.0
+}
+
 /// The bound and what it was computed from, all read from the server.
 struct Bound {
     mb: u64,
@@ -450,29 +524,34 @@ fn upper_bound(pg: &PgCluster, one: &Phase) -> Bound {
     let v: Vec<f64> = out.trim().split('|').map(|x| x.parse().unwrap_or_else(|_| panic!("settings {out:?}"))).collect();
     let (timeout_s, cct, segment_mb) = (v[0], v[1], v[2]);
     let wal_per_timeout_mb = one.wal_mb / one.seconds * timeout_s;
-    let size_for = |wal_mb: f64| {
-        let mut segments = 2.0_f64;
-        while ((segments / (1.0 + cct)).floor() - 1.0) * segment_mb < wal_mb {
-            segments += 1.0;
-        }
-        let mb = segments * segment_mb;
-        let step = if mb <= 1024.0 {
-            64.0
-        } else if mb <= 4096.0 {
-            256.0
-        } else {
-            1024.0
-        };
-        ((mb / step).ceil() * step) as u64
-    };
     Bound {
-        mb: size_for(wal_per_timeout_mb * HEADROOM * P95_OVER_MEAN),
+        mb: size_for(wal_per_timeout_mb * HEADROOM * P95_OVER_MEAN, cct, segment_mb),
         wal_per_timeout_mb,
         timeout_s,
         cct,
         segment_mb,
-        need_mb: size_for(wal_per_timeout_mb * HEADROOM),
+        need_mb: size_for(wal_per_timeout_mb * HEADROOM, cct, segment_mb),
     }
+}
+
+/// The smallest whole-segment max_wal_size whose WAL trigger (PostgreSQL
+/// 11+, `xlog.c`: floor(max_wal_size / segment / (1 + cct)) - 1 segments)
+/// is at or above `wal_mb`, rounded up as the README documents (next 64 MB
+/// up to 1 GB, next 256 MB up to 4 GB, next GB above).
+fn size_for(wal_mb: f64, cct: f64, segment_mb: f64) -> u64 {
+    let mut segments = 2.0_f64;
+    while ((segments / (1.0 + cct)).floor() - 1.0) * segment_mb < wal_mb {
+        segments += 1.0;
+    }
+    let mb = segments * segment_mb;
+    let step = if mb <= 1024.0 {
+        64.0
+    } else if mb <= 4096.0 {
+        256.0
+    } else {
+        1024.0
+    };
+    ((mb / step).ceil() * step) as u64
 }
 
 // ---------------------------------------------------------------------------

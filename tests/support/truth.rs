@@ -183,11 +183,40 @@ impl Layout {
 /// One server-written `checkpoint starting:` line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Start {
-    /// [`ts_key`] of the log's timestamp, or the raw timestamp when the log's
-    /// zone is not UTC.
+    /// [`ts_key`] of the log's timestamp in UTC, or the raw timestamp when
+    /// its zone is none of those the counter knows ([`zone_offset_s`]).
     pub ts_key: String,
     pub flags: String,
     pub file: String,
+    /// 1-based line where the record starts.
+    pub line: usize,
+}
+
+/// A checkpoint cycle as the raw log shows it ([`Truth::cycles`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoggedCycle {
+    /// The trigger of the start that ends it.
+    pub trigger: &'static str,
+    /// From the start before it to its own start.
+    pub seconds: f64,
+    /// What its checkpoint's complete line prints; None: no complete line.
+    pub distance_kb: Option<f64>,
+}
+
+/// Seconds since the epoch of a UTC [`ts_key`] ("YYYYMMDDHHMMSSmmm").
+fn key_seconds(key: &str) -> f64 {
+    let civil = jiff::civil::DateTime::strptime("%Y%m%d%H%M%S", &key[..14]).unwrap_or_else(|e| panic!("{key}: {e}"));
+    let whole = civil.to_zoned(jiff::tz::TimeZone::UTC).unwrap().timestamp().as_second();
+    whole as f64 + key[14..].parse::<f64>().unwrap() / 1000.0
+}
+
+/// The `distance=N kB` of a complete line, in kB.
+pub fn distance_kb(message: &str) -> f64 {
+    let at = message.find("distance=").unwrap_or_else(|| panic!("no distance in {message}"));
+    match numbers(&message[at..]).first() {
+        Some(Num::Dec(kb)) => *kb,
+        other => panic!("distance {other:?} in {message}"),
+    }
 }
 
 /// One server-written `checkpoint complete:` / `restartpoint complete:` record.
@@ -528,13 +557,54 @@ pub fn trigger_of(flags: &str) -> &'static str {
     }
 }
 
-/// [`ts_key`] for UTC timestamps, the raw text otherwise.
+/// The offset from UTC, in seconds, of a zone as the fixtures' servers
+/// print it (`%m`): UTC and the abbreviations of their log_timezones
+/// (Europe/Berlin and Paris, Asia/Kolkata and Tokyo, America/New_York;
+/// "IST" is India's here), or a numeric offset (`+03`, `-0330`), which
+/// PostgreSQL prints for a zone without an abbreviation. Typed in, not
+/// looked up: the counter shares no time code with walwatch.
+fn zone_offset_s(zone: &str) -> Option<i64> {
+    const NAMED: [(&str, i64); 9] = [
+        ("UTC", 0),
+        ("GMT", 0),
+        ("Z", 0),
+        ("CET", 3600),
+        ("CEST", 7200),
+        ("IST", 19_800),
+        ("JST", 32_400),
+        ("EST", -18_000),
+        ("EDT", -14_400),
+    ];
+    if let Some((_, offset)) = NAMED.iter().find(|(name, _)| *name == zone) {
+        return Some(*offset);
+    }
+    let (sign, digits) = match zone.split_at_checked(1)? {
+        ("+", d) => (1, d.replace(':', "")),
+        ("-", d) => (-1, d.replace(':', "")),
+        _ => return None,
+    };
+    let (hours, minutes) = match digits.len() {
+        2 => (digits.parse::<i64>().ok()?, 0),
+        4 => (digits[..2].parse::<i64>().ok()?, digits[2..].parse::<i64>().ok()?),
+        _ => return None,
+    };
+    Some(sign * (hours * 3600 + minutes * 60))
+}
+
+/// [`ts_key`] of a log timestamp in UTC, the raw text when its zone is not
+/// one [`zone_offset_s`] knows.
 fn key_or_raw(ts: &str) -> String {
-    let zone = ts.trim().rsplit(' ').next().unwrap_or("");
-    if matches!(zone, "UTC" | "+00" | "Z") {
-        ts_key(ts)
-    } else {
-        ts.trim().to_string()
+    let ts = ts.trim();
+    let Some((civil, offset)) = ts.rsplit_once(' ').and_then(|(c, z)| Some((c, zone_offset_s(z)?))) else {
+        return ts.to_string();
+    };
+    let fmt = if civil.contains('.') { "%Y-%m-%d %H:%M:%S%.f" } else { "%Y-%m-%d %H:%M:%S" };
+    let utc = jiff::civil::DateTime::strptime(fmt, civil)
+        .ok()
+        .and_then(|local| local.checked_sub(jiff::SignedDuration::from_secs(offset)).ok());
+    match utc {
+        Some(utc) => ts_key(&format!("{} UTC", utc.strftime("%Y-%m-%d %H:%M:%S%.3f"))),
+        None => ts.to_string(),
     }
 }
 
@@ -615,7 +685,7 @@ impl Truth {
                 let has = |w: &str| flags.split_whitespace().any(|f| f == w);
                 self.immediate_force_wait += i64::from(flags == "immediate force wait");
                 self.immediate_force += i64::from(has("immediate") && has("force"));
-                self.start_list.push(Start { ts_key: key_or_raw(&r.ts), flags, file: file.into() });
+                self.start_list.push(Start { ts_key: key_or_raw(&r.ts), flags, file: file.into(), line: r.line });
             }
             "checkpoint_complete" | "restartpoint_complete" => {
                 if looks == "checkpoint_complete" {
@@ -639,6 +709,31 @@ impl Truth {
             "parameter_changed" => self.parameter_changes += 1,
             _ => unreachable!(),
         }
+    }
+
+    /// The checkpoint cycles the log shows, in order: from each
+    /// server-written start to the next one in the same file, with the
+    /// distance the second one's complete line prints (the first complete
+    /// after it in its file, before the next start). UTC logs.
+    pub fn cycles(&self) -> Vec<LoggedCycle> {
+        let complete_after = |s: &Start, until: usize| {
+            self.complete_list
+                .iter()
+                .find(|c| c.kind == "checkpoint_complete" && c.file == s.file && c.line > s.line && c.line < until)
+        };
+        self.start_list
+            .windows(2)
+            .filter(|w| w[0].file == w[1].file)
+            .map(|w| {
+                let next_line = self.start_list.iter().find(|s| s.file == w[1].file && s.line > w[1].line);
+                let complete = complete_after(&w[1], next_line.map_or(usize::MAX, |s| s.line));
+                LoggedCycle {
+                    trigger: trigger_of(&w[1].flags),
+                    seconds: key_seconds(&w[1].ts_key) - key_seconds(&w[0].ts_key),
+                    distance_kb: complete.map(|c| distance_kb(&c.message)),
+                }
+            })
+            .collect()
     }
 
     /// The files holding start lines, in the order first seen.
