@@ -111,9 +111,12 @@ impl<'t> StderrScanner<'t> {
         None
     }
 
-    /// Frames the entry starting at `start`; returns it (if its first line
-    /// is a primary line) and where the next entry starts.
-    pub(crate) fn frame_entry(&mut self, buf: &[u8], start: usize, pos: Pos) -> (Option<Record>, usize) {
+    /// Frames the entry starting at `start` from the lines of `buf` before
+    /// `end`; returns it (if its first line is a primary line) and where the
+    /// next entry starts. The bytes after `end` are look-ahead only: whether
+    /// a line opens a spliced prefix depends on the lines after it, and the
+    /// answer must not depend on where a read happened to stop.
+    pub(crate) fn frame_entry(&mut self, buf: &[u8], end: usize, start: usize, pos: Pos) -> (Option<Record>, usize) {
         let first = lines::lossy(lines::text(buf, start)).into_owned();
         let mut next = lines::next_start(buf, start);
         let Some(pm) = self.prefix.parse(&first) else {
@@ -123,7 +126,7 @@ impl<'t> StderrScanner<'t> {
         let LineLevel::Primary(severity) = pm.level else { return (None, next) };
         let mut record = self.record_from(&pm, severity, pos);
         let mut target: Option<Secondary> = None;
-        while next < buf.len() {
+        while next < end {
             let line = lines::text(buf, next);
             if let Some(rest) = line.strip_prefix(b"\t") {
                 append(&mut record, target, &lines::lossy(rest));
@@ -358,7 +361,7 @@ impl Scan for StderrScanner<'_> {
             line += lines::count(&work[counted..start]);
             counted = start;
             let entry_pos = Pos { offset: pos.offset + start as u64, line };
-            let (record, next) = self.frame_entry(work, start, entry_pos);
+            let (record, next) = self.frame_entry(region, boundary, start, entry_pos);
             done = next;
             if let Some(mut record) = record {
                 if self.spliced(region, start, next) {

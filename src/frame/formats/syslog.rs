@@ -253,7 +253,7 @@ impl Scan for SyslogScanner<'_> {
             let text = self.reassemble(work, &starts);
             let line = pos.line + lines::count(&work[..first]);
             let entry_pos = Pos { offset: pos.offset + first as u64, line };
-            let (record, _) = self.entry.frame_entry(&text, 0, entry_pos);
+            let (record, _) = self.entry.frame_entry(&text, text.len(), 0, entry_pos);
             let Some(mut record) = record else {
                 let first_line = lines::lossy(lines::text(&text, 0)).into_owned();
                 self.stats.misfit(self.entry.catalog, line, &first_line);

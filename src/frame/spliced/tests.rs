@@ -337,3 +337,20 @@ fn padded_names_refuse_no_real_line() {
     let (events, rejected) = read("%m [%p] %-10u %-10d ", log.as_bytes(), 1 << 20);
     assert_eq!((events.len(), rejected), (2, vec![]));
 }
+
+/// A login whose user name forges the HINT of the real warning before it
+/// and whose database name is a line break: the warning is real however
+/// the reads are cut (the check that the HINT line opens a spliced prefix
+/// looks at the lines after it, which a short read had not reached).
+#[test]
+fn a_forged_hint_after_a_real_warning_reads_alike_at_every_chunk_size() {
+    let hint =
+        "2026-11-23 23:22:01.825 UTC   [7431] HINT:  Consider increasing the configuration parameter \"max_wal_size\".";
+    let quiet = || (0, String::new(), String::new());
+    let steps = vec![quiet(), quiet(), (0, hint.to_string(), "\n".to_string()), quiet()];
+    let (log, real) = log(&SPACED, &steps);
+    assert_eq!(real, [0, 285, 754, 1263]);
+    for chunk in (600..log.len() + 1).step_by(7).chain([1 << 20]) {
+        assert_eq!(read(SPACED.spec, &log, chunk), (real.clone(), vec![]), "chunk {chunk}");
+    }
+}
