@@ -15,7 +15,7 @@ use super::schedule::{Due, Schedule};
 use crate::analyze::rules::RuleSet;
 use crate::config::Config;
 use crate::model::alert::{Channel, NoticeKind};
-use crate::store::digest::DayRecord;
+use crate::store::digests::DayRecord;
 use crate::store::outbox::NewMessage;
 use crate::store::{Store, StoreError};
 
@@ -52,11 +52,11 @@ pub enum DigestError {
 pub fn tick(store: &mut Store, config: &Config, rules: &RuleSet, now: Timestamp) -> Result<Tick, DigestError> {
     let Some(mail) = config.mail.as_ref().filter(|_| config.digest.enabled) else { return Ok(Tick::Off) };
     let schedule = Schedule::of(&config.digest)?;
-    let last = store.digest_last_day()?;
+    let last = store.digests().last_day()?;
     let (day, missed, missed_total) = match schedule.due(now, last) {
         Due::Nothing => return Ok(Tick::Waiting(schedule.next_after(last.unwrap_or(schedule.latest_due(now))))),
         Due::Baseline(day) => {
-            return Ok(match store.digest_record(day, &DayRecord::Baseline, &[], now)? {
+            return Ok(match store.digests_mut().record(day, &DayRecord::Baseline, &[], now)? {
                 true => Tick::Baseline(day),
                 false => Tick::Taken(day),
             })
@@ -74,7 +74,7 @@ pub fn tick(store: &mut Store, config: &Config, rules: &RuleSet, now: Timestamp)
     };
     let report = report::build(store, &inputs)?;
     if config.digest.skip_quiet_days && report.quiet() {
-        return Ok(match store.digest_record(day, &DayRecord::Skipped, &[], now)? {
+        return Ok(match store.digests_mut().record(day, &DayRecord::Skipped, &[], now)? {
             true => Tick::Skipped(day),
             false => Tick::Taken(day),
         });
@@ -93,7 +93,7 @@ pub fn tick(store: &mut Store, config: &Config, rules: &RuleSet, now: Timestamp)
         queued_at: now,
     };
     let record = DayRecord::Queued { message_id: message_id.clone(), subject: subject.clone() };
-    Ok(match store.digest_record(day, &record, &[message], now)? {
+    Ok(match store.digests_mut().record(day, &record, &[message], now)? {
         true => Tick::Queued { day, subject, message_id },
         false => Tick::Taken(day),
     })

@@ -38,7 +38,7 @@ fn small_store(dir: &std::path::Path) -> std::path::PathBuf {
     let (db, log) = (dir.join("w.db"), dir.join("postgresql.log"));
     std::fs::write(&log, LOG).unwrap();
     let mut store = Store::open(&db).unwrap();
-    let cluster = store.cluster_id("main").unwrap();
+    let cluster = store.clusters_mut().find_or_create("main").unwrap();
     let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
     let time = crate::frame::time::TimeContext::new(Some("UTC")).unwrap();
     ingest::import(&mut store, cluster, log.to_str().unwrap(), &opts, &time).unwrap();
@@ -168,7 +168,7 @@ fn histograms_follow_the_store_between_scrapes() {
 /// as `walwatch status` does; a new tolerance reads the times again.
 #[test]
 fn the_newest_event_is_not_one_dated_ahead() {
-    use crate::store::summary::test_store::{start, store};
+    use crate::store::test_store::{start, store};
     let dir = tempfile::tempdir().unwrap();
     let s = store(
         dir.path(),

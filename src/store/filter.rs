@@ -67,6 +67,9 @@ pub(super) fn times(time: &str, since: Option<i64>, until: Option<i64>) -> (Stri
 /// holds this expression.
 pub(super) const POINT_TIME: &str = "COALESCE(k.started_at, k.completed_at)";
 
+/// The cluster named ?1, as a scalar subquery (computed once, not per row).
+pub(super) const CLUSTER: &str = "(SELECT id FROM cluster WHERE name = ?1)";
+
 /// Recognised events only (table `event e`): a rejected record (a client's
 /// look-alike line) never counts as an event.
 pub(super) const RECOGNISED: &str = "e.kind <> 'rejected'";
