@@ -120,6 +120,7 @@ impl<'a> PointRows<'a> {
     /// start, completed from `at` to `within` after it, that is not earlier
     /// than `offset` in source `source_id`: (its row, its completion).
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub(crate) fn waiting_complete(
         &mut self,
         cluster_id: i64,
@@ -255,6 +256,7 @@ impl<'a> PointRows<'a> {
     }
 
     /// A start line's row, waiting for its complete.
+    #[inline]
     pub(crate) fn insert_start(&self, start: &StartRow) -> Result<(), StoreError> {
         let s = start;
         self.tx
@@ -280,6 +282,7 @@ impl<'a> PointRows<'a> {
     /// A start and its complete line in one insert: the row
     /// [`PointRows::insert_start`] and then [`PointRows::complete`] would
     /// have left (paired, so no longer waiting).
+    #[inline]
     pub(crate) fn insert_paired(
         &mut self,
         start: &StartRow,
@@ -290,16 +293,16 @@ impl<'a> PointRows<'a> {
         let s = start;
         let figures = stats.values();
         let (started_at, completed_at) = (to_micros(s.at), to_micros(at));
+        let (kind, trigger) = (s.kind.as_str(), s.trigger.as_str());
         self.paired
             .execute(params_from_iter(
-                params![s.cluster_id, s.kind.as_str(), s.pid, s.event_id, started_at, s.flags, s.trigger.as_str()]
+                params![s.cluster_id, kind, s.pid, s.event_id, started_at, s.flags, trigger, event_id, completed_at]
                     .iter()
                     .copied()
-                    .chain([&event_id as &dyn ToSql, &completed_at])
                     .chain(figures.iter().map(|f| f as &dyn ToSql)),
             ))
             .map(drop)
-            .map_err(|e| StoreError::Sql { path: self.path.into(), source: e })
+            .map_err(|e| self.sql(e))
     }
 
     /// Row `id`, a complete line waiting for its start, gets `start`: paired.

@@ -113,11 +113,13 @@ impl<'a> EventBatch<'a> {
     }
 
     /// The source the batch was read from.
+    #[inline]
     pub(crate) fn source(&self) -> &'a SourceRow {
         self.source
     }
 
     /// The checkpoint rows, in the batch's transaction.
+    #[inline]
     pub(crate) fn points(&mut self) -> &mut PointRows<'a> {
         &mut self.points
     }
@@ -131,6 +133,7 @@ impl<'a> EventBatch<'a> {
     }
 
     /// Stores `event`; its id, or None when it was already stored.
+    #[inline]
     pub(crate) fn insert(&mut self, event: &Event) -> Result<Option<i64>, StoreError> {
         let data = event_data(&event.body).to_string();
         let source = self.source;
