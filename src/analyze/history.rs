@@ -26,7 +26,7 @@
 //! - `server_starts`: `starting PostgreSQL` lines (PostgreSQL 12+); before
 //!   12, which logs no such line, each `ready to accept connections` that
 //!   follows neither a crash restart nor a promotion
-//!   ([`Store::server_start_times`](crate::store::Store)).
+//!   ([`Events::server_starts`](crate::store::events::Events)).
 //! - `alerts_fired`: alerts whose `fired_at` (walwatch's clock, not the
 //!   log's) lies in the bucket.
 //!

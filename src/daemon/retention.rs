@@ -1,4 +1,4 @@
-//! The daily prune (`[store] keep`, store/prune.rs) on a thread of its own
+//! The daily prune (`[store] keep`, store/retention.rs) on a thread of its own
 //! with its own store connection: the main loop keeps reading logs while
 //! it runs, and both only ever wait for one small transaction of the other.
 //! Due at start when the last prune is a day old, then every day. A failed

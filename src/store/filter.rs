@@ -3,8 +3,8 @@
 //! (a point's time, recognised events, events dated ahead).
 //!
 //! A module of its own that imports nothing else of the store but
-//! [`super::columns`]: the writers (events, checkpoints) and the readers
-//! (summary, checkpoints) each depend on it, never on one another for these.
+//! [`super::columns`]: the aggregates' readers (events, checkpoints,
+//! sources, alerts) each depend on it, never on one another for these.
 
 use std::time::Duration;
 
