@@ -43,9 +43,9 @@ impl<S: Deref<Target = Store>> Digests<S> {
         let Some(record) = self.day(day)? else { return Ok(None) };
         let mut latest = LatestDigest { day, record, sent_at: None, attempts: 0, last_error: None };
         if let DayRecord::Queued { message_id, .. } = &latest.record {
-            if let Some((sent_at, attempts, last_error)) = self.0.outbox().delivery(message_id)? {
-                latest.sent_at = sent_at;
-                (latest.attempts, latest.last_error) = (attempts, last_error);
+            if let Some(delivery) = self.0.outbox().delivery(message_id)? {
+                latest.sent_at = delivery.sent_at;
+                (latest.attempts, latest.last_error) = (delivery.attempts, delivery.last_error);
             }
         }
         Ok(Some(latest))

@@ -459,6 +459,9 @@ pub struct Replay {
     pub seconds: f64,
 }
 
+/// A `redo starts at` or `redo done at` line: its kind, LSN and elapsed seconds.
+type RedoLine = (String, Option<String>, Option<f64>);
+
 /// The crash recoveries whose replay speed `suggest` reads (the newest).
 const REPLAYS_KEPT: i64 = 100;
 
@@ -536,7 +539,7 @@ impl<S: Deref<Target = Store>> Events<S> {
         // The newest recoveries only: a replay speed is a property of today's
         // hardware, and a store of years with a crash a day would otherwise
         // read (and JSON-decode) thousands of rows at every suggestion.
-        let q = || -> rusqlite::Result<Vec<(String, Option<String>, Option<f64>)>> {
+        let q = || -> rusqlite::Result<Vec<RedoLine>> {
             let mut stmt = self.0.conn.prepare_cached(
                 "SELECT e.kind, json_extract(e.data, '$.lsn'), json_extract(e.data, '$.elapsed_s')
                  FROM event e JOIN cluster c ON c.id = e.cluster_id

@@ -49,6 +49,16 @@ pub(super) fn insert(tx: &rusqlite::Transaction<'_>, messages: &[NewMessage]) ->
     Ok(())
 }
 
+/// How the delivery of one message went.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Delivery {
+    /// When the transport accepted it.
+    pub sent_at: Option<Timestamp>,
+    pub attempts: i64,
+    /// The last failure.
+    pub last_error: Option<String>,
+}
+
 /// A queued, unsent message.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OutboxRow {
@@ -110,21 +120,15 @@ impl<S: Deref<Target = Store>> Outbox<S> {
         Ok(next.map(from_micros))
     }
 
-    /// Where the message `message_id` is: when the transport accepted it,
-    /// how many attempts were made, the last failure; None when it is not queued.
-    pub(crate) fn delivery(
-        &self,
-        message_id: &str,
-    ) -> Result<Option<(Option<Timestamp>, i64, Option<String>)>, StoreError> {
-        let row: Option<(Option<i64>, i64, Option<String>)> = self
-            .0
+    /// Where the message `message_id` is; None when it is not queued.
+    pub(crate) fn delivery(&self, message_id: &str) -> Result<Option<Delivery>, StoreError> {
+        self.0
             .conn
             .query_row("SELECT sent_at, attempts, last_error FROM outbox WHERE message_id = ?1", [message_id], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                Ok(Delivery { sent_at: opt_from_micros(r.get(0)?), attempts: r.get(1)?, last_error: r.get(2)? })
             })
             .optional()
-            .map_err(|e| self.0.sql(e))?;
-        Ok(row.map(|(sent_at, attempts, last_error)| (sent_at.map(from_micros), attempts, last_error)))
+            .map_err(|e| self.0.sql(e))
     }
 }
 

@@ -200,7 +200,7 @@ impl<S: DerefMut<Target = Store>> Retention<S> {
     pub fn prune(&mut self, cutoff: Timestamp, batch: usize, stop: &dyn Fn() -> bool) -> Result<Pruned, StoreError> {
         let mut pruned = Pruned { earlier: self.unrecorded_prunes()?, ..Pruned::default() };
         let mut run =
-            Batches { store: &mut *self.0, cutoff: to_micros(cutoff), batch: batch.max(1), stop, pruned: &mut pruned };
+            Batches { store: &mut self.0, cutoff: to_micros(cutoff), batch: batch.max(1), stop, pruned: &mut pruned };
         run.checkpoints_and_events()?;
         run.settings()?;
         run.alerts()?;
