@@ -13,8 +13,8 @@
 # Prune: to NOW - KEEP_DAYS (default 2027-01-01 - 334 d = 2026-02-01): the
 # oldest month of the year, ~1/12 of the rows, as a daemon with keep = "334d"
 # does on its first day. RUNS rounds, each on a fresh copy of the store:
-#   walwatch: examples/prune_bench.rs, i.e. Store::prune in the daemon's
-#     5 000-row transactions, then Store::reclaim (incremental vacuum in
+#   walwatch: examples/prune_bench.rs, i.e. the retention prune in the daemon's
+#     5 000-row transactions, then its reclaim (incremental vacuum in
 #     2 000-page steps); CPU of the pruning thread from /proc/self/schedstat.
 #   reference: the sqlite3 shell deleting the same checkpoint rows and
 #     unreferenced events in ONE transaction (same triggers, same indexes),

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use jiff::{SignedDuration, Timestamp};
-use walwatch::store::prune::BATCH;
+use walwatch::store::retention::BATCH;
 use walwatch::store::Store;
 
 /// The main thread's CPU time so far.
@@ -38,10 +38,10 @@ fn main() {
     let mut store = Store::open(db).expect("open");
     let never = || false;
     let (c0, w0) = (cpu(), Instant::now());
-    let pruned = store.prune(cutoff, BATCH, &never).expect("prune");
+    let pruned = store.retention_mut().prune(cutoff, BATCH, &never).expect("prune");
     let (c1, w1) = (cpu(), Instant::now());
     let (_, free) = pages(db);
-    let reclaimed = store.reclaim(&never).expect("reclaim");
+    let reclaimed = store.retention_mut().reclaim(&never).expect("reclaim");
     let (c2, w2) = (cpu(), Instant::now());
     drop(store);
     let (pages_after, _) = pages(db);

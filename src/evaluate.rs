@@ -43,7 +43,7 @@ pub struct Evaluation {
 /// findings. The daemon calls this periodically and after commits that
 /// stored checkpoint events; `walwatch analyze` once.
 pub fn all(store: &mut Store, config: &Config, rules: &RuleSet, now: Timestamp) -> Result<Evaluation, EvaluateError> {
-    let names = store.clusters()?;
+    let names = store.clusters().names()?;
     clusters(store, config, rules, &names, now)
 }
 
@@ -57,7 +57,7 @@ pub(crate) fn all_until(
     stop: &std::sync::atomic::AtomicBool,
 ) -> Result<Evaluation, EvaluateError> {
     let mut reports = Vec::new();
-    for name in store.clusters()? {
+    for name in store.clusters().names()? {
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
             return Err(EvaluateError::Stopped);
         }

@@ -80,7 +80,7 @@ pub fn apply(
     findings: Vec<Finding>,
     now: Timestamp,
 ) -> Result<Changes, StoreError> {
-    let tx = store.alert_tx(cluster)?;
+    let tx = store.alerts_mut().begin(cluster)?;
     let open = tx.open_alerts()?;
     let mut changes = Changes { cluster: cluster.to_string(), ..Changes::default() };
     let mut found = HashSet::new();

@@ -26,7 +26,7 @@
 //! - `server_starts`: `starting PostgreSQL` lines (PostgreSQL 12+); before
 //!   12, which logs no such line, each `ready to accept connections` that
 //!   follows neither a crash restart nor a promotion
-//!   ([`Store::server_start_times`](crate::store::Store)).
+//!   ([`Events::server_starts`](crate::store::events::Events)).
 //! - `alerts_fired`: alerts whose `fired_at` (walwatch's clock, not the
 //!   log's) lies in the bucket.
 //!
@@ -46,8 +46,8 @@ use serde::Serialize;
 use crate::analyze::buckets::{rfc3339_local, Bucket};
 use crate::analyze::sizing::{self, Cycle};
 use crate::model::event::{PointKind, Trigger};
-use crate::store::buckets::HistoryPoint;
-use crate::store::history::PointStart;
+use crate::store::checkpoints::HistoryPoint;
+use crate::store::checkpoints::PointStart;
 use crate::store::{Store, StoreError};
 
 /// Started points by trigger: `summary`'s counts, keys and order.
@@ -214,11 +214,11 @@ pub fn rows_of_each(store: &Store, cluster: &str, bucketings: &[&[Bucket]]) -> R
         [("too_frequent", |a| &mut a.too_frequent), ("parameter_changed", |a| &mut a.parameter_changes)];
     let mut count = |t: Timestamp, field: Counter| tables.iter_mut().for_each(|table| table.count(t, field));
     for (kind, field) in kinds {
-        store.event_times(cluster, kind, since, until, |t| count(t, field))?;
+        store.events().times(cluster, kind, since, until, |t| count(t, field))?;
     }
-    store.server_start_times(cluster, since, until, |t| count(t, |a| &mut a.server_starts))?;
-    store.crashes_without_end_of_recovery(cluster, since, until, |t| count(t, |a| &mut a.crashes))?;
-    store.alert_fired_times(cluster, since, until, |t| count(t, |a| &mut a.alerts_fired))?;
+    store.events().server_starts(cluster, since, until, |t| count(t, |a| &mut a.server_starts))?;
+    store.events().crashes_without_end_of_recovery(cluster, since, until, |t| count(t, |a| &mut a.crashes))?;
+    store.alerts().fired_times(cluster, since, until, |t| count(t, |a| &mut a.alerts_fired))?;
     Ok(tables
         .into_iter()
         .map(|t| t.buckets.iter().zip(t.accs).map(|(b, acc)| row(cluster, b, acc)).collect())
@@ -272,14 +272,14 @@ pub fn walk(
     until: Timestamp,
     mut each: impl FnMut(&HistoryPoint, Option<Cycle>),
 ) -> Result<(), StoreError> {
-    let mut previous: Option<PointStart> = store.start_before(cluster, since)?;
+    let mut previous: Option<PointStart> = store.checkpoints().start_before(cluster, since)?;
     let from = previous.as_ref().map_or(since, |p| p.started_at);
-    let restarts = store.restart_times(cluster, from, until)?;
+    let restarts = store.events().restart_times(cluster, from, until)?;
     let restarted = |a: Timestamp, b: Timestamp| {
         let first_after = restarts.partition_point(|t| *t <= a);
         restarts.get(first_after).is_some_and(|t| *t <= b)
     };
-    store.history_points(cluster, since, until, |p| {
+    store.checkpoints().history(cluster, since, until, |p| {
         let mut cycle = None;
         if let Some(start) = p.start() {
             if let Some(a) = &previous {
@@ -372,7 +372,7 @@ mod tests {
         let mut store = Store::open(&dir.path().join("h.db")).unwrap();
         let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
         let time = TimeContext::new(Some("UTC")).unwrap();
-        let id = store.cluster_id("c").unwrap();
+        let id = store.clusters_mut().find_or_create("c").unwrap();
         for file in [
             "tests/fixtures/15-stderr-default-crashimm/log/postgresql-2026-11-22_081334.log",
             "tests/fixtures/15-stderr-default-crashimm/log/postgresql-2026-11-22_081730.log",

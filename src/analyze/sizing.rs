@@ -58,7 +58,8 @@ use crate::config::{plural, AdviceSection};
 use crate::model::event::Trigger;
 use crate::output::grouped_f;
 use crate::settings::{SettingChange, Settings, ValueSource};
-use crate::store::history::{PointStart, Replay, SizingHistory};
+use crate::store::checkpoints::{PointStart, SizingHistory};
+use crate::store::events::Replay;
 use crate::store::{Store, StoreError};
 
 /// How far the suggestion can be trusted: low below `min_samples` cycles,
@@ -390,10 +391,10 @@ pub fn suggest(
     // when the whole log is older (an import of last month's logs is still
     // advice); a line dated beyond the clock-skew tolerance is never the
     // newest event (see the clock_skew rule).
-    let newest = store.log_times(cluster, skew_tolerance)?.newest;
+    let newest = store.events().log_times(cluster, skew_tolerance)?.newest;
     let window = Window::ending(now, newest, advice.lookback);
     let since = window.start;
-    let history = store.sizing_history(cluster, since, window.end + SignedDuration::from_micros(1))?;
+    let history = store.checkpoints().sizing_history(cluster, since, window.end + SignedDuration::from_micros(1))?;
     let params = Params::from_settings(settings);
     let changed = crate::settings::latest_change_in(store, cluster, &SIZING_SETTINGS, &settings.log_changes)?;
     Ok(from_history(cluster, settings.clone(), &history, since, &params, advice, changed))

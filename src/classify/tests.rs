@@ -72,7 +72,7 @@ fn a_too_frequent_warning_counts_only_its_own_max_wal_size_hint() {
     let (db, file) = (dir.path().join("w.db"), dir.path().join("postgresql.log"));
     std::fs::write(&file, log).unwrap();
     let mut store = Store::open(&db).unwrap();
-    let cluster = store.cluster_id("c").unwrap();
+    let cluster = store.clusters_mut().find_or_create("c").unwrap();
     let opts = Options { prefix: Some(PREFIX.into()), ..Options::default() };
     let time = TimeContext::new(Some("UTC")).unwrap();
     let report = ingest::import(&mut store, cluster, file.to_str().unwrap(), &opts, &time).unwrap();
@@ -104,7 +104,7 @@ fn whole_log_lines_inside_a_logged_statement_are_counted_as_forged() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("w.db");
     let mut store = Store::open(&db).unwrap();
-    let cluster = store.cluster_id("c").unwrap();
+    let cluster = store.clusters_mut().find_or_create("c").unwrap();
     let opts = Options { prefix: Some(PREFIX.into()), ..Options::default() };
     let time = TimeContext::new(Some("UTC")).unwrap();
     ingest::import(&mut store, cluster, log.to_str().unwrap(), &opts, &time).unwrap();

@@ -56,20 +56,20 @@ const TABLE_HEADER: [&str; 11] = [
 /// read transaction so that they see the same rows.
 fn render(store: &Store, filter: &Filter, format: OutputFormat, out: &mut impl Write) -> Result<()> {
     match format {
-        OutputFormat::Json => {
-            output::json_array(out, |push| store.each_checkpoint(filter, |row| push(&row).map_err(anyhow::Error::from)))
-        }
+        OutputFormat::Json => output::json_array(out, |push| {
+            store.checkpoints().each(filter, |row| push(&row).map_err(anyhow::Error::from))
+        }),
         OutputFormat::Csv => output::csv_rows(out, &header(), |push| {
-            store.each_checkpoint(filter, |row| push(&cells(&row)).map_err(anyhow::Error::from))
+            store.checkpoints().each(filter, |row| push(&cells(&row)).map_err(anyhow::Error::from))
         }),
         OutputFormat::Table => store.in_snapshot(|| {
             let mut layout = output::TableLayout::new(&TABLE_HEADER, &TABLE_HEADER[5..]);
-            store.each_checkpoint(filter, |row| {
+            store.checkpoints().each(filter, |row| {
                 layout.widen(&table_cells(&row));
                 Ok::<(), anyhow::Error>(())
             })?;
             layout.header(out)?;
-            store.each_checkpoint(filter, |row| Ok::<(), anyhow::Error>(layout.line(out, &table_cells(&row))?))
+            store.checkpoints().each(filter, |row| Ok::<(), anyhow::Error>(layout.line(out, &table_cells(&row))?))
         }),
     }
 }
@@ -118,7 +118,7 @@ mod tests {
     /// What `walwatch checkpoints` printed before it streamed: every row
     /// collected, then written whole.
     fn collected(store: &Store, filter: &Filter, format: OutputFormat) -> Vec<u8> {
-        let rows = store.checkpoints(filter).unwrap();
+        let rows = store.checkpoints().list(filter).unwrap();
         let mut out = Vec::new();
         match format {
             OutputFormat::Json => output::json(&mut out, &rows).unwrap(),
@@ -144,7 +144,7 @@ mod tests {
             ("standby", "tests/fixtures/15-stderr-default-standby/log/postgresql-2026-11-22_081258.log"),
             ("noise", "tests/fixtures/15-stderr-default-noise/log/postgresql-2026-11-22_080841.log"),
         ] {
-            let id = store.cluster_id(cluster).unwrap();
+            let id = store.clusters_mut().find_or_create(cluster).unwrap();
             let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
             let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
             ingest::import(&mut store, id, path.to_str().unwrap(), &opts, &time).unwrap();
@@ -172,7 +172,7 @@ mod tests {
         render(&store, &Filter::default(), OutputFormat::Csv, &mut all).unwrap();
         assert_eq!(
             all.iter().filter(|&&b| b == b'\n').count(),
-            1 + store.checkpoints(&Filter::default()).unwrap().len()
+            1 + store.checkpoints().list(&Filter::default()).unwrap().len()
         );
         let mut none = Vec::new();
         render(&store, &filters[4], OutputFormat::Json, &mut none).unwrap();

@@ -11,7 +11,7 @@ use anyhow::{bail, Result};
 use crate::cli::ForgetArgs;
 use crate::output;
 use crate::source::Source;
-use crate::store::forget::KnownSource;
+use crate::store::sources::KnownSource;
 use crate::store::{Damage, Store};
 
 pub fn run(args: ForgetArgs) -> Result<ExitCode> {
@@ -25,7 +25,7 @@ pub fn run(args: ForgetArgs) -> Result<ExitCode> {
     if let Some(c) = &args.cluster {
         super::clusters(&store, Some(c))?;
     }
-    let known = store.known_sources(args.cluster.as_deref())?;
+    let known = store.sources().known(args.cluster.as_deref())?;
     let (chosen, unknown) = match args.files.is_empty() {
         true => (known, Vec::new()),
         false => pick(&store, &known, &args.files)?,
@@ -45,7 +45,7 @@ pub fn run(args: ForgetArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(super::EXIT_FAILURE));
     }
     let ids: Vec<i64> = chosen.iter().map(|s| s.id).collect();
-    let gone = store.forget_sources(&ids)?;
+    let gone = store.sources_mut().forget(&ids)?;
     if !super::quiet() {
         for s in &chosen {
             output::line(&mut stdout, format!("forgot {} (cluster {})", s.path, s.cluster))?;
@@ -62,8 +62,8 @@ pub fn run(args: ForgetArgs) -> Result<ExitCode> {
 /// `--damaged`: the damage to shipped files was looked at; status stops naming it.
 fn damaged(args: &ForgetArgs) -> Result<ExitCode> {
     let mut store = Store::open_existing(&super::config_and_db(&args.common)?.db)?;
-    let records = store.damaged(None)?;
-    let n = store.forget_damage()?;
+    let records = store.streams().damaged(None)?;
+    let n = store.streams_mut().forget_damage()?;
     if !super::quiet() {
         for d in &records {
             match &d.damage {
@@ -100,7 +100,7 @@ fn pick(store: &Store, known: &[KnownSource], files: &[String]) -> Result<(Vec<K
         // "-" would read standard input: only its recorded name can match.
         if let Some(source) = Some(file).filter(|f| *f != "-").and_then(|f| Source::open(f).ok()) {
             for cluster in &clusters {
-                found.extend(store.source_with_content(cluster, source.head())?);
+                found.extend(store.sources().with_content(cluster, source.head())?);
             }
         }
         if found.is_empty() {

@@ -150,7 +150,7 @@ fn cluster_buckets(
     tz: &TimeZone,
     tolerance: Duration,
 ) -> Result<Option<Vec<Bucket>>> {
-    let (oldest, newest) = store.history_span(cluster, tolerance)?;
+    let (oldest, newest) = store.checkpoints().history_span(cluster, tolerance)?;
     // The newest event is inside the range: `until` is exclusive.
     let end = newest.map(|t| t + SignedDuration::from_micros(1));
     let (Some(since), Some(until)) = (asked.since.or(oldest), asked.until.or(end)) else {
@@ -187,7 +187,7 @@ fn opt(t: Option<Timestamp>) -> String {
 /// before rows the daily prune deleted: those buckets are empty for that reason.
 pub(super) fn note_pruned(store: &Store, since: Option<Timestamp>, consequence: &str) -> Result<()> {
     let Some(since) = since else { return Ok(()) };
-    if let Some(note) = store.retention()?.note_for_range(since, consequence) {
+    if let Some(note) = store.retention().recorded()?.note_for_range(since, consequence) {
         super::note(note);
     }
     Ok(())

@@ -40,7 +40,7 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
     let mut stdout = std::io::stdout().lock();
     for file in &args.files {
         let cluster = args.cluster.clone().unwrap_or_else(|| crate::config::cluster_name(file));
-        let cluster_id = store.cluster_id(&cluster)?;
+        let cluster_id = store.clusters_mut().find_or_create(&cluster)?;
         let bar = progress::Bar::new(super::quiet());
         let result = ingest::import_watched(&mut store, cluster_id, file, &opts, &time, &|p| bar.update(p));
         // The report and errors go where the bar was drawn: gone first.

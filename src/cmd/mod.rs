@@ -206,7 +206,7 @@ fn readable_config(flag: Option<&std::path::Path>) -> Result<(Config, crate::con
 
 /// The clusters a command covers: `--cluster`, else every cluster in the store.
 fn clusters(store: &crate::store::Store, only: Option<&str>) -> Result<Vec<String>> {
-    let known = store.clusters()?;
+    let known = store.clusters().names()?;
     match only {
         Some(c) if known.iter().any(|k| k == c) => Ok(vec![c.to_string()]),
         Some(c) => anyhow::bail!("no cluster {c:?} in {} (known: {})", store.path().display(), known.join(", ")),

@@ -114,7 +114,7 @@ fn refreshed_from_logs(
 
 /// The configured clusters and those only imported, or just `--cluster`.
 fn cluster_names(store: &Store, configured: &[&config::ClusterConfig], only: Option<&str>) -> Result<Vec<String>> {
-    let stored = store.clusters()?;
+    let stored = store.clusters().names()?;
     let mut names: BTreeSet<String> = configured.iter().map(|c| c.name.clone()).collect();
     match only {
         Some(only) if names.contains(only) || stored.iter().any(|s| s == only) => Ok(vec![only.to_string()]),

@@ -21,7 +21,7 @@ use crate::frame::prefix::Prefix;
 use crate::output;
 use crate::output::grouped;
 use crate::store::daemon::{ClusterStatus, Heartbeat};
-use crate::store::prune::Retention;
+use crate::store::retention::RetentionRecord;
 use crate::store::Store;
 use crate::timefmt::format_duration;
 use crate::timefmt::rfc3339;
@@ -140,10 +140,10 @@ pub(super) struct DaemonSummary {
 }
 
 pub(super) fn daemon_summary(store: &Store) -> Result<DaemonSummary> {
-    let daemon = daemon(store.last_heartbeat()?.as_ref(), Timestamp::now());
+    let daemon = daemon(store.daemon().last_heartbeat()?.as_ref(), Timestamp::now());
     let mut behind = Vec::new();
     let shipped = crate::receive::streams::shipped_sizes(store)?;
-    for c in store.cluster_status(None)? {
+    for c in store.daemon().cluster_status(None)? {
         let name = c.name.clone();
         behind.extend(report(c, daemon.state, &shipped).behind.into_iter().map(|b| format!("cluster {name}: {b}")));
     }
@@ -156,12 +156,12 @@ pub fn run(args: StatusArgs) -> Result<ExitCode> {
     let super::Loaded { config, rules, db } = super::config_and_db(&args.common)?;
     let store = Store::open_read_only(&db)?;
     super::check_cluster(&store, args.cluster.as_deref())?;
-    let heartbeat = store.last_heartbeat()?;
+    let heartbeat = store.daemon().last_heartbeat()?;
     let now = Timestamp::now();
     let daemon = daemon(heartbeat.as_ref(), now);
     let mut clusters = Vec::new();
     let shipped = crate::receive::streams::shipped_sizes(&store)?;
-    for c in store.cluster_status(args.cluster.as_deref())? {
+    for c in store.daemon().cluster_status(args.cluster.as_deref())? {
         let mut r = report(c, daemon.state, &shipped);
         dated_ahead(&store, &mut r, rules.get::<ClockSkew>(), now)?;
         trust(&store, &mut r, now)?;
@@ -169,7 +169,7 @@ pub fn run(args: StatusArgs) -> Result<ExitCode> {
         damaged(&store, &mut r)?;
         clusters.push(r);
     }
-    let store_status = store_status(&store.retention()?, config.store.keep);
+    let store_status = store_status(&store.retention().recorded()?, config.store.keep);
     let listeners = match daemon.state {
         DaemonState::Running => listeners(&store)?,
         _ => Vec::new(),
@@ -203,7 +203,8 @@ pub fn run(args: StatusArgs) -> Result<ExitCode> {
 
 fn listeners(store: &Store) -> Result<Vec<ListenerReport>> {
     Ok(store
-        .listeners()?
+        .listeners()
+        .all()?
         .into_iter()
         .map(|l| ListenerReport {
             problem: l.problem.clone().or_else(|| (!l.up).then(|| "takes no connection".into())),
@@ -222,7 +223,7 @@ fn listeners(store: &Store) -> Result<Vec<ListenerReport>> {
 /// `walwatch forget --damaged` says it was looked at.
 fn damaged(store: &Store, r: &mut ClusterReport) -> Result<()> {
     use crate::store::Damage;
-    for d in store.damaged(Some(&r.name))? {
+    for d in store.streams().damaged(Some(&r.name))? {
         let at = crate::timefmt::table_time(d.at);
         let text = match &d.damage {
             Damage::Spool { reason, kept, unread } => {
@@ -250,7 +251,7 @@ fn damaged(store: &Store, r: &mut ClusterReport) -> Result<()> {
 /// prefix, in files that were read all the same (below the share that makes
 /// a read a misfit): nothing could be said about who wrote them.
 fn unmatched(store: &Store, r: &mut ClusterReport) -> Result<()> {
-    for (path, n) in store.unmatched_sources(&r.name)? {
+    for (path, n) in store.sources().unmatched(&r.name)? {
         r.warnings.push(format!(
             "{path}: {n} line(s) that look like PostgreSQL events did not fit its format or prefix (counted as unmatched, neither events nor rejected)"
         ));
@@ -259,9 +260,9 @@ fn unmatched(store: &Store, r: &mut ClusterReport) -> Result<()> {
 }
 
 fn digest(store: &Store, config: &crate::config::Config, now: Timestamp) -> Result<DigestStatus> {
-    use crate::store::digest::DayRecord;
+    use crate::store::digests::DayRecord;
     let enabled = config.digest.enabled && config.mail.is_some();
-    let latest = store.digest_latest()?;
+    let latest = store.digests().latest()?;
     let schedule = crate::digest::schedule::Schedule::of(&config.digest)?;
     let next_due = enabled.then(|| {
         let from = latest.as_ref().map_or_else(|| schedule.latest_due(now), |l| l.day);
@@ -315,7 +316,7 @@ fn digest_line(d: &DigestStatus) -> String {
 }
 
 /// The keep is the config's (what the daemon will apply next), the rest the store's.
-fn store_status(r: &Retention, keep: Option<std::time::Duration>) -> StoreStatus {
+fn store_status(r: &RetentionRecord, keep: Option<std::time::Duration>) -> StoreStatus {
     StoreStatus {
         keep_days: keep.map(|k| k.as_secs_f64() / 86_400.0),
         last_pruned_at: r.pruned_at.map(rfc3339),
@@ -330,7 +331,7 @@ fn store_status(r: &Retention, keep: Option<std::time::Duration>) -> StoreStatus
 /// "store: keeps 400 days; last pruned 2026-11-23 04:12:45.123 +01:00, 12,345 rows"
 fn store_lines(out: &mut impl Write, s: &StoreStatus) -> Result<()> {
     let keep = match s.keep_days {
-        Some(days) => Retention::keep_text(std::time::Duration::from_secs_f64(days * 86_400.0)),
+        Some(days) => RetentionRecord::keep_text(std::time::Duration::from_secs_f64(days * 86_400.0)),
         None => "keeps everything ([store] keep = \"forever\")".into(),
     };
     let pruned = match (&s.last_pruned_at, s.keep_days) {
@@ -343,7 +344,7 @@ fn store_lines(out: &mut impl Write, s: &StoreStatus) -> Result<()> {
         output::line(out, format!("  problem: the daily prune failed at {}: {error}", shown(Some(at))))?;
     }
     if !s.shrinks && s.last_pruned_rows > 0 {
-        output::line(out, format!("  note: {}", crate::store::prune::NOT_INCREMENTAL))?;
+        output::line(out, format!("  note: {}", crate::store::retention::NOT_INCREMENTAL))?;
     }
     Ok(())
 }
@@ -424,13 +425,13 @@ fn report(c: ClusterStatus, daemon: DaemonState, shipped: &HashMap<String, u64>)
 /// refused as forged in the files read in the last day (an attack under way
 /// shows here).
 fn trust(store: &Store, r: &mut ClusterReport, now: Timestamp) -> Result<()> {
-    if let Some((format, prefix)) = store.reading(&r.name)? {
+    if let Some((format, prefix)) = store.sources().latest_reading(&r.name)? {
         let compiled = prefix.as_deref().and_then(|p| Prefix::compile(p, Catalog::global().markers()).ok());
         r.advice.extend(residual_risk(&format, compiled.as_ref()));
         (r.format, r.prefix) = (Some(format), prefix);
     }
     let since = now.checked_sub(SignedDuration::from_hours(24)).unwrap_or(Timestamp::MIN);
-    if let Some(refused) = store.refused_since(&r.name, since)? {
+    if let Some(refused) = store.events().refused_since(&r.name, since)? {
         let lines = if refused.count == 1 { "1 line".to_string() } else { format!("{} lines", refused.count) };
         let at = match refused.line {
             0 => refused.path,
@@ -449,9 +450,9 @@ fn trust(store: &Store, r: &mut ClusterReport, now: Timestamp) -> Result<()> {
 /// when the log really stopped), and a warning while any was read within
 /// the rule's window.
 fn dated_ahead(store: &Store, r: &mut ClusterReport, rule: &ClockSkew, now: Timestamp) -> Result<()> {
-    r.last_event_at = store.log_times(&r.name, rule.tolerance)?.newest.map(rfc3339);
+    r.last_event_at = store.events().log_times(&r.name, rule.tolerance)?.newest.map(rfc3339);
     let since = now.checked_sub(SignedDuration::try_from(rule.window)?).unwrap_or(Timestamp::MIN);
-    if let Some(a) = store.dated_ahead(&r.name, rule.tolerance, since)? {
+    if let Some(a) = store.events().dated_ahead(&r.name, rule.tolerance, since)? {
         let events = if a.count == 1 { "1 event".to_string() } else { format!("{} events", a.count) };
         r.warnings.push(format!(
             "{events} read in the last {} dated up to {} ahead of this machine's clock, latest read at {}; check the server's clock / log_timezone (the alert rules ignore their times)",

@@ -33,7 +33,7 @@ pub fn run(args: SuggestArgs) -> Result<ExitCode> {
         let s = sizing::suggest(&store, name, &settings, &config.advice, rules.clock_skew_tolerance(), now)?;
         warn_without_distance(&s);
         // The same window `suggest` reads: its start, against what was pruned.
-        let newest = store.log_times(name, rules.clock_skew_tolerance())?.newest;
+        let newest = store.events().log_times(name, rules.clock_skew_tolerance())?.newest;
         let window = crate::analyze::window::Window::ending(now, newest, config.advice.lookback);
         earliest = Some(earliest.map_or(window.start, |e| e.min(window.start)));
         suggestions.push(s);

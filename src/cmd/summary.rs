@@ -6,22 +6,64 @@
 
 use std::io::Write;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Result;
+use jiff::Timestamp;
+use serde::Serialize;
 
 use crate::cli::{ReportFormat, SummaryArgs};
 use crate::model::event::Trigger;
 use crate::output::{self, grouped};
-use crate::store::Store;
-use crate::store::{PointCounts, Summary};
+use crate::store::{Filter, PointCounts, Store, StoreError};
 use crate::timefmt::table_time;
+
+/// What `walwatch summary` prints.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Summary {
+    pub checkpoints: PointCounts,
+    pub restartpoints: PointCounts,
+    pub too_frequent: i64,
+    pub parameter_changes: i64,
+    /// Records the trust rule proved a client session wrote.
+    pub rejected: i64,
+    /// Lines that look like events but that their file's format or prefix
+    /// did not fit (who wrote them cannot be said), in the files read for
+    /// the clusters chosen: such a line has no time, so --since/--until do
+    /// not apply.
+    pub unmatched: i64,
+    /// First and last event, leaving out those dated ahead.
+    #[serde(serialize_with = "crate::timefmt::serialize_opt")]
+    pub first_at: Option<Timestamp>,
+    #[serde(serialize_with = "crate::timefmt::serialize_opt")]
+    pub last_at: Option<Timestamp>,
+    /// Events dated more than the tolerance ahead of walwatch's clock when read (counted above, no first/last).
+    pub dated_ahead: i64,
+}
+
+/// The counts cover every stored record; first and last event leave out
+/// those dated more than `tolerance` ahead, which `dated_ahead` counts.
+pub(crate) fn summary(store: &Store, filter: &Filter, tolerance: Duration) -> Result<Summary, StoreError> {
+    let (checkpoints, events, sources) = (store.checkpoints(), store.events(), store.sources());
+    Ok(Summary {
+        checkpoints: checkpoints.counts(filter, "checkpoint")?,
+        restartpoints: checkpoints.counts(filter, "restartpoint")?,
+        too_frequent: events.count(filter, "too_frequent")?,
+        parameter_changes: events.count(filter, "parameter_changed")?,
+        rejected: events.count(filter, "rejected")? + sources.rejected_lines(filter)?,
+        unmatched: sources.unmatched_lines(filter)?,
+        first_at: events.first_time(filter, tolerance)?,
+        last_at: events.last_time(filter, tolerance)?,
+        dated_ahead: events.count_dated_ahead(filter, tolerance)?,
+    })
+}
 
 pub fn run(args: SummaryArgs) -> Result<ExitCode> {
     let filter = super::filter(&args.window, None)?;
     let super::Loaded { rules, db, .. } = super::config_and_db(&args.common)?;
     let store = Store::open_read_only(&db)?;
     super::check_cluster(&store, filter.cluster.as_deref())?;
-    let summary = store.summary(&filter, rules.clock_skew_tolerance())?;
+    let summary = summary(&store, &filter, rules.clock_skew_tolerance())?;
     let mut out = std::io::stdout().lock();
     match args.format {
         ReportFormat::Json => output::json(&mut out, &summary)?,

@@ -151,7 +151,7 @@ struct Analyst {
     stop: Arc<AtomicBool>,
     /// How long the last pass took, in ms.
     took_ms: Arc<AtomicU64>,
-    interrupt: crate::store::daemon::Interrupt,
+    interrupt: crate::store::Interrupt,
     handle: JoinHandle<()>,
 }
 

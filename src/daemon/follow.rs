@@ -110,12 +110,12 @@ impl Follower {
     /// `stop` is raised at SIGTERM: a long read then ends at its next commit.
     pub fn new(store: &mut Store, config: &ClusterConfig, stop: Option<Arc<AtomicBool>>) -> Result<Follower> {
         let format = Format::named(&config.format);
-        let cluster_id = store.cluster_id(&config.name)?;
+        let cluster_id = store.clusters_mut().find_or_create(&config.name)?;
         // start_at = "end" is for the files present when a daemon first
         // follows the cluster. A file it has never seen at a later start (a
         // restart, or a reload that rebuilt this follower) appeared while no
         // daemon looked: read from its first byte, like one appearing now.
-        let first_follow = !store.followed_before(cluster_id)?;
+        let first_follow = !store.clusters().followed_before(cluster_id)?;
         let opts = Options {
             format,
             prefix: Some(config.prefix.clone()).filter(|p| p != "auto"),
@@ -128,8 +128,8 @@ impl Follower {
         };
         reread_if_setting_changed(store, cluster_id, config)?;
         // Problems are found again by the first round; those of an earlier run may be gone.
-        store.clear_problems(cluster_id)?;
-        let forgets = store.forgets(cluster_id)?;
+        store.daemon_mut().clear_problems(cluster_id)?;
+        let forgets = store.clusters().forgets(cluster_id)?;
         Ok(Follower {
             name: config.name.clone(),
             cluster_id,
@@ -226,13 +226,21 @@ impl Follower {
                 Ok(md) if md.is_file() => md,
                 Ok(_) => continue,
                 Err(e) => {
-                    store.set_problem(self.cluster_id, &path.to_string_lossy(), Some(&format!("cannot stat: {e}")))?;
+                    store.daemon_mut().set_problem(
+                        self.cluster_id,
+                        &path.to_string_lossy(),
+                        Some(&format!("cannot stat: {e}")),
+                    )?;
                     continue;
                 }
             };
             let key = key_of(&md);
             if own.contains(&key) {
-                store.set_problem(self.cluster_id, &path.to_string_lossy(), Some("refused: walwatch's own store"))?;
+                store.daemon_mut().set_problem(
+                    self.cluster_id,
+                    &path.to_string_lossy(),
+                    Some("refused: walwatch's own store"),
+                )?;
                 continue;
             }
             if !seen.insert(key) || self.closed.get(&key) == Some(&state_of(&md)) {
@@ -265,7 +273,7 @@ impl Follower {
     /// round opens and reads every file from the store's position: the start
     /// for a forgotten source, the end (nothing to do) for the others.
     fn notice_forget(&mut self, store: &Store) -> Result<(), StoreError> {
-        let forgets = store.forgets(self.cluster_id)?;
+        let forgets = store.clusters().forgets(self.cluster_id)?;
         if forgets == self.forgets {
             return Ok(());
         }
@@ -306,12 +314,12 @@ impl Follower {
         for (path, problem) in &now {
             if self.listing_problems.get(path) != Some(problem) {
                 tracing::warn!(cluster = %self.name, path = %path, problem = %problem, "Cannot follow the cluster's logs there.");
-                store.set_problem(self.cluster_id, path, Some(problem))?;
+                store.daemon_mut().set_problem(self.cluster_id, path, Some(problem))?;
             }
         }
         for path in self.listing_problems.keys().filter(|p| !now.contains_key(*p)) {
             tracing::info!(cluster = %self.name, path = %path, "A problem with the cluster's logs is gone.");
-            store.set_problem(self.cluster_id, path, None)?;
+            store.daemon_mut().set_problem(self.cluster_id, path, None)?;
         }
         self.listing_problems = now;
         Ok(())
@@ -356,7 +364,7 @@ impl Follower {
             if self.refused.insert(path.to_path_buf()) {
                 tracing::warn!(cluster = %self.name, path = %shown, "{problem}");
             }
-            store.set_problem(self.cluster_id, &shown, Some(problem))?;
+            store.daemon_mut().set_problem(self.cluster_id, &shown, Some(problem))?;
             return Ok(false);
         }
         self.refused.remove(path);
@@ -365,7 +373,7 @@ impl Follower {
             // (rotated); that one is read once a new listing finds it.
             Ok(file) if file.metadata().is_ok_and(|m| key_of(&m) != key) => Ok(false),
             Ok(file) => {
-                store.set_problem(self.cluster_id, &shown, None)?;
+                store.daemon_mut().set_problem(self.cluster_id, &shown, None)?;
                 self.unopened.remove(path);
                 // A closed file comes back unread: the store's offset for its content says where to go on.
                 self.closed.remove(&key);
@@ -386,7 +394,7 @@ impl Follower {
                 if self.unopened.insert(path.to_path_buf(), problem.clone()).as_ref() != Some(&problem) {
                     tracing::warn!(cluster = %self.name, path = %shown, problem = %problem, "Cannot open a log file.");
                 }
-                store.set_problem(self.cluster_id, &shown, Some(&problem))?;
+                store.daemon_mut().set_problem(self.cluster_id, &shown, Some(&problem))?;
                 Ok(false)
             }
         }
@@ -433,7 +441,7 @@ impl Follower {
                 if t.problem.as_deref() != Some(problem.as_str()) {
                     tracing::warn!(cluster = %self.name, path = %shown, problem = %problem, "A log file did not fit the cluster's format or prefix; nothing of it was recorded as read.");
                 }
-                store.set_problem(self.cluster_id, &shown, Some(&problem))?;
+                store.daemon_mut().set_problem(self.cluster_id, &shown, Some(&problem))?;
                 (t.state_read, t.pending, t.misfit_at, t.problem) = (Some(state), false, Some(state.0), Some(problem));
                 Ok(0)
             }
@@ -449,7 +457,7 @@ impl Follower {
                 if report.stored > 0 {
                     tracing::debug!(cluster = %self.name, path = %shown, events = report.stored, bytes = report.bytes, "Stored new events.");
                 }
-                store.set_problem(self.cluster_id, &shown, None)?;
+                store.daemon_mut().set_problem(self.cluster_id, &shown, None)?;
                 (t.problem, t.misfit_at) = (None, None);
                 Ok(report.stored)
             }
@@ -459,7 +467,7 @@ impl Follower {
                 if t.problem.as_deref() != Some(problem.as_str()) {
                     tracing::warn!(cluster = %self.name, path = %shown, error = %problem, "Cannot read a log file.");
                 }
-                store.set_problem(self.cluster_id, &shown, Some(&problem))?;
+                store.daemon_mut().set_problem(self.cluster_id, &shown, Some(&problem))?;
                 t.problem = Some(problem);
                 Ok(0)
             }
@@ -560,11 +568,13 @@ fn misfit_problem(r: &ImportReport) -> String {
 /// files still there, so that they are read again with the new setting.
 /// Files gone since keep their events: nothing could read them again.
 fn reread_if_setting_changed(store: &mut Store, cluster_id: i64, config: &ClusterConfig) -> Result<(), StoreError> {
-    let Some((format, prefix)) = store.follow_setting(cluster_id, &config.format, &config.prefix)? else {
+    let Some((format, prefix)) =
+        store.clusters_mut().record_follow_setting(cluster_id, &config.format, &config.prefix)?
+    else {
         return Ok(());
     };
     let (present, gone): (Vec<_>, Vec<_>) =
-        store.known_sources(Some(&config.name))?.into_iter().partition(|s| Path::new(&s.path).is_file());
+        store.sources().known(Some(&config.name))?.into_iter().partition(|s| Path::new(&s.path).is_file());
     tracing::warn!(
         cluster = %config.name,
         was = format!("format {format:?}, prefix {prefix:?}"),
@@ -574,7 +584,7 @@ fn reread_if_setting_changed(store: &mut Store, cluster_id: i64, config: &Cluste
         gone.len()
     );
     let ids: Vec<i64> = present.iter().map(|s| s.id).collect();
-    let forgotten = store.forget_sources(&ids)?;
+    let forgotten = store.sources_mut().forget(&ids)?;
     tracing::info!(cluster = %config.name, sources = forgotten.sources, events = forgotten.events, "Forgot them.");
     Ok(())
 }
@@ -728,7 +738,7 @@ mod tests {
 
     fn stored_starts(store: &Store) -> i64 {
         let filter = crate::store::Filter { cluster: Some("c".into()), ..Default::default() };
-        store.summary(&filter, Duration::from_secs(86_400 * 3650)).unwrap().checkpoints.started
+        store.checkpoints().counts(&filter, "checkpoint").unwrap().started
     }
 
     fn append(path: &Path, bytes: &[u8]) {
@@ -761,7 +771,7 @@ mod tests {
         f.poll(&mut store).unwrap();
         assert_eq!(stored_starts(&store), 0);
         // Recorded as read to their end: a later read goes on from there.
-        let sources = &store.cluster_status(Some("c")).unwrap()[0].sources;
+        let sources = &store.daemon().cluster_status(Some("c")).unwrap()[0].sources;
         let read: Vec<(String, u64)> = sources.iter().map(|s| (s.path.clone(), s.read_to)).collect();
         let want = [(log.display().to_string(), live.len() as u64), (rotated.display().to_string(), old.len() as u64)];
         assert_eq!(read, want);
@@ -788,7 +798,7 @@ mod tests {
 
     fn stored_too_frequent(store: &Store) -> i64 {
         let filter = crate::store::Filter { cluster: Some("c".into()), ..Default::default() };
-        store.summary(&filter, Duration::from_secs(86_400 * 3650)).unwrap().too_frequent
+        store.events().count(&filter, "too_frequent").unwrap()
     }
 
     /// A followed file's last entry waits for the lines of it a later write

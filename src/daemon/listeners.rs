@@ -36,9 +36,9 @@ pub fn record(store: &mut Store, seen: &Seen) -> Result<(), StoreError> {
     for (name, listen, running) in wanted {
         let Some(listen) = listen else { continue };
         names.push(name);
-        store.record_listener(&row(name, listen, running, seen.reload_problems.get(name)))?;
+        store.listeners_mut().record(&row(name, listen, running, seen.reload_problems.get(name)))?;
     }
-    store.keep_listeners(&names)
+    store.listeners_mut().keep(&names)
 }
 
 /// A listener's row: down when it does not run (a reload could not start

@@ -131,10 +131,10 @@ pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<
     if let Some(receiver) = daemon.receiver.take() {
         receiver.stop();
     }
-    if let Err(e) = daemon.store.keep_listeners(&[]) {
+    if let Err(e) = daemon.store.listeners_mut().keep(&[]) {
         tracing::warn!(error = %e, "Cannot clear the listeners' state in the store.");
     }
-    daemon.store.mark_stopped()?;
+    daemon.store.daemon_mut().mark_stopped()?;
     tracing::info!("Stopped.");
     Ok(())
 }
@@ -226,7 +226,7 @@ impl Daemon {
             return;
         }
         let interval = HEARTBEAT_EVERY.max(self.config.daemon.poll_interval).as_millis() as i64;
-        match self.store.heartbeat(std::process::id(), self.started_at, interval) {
+        match self.store.daemon_mut().heartbeat(std::process::id(), self.started_at, interval) {
             Ok(()) => self.last_heartbeat = Some(Instant::now()),
             Err(e) => tracing::warn!(error = %e, "Cannot write the heartbeat."),
         }

@@ -1,4 +1,4 @@
-//! The daily prune (`[store] keep`, store/prune.rs) on a thread of its own
+//! The daily prune (`[store] keep`, store/retention.rs) on a thread of its own
 //! with its own store connection: the main loop keeps reading logs while
 //! it runs, and both only ever wait for one small transaction of the other.
 //! Due at start when the last prune is a day old, then every day. A failed
@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 
-use crate::store::prune::{prune_time, PruneOutcome, Retention};
+use crate::store::retention::{prune_time, PruneOutcome, RetentionRecord};
 use crate::store::{Store, StoreError};
 
 /// How long a stop waits for the thread (it stops between two batches).
@@ -70,7 +70,7 @@ fn run(db: &Path, keep: &Mutex<Option<Duration>>, stopped: &mpsc::Receiver<()>) 
     };
     let stop = || matches!(stopped.try_recv(), Err(mpsc::TryRecvError::Disconnected));
     loop {
-        let wait = match store.next_prune(Timestamp::now()) {
+        let wait = match store.retention().next_due(Timestamp::now()) {
             Ok(at) => at.duration_since(Timestamp::now()).unsigned_abs(),
             Err(e) => {
                 tracing::error!(error = %e, "Cannot read when the store was last pruned; trying again in an hour.");
@@ -85,7 +85,7 @@ fn run(db: &Path, keep: &Mutex<Option<Duration>>, stopped: &mpsc::Receiver<()>) 
         // Forever: look again in an hour, in case a reload set a keep. After
         // a failure that could not even be recorded, an hour too, not a spin.
         let pause = match current {
-            Some(keep) => !report(store.prune_if_due(keep, Timestamp::now(), &stop), keep),
+            Some(keep) => !report(store.retention_mut().prune_if_due(keep, Timestamp::now(), &stop), keep),
             None => true,
         };
         if pause && stopped.recv_timeout(Duration::from_secs(3600)) != Err(RecvTimeoutError::Timeout) {
@@ -113,11 +113,11 @@ fn report(result: Result<Option<PruneOutcome>, StoreError>, keep: Duration) -> b
                 batches = p.batches,
                 freed_pages = o.reclaimed.pages,
                 "Pruned the store: it {}; rows before {} deleted.",
-                Retention::keep_text(keep),
+                RetentionRecord::keep_text(keep),
                 prune_time(o.cutoff)
             );
             if !o.reclaimed.incremental && p.rows() > 0 {
-                tracing::warn!("{}", crate::store::prune::NOT_INCREMENTAL);
+                tracing::warn!("{}", crate::store::retention::NOT_INCREMENTAL);
             }
         }
         Ok(None) => {}

@@ -136,7 +136,7 @@ pub fn input(
         cycles.extend(cycle.map(|c| CyclePoint { from: c.from, at: c.at, rate_kb_s: c.rate_kb_s }));
     })?;
     let mut too_frequent = Vec::new();
-    store.event_times(cluster, "too_frequent", from, to, |t| too_frequent.push(t))?;
+    store.events().times(cluster, "too_frequent", from, to, |t| too_frequent.push(t))?;
     too_frequent.sort();
     Ok(ChartInput {
         cluster: cluster.to_string(),

@@ -21,7 +21,7 @@ pub(crate) fn store_with_the_std_log(dir: &std::path::Path) -> crate::store::Sto
     use crate::frame::time::TimeContext;
     use crate::ingest::{self, Options};
     let mut store = crate::store::Store::open(&dir.join("d.db")).unwrap();
-    let cluster = store.cluster_id("c").unwrap();
+    let cluster = store.clusters_mut().find_or_create("c").unwrap();
     let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/15-stderr-default-std/log/postgresql-2026-11-22_080420.log");
     let time = TimeContext::new(Some("UTC")).unwrap();

@@ -15,7 +15,7 @@ use super::schedule::{Due, Schedule};
 use crate::analyze::rules::RuleSet;
 use crate::config::Config;
 use crate::model::alert::{Channel, NoticeKind};
-use crate::store::digest::DayRecord;
+use crate::store::digests::DayRecord;
 use crate::store::outbox::NewMessage;
 use crate::store::{Store, StoreError};
 
@@ -52,11 +52,11 @@ pub enum DigestError {
 pub fn tick(store: &mut Store, config: &Config, rules: &RuleSet, now: Timestamp) -> Result<Tick, DigestError> {
     let Some(mail) = config.mail.as_ref().filter(|_| config.digest.enabled) else { return Ok(Tick::Off) };
     let schedule = Schedule::of(&config.digest)?;
-    let last = store.digest_last_day()?;
+    let last = store.digests().last_day()?;
     let (day, missed, missed_total) = match schedule.due(now, last) {
         Due::Nothing => return Ok(Tick::Waiting(schedule.next_after(last.unwrap_or(schedule.latest_due(now))))),
         Due::Baseline(day) => {
-            return Ok(match store.digest_record(day, &DayRecord::Baseline, &[], now)? {
+            return Ok(match store.digests_mut().record(day, &DayRecord::Baseline, &[], now)? {
                 true => Tick::Baseline(day),
                 false => Tick::Taken(day),
             })
@@ -74,7 +74,7 @@ pub fn tick(store: &mut Store, config: &Config, rules: &RuleSet, now: Timestamp)
     };
     let report = report::build(store, &inputs)?;
     if config.digest.skip_quiet_days && report.quiet() {
-        return Ok(match store.digest_record(day, &DayRecord::Skipped, &[], now)? {
+        return Ok(match store.digests_mut().record(day, &DayRecord::Skipped, &[], now)? {
             true => Tick::Skipped(day),
             false => Tick::Taken(day),
         });
@@ -93,7 +93,7 @@ pub fn tick(store: &mut Store, config: &Config, rules: &RuleSet, now: Timestamp)
         queued_at: now,
     };
     let record = DayRecord::Queued { message_id: message_id.clone(), subject: subject.clone() };
-    Ok(match store.digest_record(day, &record, &[message], now)? {
+    Ok(match store.digests_mut().record(day, &record, &[message], now)? {
         true => Tick::Queued { day, subject, message_id },
         false => Tick::Taken(day),
     })
@@ -161,7 +161,7 @@ fn draw_all(inputs: &[Result<ChartInput, String>]) -> Vec<Result<Picture, String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::digest::DayRecord;
+    use crate::store::digests::DayRecord;
 
     fn config() -> Config {
         config_with("")
@@ -212,12 +212,12 @@ mod tests {
                 panic!("nothing queued at {now}");
             };
             assert_eq!(queued, day(reported));
-            assert_eq!(store.digest_last_day().unwrap(), Some(day(reported)));
+            assert_eq!(store.digests().last_day().unwrap(), Some(day(reported)));
             let record = DayRecord::Queued { message_id: message_id.clone(), subject: subject.clone() };
-            assert_eq!(store.digest_day(day(reported)).unwrap(), Some(record));
+            assert_eq!(store.digests().day(day(reported)).unwrap(), Some(record));
             assert_eq!(subject, format!("[walwatch] digest {reported}: 1 of 1 clusters need attention"));
             assert!(message_id.starts_with(&format!("<walwatch.digest.{reported}.")), "{message_id}");
-            let rows = store.outbox_all().unwrap();
+            let rows = store.outbox().all().unwrap();
             let row = rows.iter().find(|r| r.message_id == message_id).unwrap();
             assert!(row.payload.contains(&format!("Subject: {subject}\r\n")), "{}", row.payload);
             texts.push(text_part(&row.payload).replace("\r\n", "\n"));
@@ -238,7 +238,7 @@ mod tests {
         let silent =
             "== c: needs attention: nothing logged all day (server down, log_checkpoints off, or the log not read)";
         assert!(texts[1].contains(silent), "{}", texts[1]);
-        assert_eq!(store.digest_day(day("2026-11-24")).unwrap(), None);
+        assert_eq!(store.digests().day(day("2026-11-24")).unwrap(), None);
     }
 
     /// A quiet day (every cluster healthy: 2026-11-30, a week after the
@@ -258,10 +258,10 @@ mod tests {
                 Tick::Baseline(day.yesterday().unwrap())
             );
             let ticked = tick(&mut store, &config, &rules, at("2026-12-01T07:00:00Z")).unwrap();
-            let rows = store.outbox_all().unwrap();
+            let rows = store.outbox().all().unwrap();
             if skip {
                 assert_eq!(ticked, Tick::Skipped(day));
-                assert_eq!(store.digest_day(day).unwrap(), Some(DayRecord::Skipped));
+                assert_eq!(store.digests().day(day).unwrap(), Some(DayRecord::Skipped));
                 assert!(rows.is_empty(), "{rows:?}");
                 continue;
             }

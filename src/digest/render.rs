@@ -193,7 +193,7 @@ fn sections(c: &ClusterDay) -> [(&'static str, Vec<String>); 6] {
 }
 
 /// "14:02:11 max_wal_size = 2GB", the time in the digest's zone.
-fn change_line(c: &crate::store::settings::LogChange, tz: &jiff::tz::TimeZone) -> String {
+fn change_line(c: &crate::store::events::LogChange, tz: &jiff::tz::TimeZone) -> String {
     format!("{} {} = {}", c.at.to_zoned(tz.clone()).strftime("%H:%M:%S"), c.name, c.value)
 }
 

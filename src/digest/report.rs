@@ -19,7 +19,7 @@ use crate::config::AdviceSection;
 use crate::model::alert::Resolution;
 use crate::settings::Settings;
 use crate::store::alerts::AlertRow;
-use crate::store::settings::LogChange;
+use crate::store::events::LogChange;
 use crate::store::{Store, StoreError};
 
 /// The days before the digest's day that its 7-day median covers.
@@ -139,7 +139,7 @@ pub fn build(store: &Store, inputs: &Inputs<'_>) -> Result<Report, ReportError> 
 }
 
 fn cluster_names(store: &Store, wanted: &[String]) -> Result<Vec<String>, ReportError> {
-    let known = store.clusters()?;
+    let known = store.clusters().names()?;
     // An empty store gives a digest that says so: silence must mean broken.
     if wanted.is_empty() {
         return Ok(known);
@@ -169,7 +169,7 @@ fn cluster_day(
     let day = rows.pop().ok_or(ReportError::Calendar(inputs.day))?;
     let previous = rows.last().cloned().unwrap_or_else(|| day.clone());
     let (from, to) = (start.timestamp(), end.timestamp());
-    let alerts = store.alerts(Some(name), true)?;
+    let alerts = store.alerts().list(Some(name), true)?;
     let in_day = |t: Timestamp| from <= t && t < to;
     let fired: Vec<AlertRow> = alerts.iter().filter(|a| in_day(a.fired_at)).cloned().collect();
     // Closed because its rule was switched off is no recovery to report.
@@ -208,14 +208,15 @@ fn cluster_day(
 /// walwatch's own trouble reading the cluster's logs, as `status` shows it.
 fn problems(store: &Store, name: &str) -> Result<Vec<String>, StoreError> {
     let mut out: Vec<String> = store
-        .file_problems(name)?
+        .daemon()
+        .problems(name)?
         .into_iter()
         .map(|(path, problem, since)| format!("{path}: {problem} (last seen {})", crate::timefmt::rfc3339(since)))
         .collect();
-    out.extend(store.unmatched_sources(name)?.into_iter().map(|(path, n)| {
+    out.extend(store.sources().unmatched(name)?.into_iter().map(|(path, n)| {
         format!("{path}: {n} lines look like checkpoint messages but fit neither the format nor the log_line_prefix")
     }));
-    for status in store.cluster_status(Some(name))? {
+    for status in store.daemon().cluster_status(Some(name))? {
         out.extend(status.sources.iter().filter_map(|s| behind(&s.path, s.read_to)));
     }
     Ok(out)
@@ -293,7 +294,7 @@ mod tests {
     fn a_dst_day_is_covered_whole_and_an_unknown_cluster_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("r.db")).unwrap();
-        store.cluster_id("db1").unwrap();
+        store.clusters_mut().find_or_create("db1").unwrap();
         let advice = AdviceSection::default();
         let hours = |r: &Report| r.start.timestamp().duration_until(r.end.timestamp()).as_hours();
         let spring = build(&store, &inputs("2026-03-29", "Europe/Berlin", &[], &advice)).unwrap();
@@ -318,7 +319,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("r.db")).unwrap();
         let at = |s: &str| s.parse::<Timestamp>().unwrap();
-        let tx = store.alert_tx("db1").unwrap();
+        let tx = store.alerts_mut().begin("db1").unwrap();
         let figures = serde_json::json!({});
         for (rule, why) in [("forced_checkpoints", Resolution::Cleared), ("slow_sync", Resolution::RuleDisabled)] {
             let content = AlertContent {
@@ -394,7 +395,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("r.db")).unwrap();
         let at = |s: &str| s.parse::<Timestamp>().unwrap();
-        let tx = store.alert_tx("db1").unwrap();
+        let tx = store.alerts_mut().begin("db1").unwrap();
         let figures = serde_json::json!({});
         // (key, fired, resolved)
         let alerts = [
@@ -420,8 +421,8 @@ mod tests {
             }
         }
         tx.commit().unwrap();
-        let cluster = store.cluster_id("db1").unwrap();
-        store.set_problem(cluster, "/var/log/postgresql", Some("cannot list the directory")).unwrap();
+        let cluster = store.clusters_mut().find_or_create("db1").unwrap();
+        store.daemon_mut().set_problem(cluster, "/var/log/postgresql", Some("cannot list the directory")).unwrap();
         let advice = AdviceSection::default();
         let report = build(&store, &inputs("2026-11-22", "UTC", &[], &advice)).unwrap();
         let c = &report.clusters[0];
@@ -447,7 +448,7 @@ mod tests {
         use crate::ingest::{self, Options};
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("c.db")).unwrap();
-        let cluster = store.cluster_id("c").unwrap();
+        let cluster = store.clusters_mut().find_or_create("c").unwrap();
         let logs =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/15-stderr-default-crashimm/log");
         let time = TimeContext::new(Some("UTC")).unwrap();
@@ -486,7 +487,7 @@ mod tests {
     fn median_of(values: &[f64]) -> Option<f64> {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("m.db")).unwrap();
-        store.cluster_id("c").unwrap();
+        store.clusters_mut().find_or_create("c").unwrap();
         let tz = TimeZone::UTC;
         let start: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
         let end = start + jiff::SignedDuration::from_hours(24 * values.len() as i64);

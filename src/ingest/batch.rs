@@ -38,13 +38,13 @@ pub(super) fn run(
     let catalog = Catalog::global();
     let path = spec.path.to_string();
     let mut batch = Batch { events: Vec::new(), reached: start, committed: start };
-    let mut server = ServerUid { known: store.server_uid(row.cluster_id)?, learnt: None };
+    let mut server = ServerUid { known: store.clusters().server_uid(row.cluster_id)?, learnt: None };
     let result = frame::drive(reader, scanner, start, tail, |records, reached| {
         batch.events.extend(classify_all(catalog, kit, &records, report, &mut server));
         if let Some(uid) = server.learnt.take() {
             // Kept at once, before the batch that taught it: a later read
             // (a restart, the next file) must not learn it from a forger.
-            server.known = Some(store.learn_server_uid(row.cluster_id, uid)?);
+            server.known = Some(store.clusters_mut().learn_server_uid(row.cluster_id, uid)?);
         }
         batch.reached = reached;
         if batch.is_full() {
@@ -93,7 +93,7 @@ impl Batch {
         if self.reached == self.committed {
             return Ok(0);
         }
-        let added = store.commit_batch(row, spec, &self.events, self.reached)?;
+        let added = super::pairing::commit(store, row, spec, &self.events, self.reached)?;
         self.events.clear();
         self.committed = self.reached;
         Ok(added as u64)

@@ -130,7 +130,7 @@ fn a_log_over_the_batch_limit_is_stored_whole_in_full_batches() {
 
     WATCH.set((Some(db.clone()), Vec::new()));
     let mut store = Store::open(&db).unwrap();
-    let cluster = store.cluster_id("c").unwrap();
+    let cluster = store.clusters_mut().find_or_create("c").unwrap();
     let opts = Options { prefix: Some(PREFIX.into()), alive: Some(count_committed), ..Options::default() };
     let time = TimeContext::new(Some("UTC")).unwrap();
     let report = import(&mut store, cluster, file.to_str().unwrap(), &opts, &time).unwrap();
@@ -175,7 +175,7 @@ fn the_report_counts_unparsed_and_rejected_lines_exactly() {
     )
     .unwrap();
     let mut store = Store::open(&db).unwrap();
-    let cluster = store.cluster_id("c").unwrap();
+    let cluster = store.clusters_mut().find_or_create("c").unwrap();
     let opts = Options { prefix: Some(PREFIX.into()), ..Options::default() };
     let time = TimeContext::new(Some("UTC")).unwrap();
     let report = import(&mut store, cluster, file.to_str().unwrap(), &opts, &time).unwrap();
@@ -215,7 +215,7 @@ fn a_record_without_a_readable_time_is_counted_unreadable() {
     ];
     std::fs::write(&file, log.map(|l| format!("{l}\n")).concat()).unwrap();
     let mut store = Store::open(&db).unwrap();
-    let cluster = store.cluster_id("c").unwrap();
+    let cluster = store.clusters_mut().find_or_create("c").unwrap();
     let opts = Options { prefix: Some(PREFIX.into()), ..Options::default() };
     let no_timezone = TimeContext::new(None).unwrap();
     let report = import(&mut store, cluster, file.to_str().unwrap(), &opts, &no_timezone).unwrap();
@@ -240,7 +240,7 @@ fn lines_forged_inside_a_csvlog_statement_are_each_rejected() {
     let file = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/15-csvlog-forged/log/postgresql-2026-11-22_081152.csv");
     let mut store = Store::open(&db).unwrap();
-    let cluster = store.cluster_id("c").unwrap();
+    let cluster = store.clusters_mut().find_or_create("c").unwrap();
     let time = TimeContext::new(Some("UTC")).unwrap();
     let report = import(&mut store, cluster, file.to_str().unwrap(), &Options::default(), &time).unwrap();
     assert_eq!(report.format, "csvlog");
@@ -302,7 +302,7 @@ fn a_resumed_import_tells_the_bytes_it_read_this_time() {
     let cut = text.match_indices('\n').nth(1999).unwrap().0 + 1;
     std::fs::write(&file, &text[..cut]).unwrap();
     let mut store = Store::open(&db).unwrap();
-    let cluster = store.cluster_id("c").unwrap();
+    let cluster = store.clusters_mut().find_or_create("c").unwrap();
     let opts = Options { prefix: Some(PREFIX.into()), ..Options::default() };
     let time = TimeContext::new(Some("UTC")).unwrap();
     let path = file.to_str().unwrap();

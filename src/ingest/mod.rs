@@ -245,11 +245,11 @@ fn read_source(
         report.warnings.push("empty: nothing to read yet".into());
         return Ok(report);
     }
-    let known = store.find_source(cluster_id, source.head())?;
+    let known = store.sources().find(cluster_id, source.head())?;
     // A known source keeps the prefix detected when it was first read.
     let given = opts.prefix.clone().or_else(|| known.as_ref().and_then(|k| k.prefix.clone()));
     let hint = match given {
-        None => store.cluster_prefix(cluster_id, format)?,
+        None => store.sources().latest_prefix(cluster_id, format)?,
         Some(_) => None,
     };
     let choice = PrefixChoice { given: given.as_deref(), hint: hint.as_deref() };
@@ -291,9 +291,9 @@ fn read_source(
     if report.misfit.is_some() {
         // Never used up by a mistake: a later import (with the right
         // --format/--prefix) or a daemon with a fixed setting reads it again.
-        store.take_back(&row, start)?;
+        store.sources_mut().take_back(&row, start)?;
     } else if report.unmatched + report.frame.inside_names > 0 {
-        store.add_undated(&row, report.unmatched, report.frame.inside_names)?;
+        store.sources_mut().add_undated(&row, report.unmatched, report.frame.inside_names)?;
     }
     report.seconds = started.elapsed().as_secs_f64();
     finish_warnings(&mut report, time, &kit);
@@ -323,13 +323,13 @@ fn source_row(
     report: &mut ImportReport,
 ) -> Result<SourceRow, IngestError> {
     // Found or created in one step: another process may be reading this file too.
-    let (mut row, created) = store.source_for(cluster_id, source.head(), spec)?;
+    let (mut row, created) = store.sources_mut().find_or_create(cluster_id, source.head(), spec)?;
     if created && opts.new_files_from_end && source.compression == Compression::None {
         let (offset, line) = end_of_complete_lines(spec.path)?;
         // Recorded now: a read that finds nothing after it commits nothing,
         // and the next read would go on from the store's position, the
         // file's first byte, taking in all the history meant to be skipped.
-        store.commit_batch(&mut row, spec, &[], Pos { offset, line })?;
+        store.events_mut().commit_batch(&mut row, spec, Pos { offset, line }, |_| Ok(0))?;
     }
     if source.meta.is_some_and(|m| source.compression == Compression::None && m.size < row.read_to) {
         // Same first bytes but shorter than what was read: rewritten in place
@@ -338,7 +338,7 @@ fn source_row(
         report
             .warnings
             .push(format!("{} shrank below byte {}: reading it again from the start", spec.path, row.read_to));
-        store.rewind_source(&mut row)?;
+        store.sources_mut().rewind(&mut row)?;
     }
     Ok(row)
 }
@@ -408,6 +408,7 @@ fn emptiness_warnings(r: &ImportReport) -> Vec<String> {
 }
 
 mod batch;
+pub(crate) mod pairing;
 mod reader;
 
 pub use reader::lexicon;

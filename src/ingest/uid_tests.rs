@@ -72,7 +72,7 @@ fn entries_of_another_uid_are_refused_and_the_servers_uid_is_kept() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
     let mut store = Store::open(&db).unwrap();
-    let cluster = store.cluster_id("c").unwrap();
+    let cluster = store.clusters_mut().find_or_create("c").unwrap();
     let first = dir.path().join("first.json");
     std::fs::write(&first, export()).unwrap();
     let r = read(&mut store, cluster, &first);
@@ -80,7 +80,7 @@ fn entries_of_another_uid_are_refused_and_the_servers_uid_is_kept() {
     assert_eq!(events, [("checkpoint_complete", 1), ("checkpoint_start", 1), ("server_start", 1)]);
     assert_eq!(r.rejected, 4);
     assert_eq!(refusals(&db), [FOREIGN_PID, FOREIGN_PID, FOREIGN_UID, FOREIGN_UID]);
-    assert_eq!(store.server_uid(cluster).unwrap(), Some(SERVER_UID), "learnt from the first event");
+    assert_eq!(store.clusters().server_uid(cluster).unwrap(), Some(SERVER_UID), "learnt from the first event");
 
     // The next export starts with a forgery: the uid the store learnt decides.
     let next = dir.path().join("next.json");
@@ -95,10 +95,10 @@ fn entries_of_another_uid_are_refused_and_the_servers_uid_is_kept() {
     // Forgetting all that was read forgets the uid: it is learnt anew, from
     // the first event of the next read — here the forger's, which is why the
     // README asks for exports filtered by the server's unit or uid.
-    let ids: Vec<i64> = store.known_sources(Some("c")).unwrap().iter().map(|s| s.id).collect();
-    store.forget_sources(&ids).unwrap();
-    assert_eq!(store.server_uid(cluster).unwrap(), None);
+    let ids: Vec<i64> = store.sources().known(Some("c")).unwrap().iter().map(|s| s.id).collect();
+    store.sources_mut().forget(&ids).unwrap();
+    assert_eq!(store.clusters().server_uid(cluster).unwrap(), None);
     let r = read(&mut store, cluster, &next);
     assert_eq!((r.event_count(), r.rejected), (1, 1));
-    assert_eq!(store.server_uid(cluster).unwrap(), Some(FORGER_UID));
+    assert_eq!(store.clusters().server_uid(cluster).unwrap(), Some(FORGER_UID));
 }

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::store::metrics::Completed;
+use crate::store::checkpoints::Completed;
 use crate::store::{Store, StoreError};
 
 /// Upper bounds of the duration buckets (seconds). 2 and 5 are the
@@ -124,7 +124,7 @@ impl Histograms {
     /// Reads what was completed since the last call.
     pub fn update(&mut self, store: &Store) -> Result<(), StoreError> {
         self.read_new(store)?;
-        if self.rows != store.completed_total()? {
+        if self.rows != store.checkpoints().completed_total()? {
             *self = Histograms::default();
             self.read_new(store)?;
         }
@@ -132,7 +132,7 @@ impl Histograms {
     }
 
     fn read_new(&mut self, store: &Store) -> Result<(), StoreError> {
-        for row in store.completed_after(self.watermark)? {
+        for row in store.checkpoints().completed_after(self.watermark)? {
             self.watermark = self.watermark.max(row.complete_event_id);
             self.rows += 1;
             self.clusters.entry(row.cluster.clone()).or_default().add(&row);

@@ -25,7 +25,7 @@ use prometheus_client::registry::Registry;
 use thiserror::Error;
 
 use crate::config::AdviceSection;
-use crate::store::metrics::PointTotal;
+use crate::store::checkpoints::PointTotal;
 use crate::store::StoreError;
 use histogram::ClusterHists;
 

@@ -24,13 +24,13 @@ pub struct NewestEvents {
 
 impl NewestEvents {
     pub fn update(&mut self, store: &Store, tolerance: Duration) -> Result<(), StoreError> {
-        let floor = store.first_event()?;
+        let floor = store.events().first_id()?;
         let tolerance_us = i64::try_from(tolerance.as_micros()).unwrap_or(i64::MAX);
-        let newest_gone = store.last_event()?.unwrap_or(0) < self.watermark;
+        let newest_gone = store.events().last_id()?.unwrap_or(0) < self.watermark;
         if floor != self.floor || tolerance_us != self.tolerance_us || newest_gone {
             *self = NewestEvents { floor, tolerance_us, ..NewestEvents::default() };
         }
-        for (cluster, max_id, at) in store.newest_events_after(self.watermark, tolerance_us)? {
+        for (cluster, max_id, at) in store.events().newest_after(self.watermark, tolerance_us)? {
             self.watermark = self.watermark.max(max_id);
             if let Some(at) = at {
                 let newest = self.newest.entry(cluster).or_insert(at);

@@ -45,16 +45,16 @@ impl Scraper {
     }
 
     fn read(&mut self, store: &Store, params: &Params) -> Result<Snapshot, ScrapeError> {
-        let clusters = store.clusters()?;
+        let clusters = store.clusters().names()?;
         self.histograms.update(store)?;
         let mut snapshot = Snapshot {
-            points: store.point_totals()?,
-            too_frequent: store.event_totals("too_frequent")?.into_iter().collect(),
+            points: store.checkpoints().started_totals()?,
+            too_frequent: store.events().totals("too_frequent")?.into_iter().collect(),
             histograms: self.histograms.clusters.clone(),
             alerts: open_alerts(store)?,
             lag: lag(store, params.followed.as_deref())?,
             advice: self.advice.lock().unwrap_or_else(PoisonError::into_inner).clone(),
-            listeners: store.listeners()?,
+            listeners: store.listeners().all()?,
             ..Snapshot::default()
         };
         self.newest.update(store, params.skew_tolerance)?;
@@ -88,7 +88,7 @@ impl Advisor {
     /// two clusters, so that a daemon's stop never waits for a whole pass.
     pub fn refresh(&mut self, db: &Path, params: &Params, stopping: &dyn Fn() -> bool) -> Result<(), ScrapeError> {
         let store = Store::open_read_only(db)?;
-        let clusters = store.clusters()?;
+        let clusters = store.clusters().names()?;
         let touched = self.touched(&store)?;
         for name in &clusters {
             let fresh = self.computed.get(name).is_some_and(|at| at.elapsed() < ADVICE_FOR);
@@ -111,10 +111,10 @@ impl Advisor {
     /// on the first: every cluster's advice is computed then anyway).
     fn touched(&mut self, store: &Store) -> Result<BTreeSet<String>, StoreError> {
         let Some(after) = self.watermark else {
-            self.watermark = Some(store.last_completed()?.unwrap_or(0));
+            self.watermark = Some(store.checkpoints().last_complete_event()?.unwrap_or(0));
             return Ok(BTreeSet::new());
         };
-        let rows = store.completed_after(after)?;
+        let rows = store.checkpoints().completed_after(after)?;
         self.watermark = Some(rows.iter().map(|r| r.complete_event_id).fold(after, i64::max));
         Ok(rows.into_iter().map(|r| r.cluster).collect())
     }
@@ -148,7 +148,7 @@ fn compute_advice(store: &Store, name: &str, params: &Params) -> Result<Advice, 
 
 fn open_alerts(store: &Store) -> Result<BTreeMap<(String, String, String), i64>, StoreError> {
     let mut open = BTreeMap::new();
-    for a in store.alerts(None, false)? {
+    for a in store.alerts().list(None, false)? {
         *open.entry((a.cluster, a.rule, a.severity.as_str().to_string())).or_insert(0) += 1;
     }
     Ok(open)
@@ -158,7 +158,7 @@ fn open_alerts(store: &Store) -> Result<BTreeMap<(String, String, String), i64>,
 /// `status` shows it; a file that is gone has no lag to show.
 /// A file shipped by a Vector agent (`[ingest]`) is compared with its spool.
 fn lag(store: &Store, followed: Option<&[String]>) -> Result<Vec<(String, String, u64)>, StoreError> {
-    let files = store.followed_files()?;
+    let files = store.sources().newest_per_path()?;
     let shipped = crate::receive::streams::shipped_sizes(store)?;
     Ok(files
         .into_iter()

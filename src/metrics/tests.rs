@@ -38,7 +38,7 @@ fn small_store(dir: &std::path::Path) -> std::path::PathBuf {
     let (db, log) = (dir.join("w.db"), dir.join("postgresql.log"));
     std::fs::write(&log, LOG).unwrap();
     let mut store = Store::open(&db).unwrap();
-    let cluster = store.cluster_id("main").unwrap();
+    let cluster = store.clusters_mut().find_or_create("main").unwrap();
     let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
     let time = crate::frame::time::TimeContext::new(Some("UTC")).unwrap();
     ingest::import(&mut store, cluster, log.to_str().unwrap(), &opts, &time).unwrap();
@@ -168,7 +168,7 @@ fn histograms_follow_the_store_between_scrapes() {
 /// as `walwatch status` does; a new tolerance reads the times again.
 #[test]
 fn the_newest_event_is_not_one_dated_ahead() {
-    use crate::store::summary::test_store::{start, store};
+    use crate::store::test_store::{start, store};
     let dir = tempfile::tempdir().unwrap();
     let s = store(
         dir.path(),
@@ -214,7 +214,7 @@ fn a_cluster_forgotten_below_the_newest_id_has_no_newest_event() {
     let dir = tempfile::tempdir().unwrap();
     let db = small_store(dir.path());
     let mut store = Store::open(&db).unwrap();
-    let other = store.cluster_id("other").unwrap();
+    let other = store.clusters_mut().find_or_create("other").unwrap();
     let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
     let time = crate::frame::time::TimeContext::new(Some("UTC")).unwrap();
     let log = dir.path().join("postgresql.log");
@@ -224,9 +224,9 @@ fn a_cluster_forgotten_below_the_newest_id_has_no_newest_event() {
     newest.update(&store, tolerance).unwrap();
     let last = "2026-11-22T08:05:01Z".parse::<jiff::Timestamp>().unwrap().as_microsecond();
     assert_eq!(newest.newest, [("main".to_string(), last), ("other".to_string(), last)].into());
-    let main: Vec<i64> = store.known_sources(Some("main")).unwrap().iter().map(|s| s.id).collect();
+    let main: Vec<i64> = store.sources().known(Some("main")).unwrap().iter().map(|s| s.id).collect();
     assert_eq!(main.len(), 1);
-    store.forget_sources(&main).unwrap();
+    store.sources_mut().forget(&main).unwrap();
     newest.update(&store, tolerance).unwrap();
     assert_eq!(newest.newest, [("other".to_string(), last)].into());
 }

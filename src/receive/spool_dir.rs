@@ -37,7 +37,7 @@ impl SpoolDir {
                 path.display()
             ));
         }
-        let identity = store.identity().map_err(|e| e.to_string())?;
+        let identity = store.streams().identity().map_err(|e| e.to_string())?;
         let owner_path = path.join(OWNER);
         match std::fs::read_to_string(&owner_path) {
             Ok(owner) if owner.trim() == identity => {}
@@ -77,12 +77,13 @@ fn record_owner(path: &Path, identity: &str) -> io::Result<()> {
 pub fn locate(section: &crate::config::IngestSection, db: &Path, store: &mut Store) -> PathBuf {
     let own = section.spool_dir(db);
     let Some(shared) = section.shared_spool_dir(db).filter(|s| s.is_dir() && !own.exists()) else { return own };
-    let identity = store.identity().unwrap_or_default();
+    let identity = store.streams().identity().unwrap_or_default();
     let owner = std::fs::read_to_string(shared.join(OWNER)).ok();
     let ours = match owner {
         Some(owner) => owner.trim() == identity,
         None => store
             .streams()
+            .all()
             .unwrap_or_default()
             .iter()
             .any(|s| shared.join(super::spool::file_name(s, s.generation, "idx")).exists()),

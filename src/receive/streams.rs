@@ -91,7 +91,7 @@ impl Streams {
         settle: Duration,
     ) -> Result<Streams, ReceiveError> {
         let mut streams = Streams { dir, rules, open: HashMap::new(), settle, stored: 0, clock: 0 };
-        for row in store.streams()? {
+        for row in store.streams().all()? {
             let key = (row.host.clone(), row.file.clone());
             let placement = place(&streams.rules, &row.host, &row.file);
             match streams.opened(store, row, placement) {
@@ -175,7 +175,7 @@ impl Streams {
             return Ok(());
         }
         let placement = place(&self.rules, &key.0, &key.1);
-        let row = store.stream(&key.0, &key.1, &placement.cluster)?;
+        let row = store.streams_mut().find_or_create(&key.0, &key.1, &placement.cluster)?;
         let stream = self.opened(store, row, placement)?;
         self.open.insert(key.clone(), stream);
         Ok(())
@@ -233,17 +233,17 @@ impl Streams {
         let kept = super::quarantine::set_aside(self.dir.path(), &kept_dir, row, at)
             .map_err(|e| spool_dir_error(&self.dir, e))?;
         let shown = shown(&row.host, &row.file, row.generation);
-        let read = store.read_position(row.cluster_id, &shown)?.unwrap_or(0);
+        let read = store.sources().read_position(row.cluster_id, &shown)?.unwrap_or(0);
         let unread = row.spool_len.saturating_sub(read);
         let damage = Damage::Spool { reason: reason.to_string(), kept: kept.display().to_string(), unread };
-        store.record_damage(row, &damage, at)?;
+        store.streams_mut().record_damage(row, &damage, at)?;
         tracing::error!(host = %row.host, file = %row.file, reason, kept = %kept.display(), unread, "A shipped file's spool was damaged outside walwatch: kept aside; the file goes on in a new generation.");
         let mut next = row.clone();
         (next.generation, next.accepted_end, next.spool_len, next.index_len) = (row.generation + 1, 0, 0, 0);
         // The new generation goes on where the agent is: no gap is claimed
         // for what the damaged spool held.
         next.next_offset = None;
-        store.commit_stream(&next)?;
+        store.streams_mut().commit(&next)?;
         Ok(next)
     }
 
@@ -330,7 +330,7 @@ impl Streams {
         let mut row = spool.write(pending).map_err(|e| spool_error(spool, e))?;
         (row.accepted_end, row.lines, row.duplicates) = (accepted_end, row.lines + new, row.duplicates + dup);
         row.next_offset = pending.next_offset.or(row.next_offset);
-        if let Err(e) = store.commit_stream(&row) {
+        if let Err(e) = store.streams_mut().commit(&row) {
             if let Err(cut) = spool.cut_back() {
                 tracing::warn!(path = %spool.log_path.display(), error = %cut, "Cannot take back a write the store did not commit; it is cut off at the next open.");
             }
@@ -340,7 +340,7 @@ impl Streams {
         let row = spool.row.clone();
         for &(offset, bytes) in &pending.gaps {
             tracing::error!(host = %key.0, file = %key.1, offset, bytes, "Bytes of a shipped file were never shipped (a line longer than the agent's max_line_bytes, or a filter): the lines around them may be read differently than on the host.");
-            store.record_damage(&row, &Damage::Gap { offset, bytes }, jiff::Timestamp::now())?;
+            store.streams_mut().record_damage(&row, &Damage::Gap { offset, bytes }, jiff::Timestamp::now())?;
         }
         Ok(())
     }
@@ -353,7 +353,7 @@ impl Streams {
         tracing::info!(host = %key.0, file = %key.1, generation = row.generation + 1, "A shipped file starts again from offset 0 (truncated and written anew): new content kept apart.");
         (row.generation, row.accepted_end, row.spool_len, row.index_len) = (row.generation + 1, 0, 0, 0);
         row.next_offset = None;
-        store.commit_stream(&row)?;
+        store.streams_mut().commit(&row)?;
         // Read to its end: its lines are in the store; kept when it did not fit.
         if report.as_ref().is_some_and(|r| r.misfit.is_none()) {
             let path = stream.spool.log_path.display().to_string();
@@ -405,7 +405,7 @@ impl Streams {
             Err(e) => {
                 // Kept in the spool: read again with the next batch, or after
                 // a reload that fixes [[ingest.cluster]].
-                store.set_problem(row.cluster_id, &shown, Some(&e.to_string()))?;
+                store.daemon_mut().set_problem(row.cluster_id, &shown, Some(&e.to_string()))?;
                 stream.pending = false;
                 return Ok(None);
             }
@@ -417,7 +417,7 @@ impl Streams {
         if let Some(p) = &problem {
             tracing::warn!(host = %key.0, file = %key.1, problem = %p, "Shipped lines did not fit the cluster's format or prefix.");
         }
-        store.set_problem(row.cluster_id, &shown, problem.as_deref())?;
+        store.daemon_mut().set_problem(row.cluster_id, &shown, problem.as_deref())?;
         stream.pending = hold && report.misfit.is_none() && report.resumed_at + report.bytes < row.spool_len;
         // Quiet from now: the time this read took is no time the agent had.
         stream.written_at = Instant::now();
@@ -430,7 +430,7 @@ impl Streams {
 /// its source has in the store: what `status` and the metrics' lag compare
 /// the read position with, where a local file's size on disk is used.
 pub fn shipped_sizes(store: &Store) -> Result<HashMap<String, u64>, StoreError> {
-    Ok(store.streams()?.iter().map(|s| (shown(&s.host, &s.file, s.generation), s.spool_len)).collect())
+    Ok(store.streams().all()?.iter().map(|s| (shown(&s.host, &s.file, s.generation), s.spool_len)).collect())
 }
 
 /// How a shipped file is named in `status` and the daemon's log (its

@@ -29,7 +29,7 @@ use jiff::Timestamp;
 
 use crate::guc::{trigger, units};
 use crate::model::event::{PointKind, Trigger};
-use crate::store::history::{PointStart, RecentStarts};
+use crate::store::checkpoints::{PointStart, RecentStarts};
 
 /// Spacings or WAL-triggered checkpoints needed before the log is believed.
 pub(crate) const MIN_EVIDENCE: usize = 3;

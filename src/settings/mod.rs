@@ -34,7 +34,8 @@ use serde::Serialize;
 
 use crate::guc::units::{self, Parsed};
 use crate::guc::{defaults, parse_version, version_name, KNOWN, SERVER_VERSION};
-use crate::store::settings::{LogChange, Observed, RowSource, SettingRow};
+use crate::store::events::LogChange;
+use crate::store::settings::{Observed, RowSource, SettingRow};
 use crate::store::{Store, StoreError};
 
 /// What the conf files and the log are searched for: the known settings and
@@ -256,7 +257,7 @@ pub(crate) fn refresh(store: &mut Store, cluster: &Sources<'_>, now: Timestamp) 
             (name.to_string(), Observed { value, path: None, line: None })
         })
         .collect();
-    store.record_settings(cluster.name, RowSource::Config, &config, now)?;
+    store.settings_mut().record(cluster.name, RowSource::Config, &config, now)?;
     if cluster.config_file.is_some() || cluster.data_directory.is_some() {
         return record_conf(store, cluster, now);
     }
@@ -274,7 +275,7 @@ pub(crate) fn refresh_from_logs(store: &mut Store, name: &str, now: Timestamp) -
 
 fn record_conf(store: &mut Store, cluster: &Sources<'_>, now: Timestamp) -> Result<(), StoreError> {
     if let Some(observed) = read_conf(cluster) {
-        store.record_settings(cluster.name, RowSource::ConfFile, &observed, now)?;
+        store.settings_mut().record(cluster.name, RowSource::ConfFile, &observed, now)?;
     }
     Ok(())
 }
@@ -298,8 +299,8 @@ const DATA_DIRECTORY_DEPTH: usize = 3;
 /// inside one this process may look into. A relative log path is taken
 /// from the current directory, as it was imported.
 pub fn data_directory_from_logs(store: &Store, cluster: &str) -> Result<Option<FoundDataDirectory>, StoreError> {
-    let Some(id) = store.find_cluster(cluster)? else { return Ok(None) };
-    let found = store.source_paths(id)?.into_iter().find_map(|log| {
+    let Some(id) = store.clusters().find(cluster)? else { return Ok(None) };
+    let found = store.sources().paths(id)?.into_iter().find_map(|log| {
         let path = data_directory_of(Path::new(&log))?;
         Some(FoundDataDirectory { path, log: log.clone() })
     });
@@ -395,13 +396,13 @@ fn pg_version(data_dir: &std::path::Path) -> Observed {
 /// The values in effect now for `cluster`, from the store, defaults filled in.
 /// A cluster the store does not know gets the newest version's defaults.
 pub fn current(store: &Store, cluster: &str) -> Result<Settings, StoreError> {
-    let Some(id) = store.find_cluster(cluster)? else { return Ok(Settings::defaults(None)) };
-    let logged = store.latest_server_version(id)?.as_deref().and_then(defaults::major);
+    let Some(id) = store.clusters().find(cluster)? else { return Ok(Settings::defaults(None)) };
+    let logged = store.events().latest_server_version(id)?.as_deref().and_then(defaults::major);
     let known = Known {
-        config: store.latest_settings(id, RowSource::Config)?,
-        conf: store.latest_settings(id, RowSource::ConfFile)?,
-        conf_read: store.settings_read_at(id, RowSource::ConfFile)?,
-        log: store.parameter_changes(id)?,
+        config: store.settings().latest(id, RowSource::Config)?,
+        conf: store.settings().latest(id, RowSource::ConfFile)?,
+        conf_read: store.settings().read_at(id, RowSource::ConfFile)?,
+        log: store.events().parameter_changes(id)?,
     };
     let mut settings = resolve(version(&known, logged), &known);
     // Conf files read completely say what they do not set is at its default.
@@ -423,14 +424,14 @@ fn infer_from_log(store: &Store, cluster: &str, log: &[LogChange], settings: &mu
     // The newest starts, read once when both inferences want the same ones.
     let mut newest = None;
     if at_default(settings, "checkpoint_timeout") {
-        let starts = newest.insert(store.recent_starts(cluster, None, INFERENCE_POINTS)?);
+        let starts = newest.insert(store.checkpoints().recent_starts(cluster, None, INFERENCE_POINTS)?);
         settle(settings, "checkpoint_timeout", infer::checkpoint_timeout(starts));
     }
     if at_default(settings, "max_wal_size") {
         let since = last_change(log, &["checkpoint_completion_target"]);
         let starts = match (since, newest) {
             (None, Some(starts)) => starts,
-            _ => store.recent_starts(cluster, since, INFERENCE_POINTS)?,
+            _ => store.checkpoints().recent_starts(cluster, since, INFERENCE_POINTS)?,
         };
         let rule = infer::TriggerRule {
             segment_mb: settings.mb("wal_segment_size").filter(|m| *m > 0.0).unwrap_or(16.0),
@@ -509,8 +510,8 @@ fn resolve(version: Option<u32>, known: &Known) -> Settings {
 /// the same value before the read that found it, else at that read. The
 /// first read of a source is no change: it is where walwatch started looking.
 pub fn latest_change(store: &Store, cluster: &str, names: &[&str]) -> Result<Option<SettingChange>, StoreError> {
-    let Some(id) = store.find_cluster(cluster)? else { return Ok(None) };
-    latest_change_given(store, id, names, &store.parameter_changes(id)?)
+    let Some(id) = store.clusters().find(cluster)? else { return Ok(None) };
+    latest_change_given(store, id, names, &store.events().parameter_changes(id)?)
 }
 
 /// [`latest_change`] with the log's changes already read (those [`current`]
@@ -521,7 +522,7 @@ pub fn latest_change_in(
     names: &[&str],
     log: &[LogChange],
 ) -> Result<Option<SettingChange>, StoreError> {
-    let Some(id) = store.find_cluster(cluster)? else { return Ok(None) };
+    let Some(id) = store.clusters().find(cluster)? else { return Ok(None) };
     latest_change_given(store, id, names, log)
 }
 
@@ -531,8 +532,8 @@ fn latest_change_given(
     names: &[&str],
     log: &[LogChange],
 ) -> Result<Option<SettingChange>, StoreError> {
-    let version = store.latest_server_version(id)?.as_deref().and_then(defaults::major);
-    let changes = merged(&store.setting_rows(id)?, log, version);
+    let version = store.events().latest_server_version(id)?.as_deref().and_then(defaults::major);
+    let changes = merged(&store.settings().rows(id)?, log, version);
     // On a tie the file's change is taken (the last maximum): it knows the old value.
     Ok(changes.into_iter().filter(|c| names.contains(&c.name.as_str())).max_by_key(|c| c.at))
 }
@@ -604,9 +605,9 @@ fn resolve_one(name: &str, known: &Known) -> Option<Value> {
 /// first read of each, dated at the log line that announced them, and the
 /// log's own changes.
 pub fn timeline(store: &Store, cluster: &str) -> Result<Vec<SettingChange>, StoreError> {
-    let Some(id) = store.find_cluster(cluster)? else { return Ok(Vec::new()) };
-    let version = store.latest_server_version(id)?.as_deref().and_then(defaults::major);
-    let mut changes = merged(&store.setting_rows(id)?, &store.parameter_changes(id)?, version);
+    let Some(id) = store.clusters().find(cluster)? else { return Ok(Vec::new()) };
+    let version = store.events().latest_server_version(id)?.as_deref().and_then(defaults::major);
+    let mut changes = merged(&store.settings().rows(id)?, &store.events().parameter_changes(id)?, version);
     changes.sort_by(|a, b| a.at.cmp(&b.at).then_with(|| a.name.cmp(&b.name)));
     Ok(changes)
 }

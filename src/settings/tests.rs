@@ -228,7 +228,7 @@ fn imported(until: Option<&str>, dir: &Path) -> Store {
     let log = dir.join("postgresql.log");
     std::fs::write(&log, kept).unwrap();
     let mut store = Store::open(&dir.join("w.db")).unwrap();
-    let cluster = store.cluster_id("c").unwrap();
+    let cluster = store.clusters_mut().find_or_create("c").unwrap();
     let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
     ingest::import(&mut store, cluster, log.to_str().unwrap(), &opts, &TimeContext::new(Some("UTC")).unwrap()).unwrap();
     store
@@ -294,7 +294,7 @@ fn a_logged_value_and_conf_files_read_win_over_inference() {
         "max_wal_size".to_string(),
         Observed { value: Some("64MB".into()), path: Some("/d/pg.conf".into()), line: Some(3) },
     )];
-    store.record_settings("c", RowSource::ConfFile, &conf, Timestamp::now()).unwrap();
+    store.settings_mut().record("c", RowSource::ConfFile, &conf, Timestamp::now()).unwrap();
     let s = current(&store, "c").unwrap();
     assert_eq!(value(&s, "checkpoint_timeout"), ("5min".into(), ValueSource::Default { version: Some(15) }));
     assert!(s.not_inferred.is_empty());
@@ -334,16 +334,16 @@ fn a_change_is_dated_by_the_log_line_that_announced_it_and_a_first_read_is_none(
     };
     // The first read of the conf files is where walwatch started looking, no change.
     let first: Timestamp = "2026-11-22T09:00:00Z".parse().unwrap();
-    store.record_settings("c", RowSource::ConfFile, &obs("32MB"), first).unwrap();
+    store.settings_mut().record("c", RowSource::ConfFile, &obs("32MB"), first).unwrap();
     assert_eq!(latest_change(&store, "c", &names).unwrap().unwrap().at, logged);
     // Then it says 64MB: the same value the log announced (spelled in kB), dated there.
     let second: Timestamp = "2026-11-22T10:00:00Z".parse().unwrap();
-    store.record_settings("c", RowSource::ConfFile, &obs("65536kB"), second).unwrap();
+    store.settings_mut().record("c", RowSource::ConfFile, &obs("65536kB"), second).unwrap();
     let change = latest_change(&store, "c", &names).unwrap().unwrap();
     assert_eq!((change.at, change.old.as_deref(), change.new.as_deref()), (logged, Some("32MB"), Some("65536kB")));
     // A value no line announced: dated at the read that found it.
     let third: Timestamp = "2026-11-22T11:00:00Z".parse().unwrap();
-    store.record_settings("c", RowSource::ConfFile, &obs("2GB"), third).unwrap();
+    store.settings_mut().record("c", RowSource::ConfFile, &obs("2GB"), third).unwrap();
     assert_eq!(latest_change(&store, "c", &names).unwrap().unwrap().at, third);
     assert_eq!(latest_change(&store, "unknown", &names).unwrap(), None);
 }

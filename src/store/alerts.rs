@@ -1,10 +1,11 @@
-//! Alerts and silences (tables alert, silence). The history the rules read
-//! lives with what it is about: checkpoints.rs, events.rs, sources.rs.
+//! Alerts (table alert). The history the rules read lives with what it is
+//! about: checkpoints.rs, events.rs, sources.rs.
 //!
 //! The lifecycle (crate::alert::lifecycle) changes a cluster's alerts and
-//! queues their notices in one transaction: `Store::alert_tx` opens it and
-//! `AlertTx` is everything it may do inside.
+//! queues their notices in one transaction: `store.alerts_mut().begin(…)`
+//! opens it and [`AlertTx`] is everything it may do inside.
 
+use std::ops::{Deref, DerefMut};
 use std::path::PathBuf;
 
 use jiff::Timestamp;
@@ -13,8 +14,12 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::columns::{from_micros, opt_from_micros, to_micros};
+use super::filter::CLUSTER;
 use super::{Store, StoreError};
 use crate::model::alert::{AlertState, Resolution, Severity, SuggestionText};
+
+/// The alerts' handle: [`Store::alerts`], [`Store::alerts_mut`].
+pub struct Alerts<S>(pub(super) S);
 
 /// One alert as stored.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -115,108 +120,93 @@ fn alert_row(r: &Row<'_>) -> rusqlite::Result<AlertRow> {
     })
 }
 
-/// What `walwatch silence` did.
-#[derive(Debug, Clone, PartialEq)]
-pub enum SilenceOutcome {
-    Silenced { id: i64 },
-    UnknownCluster,
-}
-
-impl Store {
+impl<S: Deref<Target = Store>> Alerts<S> {
     /// Alerts, newest first: open ones only unless `all`.
-    pub fn alerts(&self, cluster: Option<&str>, all: bool) -> Result<Vec<AlertRow>, StoreError> {
+    pub fn list(&self, cluster: Option<&str>, all: bool) -> Result<Vec<AlertRow>, StoreError> {
+        let store = &*self.0;
         let sql = format!(
             "SELECT {ALERT_COLUMNS} FROM alert a JOIN cluster c ON c.id = a.cluster_id
              WHERE (?1 IS NULL OR c.name = ?1) AND (?2 OR a.state <> 'resolved')
              ORDER BY a.fired_at DESC, a.id DESC"
         );
-        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.sql(e))?;
-        let rows = stmt.query_map(params![cluster, all], alert_row).map_err(|e| self.sql(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
+        let mut stmt = store.conn.prepare(&sql).map_err(|e| store.sql(e))?;
+        let rows = stmt.query_map(params![cluster, all], alert_row).map_err(|e| store.sql(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| store.sql(e))
     }
 
     /// One alert by id.
-    pub fn alert(&self, id: i64) -> Result<Option<AlertRow>, StoreError> {
+    pub fn get(&self, id: i64) -> Result<Option<AlertRow>, StoreError> {
         let sql = format!("SELECT {ALERT_COLUMNS} FROM alert a JOIN cluster c ON c.id = a.cluster_id WHERE a.id = ?1");
-        self.conn.query_row(&sql, [id], alert_row).optional().map_err(|e| self.sql(e))
+        self.0.conn.query_row(&sql, [id], alert_row).optional().map_err(|e| self.0.sql(e))
     }
 
+    /// When each alert of `cluster` fired (walwatch's clock) in `[since, until)`.
+    pub(crate) fn fired_times(
+        &self,
+        cluster: &str,
+        since: Timestamp,
+        until: Timestamp,
+        each: impl FnMut(Timestamp),
+    ) -> Result<(), StoreError> {
+        let sql = format!(
+            "SELECT a.fired_at FROM alert a WHERE a.cluster_id = {CLUSTER} AND a.fired_at >= ?2 AND a.fired_at < ?3"
+        );
+        self.0.each_time(&sql, params![cluster, to_micros(since), to_micros(until)], each)
+    }
+}
+
+impl<S: DerefMut<Target = Store>> Alerts<S> {
     /// Acknowledges alert `id` (no more reminders). None: no such alert;
     /// Some(false): it was acknowledged already.
-    pub(crate) fn ack_alert(&mut self, id: i64, now: Timestamp) -> Result<Option<bool>, StoreError> {
-        let exists: Option<Option<i64>> = self
+    pub(crate) fn ack(&mut self, id: i64, now: Timestamp) -> Result<Option<bool>, StoreError> {
+        let store = &mut *self.0;
+        let exists: Option<Option<i64>> = store
             .conn
             .query_row("SELECT acked_at FROM alert WHERE id = ?1", [id], |r| r.get(0))
             .optional()
-            .map_err(|e| self.sql(e))?;
+            .map_err(|e| store.sql(e))?;
         match exists {
             None => Ok(None),
             Some(Some(_)) => Ok(Some(false)),
             Some(None) => {
-                self.conn
+                store
+                    .conn
                     .execute("UPDATE alert SET acked_at = ?2 WHERE id = ?1", params![id, to_micros(now)])
-                    .map_err(|e| self.sql(e))?;
+                    .map_err(|e| store.sql(e))?;
                 Ok(Some(true))
             }
         }
     }
 
-    /// Silences `rule` on `cluster` (all clusters when None) until `until`.
-    pub fn silence(
-        &mut self,
-        rule: &str,
-        cluster: Option<&str>,
-        until: Timestamp,
-        now: Timestamp,
-    ) -> Result<SilenceOutcome, StoreError> {
-        let cluster_id = match cluster {
-            None => None,
-            Some(name) => {
-                let id: Option<i64> = self
-                    .conn
-                    .query_row("SELECT id FROM cluster WHERE name = ?1", [name], |r| r.get(0))
-                    .optional()
-                    .map_err(|e| self.sql(e))?;
-                match id {
-                    Some(id) => Some(id),
-                    None => return Ok(SilenceOutcome::UnknownCluster),
-                }
-            }
-        };
-        self.conn
-            .execute(
-                "INSERT INTO silence(cluster_id, rule, until, created_at) VALUES (?1, ?2, ?3, ?4)",
-                params![cluster_id, rule, to_micros(until), to_micros(now)],
-            )
-            .map_err(|e| self.sql(e))?;
-        Ok(SilenceOutcome::Silenced { id: self.conn.last_insert_rowid() })
-    }
-
     /// The firing notice of alert `id` was accepted: firing -> notified
-    /// (resolved alerts stay resolved). The sender does this in
+    /// (resolved alerts stay resolved). The sender does this in the outbox's
     /// `mark_sent`, in the transaction that marks the message sent; the
     /// lifecycle tests take this shortcut.
     #[cfg(test)]
-    pub(crate) fn mark_alert_notified(&mut self, id: i64, at: Timestamp) -> Result<bool, StoreError> {
+    pub(crate) fn mark_notified(&mut self, id: i64, at: Timestamp) -> Result<bool, StoreError> {
         let n = self
+            .0
             .conn
             .execute(
                 "UPDATE alert SET state = 'notified', notified_at = COALESCE(notified_at, ?2) WHERE id = ?1 AND state = 'firing'",
                 params![id, to_micros(at)],
             )
-            .map_err(|e| self.sql(e))?;
+            .map_err(|e| self.0.sql(e))?;
         Ok(n == 1)
     }
+}
 
+impl<'a> Alerts<&'a mut Store> {
     /// Opens the transaction in which one cluster's alerts change.
-    pub(crate) fn alert_tx(&mut self, cluster: &str) -> Result<AlertTx<'_>, StoreError> {
-        let path = self.path.clone();
+    pub(crate) fn begin(self, cluster: &str) -> Result<AlertTx<'a>, StoreError> {
+        let store = self.0;
+        let path = store.path.clone();
         let sql = |source| StoreError::Sql { path: path.clone(), source };
-        let tx = self.conn.transaction().map_err(sql)?;
+        let tx = store.conn.transaction().map_err(sql)?;
         tx.execute("INSERT OR IGNORE INTO cluster(name) VALUES (?1)", [cluster]).map_err(sql)?;
         let cluster_id: i64 =
             tx.query_row("SELECT id FROM cluster WHERE name = ?1", [cluster], |r| r.get(0)).map_err(sql)?;
-        Ok(AlertTx { tx, path: self.path.clone(), cluster_id, cluster: cluster.to_string() })
+        Ok(AlertTx { tx, path, cluster_id, cluster: cluster.to_string() })
     }
 }
 

@@ -1,23 +1,39 @@
-//! Checkpoints (table checkpoint): each start line paired with its
-//! complete line, in log order, whatever order the files are read in; a
-//! start without a complete and a complete without a start each keep a row;
-//! and reading them back (`walwatch checkpoints`, the alert rules' windows).
+//! Checkpoints and restartpoints (table checkpoint, and its day tally
+//! point_tally): one row per start line and the complete line that closes
+//! it, a start without a complete and a complete without a start each a row
+//! of their own.
+//!
+//! Which start a complete line closes is decided by the reader of the log
+//! (`ingest::pairing`); here are the rows it asks about and writes, inside
+//! the transaction of a batch of events ([`PointRows`]), and everything
+//! that reads them back: `walwatch checkpoints`, the alert rules' windows,
+//! the counts of `summary` and the metrics, the cycles of the max_wal_size
+//! model, `history`.
 
+use std::ops::Deref;
+use std::path::Path;
 use std::sync::LazyLock;
 
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 use rusqlite::{params, params_from_iter, CachedStatement, OptionalExtension, Row, ToSql, Transaction};
 use serde::Serialize;
 
-use super::columns::{opt_from_micros, to_micros};
-use super::filter::{Filter, POINT_TIME};
-use super::sources::SourceRow;
+use super::columns::{from_micros, opt_from_micros, to_micros};
+use super::events::Replay;
+use super::filter::{times, tolerance_us, Filter, CLUSTER, POINT_TIME};
 use super::{Store, StoreError};
-use crate::model::event::{point_figures, CompleteStats, Event, EventBody, Figure, PointKind, Trigger};
+use crate::model::event::{point_figures, CompleteStats, EventBody, Figure, PointKind, Trigger};
 
-/// Two days: checkpoint_timeout's maximum (one day) with room for the sync.
-const LONGEST_CHECKPOINT_US: i64 = 2 * 86_400 * 1_000_000;
+#[cfg(test)]
+mod tests;
+
+/// The checkpoints' handle: [`Store::checkpoints`]. Their rows are written
+/// with the events that make them ([`super::events::EventBatch`]) and
+/// taken back with them ([`super::sources::Sources::forget`]).
+pub struct Checkpoints<S>(pub(super) S);
+
+// --- Written with a batch of events ---
 
 /// The first complete line of cluster ?1, kind ?2 and pid ?3 waiting for its
 /// start within ?5 µs after ?4, not earlier than offset ?7 in source ?6: a
@@ -29,7 +45,7 @@ const WAITING_COMPLETE: &str =
        AND NOT (e.source_id = ?6 AND e.offset < ?7)
      ORDER BY c.completed_at, c.id LIMIT 1";
 
-/// A held start and its complete line in one row ([`insert_paired`]).
+/// A start and its complete line in one row ([`PointRows::insert_paired`]).
 ///
 /// OR FAIL, not the default ABORT: with the tally trigger of
 /// migrations/0015_tally_insert.sql and no foreign-key checks (an import),
@@ -59,326 +75,316 @@ static COMPLETE: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-/// A start line's new row, not yet inserted: the complete line that closes
-/// it usually comes next, and one insert of the whole row costs half of an
-/// insert and an update (the row's indexes and the tally trigger touched
-/// once, not twice).
-pub(super) struct HeldStart {
-    cluster_id: i64,
-    kind: PointKind,
-    pid: Option<u32>,
-    event_id: i64,
-    at: i64,
-    flags: String,
-    trigger: &'static str,
+/// What a start line's row holds.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct StartRow {
+    pub cluster_id: i64,
+    pub kind: PointKind,
+    pub pid: Option<u32>,
+    /// Its event (the start line).
+    pub event_id: i64,
+    pub at: Timestamp,
+    /// The flags as logged, separated by spaces.
+    pub flags: String,
+    pub trigger: Trigger,
 }
 
-/// The pairing state of one batch (one transaction, one source).
+/// The checkpoint rows of one batch of events, in its transaction: the
+/// questions the pairing asks and the rows it writes.
 ///
-/// A start's row may be held back only while nothing else could tell: the
-/// held row is inserted before anything else touches or reads the
-/// checkpoint table, so row ids and contents are those of an insert at
-/// once. And a complete line takes it only where `start_to_complete` would
-/// find that very row: the batch's events are the only ones of its source
-/// at their offsets (`fresh`), so the held start is the latest start of its
-/// pid before the complete in the file, and still pairable.
-///
-/// It also holds the two statements run for nearly every checkpoint line,
+/// It holds the two statements run for nearly every checkpoint line,
 /// prepared once per batch: taken from and given back to rusqlite's cache
 /// at each line, they cost a hash of their SQL text both ways and a
 /// clearing of their bindings.
-pub(super) struct Pairing<'tx> {
-    fresh: bool,
-    held: Option<HeldStart>,
+pub(crate) struct PointRows<'a> {
+    tx: &'a Transaction<'a>,
+    path: &'a Path,
     /// [`WAITING_COMPLETE`], asked for every start line.
-    waiting: CachedStatement<'tx>,
-    /// [`INSERT_PAIRED`], run for every complete line that closes a held start.
-    paired: CachedStatement<'tx>,
+    waiting: CachedStatement<'a>,
+    /// [`INSERT_PAIRED`], run for every complete line that closes a start of its batch.
+    paired: CachedStatement<'a>,
 }
 
-impl<'tx> Pairing<'tx> {
-    /// `fresh`: the store held no event of this source at or after the
-    /// batch's first offset when the batch began.
-    pub(super) fn new(tx: &'tx Transaction<'_>, fresh: bool) -> rusqlite::Result<Pairing<'tx>> {
+impl<'a> PointRows<'a> {
+    pub(super) fn new(tx: &'a Transaction<'a>, path: &'a Path) -> rusqlite::Result<PointRows<'a>> {
         let waiting = tx.prepare_cached(WAITING_COMPLETE)?;
         let paired = tx.prepare_cached(&INSERT_PAIRED)?;
-        Ok(Pairing { fresh, held: None, waiting, paired })
+        Ok(PointRows { tx, path, waiting, paired })
     }
 
-    /// Inserts the held start's row, if any.
-    pub(super) fn flush(&mut self, tx: &Transaction<'_>) -> rusqlite::Result<()> {
-        match self.held.take() {
-            Some(h) => insert_start(tx, &h),
-            None => Ok(()),
-        }
+    fn sql(&self, source: rusqlite::Error) -> StoreError {
+        StoreError::Sql { path: self.path.into(), source }
     }
 
-    /// The held start that the complete line `event` closes, taken.
-    fn take_for(&mut self, source: &SourceRow, event: &Event, kind: PointKind) -> Option<HeldStart> {
-        let held = self.held.as_ref()?;
-        let closes = held.cluster_id == source.cluster_id && held.kind == kind && held.pid == event.pid;
-        closes.then(|| self.held.take()).flatten()
+    /// The first complete line of `kind` and `pid` stored without its
+    /// start, completed from `at` to `within` after it, that is not earlier
+    /// than `offset` in source `source_id`: (its row, its completion).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub(crate) fn waiting_complete(
+        &mut self,
+        cluster_id: i64,
+        kind: PointKind,
+        pid: Option<u32>,
+        at: Timestamp,
+        within: SignedDuration,
+        source_id: i64,
+        offset: u64,
+    ) -> Result<Option<(i64, Timestamp)>, StoreError> {
+        let within = within.as_micros() as i64;
+        let found: Option<(i64, i64)> = self
+            .waiting
+            .query_row(params![cluster_id, kind.as_str(), pid, to_micros(at), within, source_id, offset as i64], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()
+            .map_err(|e| self.sql(e))?;
+        Ok(found.map(|(id, completed_at)| (id, from_micros(completed_at))))
     }
-}
 
-/// Keeps the checkpoint table in step with a newly stored event.
-pub(super) fn apply(
-    tx: &Transaction<'_>,
-    source: &SourceRow,
-    event_id: i64,
-    event: &Event,
-    pairing: &mut Pairing<'_>,
-) -> rusqlite::Result<()> {
-    let cluster_id = source.cluster_id;
-    let at = to_micros(event.at);
-    if let EventBody::PointComplete { kind, stats } = &event.body {
-        if let Some(start) = pairing.take_for(source, event, *kind) {
-            return insert_paired(&mut pairing.paired, &start, event_id, at, stats);
-        }
+    /// Whether the cluster's server started, crashed or shut down strictly
+    /// between `from` and `to` (events of the table event).
+    pub(crate) fn restart_between(&self, cluster_id: i64, from: Timestamp, to: Timestamp) -> Result<bool, StoreError> {
+        self.tx
+            .prepare_cached(
+                "SELECT EXISTS(SELECT 1 FROM event WHERE cluster_id = ?1
+                   AND kind IN ('server_start', 'crash_reinit', 'server_shutdown') AND at > ?2 AND at < ?3)",
+            )
+            .and_then(|mut s| s.query_row(params![cluster_id, to_micros(from), to_micros(to)], |r| r.get(0)))
+            .map_err(|e| self.sql(e))
     }
-    pairing.flush(tx)?;
-    match &event.body {
-        EventBody::PointStart { kind, flags } => pair_start(tx, source, event_id, event, *kind, flags, pairing),
-        EventBody::PointComplete { kind, stats } => {
-            let id = start_to_complete(tx, source, event, *kind)?;
-            complete(tx, id, event_id, at, stats)
-        }
-        EventBody::ServerStart { .. } | EventBody::CrashReinit | EventBody::ServerShutdown => {
-            // A new server run: nothing open before this point can still be paired.
-            tx.prepare_cached(
-                "UPDATE checkpoint SET pairable = 0 WHERE cluster_id = ?1 AND pairable = 1
-                   AND COALESCE(started_at, completed_at) <= ?2",
-            )?
-            .execute(params![cluster_id, at])
-            .map(drop)
-        }
-        _ => Ok(()),
-    }
-}
 
-fn pair_start(
-    tx: &Transaction<'_>,
-    source: &SourceRow,
-    event_id: i64,
-    event: &Event,
-    kind: PointKind,
-    flags: &[String],
-    pairing: &mut Pairing<'_>,
-) -> rusqlite::Result<()> {
-    let (cluster_id, pid, at) = (source.cluster_id, event.pid, to_micros(event.at));
-    // A complete line stored earlier (files read out of order: an import of
-    // the newer file first, or a daemon that read a copytruncate'd live file
-    // before the copy's tail) that this start opens. A checkpoint lasts at
-    // most checkpoint_timeout (1 day at most) and its sync: a complete line
-    // dated further ahead (a server clock once far ahead, a forged line from
-    // 2099) opens nothing. `pairable` is not asked: on a row without a start
-    // it only says that a server restart was stored *after* the complete,
-    // which does not separate it from a start before it; a restart between
-    // the two does (`restart_between`). A complete earlier in this start's
-    // own file is an earlier checkpoint's, whatever its time says (the next
-    // checkpoint often starts the same millisecond).
-    let orphan: Option<(i64, i64)> = pairing
-        .waiting
-        .query_row(
-            params![cluster_id, kind.as_str(), pid, at, LONGEST_CHECKPOINT_US, source.id, event.offset as i64],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .optional()?;
-    let orphan = match orphan {
-        Some((_, completed_at)) if restart_between(tx, cluster_id, at, completed_at)? => None,
-        other => other,
-    };
-    let flags_text = flags.join(" ");
-    let trigger = Trigger::of(flags).as_str();
-    if let Some((id, completed_at)) = orphan {
-        // Another start of the process between the two would be the one
-        // the complete closes. Strictly before the complete: a start dated
-        // the same millisecond is the next checkpoint (PostgreSQL logs
-        // "starting" right after the previous "complete", as forced
-        // checkpoints do), never one that completes at that instant.
-        let between: i64 = tx
+    /// How many rows of `kind` and `pid` started strictly between `after` and `before`.
+    pub(crate) fn starts_between(
+        &self,
+        cluster_id: i64,
+        kind: PointKind,
+        pid: Option<u32>,
+        after: Timestamp,
+        before: Timestamp,
+    ) -> Result<i64, StoreError> {
+        self.tx
             .prepare_cached(
                 "SELECT count(*) FROM checkpoint WHERE cluster_id = ?1 AND kind = ?2 AND pid IS ?3
                AND started_at > ?4 AND started_at < ?5",
-            )?
-            .query_row(params![cluster_id, kind.as_str(), pid, at, completed_at], |r| r.get(0))?;
-        if between == 0 {
-            tx.prepare_cached(
+            )
+            .and_then(|mut s| {
+                s.query_row(params![cluster_id, kind.as_str(), pid, to_micros(after), to_micros(before)], |r| r.get(0))
+            })
+            .map_err(|e| self.sql(e))
+    }
+
+    /// The latest start of `kind` and `pid` before `offset` in source
+    /// `source_id`, in the file's order: (its row, whether it still waits
+    /// for a complete).
+    pub(crate) fn latest_start_in_source(
+        &self,
+        source_id: i64,
+        offset: u64,
+        kind: PointKind,
+        pid: Option<u32>,
+    ) -> Result<Option<(i64, bool)>, StoreError> {
+        let start_kind = EventBody::PointStart { kind, flags: Vec::new() }.kind_name();
+        self.tx
+            .prepare_cached(
+                "SELECT c.id, c.pairable FROM event e JOIN checkpoint c ON c.start_event_id = e.id
+                 WHERE e.source_id = ?1 AND e.offset < ?2 AND e.kind = ?3 AND e.pid IS ?4
+                 ORDER BY e.offset DESC LIMIT 1",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![source_id, offset as i64, start_kind, pid], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .optional()
+            })
+            .map_err(|e| self.sql(e))
+    }
+
+    /// The latest start of `kind` and `pid` strictly before `at`, by time:
+    /// (its row, whether it still waits for a complete, its completion).
+    pub(crate) fn latest_start_before(
+        &self,
+        cluster_id: i64,
+        kind: PointKind,
+        pid: Option<u32>,
+        at: Timestamp,
+    ) -> Result<Option<(i64, bool, Option<Timestamp>)>, StoreError> {
+        let found: Option<(i64, bool, Option<i64>)> = self
+            .tx
+            .prepare_cached(
+                "SELECT id, pairable, completed_at FROM checkpoint
+                 WHERE cluster_id = ?1 AND kind = ?2 AND pid IS ?3 AND started_at < ?4
+                 ORDER BY started_at DESC, id DESC LIMIT 1",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![cluster_id, kind.as_str(), pid, to_micros(at)], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })
+                .optional()
+            })
+            .map_err(|e| self.sql(e))?;
+        Ok(found.map(|(id, pairable, completed)| (id, pairable, opt_from_micros(completed))))
+    }
+
+    /// The latest start of `kind` and `pid` at `at` exactly that still waits for a complete.
+    pub(crate) fn waiting_start_at(
+        &self,
+        cluster_id: i64,
+        kind: PointKind,
+        pid: Option<u32>,
+        at: Timestamp,
+    ) -> Result<Option<i64>, StoreError> {
+        self.tx
+            .prepare_cached(
+                "SELECT id, pairable FROM checkpoint
+                 WHERE cluster_id = ?1 AND kind = ?2 AND pid IS ?3 AND started_at = ?4 AND pairable = 1
+                 ORDER BY id DESC LIMIT 1",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![cluster_id, kind.as_str(), pid, to_micros(at)], |r| r.get(0)).optional()
+            })
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Whether row `id` was completed by a line of another source than `source_id`.
+    pub(crate) fn completed_from_another_source(&self, id: i64, source_id: i64) -> Result<bool, StoreError> {
+        self.tx
+            .prepare_cached(
+                "SELECT EXISTS(SELECT 1 FROM checkpoint c JOIN event e ON e.id = c.complete_event_id
+                   WHERE c.id = ?1 AND e.source_id != ?2)",
+            )
+            .and_then(|mut s| s.query_row(params![id, source_id], |r| r.get(0)))
+            .map_err(|e| self.sql(e))
+    }
+
+    /// A start line's row, waiting for its complete.
+    #[inline]
+    pub(crate) fn insert_start(&self, start: &StartRow) -> Result<(), StoreError> {
+        let s = start;
+        self.tx
+            .prepare_cached(
+                "INSERT INTO checkpoint(cluster_id, kind, pid, start_event_id, started_at, flags, trigger)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )
+            .and_then(|mut stmt| {
+                stmt.execute(params![
+                    s.cluster_id,
+                    s.kind.as_str(),
+                    s.pid,
+                    s.event_id,
+                    to_micros(s.at),
+                    s.flags,
+                    s.trigger.as_str()
+                ])
+            })
+            .map(drop)
+            .map_err(|e| self.sql(e))
+    }
+
+    /// A start and its complete line in one insert: the row
+    /// [`PointRows::insert_start`] and then [`PointRows::complete`] would
+    /// have left (paired, so no longer waiting).
+    #[inline]
+    pub(crate) fn insert_paired(
+        &mut self,
+        start: &StartRow,
+        event_id: i64,
+        at: Timestamp,
+        stats: &CompleteStats,
+    ) -> Result<(), StoreError> {
+        let s = start;
+        let figures = stats.values();
+        let (started_at, completed_at) = (to_micros(s.at), to_micros(at));
+        let (kind, trigger) = (s.kind.as_str(), s.trigger.as_str());
+        self.paired
+            .execute(params_from_iter(
+                params![s.cluster_id, kind, s.pid, s.event_id, started_at, s.flags, trigger, event_id, completed_at]
+                    .iter()
+                    .copied()
+                    .chain(figures.iter().map(|f| f as &dyn ToSql)),
+            ))
+            .map(drop)
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Row `id`, a complete line waiting for its start, gets `start`: paired.
+    pub(crate) fn give_start(&self, id: i64, start: &StartRow) -> Result<(), StoreError> {
+        self.tx
+            .prepare_cached(
                 "UPDATE checkpoint SET start_event_id = ?2, started_at = ?3, flags = ?4, trigger = ?5, pairable = 0 WHERE id = ?1",
-            )?
-            .execute(
-                params![id, event_id, at, flags_text, trigger],
-            )?;
-            return Ok(());
-        }
+            )
+            .and_then(|mut s| {
+                s.execute(params![id, start.event_id, to_micros(start.at), start.flags, start.trigger.as_str()])
+            })
+            .map(drop)
+            .map_err(|e| self.sql(e))
     }
-    let start = HeldStart { cluster_id, kind, pid, event_id, at, flags: flags_text, trigger };
-    if pairing.fresh {
-        pairing.held = Some(start);
-        return Ok(());
+
+    /// Moves row `id`'s start to a new row (returned), waiting for a
+    /// complete again; row `id` keeps its complete line, waiting for a start.
+    pub(crate) fn split_off_start(&self, id: i64) -> Result<i64, StoreError> {
+        let split = || -> rusqlite::Result<i64> {
+            self.tx
+                .prepare_cached(
+                    "INSERT INTO checkpoint(cluster_id, kind, pid, start_event_id, started_at, flags, trigger)
+                     SELECT cluster_id, kind, pid, start_event_id, started_at, flags, trigger FROM checkpoint WHERE id = ?1",
+                )?
+                .execute(params![id])?;
+            let moved = self.tx.last_insert_rowid();
+            self.tx
+                .prepare_cached(
+                    "UPDATE checkpoint SET start_event_id = NULL, started_at = NULL, flags = NULL, trigger = NULL, pairable = 1
+                     WHERE id = ?1",
+                )?
+                .execute(params![id])?;
+            Ok(moved)
+        };
+        split().map_err(|e| self.sql(e))
     }
-    insert_start(tx, &start)
-}
 
-/// A start line's row, waiting for its complete.
-fn insert_start(tx: &Transaction<'_>, h: &HeldStart) -> rusqlite::Result<()> {
-    tx.prepare_cached(
-        "INSERT INTO checkpoint(cluster_id, kind, pid, start_event_id, started_at, flags, trigger)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    )?
-    .execute(params![h.cluster_id, h.kind.as_str(), h.pid, h.event_id, h.at, h.flags, h.trigger])?;
-    Ok(())
-}
-
-/// A held start's row and its complete line's figures in one insert: the
-/// row `insert_start` and then `complete` would have left (paired, so no
-/// longer pairable). `insert` is [`INSERT_PAIRED`].
-fn insert_paired(
-    insert: &mut CachedStatement<'_>,
-    h: &HeldStart,
-    event_id: i64,
-    at: i64,
-    stats: &CompleteStats,
-) -> rusqlite::Result<()> {
-    let figures = stats.values();
-    insert.execute(params_from_iter(
-        params![h.cluster_id, h.kind.as_str(), h.pid, h.event_id, h.at, h.flags, h.trigger, event_id, at]
-            .iter()
-            .copied()
-            .chain(figures.iter().map(|f| f as &dyn ToSql)),
-    ))?;
-    Ok(())
-}
-
-/// Whether the cluster's server started, crashed or shut down strictly
-/// between `from` and `to`: no checkpoint spans that.
-fn restart_between(tx: &Transaction<'_>, cluster_id: i64, from: i64, to: i64) -> rusqlite::Result<bool> {
-    tx.prepare_cached(
-        "SELECT EXISTS(SELECT 1 FROM event WHERE cluster_id = ?1
-           AND kind IN ('server_start', 'crash_reinit', 'server_shutdown') AND at > ?2 AND at < ?3)",
-    )?
-    .query_row(params![cluster_id, from, to], |r| r.get(0))
-}
-
-/// The row a complete line fills: the start of the same process that
-/// precedes it, if that start still waits for its complete (not completed,
-/// no server restart since); else a new row without a start.
-///
-/// "Precedes" is log order: the latest such start before it in the same
-/// file. Times cannot decide it: a clock stepped back between the two lines
-/// dates the complete before its own start. Only when the file holds no
-/// start of that process before the line (the start is in the previous
-/// file) does time pick it: the latest start not after the complete.
-fn start_to_complete(
-    tx: &Transaction<'_>,
-    source: &SourceRow,
-    event: &Event,
-    kind: PointKind,
-) -> rusqlite::Result<i64> {
-    let start_kind = EventBody::PointStart { kind, flags: Vec::new() }.kind_name();
-    let in_file: Option<(i64, bool)> = tx
-        .prepare_cached(
-            "SELECT c.id, c.pairable FROM event e JOIN checkpoint c ON c.start_event_id = e.id
-             WHERE e.source_id = ?1 AND e.offset < ?2 AND e.kind = ?3 AND e.pid IS ?4
-             ORDER BY e.offset DESC LIMIT 1",
-        )?
-        .query_row(params![source.id, event.offset as i64, start_kind, event.pid], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?;
-    let latest = match in_file {
-        Some((id, false)) if completed_from_another_file(tx, id, source.id)? => Some((give_back_start(tx, id)?, true)),
-        Some(found) => Some(found),
-        None => start_in_an_earlier_file(tx, source.cluster_id, kind, event)?,
-    };
-    if let Some((id, true)) = latest {
-        return Ok(id);
+    /// A new row for a complete line without its start; its id.
+    pub(crate) fn insert_complete_only(
+        &self,
+        cluster_id: i64,
+        kind: PointKind,
+        pid: Option<u32>,
+    ) -> Result<i64, StoreError> {
+        self.tx
+            .prepare_cached("INSERT INTO checkpoint(cluster_id, kind, pid) VALUES (?1, ?2, ?3)")
+            .and_then(|mut s| s.execute(params![cluster_id, kind.as_str(), pid]))
+            .map(|_| self.tx.last_insert_rowid())
+            .map_err(|e| self.sql(e))
     }
-    tx.prepare_cached("INSERT INTO checkpoint(cluster_id, kind, pid) VALUES (?1, ?2, ?3)")?.execute(params![
-        source.cluster_id,
-        kind.as_str(),
-        event.pid
-    ])?;
-    Ok(tx.last_insert_rowid())
-}
 
-/// The start a complete line closes when its own file holds none before it
-/// (the start is in an earlier file), found by time: the latest start of
-/// the process strictly before the complete (one dated the same
-/// millisecond is the next checkpoint, logged right after this complete).
-/// Files are not always read in log order (a follower may finish an older
-/// file after reading a newer one), so that start may already have been
-/// given a later complete, read first: a start's complete is the first
-/// after it, so it is given back to this one, and the later complete waits
-/// again for its own start. Only when no start is strictly before does a
-/// start of the same millisecond close it (a start and its complete in
-/// the same millisecond, a rotation between them). None: no start waits.
-fn start_in_an_earlier_file(
-    tx: &Transaction<'_>,
-    cluster_id: i64,
-    kind: PointKind,
-    event: &Event,
-) -> rusqlite::Result<Option<(i64, bool)>> {
-    let at = to_micros(event.at);
-    let before: Option<(i64, bool, Option<i64>)> = tx
-        .prepare_cached(
-            "SELECT id, pairable, completed_at FROM checkpoint
-             WHERE cluster_id = ?1 AND kind = ?2 AND pid IS ?3 AND started_at < ?4
-             ORDER BY started_at DESC, id DESC LIMIT 1",
-        )?
-        .query_row(params![cluster_id, kind.as_str(), event.pid, at], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .optional()?;
-    match before {
-        Some((id, true, _)) => return Ok(Some((id, true))),
-        Some((id, false, Some(completed))) if completed > at && !restart_between(tx, cluster_id, at, completed)? => {
-            return Ok(Some((give_back_start(tx, id)?, true)))
-        }
-        _ => {}
+    /// Fills row `id` with a complete line's figures.
+    pub(crate) fn complete(
+        &self,
+        id: i64,
+        event_id: i64,
+        at: Timestamp,
+        stats: &CompleteStats,
+    ) -> Result<(), StoreError> {
+        let figures = stats.values();
+        self.tx
+            .prepare_cached(&COMPLETE)
+            .and_then(|mut s| {
+                s.execute(params_from_iter(
+                    params![id, event_id, to_micros(at)].iter().copied().chain(figures.iter().map(|f| f as &dyn ToSql)),
+                ))
+            })
+            .map(drop)
+            .map_err(|e| self.sql(e))
     }
-    tx.prepare_cached(
-        "SELECT id, pairable FROM checkpoint
-         WHERE cluster_id = ?1 AND kind = ?2 AND pid IS ?3 AND started_at = ?4 AND pairable = 1
-         ORDER BY id DESC LIMIT 1",
-    )?
-    .query_row(params![cluster_id, kind.as_str(), event.pid, at], |r| Ok((r.get(0)?, r.get(1)?)))
-    .optional()
-}
 
-/// Whether row `id` was completed by a line of another file than `source`:
-/// its start was taken, when it was stored, for the start of a complete
-/// read earlier from a newer file (see `pair_start`).
-fn completed_from_another_file(tx: &Transaction<'_>, id: i64, source: i64) -> rusqlite::Result<bool> {
-    tx.prepare_cached(
-        "SELECT EXISTS(SELECT 1 FROM checkpoint c JOIN event e ON e.id = c.complete_event_id
-           WHERE c.id = ?1 AND e.source_id != ?2)",
-    )?
-    .query_row(params![id, source], |r| r.get(0))
-}
-
-/// Row `id`'s start has its own complete later in its own file, so the
-/// complete from another file it was given was not its own: the start moves
-/// to a new row (returned, for that complete) and row `id` is again a
-/// complete waiting for its start, which an earlier start may still claim.
-fn give_back_start(tx: &Transaction<'_>, id: i64) -> rusqlite::Result<i64> {
-    tx.prepare_cached(
-        "INSERT INTO checkpoint(cluster_id, kind, pid, start_event_id, started_at, flags, trigger)
-         SELECT cluster_id, kind, pid, start_event_id, started_at, flags, trigger FROM checkpoint WHERE id = ?1",
-    )?
-    .execute(params![id])?;
-    let moved = tx.last_insert_rowid();
-    tx.prepare_cached(
-        "UPDATE checkpoint SET start_event_id = NULL, started_at = NULL, flags = NULL, trigger = NULL, pairable = 1
-         WHERE id = ?1",
-    )?
-    .execute(params![id])?;
-    Ok(moved)
-}
-
-/// Fills row `id` with a complete line's figures.
-fn complete(tx: &Transaction<'_>, id: i64, event_id: i64, at: i64, stats: &CompleteStats) -> rusqlite::Result<()> {
-    let figures = stats.values();
-    tx.prepare_cached(&COMPLETE)?.execute(params_from_iter(
-        params![id, event_id, at].iter().copied().chain(figures.iter().map(|f| f as &dyn ToSql)),
-    ))?;
-    Ok(())
+    /// No row of the cluster from `at` back waits for its other half any more.
+    pub(crate) fn stop_waiting_until(&self, cluster_id: i64, at: Timestamp) -> Result<(), StoreError> {
+        self.tx
+            .prepare_cached(
+                "UPDATE checkpoint SET pairable = 0 WHERE cluster_id = ?1 AND pairable = 1
+                   AND COALESCE(started_at, completed_at) <= ?2",
+            )
+            .and_then(|mut s| s.execute(params![cluster_id, to_micros(at)]))
+            .map(drop)
+            .map_err(|e| self.sql(e))
+    }
 }
 
 /// A figure as SQLite keeps it: NULL where the line did not print it.
@@ -393,7 +399,42 @@ impl ToSql for Figure<'_> {
     }
 }
 
-// --- Reading ---
+/// Takes out the halves that the events of `source` at `from` or later
+/// made, before those events are deleted; returns how many whole rows went.
+///
+/// A row that keeps one half (read from another file) waits for the other
+/// again, as before it was paired — unless the server restarted after its
+/// start, which no complete line can then belong to (see `pairable` in
+/// migrations/0001_init.sql).
+pub(super) fn release_events_from(tx: &Transaction<'_>, source: i64, from: u64) -> rusqlite::Result<u64> {
+    const GONE: &str = "(SELECT id FROM event WHERE source_id = ?1 AND offset >= ?2)";
+    let args = params![source, from as i64];
+    tx.execute(
+        &format!(
+            "UPDATE checkpoint SET start_event_id = NULL, started_at = NULL, flags = NULL, trigger = NULL, pairable = 1
+             WHERE start_event_id IN {GONE}"
+        ),
+        args,
+    )?;
+    tx.execute(
+        &format!(
+            "UPDATE checkpoint SET complete_event_id = NULL, completed_at = NULL,
+               buffers_written = NULL, buffers_pct = NULL, slru_buffers_written = NULL,
+               wal_files_added = NULL, wal_files_removed = NULL, wal_files_recycled = NULL,
+               write_s = NULL, sync_s = NULL, total_s = NULL, sync_files = NULL, sync_longest_s = NULL,
+               sync_average_s = NULL, distance_kb = NULL, estimate_kb = NULL, lsn = NULL, redo_lsn = NULL,
+               pairable = NOT EXISTS (SELECT 1 FROM event r
+                 WHERE r.cluster_id = checkpoint.cluster_id AND r.id NOT IN {GONE}
+                   AND r.kind IN ('server_start', 'crash_reinit', 'server_shutdown') AND r.at > checkpoint.started_at)
+             WHERE complete_event_id IN {GONE}"
+        ),
+        args,
+    )?;
+    let rows = tx.execute("DELETE FROM checkpoint WHERE start_event_id IS NULL AND complete_event_id IS NULL", [])?;
+    Ok(rows as u64)
+}
+
+// --- Read back: the rows ---
 
 /// A figure's type in a row read back: any may be NULL (a start without
 /// its complete).
@@ -458,10 +499,10 @@ static CHECKPOINT_COLUMNS: LazyLock<String> = LazyLock::new(|| {
     HEAD.iter().map(|h| h.to_string()).chain(figures).collect::<Vec<_>>().join(", ")
 });
 
-impl Store {
+impl<S: Deref<Target = Store>> Checkpoints<S> {
     /// Checkpoints and restartpoints of `cluster` that started (or, with no
     /// start line, completed) in `[since, until]`.
-    pub(crate) fn points_between(
+    pub(crate) fn between(
         &self,
         cluster: &str,
         since: Timestamp,
@@ -469,18 +510,13 @@ impl Store {
     ) -> Result<Vec<CheckpointRow>, StoreError> {
         // Filter's until is exclusive; the window's end is the newest evidence itself.
         let until = until.checked_add(jiff::SignedDuration::from_micros(1)).unwrap_or(until);
-        self.checkpoints(&Filter {
-            cluster: Some(cluster.into()),
-            since: Some(since),
-            until: Some(until),
-            trigger: None,
-        })
+        self.list(&Filter { cluster: Some(cluster.into()), since: Some(since), until: Some(until), trigger: None })
     }
 
     /// Checkpoints and restartpoints in time order.
-    pub fn checkpoints(&self, filter: &Filter) -> Result<Vec<CheckpointRow>, StoreError> {
+    pub fn list(&self, filter: &Filter) -> Result<Vec<CheckpointRow>, StoreError> {
         let mut rows = Vec::new();
-        self.each_checkpoint(filter, |row| {
+        self.each(filter, |row| {
             rows.push(row);
             Ok::<(), StoreError>(())
         })?;
@@ -490,11 +526,12 @@ impl Store {
     /// Checkpoints and restartpoints in time order, handed to `f` one at a
     /// time as SQLite reads them: a listing of a million rows holds one row
     /// in memory, never the whole list. An error of `f` stops the listing.
-    pub fn each_checkpoint<E: From<StoreError>>(
+    pub fn each<E: From<StoreError>>(
         &self,
         filter: &Filter,
         mut f: impl FnMut(CheckpointRow) -> Result<(), E>,
     ) -> Result<(), E> {
+        let store = &*self.0;
         let (mut cond, mut values) = filter.conditions(POINT_TIME);
         if let Some(t) = &filter.trigger {
             cond.push_str(" AND k.trigger = ?");
@@ -505,321 +542,559 @@ impl Store {
              WHERE 1 = 1 {cond} ORDER BY {POINT_TIME}, k.id",
             *CHECKPOINT_COLUMNS
         );
-        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.sql(e))?;
-        let mut rows = stmt.query(params_from_iter(values)).map_err(|e| self.sql(e))?;
-        while let Some(row) = rows.next().map_err(|e| self.sql(e))? {
-            f(checkpoint_row(row).map_err(|e| self.sql(e))?)?;
+        let mut stmt = store.conn.prepare(&sql).map_err(|e| store.sql(e))?;
+        let mut rows = stmt.query(params_from_iter(values)).map_err(|e| store.sql(e))?;
+        while let Some(row) = rows.next().map_err(|e| store.sql(e))? {
+            f(checkpoint_row(row).map_err(|e| store.sql(e))?)?;
         }
         Ok(())
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use jiff::Timestamp;
+// --- Read back: counts (`summary`, `history`, the metrics) ---
 
-    use crate::store::Store;
+/// Counts for one kind of point (checkpoints or restartpoints).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PointCounts {
+    pub started: i64,
+    pub completed: i64,
+    pub by_trigger: ByTrigger,
+}
 
-    #[test]
-    fn the_checkpoint_columns_are_read_where_they_are_selected() {
-        use super::{CompleteStats, CHECKPOINT_COLUMNS};
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("c.db")).unwrap();
-        let sql = format!("SELECT {} FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id", *CHECKPOINT_COLUMNS);
-        let stmt = store.conn.prepare(&sql).unwrap();
-        let names: Vec<&str> = stmt.column_names();
-        let head = ["name", "kind", "trigger", "flags", "started_at", "completed_at"];
-        assert_eq!(names, [&head[..], CompleteStats::FIGURES].concat());
-        assert_eq!(CompleteStats::FIGURES.len(), 16);
-        assert_eq!((CompleteStats::FIGURES[0], CompleteStats::FIGURES[15]), ("buffers_written", "redo_lsn"));
-    }
-
-    // --- Pairing (see mutants.md): real PostgreSQL 15 lines. ---
-
-    const NOISE: &str = "tests/fixtures/15-stderr-default-noise/log/postgresql-2026-11-22_080841.log";
-    const CRASH: &str = "tests/fixtures/15-stderr-default-crashimm/log/postgresql-2026-11-22_081334.log";
-    const AFTER_CRASH: &str = "tests/fixtures/15-stderr-default-crashimm/log/postgresql-2026-11-22_081730.log";
-
-    fn fixture(path: &str) -> Vec<String> {
-        let text = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
-        text.lines().map(|l| format!("{l}\n")).collect()
-    }
-
-    /// Imports `files` (each a list of lines) in the order given into a new store.
-    fn import(files: &[&[String]]) -> (tempfile::TempDir, Store) {
-        let names: Vec<String> = (0..files.len()).map(|i| format!("postgresql-{i}.log")).collect();
-        let steps: Vec<(&str, &[String], bool)> =
-            names.iter().zip(files).map(|(name, lines)| (name.as_str(), *lines, false)).collect();
-        follow(&steps)
-    }
-
-    /// (started, completed, trigger, distance) of every checkpoint row, times as logged.
-    type Pair = (Option<String>, Option<String>, Option<String>, Option<i64>);
-
-    fn pairs(store: &Store) -> Vec<Pair> {
-        let fmt = |t: Option<Timestamp>| t.map(|t| t.strftime("%H:%M:%S%.3f").to_string());
-        let rows = store.checkpoints(&crate::store::Filter::default()).unwrap();
-        rows.iter()
-            .map(|r| (fmt(r.started_at), fmt(r.completed_at), r.trigger.map(|t| t.to_string()), r.distance_kb))
-            .collect()
-    }
-
-    /// The pairs read straight from the log text: each complete line closes
-    /// the start line before it (the fixture has one checkpointer).
-    fn pairs_in_text(lines: &[String]) -> Vec<Pair> {
-        let time = |l: &str| Some(l[11..23].to_string());
-        let mut out: Vec<Pair> = Vec::new();
-        for l in lines {
-            if let Some(flags) = l.split("LOG:  checkpoint starting: ").nth(1) {
-                // The cause among the flags; a CHECKPOINT command logs none ("immediate force wait").
-                let cause = ["wal", "time", "shutdown", "end-of-recovery"]
-                    .into_iter()
-                    .find(|c| flags.split_whitespace().any(|f| f == *c))
-                    .unwrap_or("manual");
-                out.push((time(l), None, Some(cause.to_string()), None));
-            } else if let Some(stats) = l.split("LOG:  checkpoint complete: ").nth(1) {
-                let distance = stats.split("distance=").nth(1).unwrap().split(" kB").next().unwrap().parse().unwrap();
-                let last = out.last_mut().unwrap();
-                assert_eq!(last.1, None, "two completes in a row: {l}");
-                (last.1, last.3) = (time(l), Some(distance));
-            }
+impl PointCounts {
+    fn add(&mut self, trigger: Option<Trigger>, started: i64, completed: i64) {
+        self.started += started;
+        self.completed += completed;
+        if let Some(t) = trigger {
+            self.by_trigger.add(t, started);
         }
-        out
     }
+}
 
-    #[test]
-    fn every_start_is_paired_with_its_complete_in_log_order() {
-        let lines = fixture(NOISE);
-        let want = pairs_in_text(&lines);
-        assert_eq!(want.len(), 19);
-        let (_dir, store) = import(&[&lines]);
-        assert_eq!(pairs(&store), want);
-    }
+/// One UTC day in µs: the tally's bucket.
+const DAY_US: i64 = 86_400_000_000;
 
-    #[test]
-    fn a_start_imported_after_its_complete_claims_it() {
-        // A file holding only the start on line 1554 (08:09:02.433), and the
-        // file after it from that start's complete line on (line 1577,
-        // 08:09:02.688) up to the server's last checkpoint, imported first.
-        let lines = fixture(NOISE);
-        let first = &lines[1553..1554];
-        let second = &lines[1576..7680];
-        assert!(first[0].contains("checkpoint starting: wal") && second[0].contains("checkpoint complete"));
-        let (_dir, in_order) = import(&[first, second]);
-        let want = pairs(&in_order);
-        assert_eq!(
-            want[0],
-            (Some("08:09:02.433".into()), Some("08:09:02.688".into()), Some("wal".into()), Some(21874))
-        );
-        assert_eq!(want, pairs_in_text(&[first, second].concat()));
-        let (_dir, reversed) = import(&[second, first]);
-        assert_eq!(pairs(&reversed), want);
-    }
+/// The whole UTC days `[first, end)` inside the window `[since, until)`
+/// (µs), None when it holds none.
+fn whole_days(since: Option<i64>, until: Option<i64>) -> Option<(i64, i64)> {
+    let first = since.map_or(i64::MIN, |s| s.div_euclid(DAY_US) + i64::from(s.rem_euclid(DAY_US) != 0));
+    let end = until.map_or(i64::MAX, |u| u.div_euclid(DAY_US));
+    (first < end).then_some((first, end))
+}
 
-    #[test]
-    fn a_waiting_complete_is_claimed_within_two_days_of_the_start() {
-        // The start on line 2168 (08:09:09.205) and its complete 27 s later
-        // (line 4312), the complete's file imported first; then the same
-        // complete dated 25 h later (checkpoint_timeout = 1d and a slow
-        // sync), and 49 h later (a clock once far ahead): never its complete.
-        let lines = fixture(NOISE);
-        let (start, complete) = (&lines[2167..2168], &lines[4311..4312]);
-        assert!(start[0].contains("08:09:09.205") && start[0].contains("checkpoint starting: wal"));
-        assert!(complete[0].contains("08:09:36.059") && complete[0].contains("checkpoint complete"));
-        let dated = |day: &str| complete[0].replace("2026-11-22 08:09:36.059", day);
-        let paired =
-            |c: &str| (Some("08:09:09.205".to_string()), Some(c.to_string()), Some("wal".to_string()), Some(20083));
-        let (_dir, store) = import(&[complete, start]);
-        assert_eq!(pairs(&store), [paired("08:09:36.059")]);
-        let (_dir, store) = import(&[&[dated("2026-11-23 09:09:36.059")], start]);
-        assert_eq!(pairs(&store), [paired("09:09:36.059")]);
-        let (_dir, store) = import(&[&[dated("2026-11-24 09:09:36.059")], start]);
-        assert_eq!(
-            pairs(&store),
-            [
-                (Some("08:09:09.205".into()), None, Some("wal".into()), None),
-                (None, Some("09:09:36.059".into()), None, Some(20083)),
-            ]
-        );
-    }
+/// Started points by trigger, in the documented order (`summary`'s and
+/// `history`'s keys).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct ByTrigger {
+    pub shutdown: i64,
+    #[serde(rename = "end-of-recovery")]
+    pub end_of_recovery: i64,
+    pub wal: i64,
+    pub time: i64,
+    pub manual: i64,
+}
 
-    /// A start held back for its complete in the same batch is taken only by
-    /// a complete of its own process and kind: another checkpointer's
-    /// complete (a second server's lines in the file) or a restartpoint's
-    /// leaves it waiting, as the pairing by query would.
-    #[test]
-    fn a_held_start_is_closed_only_by_its_own_pid_and_kind() {
-        let lines = fixture(NOISE);
-        let (start, complete) = (&lines[1553], &lines[1576]);
-        assert!(start.contains("[25162] LOG:  checkpoint starting: wal"), "{start}");
-        assert!(complete.contains("[25162] LOG:  checkpoint complete: "), "{complete}");
-        let apart: [Pair; 2] = [
-            (Some("08:09:02.433".into()), None, Some("wal".into()), None),
-            (None, Some("08:09:02.688".into()), None, Some(21874)),
-        ];
-        let other_pid = complete.replace("[25162]", "[25163]");
-        let (_dir, store) = import(&[&[start.clone(), other_pid]]);
-        assert_eq!(pairs(&store), apart, "another checkpointer's complete");
-        let restartpoint = complete.replace("checkpoint complete: ", "restartpoint complete: ");
-        let (_dir, store) = import(&[&[start.clone(), restartpoint]]);
-        let rows = pairs(&store);
-        assert_eq!((rows.len(), &rows[0]), (2, &apart[0]), "a restartpoint's complete: {rows:?}");
-        // Its own complete closes it, in the same batch.
-        let (_dir, store) = import(&[&[start.clone(), complete.clone()]]);
-        assert_eq!(
-            pairs(&store),
-            [(Some("08:09:02.433".into()), Some("08:09:02.688".into()), Some("wal".into()), Some(21874))]
-        );
-    }
-
-    /// A start of another pid between a start and its complete (a line a
-    /// client forged, claiming pid 2) neither takes the complete nor keeps
-    /// it from its own start, whether the three lines come in one batch or
-    /// a follower's read cuts between them.
-    #[test]
-    fn a_complete_closes_its_own_process_start_across_another_pids_start() {
-        let lines = fixture(NOISE);
-        let (start, complete) = (lines[1553].clone(), lines[1576].clone());
-        let forged = start.replace("08:09:02.433 UTC [25162]", "08:09:02.500 UTC [2]");
-        assert_ne!(forged, start);
-        let want: [Pair; 2] = [
-            (Some("08:09:02.433".into()), Some("08:09:02.688".into()), Some("wal".into()), Some(21874)),
-            (Some("08:09:02.500".into()), None, Some("wal".into()), None),
-        ];
-        let log = [start, forged, complete];
-        let (_dir, store) = import(&[&log]);
-        assert_eq!(pairs(&store), want);
-        for cut in 1..log.len() {
-            let (before, after) = log.split_at(cut);
-            let (_dir, store) = follow(&[("a.log", before, false), ("a.log", after, false)]);
-            assert_eq!(pairs(&store), want, "cut before line {cut}");
+impl ByTrigger {
+    pub fn get(&self, trigger: Trigger) -> i64 {
+        match trigger {
+            Trigger::Shutdown => self.shutdown,
+            Trigger::EndOfRecovery => self.end_of_recovery,
+            Trigger::Wal => self.wal,
+            Trigger::Time => self.time,
+            Trigger::Manual => self.manual,
         }
     }
 
-    #[test]
-    fn a_complete_after_a_restart_never_closes_a_start_from_before_it() {
-        // The crash fixture's last start (no complete: immediate shutdown),
-        // the next run's first line, and that run's first complete line,
-        // written by a checkpointer that got the old one's pid back (as in
-        // a container, where pids repeat from one start to the next).
-        let before = fixture(CRASH);
-        let after = fixture(AFTER_CRASH);
-        let start = before.iter().rev().find(|l| l.contains("checkpoint starting: wal")).unwrap().clone();
-        let complete = after.iter().find(|l| l.contains("checkpoint complete")).unwrap().replace("[29349]", "[28026]");
-        assert!(start.contains("[28026]") && after[0].contains("starting PostgreSQL"));
-        let want = [
-            (Some("08:17:23.524".into()), None, Some("wal".into()), None),
-            (None, Some("08:17:30.982".into()), None, Some(55_239)),
-        ];
-        let (_dir, store) = import(&[&[start, after[0].clone(), complete]]);
-        assert_eq!(pairs(&store), want);
+    pub fn total(&self) -> i64 {
+        self.shutdown + self.end_of_recovery + self.wal + self.time + self.manual
     }
 
-    /// A start line's search for a complete waiting for it is a range of
-    /// the few waiting rows, not a read of every row of its pid.
-    #[test]
-    fn a_start_finds_a_waiting_complete_through_the_partial_index() {
-        let (_dir, store) = import(&[&fixture(NOISE)]);
-        let mut stmt = store.conn.prepare(&format!("EXPLAIN QUERY PLAN {}", super::WAITING_COMPLETE)).unwrap();
-        let plan: Vec<String> = stmt
-            .query_map(rusqlite::params![1, "checkpoint", 7, 0, 1, 1, 0], |r| r.get::<_, String>(3))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
-        assert!(plan.iter().any(|step| step.contains("checkpoint_waiting")), "{plan:?}");
-        assert!(!plan.iter().any(|step| step.contains("TEMP B-TREE")), "no sort: {plan:?}");
-    }
-
-    /// Reads `steps` in order into a new store, as a follower would: each
-    /// step appends lines to a file (created on its first step) and reads
-    /// that file on, its last entry held back or taken.
-    fn follow(steps: &[(&str, &[String], bool)]) -> (tempfile::TempDir, Store) {
-        use crate::frame::time::TimeContext;
-        use crate::ingest::{self, Options};
-        use std::io::Write;
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("w.db")).unwrap();
-        let cluster = store.cluster_id("c").unwrap();
-        let time = TimeContext::new(Some("UTC")).unwrap();
-        for &(name, lines, hold) in steps {
-            let file = dir.path().join(name);
-            let mut f = std::fs::OpenOptions::new().create(true).append(true).open(&file).unwrap();
-            f.write_all(lines.concat().as_bytes()).unwrap();
-            let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), hold_last_entry: hold, ..Options::default() };
-            ingest::import(&mut store, cluster, file.to_str().unwrap(), &opts, &time).unwrap();
-        }
-        (dir, store)
-    }
-
-    /// A follower's reads cut the log anywhere: between two batches of one
-    /// file, or at a rotation whose old file's last entry is held back
-    /// (it may still get a DETAIL) while the new file is read. At every
-    /// cut through five checkpoints (a complete and the next start in the
-    /// same millisecond among them) the pairs are the log's.
-    #[test]
-    fn pairs_are_the_logs_wherever_a_follower_cuts_the_log() {
-        let lines = fixture(NOISE);
-        let lines = &lines[120..160];
-        let want = pairs_in_text(lines);
-        assert_eq!(want.len(), 5);
-        for cut in 1..lines.len() {
-            let (before, after) = lines.split_at(cut);
-            let (_dir, store) = follow(&[("a.log", before, false), ("a.log", after, false)]);
-            assert_eq!(pairs(&store), want, "one file read in two batches, cut before line {cut}");
-            let (_dir, store) = follow(&[("a.log", before, true), ("b.log", after, true), ("a.log", &[], false)]);
-            assert_eq!(pairs(&store), want, "rotated before line {cut}, the old file's last entry read last");
-            let (_dir, store) = follow(&[("a.log", before, true), ("b.log", after, false), ("a.log", &[], false)]);
-            assert_eq!(pairs(&store), want, "rotated before line {cut}, the new file read to its end first");
-            for late in [1, 2, 3, 5, 8].into_iter().filter(|&late| late < cut) {
-                let (read, tail) = before.split_at(cut - late);
-                let (_dir, store) = follow(&[("a.log", read, false), ("b.log", after, false), ("a.log", tail, false)]);
-                assert_eq!(
-                    pairs(&store),
-                    want,
-                    "rotated before line {cut}, the old file's last {late} lines read last"
-                );
-            }
+    /// Both counts added, trigger by trigger.
+    pub fn plus(&self, o: &ByTrigger) -> ByTrigger {
+        ByTrigger {
+            shutdown: self.shutdown + o.shutdown,
+            end_of_recovery: self.end_of_recovery + o.end_of_recovery,
+            wal: self.wal + o.wal,
+            time: self.time + o.time,
+            manual: self.manual + o.manual,
         }
     }
 
-    /// Three files of a size rotation: the follower read the middle one
-    /// only partly before the newest, then the rest of it. A complete in
-    /// the newest file, read before the middle file's end, must not keep a
-    /// start whose own complete comes later from the middle file.
-    #[test]
-    fn pairs_are_the_logs_when_a_middle_file_is_finished_last() {
-        let lines = fixture(NOISE);
-        let lines = &lines[126..141];
-        let want = pairs_in_text(lines);
-        assert_eq!(want.len(), 4);
-        for first in 1..lines.len() {
-            for last in first + 1..lines.len() {
-                let (old, rest) = lines.split_at(first);
-                let (middle, new) = rest.split_at(last - first);
-                for read in [0, 1] {
-                    let (head, tail) = middle.split_at(read.min(middle.len()));
-                    let steps =
-                        [("a.log", old, false), ("b.log", head, false), ("c.log", new, false), ("b.log", tail, false)];
-                    let (_dir, store) = follow(&steps);
-                    assert_eq!(
-                        pairs(&store),
-                        want,
-                        "files cut before lines {first} and {last}, {read} line(s) of the middle read first"
-                    );
+    pub(crate) fn add(&mut self, trigger: Trigger, n: i64) {
+        let slot = match trigger {
+            Trigger::Shutdown => &mut self.shutdown,
+            Trigger::EndOfRecovery => &mut self.end_of_recovery,
+            Trigger::Wal => &mut self.wal,
+            Trigger::Time => &mut self.time,
+            Trigger::Manual => &mut self.manual,
+        };
+        *slot += n;
+    }
+}
+
+/// Started points of one cluster, kind and trigger ("" when unknown),
+/// from the tally that [`Checkpoints::counts`] reads for whole days.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointTotal {
+    pub cluster: String,
+    pub kind: String,
+    pub trigger: String,
+    pub started: i64,
+}
+
+/// The figures of one completed checkpoint that the metrics' histograms count.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Completed {
+    pub cluster: String,
+    /// The id of its complete line's event: rows are read in this order.
+    pub complete_event_id: i64,
+    pub completed_at_us: Option<i64>,
+    pub write_s: Option<f64>,
+    pub sync_s: Option<f64>,
+    pub total_s: Option<f64>,
+    pub distance_kb: Option<i64>,
+    pub estimate_kb: Option<i64>,
+}
+
+impl<S: Deref<Target = Store>> Checkpoints<S> {
+    /// The points of `kind` ("checkpoint" or "restartpoint") over `filter`,
+    /// by trigger. Counted from the tally (migrations/0009_scale.sql) for
+    /// the whole UTC days of the window and from the rows themselves for the
+    /// partial days at its ends: a million rows are never read one by one.
+    pub fn counts(&self, filter: &Filter, kind: &str) -> Result<PointCounts, StoreError> {
+        let (since, until) = (filter.since.map(to_micros), filter.until.map(to_micros));
+        let mut counts = PointCounts::default();
+        match whole_days(since, until) {
+            Some((first, end)) => {
+                self.tally_counts(filter, kind, first, end, &mut counts)?;
+                if let Some(since) = since {
+                    self.row_counts(filter, kind, Some(since), Some(first.saturating_mul(DAY_US)), &mut counts)?;
+                }
+                if let Some(until) = until {
+                    self.row_counts(filter, kind, Some(end.saturating_mul(DAY_US)), Some(until), &mut counts)?;
                 }
             }
+            None => self.row_counts(filter, kind, since, until, &mut counts)?,
         }
+        Ok(counts)
     }
 
-    #[test]
-    fn files_imported_newest_first_pair_as_in_log_order() {
-        // Two runs (a crash between them), each file ending with a server
-        // shutdown or crash that closes its run.
-        let (before, after) = (fixture(CRASH), fixture(AFTER_CRASH));
-        let (_dir, in_order) = import(&[&before, &after]);
-        let want = pairs(&in_order);
-        assert_eq!(want.len(), pairs_in_text(&before).len() + pairs_in_text(&after).len());
-        let (_dir, reversed) = import(&[&after, &before]);
-        assert_eq!(pairs(&reversed), want);
+    /// Adds the tallied rows of days `[first, end)`.
+    fn tally_counts(
+        &self,
+        filter: &Filter,
+        kind: &str,
+        first: i64,
+        end: i64,
+        counts: &mut PointCounts,
+    ) -> Result<(), StoreError> {
+        let store = &*self.0;
+        let (cond, cluster) = filter.cluster_condition();
+        let mut values = vec![Value::Text(kind.into()), Value::Integer(first), Value::Integer(end)];
+        values.extend(cluster);
+        let sql = format!(
+            "SELECT t.trigger, sum(t.started), sum(t.completed)
+             FROM point_tally t JOIN cluster c ON c.id = t.cluster_id
+             WHERE t.kind = ? AND t.day >= ? AND t.day < ? {cond} GROUP BY t.trigger"
+        );
+        let mut stmt = store.conn.prepare(&sql).map_err(|e| store.sql(e))?;
+        let rows = stmt
+            .query_map(params_from_iter(values), |r| {
+                Ok((Trigger::parse(&r.get::<_, String>(0)?), r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
+            })
+            .map_err(|e| store.sql(e))?;
+        for row in rows {
+            let (trigger, started, completed) = row.map_err(|e| store.sql(e))?;
+            counts.add(trigger, started, completed);
+        }
+        Ok(())
+    }
+
+    /// Adds the rows themselves with time in `[since, until)`.
+    fn row_counts(
+        &self,
+        filter: &Filter,
+        kind: &str,
+        since: Option<i64>,
+        until: Option<i64>,
+        counts: &mut PointCounts,
+    ) -> Result<(), StoreError> {
+        let store = &*self.0;
+        let (mut cond, cluster) = filter.cluster_condition();
+        let (time, bounds) = times(POINT_TIME, since, until);
+        cond.push_str(&time);
+        let mut values = vec![Value::Text(kind.into())];
+        values.extend(cluster);
+        values.extend(bounds);
+        let sql = format!(
+            "SELECT k.trigger, count(k.start_event_id), count(k.complete_event_id)
+             FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id
+             WHERE k.kind = ? {cond} GROUP BY k.trigger"
+        );
+        let mut stmt = store.conn.prepare(&sql).map_err(|e| store.sql(e))?;
+        let rows = stmt
+            .query_map(params_from_iter(values), |r| {
+                Ok((r.get::<_, Option<Trigger>>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
+            })
+            .map_err(|e| store.sql(e))?;
+        for row in rows {
+            let (trigger, started, completed) = row.map_err(|e| store.sql(e))?;
+            counts.add(trigger, started, completed);
+        }
+        Ok(())
+    }
+
+    /// Every cluster's started points by kind and trigger, over all time,
+    /// so that a counter is the same number before and after a daemon restart.
+    pub fn started_totals(&self) -> Result<Vec<PointTotal>, StoreError> {
+        let store = &*self.0;
+        // Grouped by id, then named: grouping by the joined name sorts
+        // twice as long (a week of 50 clusters: 3.4 ms against 1.8 ms).
+        let sql = "SELECT c.name, g.kind, g.trigger, g.started
+                   FROM (SELECT cluster_id, kind, trigger, sum(started) AS started FROM point_tally
+                         GROUP BY cluster_id, kind, trigger) g
+                   JOIN cluster c ON c.id = g.cluster_id";
+        let mut stmt = store.conn.prepare(sql).map_err(|e| store.sql(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(PointTotal { cluster: r.get(0)?, kind: r.get(1)?, trigger: r.get(2)?, started: r.get(3)? })
+            })
+            .map_err(|e| store.sql(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| store.sql(e))
+    }
+
+    /// How many stored checkpoints have a complete line, from the day
+    /// tally (kept in step by triggers whatever inserts, pairs or deletes).
+    pub fn completed_total(&self) -> Result<i64, StoreError> {
+        self.0
+            .conn
+            .query_row("SELECT IFNULL(sum(completed), 0) FROM point_tally", [], |r| r.get(0))
+            .map_err(|e| self.0.sql(e))
+    }
+
+    /// The highest complete-line id of any stored checkpoint.
+    pub fn last_complete_event(&self) -> Result<Option<i64>, StoreError> {
+        self.0
+            .conn
+            .query_row("SELECT max(complete_event_id) FROM checkpoint", [], |r| r.get(0))
+            .map_err(|e| self.0.sql(e))
+    }
+
+    /// Checkpoints whose complete line was stored after event `after`, in
+    /// that order (a range of the checkpoint_complete_event index), for
+    /// reading them incrementally. A complete line gets its figures in the
+    /// statement that records it, so a row read here never changes its
+    /// figures later.
+    pub fn completed_after(&self, after: i64) -> Result<Vec<Completed>, StoreError> {
+        let store = &*self.0;
+        let sql = "SELECT c.name, k.complete_event_id, k.completed_at, k.write_s, k.sync_s, k.total_s,
+                          k.distance_kb, k.estimate_kb
+                   FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id
+                   WHERE k.complete_event_id > ?1 ORDER BY k.complete_event_id";
+        let mut stmt = store.conn.prepare(sql).map_err(|e| store.sql(e))?;
+        let rows = stmt
+            .query_map(params![after], |r| {
+                Ok(Completed {
+                    cluster: r.get(0)?,
+                    complete_event_id: r.get(1)?,
+                    completed_at_us: r.get(2)?,
+                    write_s: r.get(3)?,
+                    sync_s: r.get(4)?,
+                    total_s: r.get(5)?,
+                    distance_kb: r.get(6)?,
+                    estimate_kb: r.get(7)?,
+                })
+            })
+            .map_err(|e| store.sql(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| store.sql(e))
+    }
+}
+
+// --- Read back: the cycles of the max_wal_size model ---
+
+/// One checkpoint or restartpoint that has a start time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointStart {
+    pub kind: PointKind,
+    pub started_at: Timestamp,
+    pub trigger: Option<Trigger>,
+    pub distance_kb: Option<i64>,
+    pub wal_files_added: Option<i64>,
+}
+
+/// The inputs of the sizing model, in time order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SizingHistory {
+    pub points: Vec<PointStart>,
+    /// Server starts, crash restarts and recoveries: a cycle spanning one is
+    /// not a measure of the WAL rate.
+    pub restarts: Vec<Timestamp>,
+    pub too_frequent: i64,
+    pub replays: Vec<Replay>,
+    /// Checkpoints and restartpoints whose complete line logged no WAL
+    /// distance (PostgreSQL 9.4 and older): they cannot be sized from.
+    pub without_distance: i64,
+}
+
+/// The newest checkpoint and restartpoint starts, with the server restarts
+/// among them: what the settings inference reads.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RecentStarts {
+    /// Oldest first.
+    pub points: Vec<PointStart>,
+    pub restarts: Vec<Timestamp>,
+}
+
+/// The starts of cluster ?1 in `[?2, ?3)` and the one before ?2, in time order.
+/// The cluster and the lower bound are uncorrelated scalar subqueries,
+/// computed once; as CTEs joined to the rows, bundled SQLite re-ran the
+/// bound's co-routine for every row (13 ms for a week of 5-minute
+/// checkpoints instead of 0.4). Both the bound and the rows are ranges of the
+/// index checkpoint_cluster_started (migrations/0009_scale.sql).
+const POINT_STARTS: &str = "SELECT k.kind, k.started_at, k.trigger, k.distance_kb, k.wal_files_added
+     FROM checkpoint k
+     WHERE k.cluster_id = (SELECT id FROM cluster WHERE name = ?1)
+       AND k.started_at IS NOT NULL AND k.started_at < ?3
+       AND k.started_at >= COALESCE((SELECT max(k2.started_at) FROM checkpoint k2
+                                     WHERE k2.cluster_id = (SELECT id FROM cluster WHERE name = ?1)
+                                       AND k2.started_at < ?2), ?2)
+     ORDER BY k.started_at, k.id";
+
+/// The newest ?3 starts of cluster ?1 at or after ?2, newest first. Ordered
+/// by the start itself (for a row with a start, the same order as the
+/// point's time): the index checkpoint_cluster_started then yields them in
+/// that order and the LIMIT stops the read; ordered by the point's time,
+/// SQLite read every start of the cluster since ?2 and sorted them.
+const RECENT_STARTS: &str = "SELECT k.kind, k.started_at, k.trigger, k.distance_kb, k.wal_files_added
+     FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id
+     WHERE c.name = ?1 AND k.started_at IS NOT NULL AND k.started_at >= ?2
+     ORDER BY k.started_at DESC, k.id DESC LIMIT ?3";
+
+impl<S: Deref<Target = Store>> Checkpoints<S> {
+    /// The history of `cluster` in `[since, until)` that the sizing model
+    /// reads, plus the checkpoint just before `since` so that the first
+    /// cycle in the window has a start; with the events that tell a cycle
+    /// apart ([`super::events::Events`]).
+    pub(crate) fn sizing_history(
+        &self,
+        cluster: &str,
+        since: Timestamp,
+        until: Timestamp,
+    ) -> Result<SizingHistory, StoreError> {
+        let (since, until) = (to_micros(since), to_micros(until));
+        let events = self.0.events();
+        Ok(SizingHistory {
+            points: self.point_starts(cluster, since, until)?,
+            restarts: events.restarts_from_month_before(cluster, since, until)?,
+            too_frequent: events.count_too_frequent(cluster, since, until)?,
+            replays: events.replays(cluster)?,
+            without_distance: self.without_distance(cluster, since, until)?,
+        })
+    }
+
+    /// The starts of `cluster` in `[since, until)` (µs) and the one before.
+    pub(super) fn point_starts(&self, cluster: &str, since: i64, until: i64) -> Result<Vec<PointStart>, StoreError> {
+        // The lower bound is computed once (see POINT_STARTS), not per row:
+        // a subquery correlated with the outer row rescans the cluster's
+        // checkpoints for every row, quadratic in a long history (minutes at
+        // 80 000 points).
+        let q = || -> rusqlite::Result<Vec<PointStart>> {
+            let mut stmt = self.0.conn.prepare_cached(POINT_STARTS)?;
+            let rows = stmt.query_map(params![cluster, since, until], point_start)?;
+            rows.collect()
+        };
+        q().map_err(|e| self.0.sql(e))
+    }
+
+    /// Completed points of `cluster` in `[since, until)` (µs) whose complete
+    /// line logged no WAL distance.
+    fn without_distance(&self, cluster: &str, since: i64, until: i64) -> Result<i64, StoreError> {
+        self.0
+            .conn
+            .query_row(
+                "SELECT count(*) FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id
+                 WHERE c.name = ?1 AND k.completed_at IS NOT NULL AND k.distance_kb IS NULL
+                 AND COALESCE(k.started_at, k.completed_at) >= ?2
+                 AND COALESCE(k.started_at, k.completed_at) < ?3",
+                params![cluster, since, until],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.0.sql(e))
+    }
+
+    /// The newest `limit` starts of `cluster` at or after `since`, oldest
+    /// first, and the restarts from the first of them on.
+    pub(crate) fn recent_starts(
+        &self,
+        cluster: &str,
+        since: Option<Timestamp>,
+        limit: usize,
+    ) -> Result<RecentStarts, StoreError> {
+        let since = since.map_or(i64::MIN, to_micros);
+        let q = || -> rusqlite::Result<Vec<PointStart>> {
+            let mut stmt = self.0.conn.prepare_cached(RECENT_STARTS)?;
+            let rows = stmt.query_map(params![cluster, since, limit as i64], point_start)?;
+            rows.collect()
+        };
+        let mut points = q().map_err(|e| self.0.sql(e))?;
+        points.reverse();
+        let restarts = match points.first() {
+            Some(first) => {
+                self.0.events().restarts_from_month_before(cluster, to_micros(first.started_at), i64::MAX)?
+            }
+            None => Vec::new(),
+        };
+        Ok(RecentStarts { points, restarts })
+    }
+}
+
+/// A row of [`POINT_STARTS`] or [`RECENT_STARTS`], whose columns are in this
+/// order (a test checks it). By position: a column read by name is a scan of
+/// the statement's names with strcmp on every row, a tenth of a digest's CPU
+/// when it read 5 000 starts per cluster.
+fn point_start(r: &rusqlite::Row<'_>) -> rusqlite::Result<PointStart> {
+    Ok(PointStart {
+        kind: r.get(0)?,
+        started_at: from_micros(r.get(1)?),
+        trigger: r.get(2)?,
+        distance_kb: r.get(3)?,
+        wal_files_added: r.get(4)?,
+    })
+}
+
+// --- Read back: `history`, streamed ---
+
+/// One checkpoint or restartpoint row, as history aggregates it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryPoint {
+    pub kind: PointKind,
+    /// Its time: the start, or the completion when the start was not read
+    /// (as `checkpoints` and `summary` place it).
+    pub at: Timestamp,
+    pub started_at: Option<Timestamp>,
+    /// A start line was read (what `summary` counts by trigger).
+    pub has_start: bool,
+    pub trigger: Option<Trigger>,
+    pub distance_kb: Option<i64>,
+    pub buffers_written: Option<i64>,
+    pub write_s: Option<f64>,
+    pub sync_s: Option<f64>,
+    pub sync_longest_s: Option<f64>,
+    pub wal_files_added: Option<i64>,
+    pub wal_files_removed: Option<i64>,
+    pub wal_files_recycled: Option<i64>,
+}
+
+impl HistoryPoint {
+    /// The start the sizing model's cycles are made of, when it has one.
+    pub fn start(&self) -> Option<PointStart> {
+        Some(PointStart {
+            kind: self.kind,
+            started_at: self.started_at?,
+            trigger: self.trigger,
+            distance_kb: self.distance_kb,
+            wal_files_added: self.wal_files_added,
+        })
+    }
+}
+
+impl<S: Deref<Target = Store>> Checkpoints<S> {
+    /// The first and last time of what `history` shows for `cluster`: its
+    /// points and the events it counts ([`super::events::Events::history_end`]),
+    /// leaving out those dated more than `tolerance` ahead (see
+    /// migrations/0007_event_ahead.sql). A few index lookups at each end,
+    /// where `log_times` reads every event of the cluster (a tenth of a
+    /// second on a year of a busy server).
+    pub(crate) fn history_span(
+        &self,
+        cluster: &str,
+        tolerance: std::time::Duration,
+    ) -> Result<(Option<Timestamp>, Option<Timestamp>), StoreError> {
+        let tolerance_us = tolerance_us(tolerance);
+        let mut ends: Vec<i64> = Vec::new();
+        for order in ["ASC", "DESC"] {
+            let point = format!(
+                "SELECT COALESCE(k.started_at, k.completed_at) FROM checkpoint k
+                 WHERE k.cluster_id = {CLUSTER} AND COALESCE(k.started_at, k.completed_at) IS NOT NULL
+                   AND NOT EXISTS (SELECT 1 FROM event e
+                                   WHERE e.id IN (k.start_event_id, k.complete_event_id) AND e.ahead_us > ?2)
+                 ORDER BY COALESCE(k.started_at, k.completed_at) {order} LIMIT 1"
+            );
+            ends.extend(
+                self.0
+                    .conn
+                    .query_row(&point, params![cluster, tolerance_us], |r| r.get::<_, i64>(0))
+                    .optional()
+                    .map_err(|e| self.0.sql(e))?,
+            );
+            ends.extend(self.0.events().history_ends(cluster, tolerance_us, order)?);
+        }
+        let span = |t: Option<&i64>| t.copied().map(from_micros);
+        Ok((span(ends.iter().min()), span(ends.iter().max())))
+    }
+
+    /// Every point of `cluster` whose time is in `[since, until)`, in time order.
+    pub(crate) fn history(
+        &self,
+        cluster: &str,
+        since: Timestamp,
+        until: Timestamp,
+        mut each: impl FnMut(HistoryPoint),
+    ) -> Result<(), StoreError> {
+        // Ordered by the expression checkpoint_cluster_time holds (and its
+        // rowid): an index range scan, no sort.
+        let sql = format!(
+            "SELECT k.kind, COALESCE(k.started_at, k.completed_at), k.started_at, k.start_event_id IS NOT NULL,
+                    k.trigger, k.distance_kb, k.buffers_written, k.write_s, k.sync_s, k.sync_longest_s,
+                    k.wal_files_added, k.wal_files_removed, k.wal_files_recycled
+             FROM checkpoint k
+             WHERE k.cluster_id = {CLUSTER}
+               AND COALESCE(k.started_at, k.completed_at) >= ?2 AND COALESCE(k.started_at, k.completed_at) < ?3
+             ORDER BY COALESCE(k.started_at, k.completed_at), k.id"
+        );
+        let mut q = || -> rusqlite::Result<()> {
+            let mut stmt = self.0.conn.prepare(&sql)?;
+            let mut rows = stmt.query(params![cluster, to_micros(since), to_micros(until)])?;
+            while let Some(r) = rows.next()? {
+                each(HistoryPoint {
+                    kind: r.get(0)?,
+                    at: from_micros(r.get(1)?),
+                    started_at: opt_from_micros(r.get(2)?),
+                    has_start: r.get(3)?,
+                    trigger: r.get(4)?,
+                    distance_kb: r.get(5)?,
+                    buffers_written: r.get(6)?,
+                    write_s: r.get(7)?,
+                    sync_s: r.get(8)?,
+                    sync_longest_s: r.get(9)?,
+                    wal_files_added: r.get(10)?,
+                    wal_files_removed: r.get(11)?,
+                    wal_files_recycled: r.get(12)?,
+                });
+            }
+            Ok(())
+        };
+        q().map_err(|e| self.0.sql(e))
+    }
+
+    /// The last start before `since`: where the first cycle of the range begins.
+    pub(crate) fn start_before(&self, cluster: &str, since: Timestamp) -> Result<Option<PointStart>, StoreError> {
+        let sql = format!(
+            "SELECT k.kind, k.started_at, k.trigger, k.distance_kb, k.wal_files_added
+             FROM checkpoint k
+             WHERE k.cluster_id = {CLUSTER} AND COALESCE(k.started_at, k.completed_at) < ?2
+               AND k.started_at IS NOT NULL
+             ORDER BY COALESCE(k.started_at, k.completed_at) DESC, k.id DESC LIMIT 1"
+        );
+        let row = self.0.conn.query_row(&sql, params![cluster, to_micros(since)], |r| {
+            Ok(PointStart {
+                kind: r.get(0)?,
+                started_at: from_micros(r.get(1)?),
+                trigger: r.get(2)?,
+                distance_kb: r.get(3)?,
+                wal_files_added: r.get(4)?,
+            })
+        });
+        row.optional().map_err(|e| self.0.sql(e))
     }
 }

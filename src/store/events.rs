@@ -1,150 +1,167 @@
-//! Events (table event): a batch of classified log events stored, and the
-//! source's read position moved, in one transaction; each event also keeps
-//! the checkpoint rows in step ([`super::checkpoints`]); and reading them
-//! back for the alert rules: the log's times, too-frequent warnings in a
-//! window, the events dated ahead.
+//! Events (table event): the classified log events of each source, stored
+//! in batches, each batch with the source's read position in one
+//! transaction ([`EventBatch`]); and reading them back: the log's times,
+//! counts by kind, warnings, server starts and crashes, parameter changes,
+//! crash-recovery replays, the records refused as forged.
 //!
 //! **Events dated ahead.** An event whose log time was more than a tolerance
 //! ahead of walwatch's clock when it was read (`event.ahead_us`, see
 //! migrations/0007_event_ahead.sql) is kept and counted, but its time is
 //! not believed: it is never a log's first, last or newest event.
 
+use std::ops::{Deref, DerefMut};
+use std::path::Path;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
-use rusqlite::{params, CachedStatement, Transaction, TransactionBehavior};
+use rusqlite::TransactionBehavior;
+use rusqlite::{params, params_from_iter, types::Value, CachedStatement, OptionalExtension, Transaction};
 use serde_json::json;
 
-use super::checkpoints::{apply, Pairing};
+use super::checkpoints::PointRows;
 use super::columns::{from_micros, opt_from_micros, to_micros};
-use super::filter::{not_ahead, tolerance_us, RECOGNISED};
-use super::sources::{SourceRow, SourceSpec};
+use super::filter::{not_ahead, tolerance_us, Filter, CLUSTER, RECOGNISED};
+use super::sources::{move_on, SourceRow, SourceSpec};
 use super::{Store, StoreError};
 use crate::frame::Pos;
 use crate::model::event::{Event, EventBody};
 
-impl Store {
-    /// Stores `events` and moves `source` to `reached`, atomically.
-    /// Returns how many events were new.
+#[cfg(test)]
+mod tests;
+
+/// The events' handle: [`Store::events`], [`Store::events_mut`].
+pub struct Events<S>(pub(super) S);
+
+// --- Written in batches ---
+
+impl<S: DerefMut<Target = Store>> Events<S> {
+    /// Stores a batch of `source`'s events with `write`, which is given the
+    /// batch's transaction ([`EventBatch`]) and returns how many events were
+    /// new, and moves `source` to `reached`, atomically. An error of
+    /// `write` rolls the whole batch back.
     pub(crate) fn commit_batch(
         &mut self,
         source: &mut SourceRow,
         spec: &SourceSpec<'_>,
-        events: &[Event],
         reached: Pos,
+        write: impl FnOnce(&mut EventBatch<'_>) -> Result<usize, StoreError>,
     ) -> Result<usize, StoreError> {
-        if !self.import {
-            return self.commit_batch_checked(source, spec, events, reached);
+        let store = &mut *self.0;
+        if !store.import {
+            return commit_batch_checked(store, source, spec, reached, write);
         }
         // An import's batch without foreign-key checks (see
         // `use_import_settings`); they are back on whatever happened, and
         // the batch's own error is the one told.
-        self.foreign_keys(false)?;
-        let committed = self.commit_batch_checked(source, spec, events, reached);
-        let restored = self.foreign_keys(true);
+        store.foreign_keys(false)?;
+        let committed = commit_batch_checked(store, source, spec, reached, write);
+        let restored = store.foreign_keys(true);
         let added = committed?;
         restored?;
         Ok(added)
     }
-
-    /// [`Store::commit_batch`] itself, with the connection's foreign-key setting as it is.
-    fn commit_batch_checked(
-        &mut self,
-        source: &mut SourceRow,
-        spec: &SourceSpec<'_>,
-        events: &[Event],
-        reached: Pos,
-    ) -> Result<usize, StoreError> {
-        let path = self.path.clone();
-        let sql = |source| StoreError::Sql { path: path.clone(), source };
-        // Immediate: the lock is taken before anything is read, so a commit
-        // never has to give up because another process committed in between.
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
-        let mut added = 0;
-        {
-            let mut pairing = Pairing::new(&tx, fresh(&tx, source, events).map_err(sql)?).map_err(sql)?;
-            // Prepared once for the batch, like the pairing's statements.
-            let mut insert = tx.prepare_cached(INSERT_EVENT).map_err(sql)?;
-            for event in events {
-                added += insert_event(&tx, &mut insert, source, event, &mut pairing).map_err(sql)?;
-            }
-            pairing.flush(&tx).map_err(sql)?;
-        }
-        // The recorded position only moves forward: another process reading
-        // the same source (the daemon and an import) may have got further,
-        // and going back would make status show a lag that is not there, or
-        // read it all again after a restart. (A file rewritten in place is
-        // taken back explicitly: [`Store::rewind_source`].)
-        tx.prepare_cached(
-            "UPDATE source SET
-                 line = CASE WHEN ?2 >= read_to THEN ?3 ELSE line END,
-                 read_to = max(read_to, ?2),
-                 path = ?4, size = ?5, last_read = ?6, prefix = COALESCE(?7, prefix)
-             WHERE id = ?1",
-        )
-        .and_then(|mut stmt| {
-            stmt.execute(params![
-                source.id,
-                reached.offset as i64,
-                reached.line as i64,
-                spec.path,
-                spec.meta.map(|m| m.size as i64),
-                to_micros(Timestamp::now()),
-                spec.prefix
-            ])
-        })
-        .map_err(sql)?;
-        tx.commit().map_err(sql)?;
-        source.read_to = reached.offset;
-        source.line = reached.line;
-        Ok(added)
-    }
 }
 
-/// Whether the store holds no event of `source` at or after the first
-/// offset of `events` (always so for a file read for the first time or
-/// followed as it grows; not after a rewind, or where another process read
-/// further): then every event stored at those offsets is one of `events`,
-/// which checkpoint pairing may rely on ([`Pairing`]). One index seek.
-fn fresh(tx: &Transaction<'_>, source: &SourceRow, events: &[Event]) -> rusqlite::Result<bool> {
-    let Some(first) = events.first() else { return Ok(true) };
-    let last: Option<i64> = tx
-        .prepare_cached("SELECT max(offset) FROM event WHERE source_id = ?1")?
-        .query_row(params![source.id], |r| r.get(0))?;
-    Ok(last.is_none_or(|last| last < first.offset as i64))
+/// [`Events::commit_batch`] itself, with the connection's foreign-key setting as it is.
+fn commit_batch_checked(
+    store: &mut Store,
+    source: &mut SourceRow,
+    spec: &SourceSpec<'_>,
+    reached: Pos,
+    write: impl FnOnce(&mut EventBatch<'_>) -> Result<usize, StoreError>,
+) -> Result<usize, StoreError> {
+    let path = store.path.clone();
+    let sql = |source| StoreError::Sql { path: path.clone(), source };
+    // Immediate: the lock is taken before anything is read, so a commit
+    // never has to give up because another process committed in between.
+    let tx = store.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
+    let added = {
+        let mut batch = EventBatch::new(&tx, &path, source).map_err(sql)?;
+        write(&mut batch)?
+    };
+    move_on(&tx, source, spec, reached).map_err(sql)?;
+    tx.commit().map_err(sql)?;
+    source.read_to = reached.offset;
+    source.line = reached.line;
+    Ok(added)
 }
 
 const INSERT_EVENT: &str =
     "INSERT OR IGNORE INTO event(cluster_id, source_id, offset, line, at, pid, kind, nth, data, ahead_us)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
 
-/// Inserts one event with `insert` ([`INSERT_EVENT`]); returns 0 when it
-/// was already stored.
-fn insert_event(
-    tx: &Transaction<'_>,
-    insert: &mut CachedStatement<'_>,
-    source: &SourceRow,
-    event: &Event,
-    pairing: &mut Pairing<'_>,
-) -> rusqlite::Result<usize> {
-    let data = event_data(&event.body).to_string();
-    let inserted = insert.execute(params![
-        source.cluster_id,
-        source.id,
-        event.offset as i64,
-        event.line as i64,
-        to_micros(event.at),
-        event.pid,
-        event.body.kind_name(),
-        event.nth,
-        data,
-        ahead_of_clock(event.at)
-    ])?;
-    if inserted == 1 {
-        let event_id = tx.last_insert_rowid();
-        apply(tx, source, event_id, event, pairing)?;
+/// One batch of a source's events being stored, in its transaction: the
+/// events, and the checkpoint rows they make ([`EventBatch::points`]).
+pub(crate) struct EventBatch<'a> {
+    tx: &'a Transaction<'a>,
+    path: &'a Path,
+    source: &'a SourceRow,
+    /// [`INSERT_EVENT`], prepared once for the batch like the checkpoint rows' statements.
+    insert: CachedStatement<'a>,
+    points: PointRows<'a>,
+}
+
+impl<'a> EventBatch<'a> {
+    fn new(tx: &'a Transaction<'a>, path: &'a Path, source: &'a SourceRow) -> rusqlite::Result<EventBatch<'a>> {
+        let points = PointRows::new(tx, path)?;
+        let insert = tx.prepare_cached(INSERT_EVENT)?;
+        Ok(EventBatch { tx, path, source, insert, points })
     }
-    Ok(inserted)
+
+    fn sql(&self, source: rusqlite::Error) -> StoreError {
+        StoreError::Sql { path: self.path.into(), source }
+    }
+
+    /// The source the batch was read from.
+    #[inline]
+    pub(crate) fn source(&self) -> &'a SourceRow {
+        self.source
+    }
+
+    /// The checkpoint rows, in the batch's transaction.
+    #[inline]
+    pub(crate) fn points(&mut self) -> &mut PointRows<'a> {
+        &mut self.points
+    }
+
+    /// Whether the store holds no event of the source at or after `offset`
+    /// (always so for a file read for the first time or followed as it
+    /// grows; not after a rewind, or where another process read further).
+    /// One index seek.
+    pub(crate) fn nothing_stored_from(&self, offset: u64) -> Result<bool, StoreError> {
+        nothing_stored_from(self.tx, self.source, offset).map_err(|e| self.sql(e))
+    }
+
+    /// Stores `event`; its id, or None when it was already stored.
+    #[inline]
+    pub(crate) fn insert(&mut self, event: &Event) -> Result<Option<i64>, StoreError> {
+        let data = event_data(&event.body).to_string();
+        let source = self.source;
+        let inserted = self
+            .insert
+            .execute(params![
+                source.cluster_id,
+                source.id,
+                event.offset as i64,
+                event.line as i64,
+                to_micros(event.at),
+                event.pid,
+                event.body.kind_name(),
+                event.nth,
+                data,
+                ahead_of_clock(event.at)
+            ])
+            .map_err(|e| StoreError::Sql { path: self.path.into(), source: e })?;
+        Ok((inserted == 1).then(|| self.tx.last_insert_rowid()))
+    }
+}
+
+/// See [`EventBatch::nothing_stored_from`].
+fn nothing_stored_from(tx: &Transaction<'_>, source: &SourceRow, offset: u64) -> rusqlite::Result<bool> {
+    let last: Option<i64> = tx
+        .prepare_cached("SELECT max(offset) FROM event WHERE source_id = ?1")?
+        .query_row(params![source.id], |r| r.get(0))?;
+    Ok(last.is_none_or(|last| last < offset as i64))
 }
 
 /// How far (µs) `at` is ahead of this machine's clock now, while its event
@@ -174,7 +191,14 @@ fn event_data(body: &EventBody) -> serde_json::Value {
     }
 }
 
-// --- Reading ---
+/// Deletes the events of `source` at `from` or later (their checkpoint
+/// halves are taken out first: `checkpoints::release_events_from`).
+pub(super) fn delete_from(tx: &Transaction<'_>, source: i64, from: u64) -> rusqlite::Result<u64> {
+    let events = tx.execute("DELETE FROM event WHERE source_id = ?1 AND offset >= ?2", params![source, from as i64])?;
+    Ok(events as u64)
+}
+
+// --- Read back: the log's times ---
 
 /// The log times the alert rules use, leaving out the events dated ahead.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -208,36 +232,11 @@ impl DatedAhead {
 const POINT_LINE_KINDS: &str =
     "('checkpoint_start', 'checkpoint_complete', 'restartpoint_start', 'restartpoint_complete')";
 
-impl Store {
-    /// Too-frequent warnings of `cluster` with log time in `[since, until]`: (time, seconds apart).
-    pub(crate) fn too_frequent_between(
-        &self,
-        cluster: &str,
-        since: Timestamp,
-        until: Timestamp,
-    ) -> Result<Vec<(Timestamp, i64)>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT e.at, e.data FROM event e JOIN cluster c ON c.id = e.cluster_id
-                 WHERE c.name = ?1 AND e.kind = 'too_frequent' AND e.at >= ?2 AND e.at <= ?3 ORDER BY e.at, e.id",
-            )
-            .map_err(|e| self.sql(e))?;
-        let rows = stmt
-            .query_map(params![cluster, to_micros(since), to_micros(until)], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
-            })
-            .map_err(|e| self.sql(e))?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (at, data) = row.map_err(|e| self.sql(e))?;
-            let seconds = serde_json::from_str::<serde_json::Value>(&data).ok().and_then(|d| d["seconds"].as_i64());
-            // A warning without its figure still counts; it just cannot be the smallest.
-            out.push((from_micros(at), seconds.unwrap_or(i64::MAX)));
-        }
-        Ok(out)
-    }
+/// The event kinds `history` counts or reads (besides the points).
+const COUNTED_KINDS: [&str; 6] =
+    ["too_frequent", "parameter_changed", "server_start", "server_ready", "crash_reinit", "redo_start"];
 
+impl<S: Deref<Target = Store>> Events<S> {
     /// `cluster`'s oldest and newest events, last checkpoint line and last
     /// server start, leaving out the events dated more than `tolerance` ahead.
     pub(crate) fn log_times(&self, cluster: &str, tolerance: Duration) -> Result<LogTimes, StoreError> {
@@ -267,7 +266,8 @@ impl Store {
              FROM ends",
             ok = format!("{} AND {RECOGNISED}", not_ahead("?1"))
         );
-        self.conn
+        self.0
+            .conn
             .query_row(&sql, params![tolerance_us(tolerance), cluster], |r| {
                 Ok(LogTimes {
                     oldest: opt_from_micros(r.get(0)?),
@@ -276,7 +276,7 @@ impl Store {
                     last_start: opt_from_micros(r.get(3)?),
                 })
             })
-            .map_err(|e| self.sql(e))
+            .map_err(|e| self.0.sql(e))
     }
 
     /// `cluster`'s events dated more than `tolerance` ahead of walwatch's
@@ -287,26 +287,27 @@ impl Store {
         tolerance: Duration,
         read_since: Timestamp,
     ) -> Result<Option<DatedAhead>, StoreError> {
+        let store = &*self.0;
         // An event's read time is at - ahead_us; the partial index event_ahead holds every candidate.
         let from = format!(
             "FROM event e WHERE e.cluster_id = (SELECT id FROM cluster WHERE name = ?1)
                AND e.ahead_us > ?2 AND e.at - e.ahead_us >= ?3 AND {RECOGNISED}"
         );
         let values = params![cluster, tolerance_us(tolerance), to_micros(read_since)];
-        let (count, latest_read): (i64, Option<i64>) = self
+        let (count, latest_read): (i64, Option<i64>) = store
             .conn
             .query_row(&format!("SELECT count(*), MAX(e.at - e.ahead_us) {from}"), values, |r| {
                 Ok((r.get(0)?, r.get(1)?))
             })
-            .map_err(|e| self.sql(e))?;
+            .map_err(|e| store.sql(e))?;
         let Some(latest_read_at) = opt_from_micros(latest_read) else {
             return Ok(None);
         };
         let most_ahead = format!("SELECT e.at, e.at - e.ahead_us {from} ORDER BY e.ahead_us DESC, e.id LIMIT 1");
-        let (at, read) = self
+        let (at, read) = store
             .conn
             .query_row(&most_ahead, values, |r| Ok((opt_from_micros(r.get(0)?), opt_from_micros(r.get(1)?))))
-            .map_err(|e| self.sql(e))?;
+            .map_err(|e| store.sql(e))?;
         Ok(Some(DatedAhead {
             count,
             most_ahead_at: at.unwrap_or(Timestamp::MAX),
@@ -314,67 +315,526 @@ impl Store {
             latest_read_at,
         }))
     }
+
+    /// The first (`MIN`) or last (`MAX`) recognised event over `filter`
+    /// not dated more than `tolerance` ahead: the first or last such event
+    /// of each cluster and kind, each found at one end of an index range,
+    /// the kinds themselves found by skipping from one to the next in the
+    /// same index.
+    fn end_time(&self, filter: &Filter, agg: &str, tolerance: Duration) -> Result<Option<Timestamp>, StoreError> {
+        let order = if agg == "MIN" { "ASC" } else { "DESC" };
+        let (cond, mut values) = filter.cluster_condition();
+        values.push(Value::Integer(tolerance_us(tolerance)));
+        let (time, bounds) = filter.time_conditions("e.at");
+        values.extend(bounds);
+        let sql = format!(
+            "WITH RECURSIVE kinds(cluster_id, kind) AS (
+                 SELECT c.id, (SELECT min(e.kind) FROM event e WHERE e.cluster_id = c.id)
+                 FROM cluster c WHERE 1 = 1 {cond}
+                 UNION ALL
+                 SELECT cluster_id, (SELECT min(e.kind) FROM event e WHERE e.cluster_id = kinds.cluster_id AND e.kind > kinds.kind)
+                 FROM kinds WHERE kind IS NOT NULL
+             )
+             SELECT {agg}((SELECT e.at FROM event e
+                           WHERE e.cluster_id = kinds.cluster_id AND e.kind = kinds.kind AND {} AND {RECOGNISED} {time}
+                           ORDER BY e.at {order} LIMIT 1))
+             FROM kinds WHERE kind IS NOT NULL",
+            not_ahead("?")
+        );
+        let v: Option<i64> =
+            self.0.conn.query_row(&sql, params_from_iter(values), |r| r.get(0)).map_err(|e| self.0.sql(e))?;
+        Ok(opt_from_micros(v))
+    }
+
+    /// The first recognised event over `filter` not dated more than `tolerance` ahead.
+    pub fn first_time(&self, filter: &Filter, tolerance: Duration) -> Result<Option<Timestamp>, StoreError> {
+        self.end_time(filter, "MIN", tolerance)
+    }
+
+    /// The last recognised event over `filter` not dated more than `tolerance` ahead.
+    pub fn last_time(&self, filter: &Filter, tolerance: Duration) -> Result<Option<Timestamp>, StoreError> {
+        self.end_time(filter, "MAX", tolerance)
+    }
+
+    /// The first or last time (`order` "ASC" or "DESC") of each kind
+    /// `history` counts, of `cluster`, leaving out the events dated more
+    /// than `tolerance_us` ahead: one index lookup per kind.
+    pub(super) fn history_ends(&self, cluster: &str, tolerance_us: i64, order: &str) -> Result<Vec<i64>, StoreError> {
+        let mut ends = Vec::new();
+        for kind in COUNTED_KINDS {
+            let event = format!(
+                "SELECT e.at FROM event e
+                 WHERE e.cluster_id = {CLUSTER} AND e.kind = ?3 AND (e.ahead_us IS NULL OR e.ahead_us <= ?2)
+                 ORDER BY e.at {order} LIMIT 1"
+            );
+            ends.extend(
+                self.0
+                    .conn
+                    .query_row(&event, params![cluster, tolerance_us, kind], |r| r.get::<_, i64>(0))
+                    .optional()
+                    .map_err(|e| self.0.sql(e))?,
+            );
+        }
+        Ok(ends)
+    }
 }
 
-#[cfg(test)]
-mod tests {
-    use jiff::Timestamp;
+// --- Read back: counts ---
 
-    use super::fresh;
-    use crate::frame::Format;
-    use crate::model::event::{Event, EventBody};
-    use crate::store::{SourceSpec, Store};
+impl<S: Deref<Target = Store>> Events<S> {
+    /// The events of `kind` over `filter` (rejected records are of kind
+    /// "rejected"). Counted cluster by cluster, each a range of the
+    /// event_cluster_kind_at index (an event index without the cluster
+    /// first would cost a second copy of the event table's keys).
+    pub fn count(&self, filter: &Filter, kind: &str) -> Result<i64, StoreError> {
+        let (time, mut values) = filter.time_conditions("e.at");
+        values.insert(0, Value::Text(kind.into()));
+        let (cond, cluster) = filter.cluster_condition();
+        values.extend(cluster);
+        let sql = format!(
+            "SELECT IFNULL(sum((SELECT count(*) FROM event e WHERE e.cluster_id = c.id AND e.kind = ? {time})), 0)
+             FROM cluster c WHERE 1 = 1 {cond}"
+        );
+        self.0.conn.query_row(&sql, params_from_iter(values), |r| r.get(0)).map_err(|e| self.0.sql(e))
+    }
 
-    /// A batch is fresh (its starts may be held for their completes) only
-    /// when it begins past every event stored of its source: a read on from
-    /// where the last one stopped, or of a source never read; not a read
-    /// again from the start (a file rewritten in place), nor one beginning
-    /// at the offset of the last stored event. The stored events: a real
-    /// start and complete of fixture 15-stderr-default-noise (lines 1554
-    /// and 1577), imported.
-    #[test]
-    fn a_batch_is_fresh_only_past_every_stored_event_of_its_source() {
-        use crate::frame::time::TimeContext;
-        use crate::ingest::{self, Options};
-        let text = std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/fixtures/15-stderr-default-noise/log/postgresql-2026-11-22_080841.log"),
-        )
-        .unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        let (start, complete) = (format!("{}\n", lines[1553]), format!("{}\n", lines[1576]));
-        assert!(start.contains("checkpoint starting: wal") && complete.contains("checkpoint complete: "));
-        let dir = tempfile::tempdir().unwrap();
-        let (read, unread) = (dir.path().join("read.log"), dir.path().join("unread.log"));
-        std::fs::write(&read, format!("{start}{complete}")).unwrap();
-        std::fs::write(&unread, &complete).unwrap();
-        let mut store = Store::open(&dir.path().join("w.db")).unwrap();
-        let cluster = store.cluster_id("c").unwrap();
-        let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
-        let time = TimeContext::new(Some("UTC")).unwrap();
-        let report = ingest::import(&mut store, cluster, read.to_str().unwrap(), &opts, &time).unwrap();
-        assert_eq!(report.stored, 2);
-        let source = store.find_source(cluster, std::fs::read(&read).unwrap().as_slice()).unwrap().unwrap();
-        let spec = SourceSpec { path: unread.to_str().unwrap(), meta: None, format: Format::Stderr, prefix: None };
-        let (unread_source, _) = store.source_for(cluster, complete.as_bytes(), &spec).unwrap();
+    /// Recognised events over `filter` dated more than `tolerance` ahead of
+    /// walwatch's clock when read (counted, but never a first or last time).
+    pub fn count_dated_ahead(&self, filter: &Filter, tolerance: Duration) -> Result<i64, StoreError> {
+        let (cond, mut values) = filter.conditions("e.at");
+        values.insert(0, Value::Integer(tolerance_us(tolerance)));
+        let sql = format!(
+            "SELECT count(*) FROM event e JOIN cluster c ON c.id = e.cluster_id
+             WHERE e.ahead_us > ? AND {RECOGNISED} {cond}"
+        );
+        self.0.conn.query_row(&sql, params_from_iter(values), |r| r.get(0)).map_err(|e| self.0.sql(e))
+    }
 
-        let last = start.len() as u64; // the complete line's offset
-        let batch = |offset| {
-            vec![Event {
-                at: Timestamp::UNIX_EPOCH,
-                pid: Some(25162),
-                offset,
-                line: 2,
-                nth: 0,
-                body: EventBody::ConfigReload,
-            }]
+    /// Every cluster's number of events of `kind`, each a range of the
+    /// event_cluster_kind_at index.
+    pub fn totals(&self, kind: &str) -> Result<Vec<(String, i64)>, StoreError> {
+        let store = &*self.0;
+        let sql = "SELECT c.name, (SELECT count(*) FROM event e WHERE e.cluster_id = c.id AND e.kind = ?1)
+                   FROM cluster c ORDER BY c.name";
+        let mut stmt = store.conn.prepare(sql).map_err(|e| store.sql(e))?;
+        let rows = stmt.query_map([kind], |r| Ok((r.get(0)?, r.get(1)?))).map_err(|e| store.sql(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| store.sql(e))
+    }
+
+    /// The lowest event id: it moves up only when events are deleted.
+    pub fn first_id(&self) -> Result<Option<i64>, StoreError> {
+        self.0.conn.query_row("SELECT min(id) FROM event", [], |r| r.get(0)).map_err(|e| self.0.sql(e))
+    }
+
+    /// The highest event id (None: no event): below what was read, the
+    /// newest events were deleted (`forget` of the file read last).
+    pub fn last_id(&self) -> Result<Option<i64>, StoreError> {
+        self.0.conn.query_row("SELECT max(id) FROM event", [], |r| r.get(0)).map_err(|e| self.0.sql(e))
+    }
+
+    /// For each cluster with events stored after event `after`: the
+    /// highest such id and the newest log time among them of a recognised
+    /// event not dated more than `tolerance_us` ahead (the rule of
+    /// `log_times`), read as a range of the primary key.
+    pub fn newest_after(&self, after: i64, tolerance_us: i64) -> Result<Vec<(String, i64, Option<i64>)>, StoreError> {
+        let store = &*self.0;
+        let sql = "SELECT c.name, max(e.id),
+                          max(CASE WHEN e.kind <> 'rejected' AND (e.ahead_us IS NULL OR e.ahead_us <= ?2)
+                                   THEN e.at END)
+                   FROM event e JOIN cluster c ON c.id = e.cluster_id WHERE e.id > ?1 GROUP BY c.name";
+        let mut stmt = store.conn.prepare(sql).map_err(|e| store.sql(e))?;
+        let rows = stmt
+            .query_map(params![after, tolerance_us], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(|e| store.sql(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| store.sql(e))
+    }
+}
+
+// --- Read back: warnings, restarts, replays ---
+
+/// One crash (or archive) recovery: WAL replayed and how long it took.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Replay {
+    pub bytes: u64,
+    pub seconds: f64,
+}
+
+/// A `redo starts at` or `redo done at` line: its kind, LSN and elapsed seconds.
+type RedoLine = (String, Option<String>, Option<f64>);
+
+/// The crash recoveries whose replay speed `suggest` reads (the newest).
+const REPLAYS_KEPT: i64 = 100;
+
+/// Markers of a server (re)start in the event table.
+const RESTART_KINDS: &str = "'server_start', 'server_ready', 'crash_reinit', 'redo_start'";
+
+impl<S: Deref<Target = Store>> Events<S> {
+    /// Too-frequent warnings of `cluster` with log time in `[since, until]`: (time, seconds apart).
+    pub(crate) fn too_frequent(
+        &self,
+        cluster: &str,
+        since: Timestamp,
+        until: Timestamp,
+    ) -> Result<Vec<(Timestamp, i64)>, StoreError> {
+        let store = &*self.0;
+        let mut stmt = store
+            .conn
+            .prepare(
+                "SELECT e.at, e.data FROM event e JOIN cluster c ON c.id = e.cluster_id
+                 WHERE c.name = ?1 AND e.kind = 'too_frequent' AND e.at >= ?2 AND e.at <= ?3 ORDER BY e.at, e.id",
+            )
+            .map_err(|e| store.sql(e))?;
+        let rows = stmt
+            .query_map(params![cluster, to_micros(since), to_micros(until)], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+            })
+            .map_err(|e| store.sql(e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (at, data) = row.map_err(|e| store.sql(e))?;
+            let seconds = serde_json::from_str::<serde_json::Value>(&data).ok().and_then(|d| d["seconds"].as_i64());
+            // A warning without its figure still counts; it just cannot be the smallest.
+            out.push((from_micros(at), seconds.unwrap_or(i64::MAX)));
+        }
+        Ok(out)
+    }
+
+    /// Too-frequent warnings of `cluster` with log time in `[since, until)` (µs).
+    pub(super) fn count_too_frequent(&self, cluster: &str, since: i64, until: i64) -> Result<i64, StoreError> {
+        self.0
+            .conn
+            .query_row(
+                "SELECT count(*) FROM event e JOIN cluster c ON c.id = e.cluster_id
+                 WHERE c.name = ?1 AND e.kind = 'too_frequent' AND e.at >= ?2 AND e.at < ?3",
+                params![cluster, since, until],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.0.sql(e))
+    }
+
+    /// Server (re)starts of `cluster` before `until` (µs) from 30 days
+    /// before `since` on, in time order: a cycle of the sizing model that
+    /// spans one is no measure of the WAL rate.
+    pub(super) fn restarts_from_month_before(
+        &self,
+        cluster: &str,
+        since: i64,
+        until: i64,
+    ) -> Result<Vec<Timestamp>, StoreError> {
+        let sql = format!(
+            "SELECT e.at FROM event e JOIN cluster c ON c.id = e.cluster_id
+             WHERE c.name = ?1 AND e.kind IN ({RESTART_KINDS}) AND e.at < ?3 AND e.at >= ?2 - 86400000000 * 30
+             ORDER BY e.at"
+        );
+        let q = || -> rusqlite::Result<Vec<Timestamp>> {
+            let mut stmt = self.0.conn.prepare(&sql)?;
+            let rows = stmt.query_map(params![cluster, since, until], |r| Ok(from_micros(r.get(0)?)))?;
+            rows.collect()
         };
-        let tx = store.conn.transaction().unwrap();
-        let is_fresh = |source, events: &[Event]| fresh(&tx, source, events).unwrap();
-        assert!(is_fresh(&source, &[]), "no events");
-        assert!(is_fresh(&source, &batch(last + 1)), "past the last stored event");
-        assert!(!is_fresh(&source, &batch(last)), "at the last stored event");
-        assert!(!is_fresh(&source, &batch(0)), "read again from the start");
-        assert!(is_fresh(&unread_source, &batch(0)), "a source of which nothing is stored");
+        q().map_err(|e| self.0.sql(e))
+    }
+
+    /// Every `redo starts at` followed by its `redo done at … elapsed: S s`.
+    pub(super) fn replays(&self, cluster: &str) -> Result<Vec<Replay>, StoreError> {
+        // The newest recoveries only: a replay speed is a property of today's
+        // hardware, and a store of years with a crash a day would otherwise
+        // read (and JSON-decode) thousands of rows at every suggestion.
+        let q = || -> rusqlite::Result<Vec<RedoLine>> {
+            let mut stmt = self.0.conn.prepare_cached(
+                "SELECT e.kind, json_extract(e.data, '$.lsn'), json_extract(e.data, '$.elapsed_s')
+                 FROM event e JOIN cluster c ON c.id = e.cluster_id
+                 WHERE c.name = ?1 AND e.kind IN ('redo_start', 'redo_done') ORDER BY e.at DESC, e.id DESC LIMIT ?2",
+            )?;
+            let rows = stmt.query_map(params![cluster, 2 * REPLAYS_KEPT], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?, r.get::<_, Option<f64>>(2)?))
+            })?;
+            rows.collect()
+        };
+        let mut newest_first = q().map_err(|e| self.0.sql(e))?;
+        newest_first.reverse();
+        let mut replays = Vec::new();
+        let mut start: Option<u64> = None;
+        for (kind, lsn, elapsed) in newest_first {
+            let lsn = lsn.as_deref().and_then(parse_lsn);
+            match (kind.as_str(), start, lsn, elapsed) {
+                ("redo_start", _, _, _) => start = lsn,
+                ("redo_done", Some(from), Some(to), Some(seconds)) if to > from && seconds > 0.0 => {
+                    replays.push(Replay { bytes: to - from, seconds });
+                    start = None;
+                }
+                _ => start = None,
+            }
+        }
+        Ok(replays)
+    }
+
+    /// Server (re)starts in `[since, until)`, in time order (few: held whole).
+    pub(crate) fn restart_times(
+        &self,
+        cluster: &str,
+        since: Timestamp,
+        until: Timestamp,
+    ) -> Result<Vec<Timestamp>, StoreError> {
+        let sql = format!(
+            "SELECT e.at FROM event e WHERE e.cluster_id = {CLUSTER} AND e.kind IN ({RESTART_KINDS})
+               AND e.at >= ?2 AND e.at < ?3 ORDER BY e.at"
+        );
+        let q = || -> rusqlite::Result<Vec<Timestamp>> {
+            let mut stmt = self.0.conn.prepare(&sql)?;
+            let rows =
+                stmt.query_map(params![cluster, to_micros(since), to_micros(until)], |r| Ok(from_micros(r.get(0)?)))?;
+            rows.collect()
+        };
+        q().map_err(|e| self.0.sql(e))
+    }
+
+    /// The time of every event of `kind` in `[since, until)`, streamed.
+    pub(crate) fn times(
+        &self,
+        cluster: &str,
+        kind: &str,
+        since: Timestamp,
+        until: Timestamp,
+        each: impl FnMut(Timestamp),
+    ) -> Result<(), StoreError> {
+        let sql = format!(
+            "SELECT e.at FROM event e WHERE e.cluster_id = {CLUSTER} AND e.kind = ?4 AND e.at >= ?2 AND e.at < ?3"
+        );
+        self.0.each_time(&sql, params![cluster, to_micros(since), to_micros(until), kind], each)
+    }
+
+    /// Server starts in `[since, until)`, in time order: each `starting
+    /// PostgreSQL` line (12+), and each `ready to accept connections` line
+    /// that no start line announced since the ready before it — the only
+    /// trace of a start before PostgreSQL 12 — unless the postmaster never
+    /// stopped: a crash restart (`reinitializing`) or a promotion (read-only,
+    /// then read-write, with no shutdown between) is no start.
+    pub(crate) fn server_starts(
+        &self,
+        cluster: &str,
+        since: Timestamp,
+        until: Timestamp,
+        mut each: impl FnMut(Timestamp),
+    ) -> Result<(), StoreError> {
+        // From the ready before the range on: what happened since it decides
+        // whether the first ready in the range was a start.
+        let sql = format!(
+            "SELECT e.at, e.kind, json_extract(e.data, '$.read_only') IS 1 FROM event e
+             WHERE e.cluster_id = {CLUSTER}
+               AND e.kind IN ('server_start', 'server_ready', 'crash_reinit', 'server_shutdown')
+               AND e.at >= COALESCE((SELECT max(r.at) FROM event r WHERE r.cluster_id = {CLUSTER}
+                                     AND r.kind = 'server_ready' AND r.at < ?2), -9223372036854775808)
+               AND e.at < ?3
+             ORDER BY e.at, e.id"
+        );
+        let (from, to) = (to_micros(since), to_micros(until));
+        let mut starts = StartMarks::default();
+        let mut q = || -> rusqlite::Result<()> {
+            let mut stmt = self.0.conn.prepare(&sql)?;
+            let mut rows = stmt.query(params![cluster, from, to])?;
+            while let Some(r) = rows.next()? {
+                let at: i64 = r.get(0)?;
+                let kind: String = r.get(1)?;
+                let read_only = r.get::<_, Option<bool>>(2)?.unwrap_or(false);
+                if starts.is_start(&kind, read_only) && at >= from {
+                    each(from_micros(at));
+                }
+            }
+            Ok(())
+        };
+        q().map_err(|e| self.0.sql(e))
+    }
+
+    /// Crash restarts (`all server processes terminated; reinitializing`)
+    /// in `[since, until)` whose recovery logged no end-of-recovery
+    /// checkpoint before the server was ready again (a standby's, or a log
+    /// cut short): the others are counted once, at that checkpoint.
+    pub(crate) fn crashes_without_end_of_recovery(
+        &self,
+        cluster: &str,
+        since: Timestamp,
+        until: Timestamp,
+        each: impl FnMut(Timestamp),
+    ) -> Result<(), StoreError> {
+        let sql = format!(
+            "SELECT e.at FROM event e
+             WHERE e.cluster_id = {CLUSTER} AND e.kind = 'crash_reinit' AND e.at >= ?2 AND e.at < ?3
+               AND NOT EXISTS (
+                 SELECT 1 FROM checkpoint k
+                 WHERE k.cluster_id = e.cluster_id AND k.trigger = 'end-of-recovery'
+                   AND COALESCE(k.started_at, k.completed_at) >= e.at
+                   AND COALESCE(k.started_at, k.completed_at) <= COALESCE(
+                     (SELECT min(r.at) FROM event r
+                      WHERE r.cluster_id = e.cluster_id AND r.kind = 'server_ready' AND r.at > e.at),
+                     9223372036854775807))"
+        );
+        self.0.each_time(&sql, params![cluster, to_micros(since), to_micros(until)], each)
+    }
+}
+
+/// What the lifecycle lines since the last `ready` say, to tell a start
+/// from a crash restart or a promotion ([`Events::server_starts`]).
+#[derive(Debug, Default)]
+struct StartMarks {
+    /// The last ready line's read_only (None: none seen yet).
+    ready_read_only: Option<bool>,
+    start_line: bool,
+    crash_reinit: bool,
+    shutdown: bool,
+}
+
+impl StartMarks {
+    /// Takes the next lifecycle event; true when it is a server start.
+    fn is_start(&mut self, kind: &str, read_only: bool) -> bool {
+        match kind {
+            "server_start" => {
+                self.start_line = true;
+                true
+            }
+            "crash_reinit" => {
+                self.crash_reinit = true;
+                false
+            }
+            "server_shutdown" => {
+                self.shutdown = true;
+                false
+            }
+            "server_ready" => {
+                let promotion = self.ready_read_only == Some(true) && !read_only && !self.shutdown;
+                let start = !self.start_line && !self.crash_reinit && !promotion;
+                *self = StartMarks { ready_read_only: Some(read_only), ..StartMarks::default() };
+                start
+            }
+            _ => false,
+        }
+    }
+}
+
+/// "1A/4F1A2B60" -> the 64-bit WAL position.
+pub(crate) fn parse_lsn(text: &str) -> Option<u64> {
+    let (hi, lo) = text.trim().split_once('/')?;
+    Some((u64::from_str_radix(hi, 16).ok()? << 32) | u64::from_str_radix(lo, 16).ok()?)
+}
+
+// --- Read back: what the server says of its settings ---
+
+/// A `parameter "X" changed to "Y"` line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogChange {
+    pub at: Timestamp,
+    pub name: String,
+    pub value: String,
+}
+
+/// What a `parameter_changed` event's data holds.
+#[derive(serde::Deserialize)]
+struct NameValue {
+    name: String,
+    value: String,
+}
+
+impl<S: Deref<Target = Store>> Events<S> {
+    /// The log's `parameter "X" changed to "Y"` lines, oldest first; rows
+    /// whose data is not the expected JSON are skipped.
+    pub fn parameter_changes(&self, cluster_id: i64) -> Result<Vec<LogChange>, StoreError> {
+        let store = &*self.0;
+        let mut stmt = store
+            .conn
+            .prepare_cached(
+                "SELECT at, data FROM event WHERE cluster_id = ?1 AND kind = 'parameter_changed' ORDER BY at, id",
+            )
+            .map_err(|e| store.sql(e))?;
+        let rows = stmt
+            .query_map(params![cluster_id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+            .map_err(|e| store.sql(e))?;
+        let mut changes = Vec::new();
+        for row in rows {
+            let (at, data) = row.map_err(|e| store.sql(e))?;
+            // The two strings only, no document tree: a digest reads every
+            // change of each cluster.
+            let Ok(NameValue { name, value }) = serde_json::from_str::<NameValue>(&data) else { continue };
+            changes.push(LogChange { at: from_micros(at), name: name.to_ascii_lowercase(), value });
+        }
+        Ok(changes)
+    }
+
+    /// The version of the latest server start in the log ("15.18"), if any said it.
+    pub(crate) fn latest_server_version(&self, cluster_id: i64) -> Result<Option<String>, StoreError> {
+        let data: Option<String> = self
+            .0
+            .conn
+            .query_row(
+                "SELECT data FROM event WHERE cluster_id = ?1 AND kind = 'server_start'
+                 AND json_extract(data, '$.version') IS NOT NULL ORDER BY at DESC, id DESC LIMIT 1",
+                [cluster_id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.0.sql(e))?;
+        Ok(data
+            .and_then(|d| serde_json::from_str::<serde_json::Value>(&d).ok())
+            .and_then(|v| v["version"].as_str().map(String::from)))
+    }
+}
+
+// --- Read back: the records refused as forged ---
+
+/// Lines refused as forged (see `classify::trust`), for `status`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Refused {
+    pub count: i64,
+    /// Where the last of them is: file and line (0 when only lines inside
+    /// failed logins' prefixes were refused: they are counted per file).
+    pub path: String,
+    pub line: u64,
+    pub reason: String,
+}
+
+impl<S: Deref<Target = Store>> Events<S> {
+    /// Records refused as forged in the files read `since` or later, and
+    /// the lines inside failed logins' prefixes (counted per source, see
+    /// migrations/0010_rejected_lines.sql). (Not by their log time: a
+    /// forged line carries the time its author chose.)
+    pub(crate) fn refused_since(&self, cluster: &str, since: Timestamp) -> Result<Option<Refused>, StoreError> {
+        let in_names = self
+            .0
+            .conn
+            .query_row(
+                "SELECT COALESCE(SUM(s.rejected_lines), 0), MAX(s.path) FILTER (WHERE s.rejected_lines > 0)
+                 FROM source s JOIN cluster c ON c.id = s.cluster_id WHERE c.name = ?1 AND s.last_read >= ?2",
+                params![cluster, to_micros(since)],
+                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?)),
+            )
+            .map_err(|e| self.0.sql(e))?;
+        let records = self.refused_records_since(cluster, since)?;
+        Ok(match (records, in_names) {
+            (Some(r), (n, _)) => Some(Refused { count: r.count + n, ..r }),
+            (None, (n, Some(path))) if n > 0 => {
+                Some(Refused { count: n, path, line: 0, reason: crate::frame::formats::stderr::SPLICED.to_string() })
+            }
+            (None, _) => None,
+        })
+    }
+
+    fn refused_records_since(&self, cluster: &str, since: Timestamp) -> Result<Option<Refused>, StoreError> {
+        self.0
+            .conn
+            .query_row(
+                "SELECT count(*) OVER () AS count, s.path, e.line, json_extract(e.data, '$.reason') AS reason
+                 FROM event e JOIN source s ON s.id = e.source_id JOIN cluster c ON c.id = e.cluster_id
+                 WHERE c.name = ?1 AND e.kind = 'rejected' AND s.last_read >= ?2
+                 ORDER BY s.last_read DESC, s.id DESC, e.offset DESC LIMIT 1",
+                params![cluster, to_micros(since)],
+                |r| {
+                    Ok(Refused {
+                        count: r.get("count")?,
+                        path: r.get("path")?,
+                        line: r.get::<_, i64>("line")? as u64,
+                        reason: r.get::<_, Option<String>>("reason")?.unwrap_or_default(),
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.0.sql(e))
     }
 }

@@ -3,8 +3,8 @@
 //! (a point's time, recognised events, events dated ahead).
 //!
 //! A module of its own that imports nothing else of the store but
-//! [`super::columns`]: the writers (events, checkpoints) and the readers
-//! (summary, checkpoints) each depend on it, never on one another for these.
+//! [`super::columns`]: the aggregates' readers (events, checkpoints,
+//! sources, alerts) each depend on it, never on one another for these.
 
 use std::time::Duration;
 
@@ -66,6 +66,9 @@ pub(super) fn times(time: &str, since: Option<i64>, until: Option<i64>) -> (Stri
 /// complete when no start line was read. The index checkpoint_cluster_time
 /// holds this expression.
 pub(super) const POINT_TIME: &str = "COALESCE(k.started_at, k.completed_at)";
+
+/// The cluster named ?1, as a scalar subquery (computed once, not per row).
+pub(super) const CLUSTER: &str = "(SELECT id FROM cluster WHERE name = ?1)";
 
 /// Recognised events only (table `event e`): a rejected record (a client's
 /// look-alike line) never counts as an event.

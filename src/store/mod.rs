@@ -1,8 +1,14 @@
 //! The SQLite store: one file, WAL journal, versioned migrations, UTC times.
 //!
-//! Writers go through `Store::commit_batch`, which stores a chunk's events
-//! and the source offset they were read up to in one transaction: after a
-//! crash at any instant, the store and the offset agree.
+//! Its queries are reached through one handle per aggregate, each in a file
+//! of its own named after it and holding every query of the tables it owns:
+//! `store.checkpoints()` reads, `store.sources_mut()` also writes (see
+//! [`Store::checkpoints`] and the handles after it). A query is found by
+//! what it reads, not by who asks for it.
+//!
+//! Events are written in batches (`store.events_mut().commit_batch(…)`),
+//! each with the source offset it was read up to in one transaction: after
+//! a crash at any instant, the store and the offset agree.
 //!
 //! Several processes may write one store at once (the daemon and a
 //! `walwatch import`); SQLite serialises their transactions, and every
@@ -12,25 +18,23 @@
 //! (`Store::open_read_only`).
 
 pub mod alerts;
-pub mod buckets;
+pub mod checkpoints;
+pub mod clusters;
+mod columns;
 pub mod daemon;
-pub mod digest;
-pub mod history;
+pub mod digests;
+pub mod events;
+mod filter;
 pub mod listeners;
 pub mod lock;
-pub mod metrics;
-mod columns;
 pub mod outbox;
-pub mod prune;
+pub mod retention;
 pub mod settings;
 pub mod silences;
-mod checkpoints;
-mod events;
-mod filter;
-pub mod forget;
-mod sources;
-mod streams;
-pub mod summary;
+pub mod sources;
+pub mod streams;
+#[cfg(test)]
+pub(crate) mod test_store;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -38,13 +42,12 @@ use std::time::Duration;
 use rusqlite::{Connection, DatabaseName, ErrorCode, OpenFlags, TransactionBehavior};
 use thiserror::Error;
 
-pub use checkpoints::CheckpointRow;
+pub use checkpoints::{ByTrigger, CheckpointRow, PointCounts};
 pub use events::{DatedAhead, LogTimes};
 pub use filter::Filter;
 pub use listeners::ListenerRow;
 pub use sources::{LogGrowth, SourceRow, SourceSpec};
 pub use streams::{Damage, Damaged, StreamRow};
-pub use summary::{ByTrigger, PointCounts, Summary};
 
 /// Forward-only schema steps; the version is SQLite's user_version (the
 /// number of steps applied). Never edit a step once released: add one.
@@ -234,7 +237,7 @@ impl Store {
     /// unchanged: commits write and sync as before.
     ///
     /// And batches committed without foreign-key checks
-    /// ([`Store::commit_batch`]): an immediate foreign key on a table with a
+    /// (`Events::commit_batch`): an immediate foreign key on a table with a
     /// trigger (checkpoint) makes every insert keep a statement journal, a
     /// copy of each page it changes, about 10 % of an import's CPU. A batch
     /// only refers to its cluster and source, found or made before it, and to
@@ -256,8 +259,107 @@ impl Store {
         &self.path
     }
 
+    /// Skips SQLite's checkpoint when the connection closes. Everything is
+    /// committed in the WAL already (the next open replays it); the close-time
+    /// checkpoint fsyncs the database and can take seconds on a busy disk,
+    /// while systemd expects a prompt exit after SIGTERM.
+    pub(crate) fn skip_checkpoint_on_close(&self) -> Result<(), StoreError> {
+        use rusqlite::config::DbConfig;
+        self.conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true).map(drop).map_err(|e| self.sql(e))
+    }
+
+    /// Cancels this connection's running statement from another thread
+    /// (SQLITE_INTERRUPT): the daemon's stop does not wait for an alert pass.
+    pub(crate) fn interrupt_handle(&self) -> Interrupt {
+        Interrupt(self.conn.get_interrupt_handle())
+    }
+
     fn sql(&self, source: rusqlite::Error) -> StoreError {
         StoreError::Sql { path: self.path.clone(), source }
+    }
+
+    /// Runs `sql`, whose rows are one time each, handing every time to `each`.
+    fn each_time(
+        &self,
+        sql: &str,
+        values: impl rusqlite::Params,
+        mut each: impl FnMut(jiff::Timestamp),
+    ) -> Result<(), StoreError> {
+        let q = move || -> rusqlite::Result<()> {
+            let mut stmt = self.conn.prepare(sql)?;
+            let mut rows = stmt.query(values)?;
+            while let Some(r) = rows.next()? {
+                each(columns::from_micros(r.get(0)?));
+            }
+            Ok(())
+        };
+        q().map_err(|e| self.sql(e))
+    }
+}
+
+/// The handles, one per aggregate: `$read` takes `&Store` and reads;
+/// `$write`, where the aggregate has writes, takes `&mut Store` and can do
+/// both. A handle is a borrow of the store wrapped in the aggregate's type,
+/// whose reads are defined for any `Deref<Target = Store>` and whose writes
+/// for any `DerefMut<Target = Store>`: one type per aggregate, and a write
+/// needs the store mutably as it always did.
+macro_rules! handles {
+    ($($(#[$doc:meta])* $module:ident::$handle:ident: $read:ident $(, $write:ident)?;)*) => {
+        impl Store {
+            $(
+                $(#[$doc])*
+                pub fn $read(&self) -> $module::$handle<&Store> {
+                    $module::$handle(self)
+                }
+                $(
+                    #[doc = concat!("[`Store::", stringify!($read), "`], with its writes.")]
+                    pub fn $write(&mut self) -> $module::$handle<&mut Store> {
+                        $module::$handle(self)
+                    }
+                )?
+            )*
+        }
+    };
+}
+
+handles! {
+    /// Checkpoints and restartpoints (table checkpoint and its day tally);
+    /// written with the events that make them.
+    checkpoints::Checkpoints: checkpoints;
+    /// The events of the logs (table event), written in batches.
+    events::Events: events, events_mut;
+    /// The files and streams read, how far, and how (table source).
+    sources::Sources: sources, sources_mut;
+    /// The clusters' names and what is known of each as a whole (table cluster).
+    clusters::Clusters: clusters, clusters_mut;
+    /// The alerts (table alert), changed in a transaction per cluster.
+    alerts::Alerts: alerts, alerts_mut;
+    /// The silences of alert rules (table silence).
+    silences::Silences: silences, silences_mut;
+    /// The notices to deliver (table outbox).
+    outbox::Outbox: outbox, outbox_mut;
+    /// The daily digest's days (table digest).
+    digests::Digests: digests, digests_mut;
+    /// The settings timeline walwatch read itself (tables setting, setting_read).
+    settings::Settings: settings, settings_mut;
+    /// The files shipped by Vector agents (tables ingest_stream, ingest_damage, store_identity).
+    streams::Streams: streams, streams_mut;
+    /// The daemon's listeners (table listener).
+    listeners::Listeners: listeners, listeners_mut;
+    /// The daemon's heartbeat, its problems with followed paths, and the
+    /// clusters' status facts (tables daemon, file_problem).
+    daemon::Daemon: daemon, daemon_mut;
+    /// The pruning of old rows and what it did (table retention).
+    retention::Retention: retention, retention_mut;
+}
+
+/// Cancels the statement a store's connection is running, from another
+/// thread ([`Store::interrupt_handle`]).
+pub struct Interrupt(rusqlite::InterruptHandle);
+
+impl Interrupt {
+    pub fn interrupt(&self) {
+        self.0.interrupt();
     }
 }
 
@@ -365,7 +467,7 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
     // Only on a new, empty file, before the first table (and before WAL
     // writes the header): then deleted rows' pages can be given back to the
-    // file system (store/prune.rs). On an existing store it would change
+    // file system (store/retention.rs). On an existing store it would change
     // nothing but cost a write transaction at every open.
     if conn.pragma_query_value(None, "page_count", |r| r.get::<_, i64>(0))? == 0 {
         conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;

@@ -2,6 +2,8 @@
 //! a send so a second sender skips them, marked sent only after the
 //! transport accepted them.
 
+use std::ops::{Deref, DerefMut};
+
 use jiff::Timestamp;
 use rusqlite::{params, OptionalExtension};
 
@@ -11,6 +13,9 @@ use crate::model::alert::{Channel, NoticeKind};
 
 #[cfg(test)]
 mod tests;
+
+/// The outbox's handle: [`Store::outbox`], [`Store::outbox_mut`].
+pub struct Outbox<S>(pub(super) S);
 
 /// A rendered message to queue (delivery renders it, the outbox keeps it). `message_id` is stable for a
 /// given (alert, notice kind, sequence), so a re-send is the same message.
@@ -29,7 +34,8 @@ pub struct NewMessage {
 }
 
 /// Queues `messages` inside the caller's transaction (the one that changes
-/// the alert), so an alert change and its notification commit together.
+/// the alert, or records a digest's day), so that the change and its
+/// notification commit together.
 /// A message whose Message-ID is already queued is not queued again.
 pub(super) fn insert(tx: &rusqlite::Transaction<'_>, messages: &[NewMessage]) -> rusqlite::Result<()> {
     let mut stmt = tx.prepare_cached(
@@ -41,6 +47,16 @@ pub(super) fn insert(tx: &rusqlite::Transaction<'_>, messages: &[NewMessage]) ->
         stmt.execute(params![m.alert_id, m.notice.as_str(), m.channel.as_str(), m.message_id, m.payload, at])?;
     }
     Ok(())
+}
+
+/// How the delivery of one message went.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Delivery {
+    /// When the transport accepted it.
+    pub sent_at: Option<Timestamp>,
+    pub attempts: i64,
+    /// The last failure.
+    pub last_error: Option<String>,
 }
 
 /// A queued, unsent message.
@@ -76,81 +92,101 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<OutboxRow> {
     })
 }
 
-impl Store {
+impl<S: Deref<Target = Store>> Outbox<S> {
+    /// Unsent messages due at `now`, oldest first.
+    pub(crate) fn due(&self, now: Timestamp) -> Result<Vec<OutboxRow>, StoreError> {
+        let store = &*self.0;
+        let sql = format!(
+            "SELECT {COLUMNS} FROM outbox WHERE sent_at IS NULL AND next_attempt_at <= ?1 ORDER BY next_attempt_at, id"
+        );
+        let mut stmt = store.conn.prepare_cached(&sql).map_err(|e| store.sql(e))?;
+        let rows = stmt.query_map([to_micros(now)], row).map_err(|e| store.sql(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| store.sql(e))
+    }
+
+    /// Every message, sent or not, in queue order (status and tests).
+    pub fn all(&self) -> Result<Vec<OutboxRow>, StoreError> {
+        let store = &*self.0;
+        let sql = format!("SELECT {COLUMNS} FROM outbox ORDER BY id");
+        let mut stmt = store.conn.prepare(&sql).map_err(|e| store.sql(e))?;
+        let rows = stmt.query_map([], row).map_err(|e| store.sql(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| store.sql(e))
+    }
+
+    /// When the next unsent message is due; None when the queue is empty.
+    pub(crate) fn next_due(&self) -> Result<Option<Timestamp>, StoreError> {
+        let sql = "SELECT min(next_attempt_at) FROM outbox WHERE sent_at IS NULL";
+        let next: Option<i64> = self.0.conn.query_row(sql, [], |r| r.get(0)).map_err(|e| self.0.sql(e))?;
+        Ok(next.map(from_micros))
+    }
+
+    /// Where the message `message_id` is; None when it is not queued.
+    pub(crate) fn delivery(&self, message_id: &str) -> Result<Option<Delivery>, StoreError> {
+        self.0
+            .conn
+            .query_row("SELECT sent_at, attempts, last_error FROM outbox WHERE message_id = ?1", [message_id], |r| {
+                Ok(Delivery { sent_at: opt_from_micros(r.get(0)?), attempts: r.get(1)?, last_error: r.get(2)? })
+            })
+            .optional()
+            .map_err(|e| self.0.sql(e))
+    }
+}
+
+impl<S: DerefMut<Target = Store>> Outbox<S> {
     /// Queues messages in a transaction of their own (test messages).
-    pub fn outbox_queue(&mut self, messages: &[NewMessage]) -> Result<(), StoreError> {
+    pub fn queue(&mut self, messages: &[NewMessage]) -> Result<(), StoreError> {
+        let store = &mut *self.0;
         let queue = |conn: &mut rusqlite::Connection| {
             let tx = conn.transaction()?;
             insert(&tx, messages)?;
             tx.commit()
         };
-        queue(&mut self.conn).map_err(|e| self.sql(e))
-    }
-
-    /// Unsent messages due at `now`, oldest first.
-    pub(crate) fn outbox_due(&self, now: Timestamp) -> Result<Vec<OutboxRow>, StoreError> {
-        let sql = format!(
-            "SELECT {COLUMNS} FROM outbox WHERE sent_at IS NULL AND next_attempt_at <= ?1 ORDER BY next_attempt_at, id"
-        );
-        let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.sql(e))?;
-        let rows = stmt.query_map([to_micros(now)], row).map_err(|e| self.sql(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
-    }
-
-    /// Every message, sent or not, in queue order (status and tests).
-    pub fn outbox_all(&self) -> Result<Vec<OutboxRow>, StoreError> {
-        let sql = format!("SELECT {COLUMNS} FROM outbox ORDER BY id");
-        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.sql(e))?;
-        let rows = stmt.query_map([], row).map_err(|e| self.sql(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
-    }
-
-    /// When the next unsent message is due; None when the queue is empty.
-    pub(crate) fn outbox_next_due(&self) -> Result<Option<Timestamp>, StoreError> {
-        let sql = "SELECT min(next_attempt_at) FROM outbox WHERE sent_at IS NULL";
-        let next: Option<i64> = self.conn.query_row(sql, [], |r| r.get(0)).map_err(|e| self.sql(e))?;
-        Ok(next.map(from_micros))
+        queue(&mut store.conn).map_err(|e| store.sql(e))
     }
 
     /// Takes a due message for one send: pushes its next attempt to `until`
     /// so another sender (the daemon while `alerts test-mail` runs) skips it.
     /// False when someone else claimed or sent it first.
-    pub(crate) fn outbox_claim(&mut self, id: i64, now: Timestamp, until: Timestamp) -> Result<bool, StoreError> {
+    pub(crate) fn claim(&mut self, id: i64, now: Timestamp, until: Timestamp) -> Result<bool, StoreError> {
         let n = self
+            .0
             .conn
             .execute(
                 "UPDATE outbox SET next_attempt_at = ?3 WHERE id = ?1 AND sent_at IS NULL AND next_attempt_at <= ?2",
                 params![id, to_micros(now), to_micros(until)],
             )
-            .map_err(|e| self.sql(e))?;
+            .map_err(|e| self.0.sql(e))?;
         Ok(n == 1)
     }
 
     /// The transport accepted the message. A firing notice also moves its
     /// alert from firing to notified, in the same transaction, so the two
     /// cannot disagree after a crash.
-    pub(crate) fn outbox_mark_sent(&mut self, id: i64, now: Timestamp) -> Result<(), StoreError> {
-        mark_sent(&mut self.conn, id, to_micros(now)).map_err(|e| self.sql(e))
+    pub(crate) fn mark_sent(&mut self, id: i64, now: Timestamp) -> Result<(), StoreError> {
+        let store = &mut *self.0;
+        mark_sent(&mut store.conn, id, to_micros(now)).map_err(|e| store.sql(e))
     }
 
     /// The transport refused or could not be reached: try again at `next`.
-    pub(crate) fn outbox_mark_failed(&mut self, id: i64, error: &str, next: Timestamp) -> Result<(), StoreError> {
-        self.conn
+    pub(crate) fn mark_failed(&mut self, id: i64, error: &str, next: Timestamp) -> Result<(), StoreError> {
+        self.0
+            .conn
             .execute(
                 "UPDATE outbox SET attempts = attempts + 1, last_error = ?2, next_attempt_at = ?3
                  WHERE id = ?1 AND sent_at IS NULL",
                 params![id, error, to_micros(next)],
             )
-            .map_err(|e| self.sql(e))?;
+            .map_err(|e| self.0.sql(e))?;
         Ok(())
     }
 
     /// Drops an unsent message (a test message that failed: it is reported
     /// to the user at once, not delivered hours later).
-    pub(crate) fn outbox_delete_unsent(&mut self, message_id: &str) -> Result<(), StoreError> {
-        self.conn
+    pub(crate) fn delete_unsent(&mut self, message_id: &str) -> Result<(), StoreError> {
+        self.0
+            .conn
             .execute("DELETE FROM outbox WHERE message_id = ?1 AND sent_at IS NULL", [message_id])
-            .map_err(|e| self.sql(e))?;
+            .map_err(|e| self.0.sql(e))?;
         Ok(())
     }
 }

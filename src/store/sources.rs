@@ -1,14 +1,27 @@
 //! Sources (table source): the files and streams read, known by the
-//! fingerprint of their first bytes whatever their name becomes, and how
-//! far each was read; and the cluster they belong to.
+//! fingerprint of their first bytes whatever their name becomes, how far
+//! each was read and with which format and prefix, and the lines counted
+//! per source because they have no time.
+//!
+//! Forgetting what was read of a source, so that it is read again as if
+//! never seen: its events, the checkpoint halves they made, its position and
+//! the prefix it was read with. Used by `walwatch forget`, by an import that
+//! did not fit (it takes back what it stored), and by the daemon when a
+//! cluster's `format` or `prefix` setting changed.
+
+use std::ops::{Deref, DerefMut};
 
 use jiff::Timestamp;
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 
 use super::columns::{opt_from_micros, to_micros};
-use super::{Store, StoreError};
-use crate::frame::Format;
+use super::filter::Filter;
+use super::{checkpoints, events, Store, StoreError};
+use crate::frame::{Format, Pos};
 use crate::source::{FileMeta, Fingerprint, FINGERPRINT_BYTES};
+
+/// The sources' handle: [`Store::sources`], [`Store::sources_mut`].
+pub struct Sources<S>(pub(super) S);
 
 /// A known source and how far it has been read.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,22 +44,199 @@ pub struct SourceSpec<'a> {
     pub prefix: Option<&'a str>,
 }
 
-impl Store {
-    /// The id of cluster `name`, created on first use.
-    pub fn cluster_id(&mut self, name: &str) -> Result<i64, StoreError> {
-        self.conn
-            .execute("INSERT OR IGNORE INTO cluster(name) VALUES (?1)", [name])
-            .and_then(|_| self.conn.query_row("SELECT id FROM cluster WHERE name = ?1", [name], |r| r.get(0)))
-            .map_err(|e| self.sql(e))
-    }
+/// What walwatch has read of a cluster's log files (table source), in wall-clock time.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct LogGrowth {
+    /// When walwatch first read any of the cluster's files.
+    pub first_read: Option<Timestamp>,
+    /// When walwatch last read new bytes from them (a commit happens only when the offset moves).
+    pub last_read: Option<Timestamp>,
+    /// Bytes read so far, all files together.
+    pub bytes_read: i64,
+}
 
+/// What was forgotten.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Forgotten {
+    pub sources: u64,
+    /// Events, rejected records included.
+    pub events: u64,
+    /// Checkpoint rows removed (both halves forgotten); rows that keep one
+    /// half read from another source stay, waiting for the other again.
+    pub checkpoints: u64,
+}
+
+/// A source as `walwatch forget` names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownSource {
+    pub id: i64,
+    pub cluster: String,
+    pub path: String,
+}
+
+impl<S: Deref<Target = Store>> Sources<S> {
     /// The source of `cluster_id` whose content `head` is: the same first
     /// bytes, either of the two possibly grown since it was recorded.
-    pub(crate) fn find_source(&self, cluster_id: i64, head: &[u8]) -> Result<Option<SourceRow>, StoreError> {
-        find(&self.conn, cluster_id, head).map_err(|e| self.sql(e))
+    pub(crate) fn find(&self, cluster_id: i64, head: &[u8]) -> Result<Option<SourceRow>, StoreError> {
+        find(&self.0.conn, cluster_id, head).map_err(|e| self.0.sql(e))
     }
 
-    /// The source whose content `head` is (see [`Store::find_source`]),
+    /// The source of cluster `cluster` whose content `head` is, if known.
+    pub fn with_content(&self, cluster: &str, head: &[u8]) -> Result<Option<i64>, StoreError> {
+        match self.0.clusters().find(cluster)? {
+            Some(cluster_id) => Ok(self.find(cluster_id, head)?.map(|s| s.id)),
+            None => Ok(None),
+        }
+    }
+
+    /// The sources of `cluster` (every cluster's with None), by path.
+    pub fn known(&self, cluster: Option<&str>) -> Result<Vec<KnownSource>, StoreError> {
+        let mut stmt = self
+            .0
+            .conn
+            .prepare(
+                "SELECT s.id, c.name, s.path FROM source s JOIN cluster c ON c.id = s.cluster_id
+                 WHERE ?1 IS NULL OR c.name = ?1 ORDER BY c.name, s.path, s.id",
+            )
+            .map_err(|e| self.0.sql(e))?;
+        let rows = stmt
+            .query_map([cluster], |r| Ok(KnownSource { id: r.get(0)?, cluster: r.get(1)?, path: r.get(2)? }))
+            .map_err(|e| self.0.sql(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.0.sql(e))
+    }
+
+    /// The log_line_prefix that the cluster's most recently read source of
+    /// `format` was read with: a new file of the same cluster most likely
+    /// has it too (see `ingest::inferred`).
+    pub(crate) fn latest_prefix(&self, cluster_id: i64, format: Format) -> Result<Option<String>, StoreError> {
+        self.0
+            .conn
+            .query_row(
+                "SELECT prefix FROM source WHERE cluster_id = ?1 AND format = ?2 AND prefix IS NOT NULL
+                 ORDER BY last_read DESC, id DESC LIMIT 1",
+                params![cluster_id, format.as_str()],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.0.sql(e))
+    }
+
+    /// The format and log_line_prefix of the cluster's most recently read source.
+    pub fn latest_reading(&self, cluster: &str) -> Result<Option<(String, Option<String>)>, StoreError> {
+        self.0
+            .conn
+            .query_row(
+                "SELECT s.format, s.prefix FROM source s JOIN cluster c ON c.id = s.cluster_id
+                 WHERE c.name = ?1 ORDER BY s.last_read DESC, s.id DESC LIMIT 1",
+                [cluster],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.0.sql(e))
+    }
+
+    /// What walwatch has read of `cluster`'s files.
+    pub(crate) fn growth(&self, cluster: &str) -> Result<LogGrowth, StoreError> {
+        self.0
+            .conn
+            .query_row(
+                "SELECT MIN(s.first_read), MAX(s.last_read), COALESCE(SUM(s.read_to), 0)
+                 FROM source s JOIN cluster c ON c.id = s.cluster_id WHERE c.name = ?1",
+                [cluster],
+                |r| {
+                    Ok(LogGrowth {
+                        first_read: opt_from_micros(r.get(0)?),
+                        last_read: opt_from_micros(r.get(1)?),
+                        bytes_read: r.get(2)?,
+                    })
+                },
+            )
+            .map_err(|e| self.0.sql(e))
+    }
+
+    /// How far the source named `path` of `cluster_id` was read, if it was.
+    pub fn read_position(&self, cluster_id: i64, path: &str) -> Result<Option<u64>, StoreError> {
+        self.0
+            .conn
+            .prepare_cached("SELECT max(read_to) FROM source WHERE cluster_id = ?1 AND path = ?2")
+            .and_then(|mut s| s.query_row(params![cluster_id, path], |r| r.get::<_, Option<i64>>(0)))
+            .map(|n| n.map(|n| n as u64))
+            .map_err(|e| self.0.sql(e))
+    }
+
+    /// The newest source of each (cluster, path): the file as it is now, and
+    /// how far walwatch read it (`status` reads the same rows).
+    pub fn newest_per_path(&self) -> Result<Vec<(String, String, u64)>, StoreError> {
+        let sql = "SELECT c.name, s.path, s.read_to FROM source s JOIN cluster c ON c.id = s.cluster_id
+                   WHERE s.id IN (SELECT max(id) FROM source GROUP BY cluster_id, path)
+                   ORDER BY c.name, s.path";
+        let mut stmt = self.0.conn.prepare(sql).map_err(|e| self.0.sql(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, i64>(2)?.max(0) as u64)))
+            .map_err(|e| self.0.sql(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.0.sql(e))
+    }
+
+    /// The paths of the cluster's log sources as they were read, the most
+    /// recently read first (where the data directory may be found).
+    pub(crate) fn paths(&self, cluster_id: i64) -> Result<Vec<String>, StoreError> {
+        let mut stmt = self
+            .0
+            .conn
+            .prepare_cached("SELECT path FROM source WHERE cluster_id = ?1 GROUP BY path ORDER BY max(last_read) DESC, max(id) DESC")
+            .map_err(|e| self.0.sql(e))?;
+        let rows = stmt.query_map([cluster_id], |r| r.get(0)).map_err(|e| self.0.sql(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.0.sql(e))
+    }
+
+    /// The cluster's sources with lines that look like events but did not
+    /// fit their format or prefix: (path, how many).
+    pub(crate) fn unmatched(&self, cluster: &str) -> Result<Vec<(String, u64)>, StoreError> {
+        let mut stmt = self
+            .0
+            .conn
+            .prepare(
+                "SELECT s.path, s.unmatched FROM source s JOIN cluster c ON c.id = s.cluster_id
+                 WHERE c.name = ?1 AND s.unmatched > 0 ORDER BY s.path",
+            )
+            .map_err(|e| self.0.sql(e))?;
+        let rows =
+            stmt.query_map([cluster], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64))).map_err(|e| self.0.sql(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.0.sql(e))
+    }
+
+    /// Lines that looked like events but did not fit their file's format or
+    /// prefix (see migrations/0008_unmatched.sql), over the filter's
+    /// clusters; such a line has no time, so the filter's times do not apply.
+    pub fn unmatched_lines(&self, filter: &Filter) -> Result<i64, StoreError> {
+        self.sum(filter, "unmatched")
+    }
+
+    /// A client's lines inside failed logins' prefixes, refused (see
+    /// migrations/0010_rejected_lines.sql), over the filter's clusters; no
+    /// time either.
+    pub fn rejected_lines(&self, filter: &Filter) -> Result<i64, StoreError> {
+        self.sum(filter, "rejected_lines")
+    }
+
+    /// A count kept per source (lines without a time), over the filter's clusters.
+    fn sum(&self, filter: &Filter, column: &str) -> Result<i64, StoreError> {
+        self.0
+            .conn
+            .query_row(
+                &format!(
+                    "SELECT COALESCE(SUM(s.{column}), 0) FROM source s JOIN cluster c ON c.id = s.cluster_id
+                     WHERE ?1 IS NULL OR c.name = ?1"
+                ),
+                [filter.cluster.as_deref()],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.0.sql(e))
+    }
+}
+
+impl<S: DerefMut<Target = Store>> Sources<S> {
+    /// The source whose content `head` is (see [`Sources::find`]),
     /// created from `spec` when there is none; true when it was created.
     ///
     /// Lookup and insert are one step under the write lock (BEGIN IMMEDIATE
@@ -54,7 +244,7 @@ impl Store {
     /// second finds the row the first created instead of adding its own,
     /// which would store every event twice. The recorded fingerprint grows
     /// here with the file, up to [`FINGERPRINT_BYTES`].
-    pub(crate) fn source_for(
+    pub(crate) fn find_or_create(
         &mut self,
         cluster_id: i64,
         head: &[u8],
@@ -62,14 +252,15 @@ impl Store {
     ) -> Result<(SourceRow, bool), StoreError> {
         let head = &head[..head.len().min(FINGERPRINT_BYTES)];
         // Known and recorded as far as `head` goes: no write lock needed.
-        if let Some(row) = self.find_source(cluster_id, head)? {
+        if let Some(row) = self.find(cluster_id, head)? {
             if row.fingerprint.len >= head.len() {
                 return Ok((row, false));
             }
         }
-        let path = self.path.clone();
+        let store = &mut *self.0;
+        let path = store.path.clone();
         let sql = |source| StoreError::Sql { path: path.clone(), source };
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
+        let tx = store.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
         let found = match find(&tx, cluster_id, head).map_err(sql)? {
             Some(row) => (grow(&tx, row, head).map_err(sql)?, false),
             None => (insert_source(&tx, cluster_id, head, spec).map_err(sql)?, true),
@@ -82,14 +273,108 @@ impl Store {
     /// what was read (rewritten in place). Unless another process has moved
     /// the recorded position since `source` was looked up (it may have
     /// rewound and read it again already).
-    pub(crate) fn rewind_source(&mut self, source: &mut SourceRow) -> Result<(), StoreError> {
-        self.conn
+    pub(crate) fn rewind(&mut self, source: &mut SourceRow) -> Result<(), StoreError> {
+        self.0
+            .conn
             .prepare_cached("UPDATE source SET read_to = 0, line = 1 WHERE id = ?1 AND read_to = ?2")
             .and_then(|mut stmt| stmt.execute(params![source.id, source.read_to as i64]))
-            .map_err(|e| self.sql(e))?;
+            .map_err(|e| self.0.sql(e))?;
         (source.read_to, source.line) = (0, 1);
         Ok(())
     }
+
+    /// Adds lines that looked like events but have no time to what is
+    /// known of `source`: `unmatched` ones, which did not fit (see
+    /// migrations/0008_unmatched.sql), and `inside_names`, a client's text
+    /// in a failed login's prefix (0010_rejected_lines.sql).
+    pub(crate) fn add_undated(
+        &mut self,
+        source: &SourceRow,
+        unmatched: u64,
+        inside_names: u64,
+    ) -> Result<(), StoreError> {
+        self.0
+            .conn
+            .execute(
+                "UPDATE source SET unmatched = unmatched + ?2, rejected_lines = rejected_lines + ?3 WHERE id = ?1",
+                params![source.id, unmatched as i64, inside_names as i64],
+            )
+            .map(drop)
+            .map_err(|e| self.0.sql(e))
+    }
+
+    /// Forgets the sources `ids` whole, in one transaction, and counts it
+    /// for their clusters: a running daemon then reads their files again
+    /// (see migrations/0018_forgets.sql).
+    pub fn forget(&mut self, ids: &[i64]) -> Result<Forgotten, StoreError> {
+        self.forget_counted(ids, true)
+    }
+
+    /// Takes back what one read of `source` stored from `from` on, as if
+    /// that read never happened; a read from the start forgets the source
+    /// itself (and the prefix it was read with).
+    pub(crate) fn take_back(&mut self, source: &SourceRow, from: Pos) -> Result<Forgotten, StoreError> {
+        if from.offset == 0 {
+            return self.forget_counted(&[source.id], false);
+        }
+        let store = &mut *self.0;
+        let path = store.path.clone();
+        let sql = |source| StoreError::Sql { path: path.clone(), source };
+        let tx = store.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
+        let (events, checkpoints) = forget_events(&tx, source.id, from.offset).map_err(sql)?;
+        tx.execute(
+            "UPDATE source SET read_to = ?2, line = ?3 WHERE id = ?1 AND read_to > ?2",
+            params![source.id, from.offset as i64, from.line as i64],
+        )
+        .map_err(sql)?;
+        tx.commit().map_err(sql)?;
+        Ok(Forgotten { sources: 0, events, checkpoints })
+    }
+
+    /// `counted`: the daemon is told (not for a read taking back its own
+    /// misfit, which the reader handles: telling it would have it read the
+    /// misfit again at once, and again).
+    fn forget_counted(&mut self, ids: &[i64], counted: bool) -> Result<Forgotten, StoreError> {
+        let store = &mut *self.0;
+        let path = store.path.clone();
+        let sql = |source| StoreError::Sql { path: path.clone(), source };
+        let tx = store.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
+        if counted {
+            for &id in ids {
+                tx.execute(
+                    "UPDATE cluster SET forgets = forgets + 1 WHERE id = (SELECT cluster_id FROM source WHERE id = ?1)",
+                    [id],
+                )
+                .map_err(sql)?;
+            }
+        }
+        let mut total = Forgotten::default();
+        for &id in ids {
+            let (events, checkpoints) = forget_events(&tx, id, 0).map_err(sql)?;
+            total.sources += tx.execute("DELETE FROM source WHERE id = ?1", [id]).map_err(sql)? as u64;
+            total.events += events;
+            total.checkpoints += checkpoints;
+        }
+        // A cluster with nothing read any more learns its server's uid anew
+        // from the next log read: `forget --cluster` undoes a wrong one.
+        tx.execute(
+            "UPDATE cluster SET server_uid = NULL
+             WHERE server_uid IS NOT NULL AND NOT EXISTS (SELECT 1 FROM source s WHERE s.cluster_id = cluster.id)",
+            [],
+        )
+        .map_err(sql)?;
+        tx.commit().map_err(sql)?;
+        Ok(total)
+    }
+}
+
+/// Deletes the events of `source` at `from` or later and the checkpoint
+/// halves they made; returns how many events and whole checkpoint rows
+/// went. The checkpoint rows first: they are told apart by those events.
+fn forget_events(tx: &Transaction<'_>, source: i64, from: u64) -> rusqlite::Result<(u64, u64)> {
+    let checkpoints = checkpoints::release_events_from(tx, source, from)?;
+    let events = events::delete_from(tx, source, from)?;
+    Ok((events, checkpoints))
 }
 
 /// Recorded fingerprints of a cluster's sources, longest first, that `head`
@@ -188,177 +473,40 @@ fn insert_source(
     })
 }
 
-impl Store {
-    /// The uid the cluster's server runs as, once a log that names its
-    /// senders' uids (journald's `_UID`) has shown it.
-    pub(crate) fn server_uid(&self, cluster_id: i64) -> Result<Option<u32>, StoreError> {
-        self.conn
-            .query_row("SELECT server_uid FROM cluster WHERE id = ?1", [cluster_id], |r| r.get::<_, Option<u32>>(0))
-            .map_err(|e| self.sql(e))
-    }
-
-    /// Records `uid` as the server's unless one is known already; returns
-    /// the one the store keeps (another reader of the cluster's logs may
-    /// have learnt it first).
-    pub(crate) fn learn_server_uid(&mut self, cluster_id: i64, uid: u32) -> Result<u32, StoreError> {
-        self.conn
-            .execute(
-                "UPDATE cluster SET server_uid = ?2 WHERE id = ?1 AND server_uid IS NULL",
-                params![cluster_id, uid],
-            )
-            .map_err(|e| self.sql(e))?;
-        Ok(self.server_uid(cluster_id)?.unwrap_or(uid))
-    }
-
-    /// The log_line_prefix that the cluster's most recently read source of
-    /// `format` was read with: a new file of the same cluster most likely
-    /// has it too (see `ingest::inferred`).
-    pub(crate) fn cluster_prefix(&self, cluster_id: i64, format: Format) -> Result<Option<String>, StoreError> {
-        self.conn
-            .query_row(
-                "SELECT prefix FROM source WHERE cluster_id = ?1 AND format = ?2 AND prefix IS NOT NULL
-                 ORDER BY last_read DESC, id DESC LIMIT 1",
-                params![cluster_id, format.as_str()],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| self.sql(e))
-    }
-}
-
-/// What walwatch has read of a cluster's log files (table source), in wall-clock time.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct LogGrowth {
-    /// When walwatch first read any of the cluster's files.
-    pub first_read: Option<Timestamp>,
-    /// When walwatch last read new bytes from them (a commit happens only when the offset moves).
-    pub last_read: Option<Timestamp>,
-    /// Bytes read so far, all files together.
-    pub bytes_read: i64,
-}
-
-impl Store {
-    /// What walwatch has read of `cluster`'s files.
-    pub(crate) fn log_growth(&self, cluster: &str) -> Result<LogGrowth, StoreError> {
-        self.conn
-            .query_row(
-                "SELECT MIN(s.first_read), MAX(s.last_read), COALESCE(SUM(s.read_to), 0)
-                 FROM source s JOIN cluster c ON c.id = s.cluster_id WHERE c.name = ?1",
-                [cluster],
-                |r| {
-                    Ok(LogGrowth {
-                        first_read: opt_from_micros(r.get(0)?),
-                        last_read: opt_from_micros(r.get(1)?),
-                        bytes_read: r.get(2)?,
-                    })
-                },
-            )
-            .map_err(|e| self.sql(e))
-    }
+/// Moves `source` on to `reached` in the transaction of the batch that
+/// read up to there (see `Events::commit_batch`).
+///
+/// The recorded position only moves forward: another process reading the
+/// same source (the daemon and an import) may have got further, and going
+/// back would make status show a lag that is not there, or read it all
+/// again after a restart. (A file rewritten in place is taken back
+/// explicitly: [`Sources::rewind`].)
+pub(super) fn move_on(
+    tx: &Transaction<'_>,
+    source: &SourceRow,
+    spec: &SourceSpec<'_>,
+    reached: Pos,
+) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "UPDATE source SET
+             line = CASE WHEN ?2 >= read_to THEN ?3 ELSE line END,
+             read_to = max(read_to, ?2),
+             path = ?4, size = ?5, last_read = ?6, prefix = COALESCE(?7, prefix)
+         WHERE id = ?1",
+    )
+    .and_then(|mut stmt| {
+        stmt.execute(params![
+            source.id,
+            reached.offset as i64,
+            reached.line as i64,
+            spec.path,
+            spec.meta.map(|m| m.size as i64),
+            to_micros(Timestamp::now()),
+            spec.prefix
+        ])
+    })
+    .map(drop)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::frame::Pos;
-
-    fn spec(path: &str) -> SourceSpec<'_> {
-        SourceSpec { path, meta: None, format: crate::frame::Format::Stderr, prefix: None }
-    }
-
-    /// Log-like content long enough for a full fingerprint.
-    fn content() -> Vec<u8> {
-        (0..100)
-            .flat_map(|i| format!("2026-11-22 08:17:{i:02}.665 UTC [29389] LOG:  line {i}\n").into_bytes())
-            .collect()
-    }
-
-    fn store() -> (tempfile::TempDir, Store, i64) {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("w.db")).unwrap();
-        let cluster = store.cluster_id("c").unwrap();
-        (dir, store, cluster)
-    }
-
-    fn rows(store: &Store) -> i64 {
-        store.conn.query_row("SELECT count(*) FROM source", [], |r| r.get(0)).unwrap()
-    }
-
-    #[test]
-    fn a_reader_that_opened_the_file_before_it_grew_finds_the_same_source() {
-        let (_dir, mut store, c) = store();
-        let log = content();
-        let (created, new) = store.source_for(c, &log, &spec("a.log")).unwrap();
-        assert!(new);
-        assert_eq!(created.fingerprint.len, FINGERPRINT_BYTES);
-        // Its head was read when the file had 300 bytes; the row records 4096.
-        let (found, new) = store.source_for(c, &log[..300], &spec("a.log")).unwrap();
-        assert!(!new);
-        assert_eq!(found.id, created.id);
-        assert_eq!(found.fingerprint.len, FINGERPRINT_BYTES, "the longer fingerprint is kept");
-        // Other content of the same length is another source.
-        let mut other = log[..300].to_vec();
-        other[299] = b'X';
-        let (another, new) = store.source_for(c, &other, &spec("b.log")).unwrap();
-        assert!(new);
-        assert_ne!(another.id, created.id);
-        assert_eq!(rows(&store), 2);
-    }
-
-    #[test]
-    fn the_fingerprint_grows_with_the_file() {
-        let (_dir, mut store, c) = store();
-        let log = content();
-        let (first, _) = store.source_for(c, &log[..100], &spec("a.log")).unwrap();
-        assert_eq!(first.fingerprint, Fingerprint::of(&log[..100]));
-        let (grown, new) = store.source_for(c, &log[..2000], &spec("a.log")).unwrap();
-        assert!(!new);
-        assert_eq!((grown.id, grown.fingerprint), (first.id, Fingerprint::of(&log[..2000])));
-        let head: Vec<u8> = store.conn.query_row("SELECT head FROM source", [], |r| r.get(0)).unwrap();
-        assert_eq!(head, &log[..2000]);
-        // A file with the first 100 bytes but different after is not this source any more.
-        let mut other = log[..2000].to_vec();
-        other[1500] = b'X';
-        assert!(store.find_source(c, &other).unwrap().is_none());
-        assert_eq!(store.find_source(c, &log).unwrap().map(|r| r.id), Some(first.id));
-    }
-
-    /// A row recorded before heads were kept (schema 5) is found by its hash alone.
-    #[test]
-    fn a_row_without_head_is_found_by_its_hash() {
-        let (_dir, mut store, c) = store();
-        let log = content();
-        let (row, _) = store.source_for(c, &log[..500], &spec("a.log")).unwrap();
-        store.conn.execute("UPDATE source SET head = NULL", []).unwrap();
-        assert_eq!(store.find_source(c, &log).unwrap().map(|r| r.id), Some(row.id));
-        assert!(store.find_source(c, &log[..400]).unwrap().is_none(), "shorter than recorded: needs the bytes");
-    }
-
-    #[test]
-    fn the_read_position_moves_back_only_when_rewound() {
-        let (_dir, mut store, c) = store();
-        let log = content();
-        let (mut row, _) = store.source_for(c, &log, &spec("a.log")).unwrap();
-        let read_to = |store: &Store| -> (i64, i64) {
-            store.conn.query_row("SELECT read_to, line FROM source", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap()
-        };
-        let at = |offset, line| Pos { offset, line };
-        let (mut behind, _) = store.source_for(c, &log, &spec("a.log")).unwrap();
-        store.commit_batch(&mut row, &spec("a.log"), &[], at(4000, 50)).unwrap();
-        assert_eq!(read_to(&store), (4000, 50));
-        // Another reader that started earlier commits a position behind it.
-        store.commit_batch(&mut behind, &spec("a.log"), &[], at(1000, 12)).unwrap();
-        assert_eq!(read_to(&store), (4000, 50), "not moved back");
-        // Rewritten in place and shorter: read again from the start.
-        let (mut again, _) = store.source_for(c, &log, &spec("a.log")).unwrap();
-        store.rewind_source(&mut again).unwrap();
-        assert_eq!((again.read_to, again.line), (0, 1));
-        assert_eq!(read_to(&store), (0, 1));
-        store.commit_batch(&mut again, &spec("a.log"), &[], at(2000, 25)).unwrap();
-        assert_eq!(read_to(&store), (2000, 25));
-        // A reader that looked the row up before the rewind does not rewind it again.
-        row.read_to = 4000;
-        store.rewind_source(&mut row).unwrap();
-        assert_eq!(read_to(&store), (2000, 25));
-    }
-}
+mod tests;

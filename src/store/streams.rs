@@ -1,12 +1,19 @@
 //! Shipped files (table ingest_stream): the files Vector agents send to a
 //! central walwatch, one row per (host, file), with how much of its spool
-//! and index is committed (see `receive::spool`).
+//! and index is committed (see `receive::spool`); what went wrong with them
+//! (table ingest_damage); and the store's identity that its spool directory
+//! records as its owner (table store_identity).
+
+use std::ops::{Deref, DerefMut};
 
 use jiff::Timestamp;
 use rusqlite::{params, OptionalExtension, Row};
 
 use super::columns::to_micros;
 use super::{Store, StoreError};
+
+/// The streams' handle: [`Store::streams`], [`Store::streams_mut`].
+pub struct Streams<S>(pub(super) S);
 
 /// One shipped file and what of it was taken.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,121 +52,37 @@ fn stream_row(r: &Row<'_>) -> rusqlite::Result<StreamRow> {
     })
 }
 
-impl Store {
-    /// The stream of (`host`, `file`), created for `cluster` when new.
-    pub fn stream(&mut self, host: &str, file: &str, cluster: &str) -> Result<StreamRow, StoreError> {
-        let cluster_id = self.cluster_id(cluster)?;
-        self.conn
-            .prepare_cached("INSERT OR IGNORE INTO ingest_stream(host, file, cluster_id) VALUES (?1, ?2, ?3)")
-            .and_then(|mut s| s.execute(params![host, file, cluster_id]))
-            .and_then(|_| {
-                self.conn
-                    .prepare_cached(&format!("{COLUMNS} WHERE host = ?1 AND file = ?2"))?
-                    .query_row(params![host, file], stream_row)
-            })
-            .map_err(|e| self.sql(e))
-    }
-
+impl<S: Deref<Target = Store>> Streams<S> {
     /// Every stream, oldest first.
-    pub fn streams(&self) -> Result<Vec<StreamRow>, StoreError> {
+    pub fn all(&self) -> Result<Vec<StreamRow>, StoreError> {
         let read = || -> rusqlite::Result<Vec<StreamRow>> {
-            self.conn.prepare_cached(&format!("{COLUMNS} ORDER BY id"))?.query_map([], stream_row)?.collect()
+            self.0.conn.prepare_cached(&format!("{COLUMNS} ORDER BY id"))?.query_map([], stream_row)?.collect()
         };
-        read().map_err(|e| self.sql(e))
+        read().map_err(|e| self.0.sql(e))
     }
 
     /// The stream `id` as committed.
-    pub fn stream_by_id(&self, id: i64) -> Result<Option<StreamRow>, StoreError> {
-        self.conn
+    pub fn get(&self, id: i64) -> Result<Option<StreamRow>, StoreError> {
+        self.0
+            .conn
             .prepare_cached(&format!("{COLUMNS} WHERE id = ?1"))
             .and_then(|mut s| s.query_row([id], stream_row).optional())
-            .map_err(|e| self.sql(e))
+            .map_err(|e| self.0.sql(e))
     }
 
-    /// Records what a batch added to the stream's spool and index: from
-    /// now on those bytes are taken, and a batch sent again is answered
-    /// from the index.
-    pub fn commit_stream(&mut self, row: &StreamRow) -> Result<(), StoreError> {
-        self.conn
-            .prepare_cached(
-                "UPDATE ingest_stream SET generation = ?2, accepted_end = ?3, spool_len = ?4, index_len = ?5,
-                        lines = ?6, duplicates = ?7, last_batch_at = ?8, next_offset = ?9 WHERE id = ?1",
-            )
-            .and_then(|mut s| {
-                s.execute(params![
-                    row.id,
-                    row.generation,
-                    row.accepted_end as i64,
-                    row.spool_len as i64,
-                    row.index_len as i64,
-                    row.lines as i64,
-                    row.duplicates as i64,
-                    to_micros(Timestamp::now()),
-                    row.next_offset.map(|n| n as i64),
-                ])
-            })
-            .map(drop)
-            .map_err(|e| self.sql(e))
-    }
-}
-
-/// What went wrong with a shipped file that walwatch could not prevent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Damage {
-    /// Its spool was cut, replaced or removed outside walwatch: set aside
-    /// in `kept` (without its .log/.idx extension); `unread` committed
-    /// bytes had not been read into the store yet.
-    Spool { reason: String, kept: String, unread: u64 },
-    /// `bytes` of the log from `offset` on were never shipped.
-    Gap { offset: u64, bytes: u64 },
-}
-
-/// A damage record of one stream.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Damaged {
-    pub host: String,
-    pub file: String,
-    pub cluster: String,
-    pub generation: i64,
-    pub damage: Damage,
-    pub at: Timestamp,
-}
-
-impl Store {
     /// This store's identity: what its spool directory records as its owner.
-    pub fn identity(&mut self) -> Result<String, StoreError> {
-        self.conn.query_row("SELECT token FROM store_identity WHERE id = 1", [], |r| r.get(0)).map_err(|e| self.sql(e))
-    }
-
-    /// How far the source named `path` of `cluster_id` was read, if it was.
-    pub fn read_position(&self, cluster_id: i64, path: &str) -> Result<Option<u64>, StoreError> {
-        self.conn
-            .prepare_cached("SELECT max(read_to) FROM source WHERE cluster_id = ?1 AND path = ?2")
-            .and_then(|mut s| s.query_row(params![cluster_id, path], |r| r.get::<_, Option<i64>>(0)))
-            .map(|n| n.map(|n| n as u64))
-            .map_err(|e| self.sql(e))
-    }
-
-    /// Records `damage` to `row`'s generation.
-    pub fn record_damage(&mut self, row: &StreamRow, damage: &Damage, at: Timestamp) -> Result<(), StoreError> {
-        let (kind, reason, kept, lost, offset) = match damage {
-            Damage::Spool { reason, kept, unread } => ("spool", reason.clone(), Some(kept.as_str()), *unread, None),
-            Damage::Gap { offset, bytes } => ("gap", String::new(), None, *bytes, Some(*offset as i64)),
-        };
-        self.conn
-            .execute(
-                "INSERT INTO ingest_damage(stream_id, generation, kind, reason, kept, lost_bytes, at_offset, at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![row.id, row.generation, kind, reason, kept, lost as i64, offset, to_micros(at)],
-            )
-            .map(drop)
-            .map_err(|e| self.sql(e))
+    pub fn identity(&self) -> Result<String, StoreError> {
+        self.0
+            .conn
+            .query_row("SELECT token FROM store_identity WHERE id = 1", [], |r| r.get(0))
+            .map_err(|e| self.0.sql(e))
     }
 
     /// The damage not forgotten yet, oldest first; of `cluster` only when given.
     pub fn damaged(&self, cluster: Option<&str>) -> Result<Vec<Damaged>, StoreError> {
         let read = || -> rusqlite::Result<Vec<Damaged>> {
-            self.conn
+            self.0
+                .conn
                 .prepare_cached(
                     "SELECT s.host, s.file, c.name, d.generation, d.kind, d.reason, d.kept, d.lost_bytes,
                             d.at_offset, d.at
@@ -188,12 +111,97 @@ impl Store {
                 })?
                 .collect()
         };
-        read().map_err(|e| self.sql(e))
+        read().map_err(|e| self.0.sql(e))
+    }
+}
+
+impl<S: DerefMut<Target = Store>> Streams<S> {
+    /// The stream of (`host`, `file`), created for `cluster` when new.
+    pub fn find_or_create(&mut self, host: &str, file: &str, cluster: &str) -> Result<StreamRow, StoreError> {
+        let cluster_id = self.0.clusters_mut().find_or_create(cluster)?;
+        let store = &*self.0;
+        store
+            .conn
+            .prepare_cached("INSERT OR IGNORE INTO ingest_stream(host, file, cluster_id) VALUES (?1, ?2, ?3)")
+            .and_then(|mut s| s.execute(params![host, file, cluster_id]))
+            .and_then(|_| {
+                store
+                    .conn
+                    .prepare_cached(&format!("{COLUMNS} WHERE host = ?1 AND file = ?2"))?
+                    .query_row(params![host, file], stream_row)
+            })
+            .map_err(|e| store.sql(e))
+    }
+
+    /// Records what a batch added to the stream's spool and index: from
+    /// now on those bytes are taken, and a batch sent again is answered
+    /// from the index.
+    pub fn commit(&mut self, row: &StreamRow) -> Result<(), StoreError> {
+        self.0
+            .conn
+            .prepare_cached(
+                "UPDATE ingest_stream SET generation = ?2, accepted_end = ?3, spool_len = ?4, index_len = ?5,
+                        lines = ?6, duplicates = ?7, last_batch_at = ?8, next_offset = ?9 WHERE id = ?1",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    row.id,
+                    row.generation,
+                    row.accepted_end as i64,
+                    row.spool_len as i64,
+                    row.index_len as i64,
+                    row.lines as i64,
+                    row.duplicates as i64,
+                    to_micros(Timestamp::now()),
+                    row.next_offset.map(|n| n as i64),
+                ])
+            })
+            .map(drop)
+            .map_err(|e| self.0.sql(e))
+    }
+
+    /// Records `damage` to `row`'s generation.
+    pub fn record_damage(&mut self, row: &StreamRow, damage: &Damage, at: Timestamp) -> Result<(), StoreError> {
+        let (kind, reason, kept, lost, offset) = match damage {
+            Damage::Spool { reason, kept, unread } => ("spool", reason.clone(), Some(kept.as_str()), *unread, None),
+            Damage::Gap { offset, bytes } => ("gap", String::new(), None, *bytes, Some(*offset as i64)),
+        };
+        self.0
+            .conn
+            .execute(
+                "INSERT INTO ingest_damage(stream_id, generation, kind, reason, kept, lost_bytes, at_offset, at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![row.id, row.generation, kind, reason, kept, lost as i64, offset, to_micros(at)],
+            )
+            .map(drop)
+            .map_err(|e| self.0.sql(e))
     }
 
     /// Forgets the damage records (set-aside files stay where they were
     /// moved); the number forgotten.
     pub fn forget_damage(&mut self) -> Result<usize, StoreError> {
-        self.conn.execute("DELETE FROM ingest_damage", []).map_err(|e| self.sql(e))
+        self.0.conn.execute("DELETE FROM ingest_damage", []).map_err(|e| self.0.sql(e))
     }
+}
+
+/// What went wrong with a shipped file that walwatch could not prevent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Damage {
+    /// Its spool was cut, replaced or removed outside walwatch: set aside
+    /// in `kept` (without its .log/.idx extension); `unread` committed
+    /// bytes had not been read into the store yet.
+    Spool { reason: String, kept: String, unread: u64 },
+    /// `bytes` of the log from `offset` on were never shipped.
+    Gap { offset: u64, bytes: u64 },
+}
+
+/// A damage record of one stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damaged {
+    pub host: String,
+    pub file: String,
+    pub cluster: String,
+    pub generation: i64,
+    pub damage: Damage,
+    pub at: Timestamp,
 }

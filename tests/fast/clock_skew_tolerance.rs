@@ -290,7 +290,7 @@ fn mailed_digest(case: &Case) -> String {
     assert!(matches!(baseline, Tick::Baseline(_)), "{baseline:?}");
     let queued = tick(&mut store, &config, &rules, due).unwrap();
     assert!(matches!(queued, Tick::Queued { day, .. } if day == case.yesterday()), "{queued:?}");
-    let payload = store.outbox_all().unwrap().pop().unwrap().payload;
+    let payload = store.outbox().all().unwrap().pop().unwrap().payload;
     let mail = mailparse::parse_mail(payload.as_bytes()).unwrap();
     let plain = text_part(&mail).expect("a text/plain part");
     plain.get_body().unwrap()

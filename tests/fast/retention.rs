@@ -57,7 +57,7 @@ fn a_prune_keeps_exactly_the_log_after_the_cutoff() {
 
     let mut store = Store::open(&db).unwrap();
     let now = cutoff + SignedDuration::from_hours(24);
-    let outcome = store.prune_if_due(Duration::from_secs(86_400), now, NEVER).unwrap().unwrap();
+    let outcome = store.retention_mut().prune_if_due(Duration::from_secs(86_400), now, NEVER).unwrap().unwrap();
     assert_eq!(outcome.cutoff, cutoff);
     assert_eq!(outcome.pruned.checkpoints as usize, starts.len() - after(&starts) as usize);
     drop(store);
@@ -118,7 +118,7 @@ fn a_prune_long_after_the_log_keeps_only_what_must_survive() {
     assert!(out.status.success() && !stderr.contains("were pruned"), "{stderr}");
     let mut store = Store::open(&db).unwrap();
     let now: Timestamp = "2028-06-01T00:00:00Z".parse().unwrap();
-    let outcome = store.prune_if_due(Duration::from_secs(400 * 86_400), now, NEVER).unwrap().unwrap();
+    let outcome = store.retention_mut().prune_if_due(Duration::from_secs(400 * 86_400), now, NEVER).unwrap().unwrap();
     drop(store);
     assert_eq!(count(&db, "SELECT count(*) FROM checkpoint"), 0);
     assert_eq!(count(&db, "SELECT count(*) FROM point_tally"), 0);

@@ -187,7 +187,7 @@ fn summary_details_and_advice_reach_the_wire_with_markers() {
         sequence: 0,
     };
     let now = Timestamp::now();
-    store.outbox_queue(&deliver::render_at(&notice, &config, now)).unwrap();
+    store.outbox_mut().queue(&deliver::render_at(&notice, &config, now)).unwrap();
     assert_eq!(deliver::flush(&mut store, &config, now).unwrap().sent(), 2);
 
     let mails = sink.wait_for(1, Duration::from_secs(10));

@@ -289,12 +289,12 @@ fn skip_quiet_days_records_a_quiet_day_without_mailing_it() {
     tick(&mut s.store, &config, &rules, at("2026-11-20T15:00:00Z")).unwrap();
     let quiet = tick(&mut s.store, &config, &rules, at("2026-11-21T07:00:00Z")).unwrap();
     assert_eq!(quiet, Tick::Skipped("2026-11-20".parse().unwrap()));
-    assert!(s.store.outbox_all().unwrap().is_empty(), "nothing queued for a quiet day");
+    assert!(s.store.outbox().all().unwrap().is_empty(), "nothing queued for a quiet day");
     // The storm day is mailed.
     tick(&mut s.store, &config, &rules, at("2026-11-22T07:00:00Z")).unwrap();
     let storm = tick(&mut s.store, &config, &rules, at("2026-11-23T07:00:00Z")).unwrap();
     assert!(matches!(storm, Tick::Queued { .. }), "{storm:?}");
-    assert_eq!(s.store.outbox_all().unwrap().len(), 1);
+    assert_eq!(s.store.outbox().all().unwrap().len(), 1);
 }
 
 #[test]
@@ -331,8 +331,8 @@ fn digest_to_sends_any_day_now_and_a_refusal_is_an_error() {
     assert_eq!(received[0].header("Subject"), "[walwatch] digest 2026-11-22: 1 of 1 clusters need attention");
     // On demand is not the day's digest: nothing is recorded or queued for the schedule.
     let store = Store::open(&s.db).unwrap();
-    assert_eq!(store.digest_last_day().unwrap(), None);
-    assert!(store.outbox_all().unwrap().is_empty());
+    assert_eq!(store.digests().last_day().unwrap(), None);
+    assert!(store.outbox().all().unwrap().is_empty());
 
     // The server gone: exit 1 and the reason, never a silent success.
     write_config(free_port());

@@ -72,7 +72,7 @@ fn an_alert_fired_before_mail_is_mailed_once_then_resolved_once() {
     let got = subjects(&sink);
     assert_eq!(got.len(), 1, "{got:?}");
     assert!(got[0].starts_with("[walwatch] WARNING main:"), "{got:?}");
-    let row = Store::open(&db).unwrap().alert(1).unwrap().unwrap();
+    let row = Store::open(&db).unwrap().alerts().get(1).unwrap().unwrap();
     assert_eq!(row.state, AlertState::Notified);
 
     evaluate(&db, &mail, vec![], 4);
@@ -80,7 +80,7 @@ fn an_alert_fired_before_mail_is_mailed_once_then_resolved_once() {
     let got = subjects(&sink);
     assert_eq!(got.len(), 2, "{got:?}");
     assert!(got[1].contains("RESOLVED"), "{got:?}");
-    let row = Store::open(&db).unwrap().alert(1).unwrap().unwrap();
+    let row = Store::open(&db).unwrap().alerts().get(1).unwrap().unwrap();
     assert_eq!(row.resolution, Some(Resolution::Cleared));
 }
 
@@ -97,7 +97,7 @@ fn an_alert_gone_before_mail_existed_is_never_mailed() {
     evaluate(&db, &mail, vec![], 2);
     evaluate(&db, &mail, vec![], 3);
     assert_eq!(subjects(&sink), Vec::<String>::new());
-    assert!(Store::open(&db).unwrap().outbox_all().unwrap().is_empty());
+    assert!(Store::open(&db).unwrap().outbox().all().unwrap().is_empty());
 }
 
 #[test]
@@ -114,12 +114,12 @@ fn a_rule_switched_off_closes_its_alert_without_a_mail() {
     assert_eq!((c.rule_disabled.len(), c.resolved.len()), (1, 0), "{c:?}");
     evaluate(&db, &off, vec![], 2);
     assert_eq!(subjects(&sink).len(), 1, "no RESOLVED mail: {:?}", subjects(&sink));
-    let row = Store::open(&db).unwrap().alert(1).unwrap().unwrap();
+    let row = Store::open(&db).unwrap().alerts().get(1).unwrap().unwrap();
     assert_eq!((row.state, row.resolution), (AlertState::Resolved, Some(Resolution::RuleDisabled)));
 
     // Switched on again, the rule fires a new alert, mailed.
     evaluate(&db, &mail, vec![too_frequent()], 3);
     assert_eq!(subjects(&sink).len(), 2);
-    let open = Store::open(&db).unwrap().alerts(None, false).unwrap();
+    let open = Store::open(&db).unwrap().alerts().list(None, false).unwrap();
     assert_eq!(open.iter().map(|a| a.id).collect::<Vec<_>>(), [2]);
 }

@@ -104,7 +104,7 @@ fn setup() -> Setup {
 fn queue(store: &mut Store, notice: &Notice, config: &Config, now: Timestamp) -> String {
     let messages = deliver::render_at(notice, config, now);
     assert_eq!(messages.len(), 1);
-    store.outbox_queue(&messages).unwrap();
+    store.outbox_mut().queue(&messages).unwrap();
     messages[0].message_id.clone()
 }
 
@@ -146,7 +146,7 @@ fn a_notice_arrives_with_subject_headers_both_parts_and_is_marked_sent() {
     assert!(html.contains("<p>Raise max_wal_size from 32 MB to 1 GB"), "{html}");
 
     // What went out is exactly what was stored.
-    let row = &s.store.outbox_all().unwrap()[0];
+    let row = &s.store.outbox().all().unwrap()[0];
     assert_eq!(String::from_utf8(m.raw.clone()).unwrap().trim_end(), row.payload.trim_end());
     assert_eq!((row.attempts, row.sent_at, row.last_error.as_deref()), (1, Some(now), None));
     assert_eq!(alert_state(&s.db, id), ("notified".to_string(), Some(now.as_microsecond())));
@@ -212,14 +212,14 @@ fn an_outage_is_retried_with_backoff_and_every_notice_arrives_exactly_once() {
     // Server down: every message fails, the failure and the backoff are recorded.
     let report = deliver::flush(&mut s.store, &config, t0).unwrap();
     assert_eq!((report.sent(), report.failed()), (0, 3), "{report:?}");
-    for row in s.store.outbox_all().unwrap() {
+    for row in s.store.outbox().all().unwrap() {
         assert_eq!((row.attempts, row.sent_at, row.next_attempt_at), (1, None, t0 + SignedDuration::from_secs(10)));
         assert!(row.last_error.as_deref().is_some_and(|e| !e.is_empty()));
     }
     assert_eq!(deliver::flush(&mut s.store, &config, t0 + SignedDuration::from_secs(9)).unwrap().outcomes, []);
     let t1 = t0 + SignedDuration::from_secs(10);
     assert_eq!(deliver::flush(&mut s.store, &config, t1).unwrap().failed(), 3);
-    for row in s.store.outbox_all().unwrap() {
+    for row in s.store.outbox().all().unwrap() {
         assert_eq!((row.attempts, row.next_attempt_at), (2, t1 + SignedDuration::from_secs(20)), "doubled");
     }
     assert_eq!(deliver::next_due(&s.store).unwrap(), Some(t1 + SignedDuration::from_secs(20)));
@@ -247,7 +247,7 @@ fn an_outage_is_retried_with_backoff_and_every_notice_arrives_exactly_once() {
     for (alert_id, _) in &ids {
         assert_eq!(alert_state(&s.db, *alert_id).0, "notified");
     }
-    for row in s.store.outbox_all().unwrap() {
+    for row in s.store.outbox().all().unwrap() {
         assert_eq!(row.attempts, 3);
         assert!(row.sent_at.is_some());
     }
@@ -292,7 +292,7 @@ fn auth_reads_the_password_from_a_file_or_the_environment() {
         "{err}"
     );
     assert_eq!(sink.messages().len(), 2);
-    assert!(s.store.outbox_all().unwrap().iter().all(|r| r.sent_at.is_some()), "failed test messages are dropped");
+    assert!(s.store.outbox().all().unwrap().iter().all(|r| r.sent_at.is_some()), "failed test messages are dropped");
 }
 
 #[test]
@@ -354,7 +354,7 @@ fn a_crash_between_send_and_mark_resends_the_same_message() {
     let first = received[0].message_id();
 
     let mut store = Store::open(&s.db).unwrap();
-    let rows = store.outbox_all().unwrap();
+    let rows = store.outbox().all().unwrap();
     assert_eq!(rows.len(), 1);
     assert_eq!((rows[0].message_id.as_str(), rows[0].sent_at), (first.as_str(), None));
     let config = parse(&smtp_config(sink.port, ""));
@@ -368,7 +368,7 @@ fn a_crash_between_send_and_mark_resends_the_same_message() {
     let received = sink.messages();
     assert_eq!(received.iter().map(|m| m.message_id()).collect::<Vec<_>>(), [first.clone(), first]);
     assert_eq!(received[0].raw, received[1].raw, "the identical bytes both times");
-    let rows = store.outbox_all().unwrap();
+    let rows = store.outbox().all().unwrap();
     assert_eq!((rows.len(), rows[0].sent_at), (1, Some(later)));
 }
 

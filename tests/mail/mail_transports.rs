@@ -64,7 +64,7 @@ fn queue_two(store: &mut Store, db: &Path, config: &Config) -> Vec<deliver::NewM
     let id = alert(db, "main");
     let mut all = deliver::render_at(&notice(id, NoticeKind::Firing, "too frequent"), config, now());
     all.extend(deliver::render_at(&notice(id, NoticeKind::Resolved, "too frequent"), config, now()));
-    store.outbox_queue(&all).unwrap();
+    store.outbox_mut().queue(&all).unwrap();
     all
 }
 
@@ -124,11 +124,11 @@ fn sendmail_transport_pipes_the_stored_bytes_to_the_command() {
 
     fs::write(&script, "#!/bin/sh\ncat > /dev/null\necho 'queue file write error' >&2\nexit 75\n").unwrap();
     let id = alert(&db, "other");
-    store.outbox_queue(&deliver::render_at(&notice(id, NoticeKind::Firing, "x"), &config, now())).unwrap();
+    store.outbox_mut().queue(&deliver::render_at(&notice(id, NoticeKind::Firing, "x"), &config, now())).unwrap();
     let t = now();
     let report = deliver::flush(&mut store, &config, t).unwrap();
     assert_eq!(report.failed(), 1);
-    let row = store.outbox_all().unwrap().pop().unwrap();
+    let row = store.outbox().all().unwrap().pop().unwrap();
     assert!(row.last_error.as_deref().unwrap().contains("queue file write error"), "{row:?}");
     assert_eq!((row.sent_at, row.next_attempt_at), (None, t + SignedDuration::from_secs(30)));
 }
@@ -177,7 +177,7 @@ fn webhook_posts_the_notice_as_json_with_exact_keys() {
     let id = alert(&db, "main");
     let messages = deliver::render_at(&notice(id, NoticeKind::Firing, "too <frequent>"), &config, now());
     assert_eq!(messages.len(), 1);
-    store.outbox_queue(&messages).unwrap();
+    store.outbox_mut().queue(&messages).unwrap();
     let server = serve_once(listener, "200 OK");
     assert_eq!(deliver::flush(&mut store, &config, now()).unwrap().sent(), 1);
     let (request, headers, body) = server.join().unwrap();
@@ -216,7 +216,7 @@ fn webhook_posts_the_notice_as_json_with_exact_keys() {
     // A refusal (5xx) is a failure, retried later.
     let listener = TcpListener::bind(("127.0.0.1", port)).unwrap();
     let id = alert(&db, "second");
-    store.outbox_queue(&deliver::render_at(&notice(id, NoticeKind::Firing, "x"), &config, now())).unwrap();
+    store.outbox_mut().queue(&deliver::render_at(&notice(id, NoticeKind::Firing, "x"), &config, now())).unwrap();
     let server = serve_once(listener, "503 Service Unavailable");
     let report = deliver::flush(&mut store, &config, now()).unwrap();
     server.join().unwrap();
@@ -237,11 +237,11 @@ fn sender_thread_delivers_queued_messages_and_stops_promptly() {
     ));
     let mut store = Store::open(&db).unwrap();
     let id = alert(&db, "main");
-    store.outbox_queue(&deliver::render_at(&notice(id, NoticeKind::Firing, "first"), &config, now())).unwrap();
+    store.outbox_mut().queue(&deliver::render_at(&notice(id, NoticeKind::Firing, "first"), &config, now())).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let handle = deliver::spawn_sender(db.clone(), config.clone(), stop.clone()).unwrap();
     assert_eq!(sink.wait_for(1, Duration::from_secs(10)).len(), 1);
-    store.outbox_queue(&deliver::render_at(&notice(id, NoticeKind::Resolved, "first"), &config, now())).unwrap();
+    store.outbox_mut().queue(&deliver::render_at(&notice(id, NoticeKind::Resolved, "first"), &config, now())).unwrap();
     let received = sink.wait_for(2, Duration::from_secs(10));
     assert_eq!(received.len(), 2);
     assert!(received[1].header("Subject").contains("RESOLVED"));
@@ -250,5 +250,5 @@ fn sender_thread_delivers_queued_messages_and_stops_promptly() {
     stop.store(true, Ordering::Relaxed);
     handle.join().unwrap();
     assert!(asked.elapsed() < Duration::from_secs(1), "stopped after {:?}", asked.elapsed());
-    assert!(store.outbox_all().unwrap().iter().all(|r| r.sent_at.is_some()));
+    assert!(store.outbox().all().unwrap().iter().all(|r| r.sent_at.is_some()));
 }

@@ -71,7 +71,7 @@ pub fn flush_channel(
     channel: Option<Channel>,
     stop: &AtomicBool,
 ) -> Result<FlushReport, DeliverError> {
-    let due = store.outbox_due(now)?;
+    let due = store.outbox().due(now)?;
     let mut senders = Senders::default();
     // A channel that failed in this flush is not tried again for the other
     // messages: with the server down, each attempt would only wait for its timeout.
@@ -81,7 +81,7 @@ pub fn flush_channel(
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        if !store.outbox_claim(row.id, now, now + lease(config, row.channel))? {
+        if !store.outbox_mut().claim(row.id, now, now + lease(config, row.channel))? {
             continue; // another sender took it
         }
         let result = match down.get(row.channel.as_str()) {
@@ -90,7 +90,7 @@ pub fn flush_channel(
                 Some(result) => result,
                 None => {
                     // Claimed, not accepted: back in the queue, due now (attempts counts it).
-                    store.outbox_mark_failed(row.id, ABANDONED, now)?;
+                    store.outbox_mut().mark_failed(row.id, ABANDONED, now)?;
                     tracing::info!(channel = row.channel.as_str(), message_id = %row.message_id, "{ABANDONED}");
                     break;
                 }
@@ -98,13 +98,13 @@ pub fn flush_channel(
         };
         let retry_at = match &result {
             Ok(()) => {
-                store.outbox_mark_sent(row.id, now)?;
+                store.outbox_mut().mark_sent(row.id, now)?;
                 None
             }
             Err(e) => {
                 down.entry(row.channel.as_str()).or_insert_with(|| e.clone());
                 let at = now + backoff(retry_of(config, row.channel), row.attempts);
-                store.outbox_mark_failed(row.id, e, at)?;
+                store.outbox_mut().mark_failed(row.id, e, at)?;
                 Some(at)
             }
         };
@@ -121,7 +121,7 @@ pub fn flush_channel(
 
 /// When the next unsent message is due (None: the queue is empty).
 pub fn next_due(store: &Store) -> Result<Option<Timestamp>, DeliverError> {
-    Ok(store.outbox_next_due()?)
+    Ok(store.outbox().next_due()?)
 }
 
 /// The last_error of a message whose send was given up at stop.
@@ -248,7 +248,7 @@ pub fn test_mail(store: &mut Store, config: &Config, now: Timestamp) -> Result<S
         return Err(DeliverError::NotConfigured);
     }
     let messages = render_at(&test_notice(now), config, now);
-    store.outbox_queue(&messages)?;
+    store.outbox_mut().queue(&messages)?;
     let report = flush(store, config, now)?;
     let mut lines = Vec::new();
     let mut failures = Vec::new();
@@ -262,7 +262,7 @@ pub fn test_mail(store: &mut Store, config: &Config, now: Timestamp) -> Result<S
                 id_of(&message.message_id)
             )),
             Some(Err(e)) => {
-                store.outbox_delete_unsent(&message.message_id)?;
+                store.outbox_mut().delete_unsent(&message.message_id)?;
                 failures.push(format!("{}: test message NOT sent {target}: {e}", message.channel.as_str()));
             }
             None => lines.push(format!(

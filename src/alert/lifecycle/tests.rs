@@ -57,7 +57,7 @@ pub(crate) fn ids(list: &[crate::alert::lifecycle::AlertChange]) -> Vec<i64> {
 }
 
 fn row(path: &Path, id: i64) -> crate::store::alerts::AlertRow {
-    Store::open_read_only(path).unwrap().alert(id).unwrap().unwrap()
+    Store::open_read_only(path).unwrap().alerts().get(id).unwrap().unwrap()
 }
 
 #[test]
@@ -82,8 +82,8 @@ fn fire_notify_rerun_resolve() {
 
     // The sender's move once the server accepted the firing notice.
     let mut store = Store::open(&db).unwrap();
-    assert!(store.mark_alert_notified(1, at("2026-11-22T12:00:05Z")).unwrap());
-    assert!(!store.mark_alert_notified(1, at("2026-11-22T12:00:09Z")).unwrap(), "only firing -> notified");
+    assert!(store.alerts_mut().mark_notified(1, at("2026-11-22T12:00:05Z")).unwrap());
+    assert!(!store.alerts_mut().mark_notified(1, at("2026-11-22T12:00:09Z")).unwrap(), "only firing -> notified");
     drop(store);
     let a = row(&db, 1);
     assert_eq!((a.state.as_str(), a.notified_at), ("notified", Some(at("2026-11-22T12:00:05Z"))));
@@ -111,9 +111,9 @@ fn fire_notify_rerun_resolve() {
     assert_eq!(ids(&c.fired), [3]);
     assert_eq!(kinds(&c), [(NoticeKind::Firing, Some(3), 0)]);
     let store = Store::open_read_only(&db).unwrap();
-    assert_eq!(store.alerts(None, false).unwrap().iter().map(|a| a.id).collect::<Vec<_>>(), [3, 1]);
-    assert_eq!(store.alerts(None, true).unwrap().len(), 3);
-    assert_eq!(store.alerts(Some("other"), true).unwrap().len(), 0);
+    assert_eq!(store.alerts().list(None, false).unwrap().iter().map(|a| a.id).collect::<Vec<_>>(), [3, 1]);
+    assert_eq!(store.alerts().list(None, true).unwrap().len(), 3);
+    assert_eq!(store.alerts().list(Some("other"), true).unwrap().len(), 0);
 }
 
 #[test]
@@ -142,10 +142,10 @@ fn silence_holds_notices_until_it_ends() {
     let mut store = Store::open(&db).unwrap();
     let now = at("2026-11-22T12:00:00Z");
     let until = now + SignedDuration::from_hours(2);
-    store.silence("slow_sync", Some("main"), until, now).unwrap();
+    store.silences_mut().start("slow_sync", Some("main"), until, now).unwrap();
     assert_eq!(
-        store.silence("slow_sync", Some("nope"), until, now).unwrap(),
-        crate::store::alerts::SilenceOutcome::UnknownCluster
+        store.silences_mut().start("slow_sync", Some("nope"), until, now).unwrap(),
+        crate::store::silences::SilenceOutcome::UnknownCluster
     );
     drop(store);
 
@@ -174,7 +174,7 @@ fn an_alert_fired_and_resolved_within_a_silence_sends_nothing() {
     let config = mailing();
     let mut store = Store::open(&db).unwrap();
     // No cluster: silences every cluster.
-    store.silence("too_frequent", None, at("2026-11-22T13:00:00Z"), at("2026-11-22T12:00:00Z")).unwrap();
+    store.silences_mut().start("too_frequent", None, at("2026-11-22T13:00:00Z"), at("2026-11-22T12:00:00Z")).unwrap();
     drop(store);
     let c = run(&db, &config, vec![finding("too_frequent", "", "tf")], "2026-11-22T12:10:00Z");
     assert_eq!((c.silenced.len(), c.notices.len()), (1, 0));
@@ -195,7 +195,7 @@ fn reminders_at_the_interval_until_acknowledged() {
     let c = run(&db, &config, vec![tf()], "2026-11-22T12:00:00Z");
     assert_eq!(kinds(&c), [(NoticeKind::Firing, Some(1), 0)]);
     let mut store = Store::open(&db).unwrap();
-    store.mark_alert_notified(1, at("2026-11-22T12:00:30Z")).unwrap();
+    store.alerts_mut().mark_notified(1, at("2026-11-22T12:00:30Z")).unwrap();
     drop(store);
     // Due an interval after the notice was accepted, not before.
     assert!(run(&db, &config, vec![tf()], "2026-11-22T13:00:29Z").notices.is_empty());
@@ -210,9 +210,9 @@ fn reminders_at_the_interval_until_acknowledged() {
 
     // Acknowledged: no more reminders, the alert stays open.
     let mut store = Store::open(&db).unwrap();
-    assert_eq!(store.ack_alert(1, at("2026-11-22T14:10:00Z")).unwrap(), Some(true));
-    assert_eq!(store.ack_alert(1, at("2026-11-22T14:11:00Z")).unwrap(), Some(false));
-    assert_eq!(store.ack_alert(99, at("2026-11-22T14:11:00Z")).unwrap(), None);
+    assert_eq!(store.alerts_mut().ack(1, at("2026-11-22T14:10:00Z")).unwrap(), Some(true));
+    assert_eq!(store.alerts_mut().ack(1, at("2026-11-22T14:11:00Z")).unwrap(), Some(false));
+    assert_eq!(store.alerts_mut().ack(99, at("2026-11-22T14:11:00Z")).unwrap(), None);
     drop(store);
     let c = run(&db, &config, vec![tf()], "2026-11-22T20:00:00Z");
     assert!(c.notices.is_empty());
@@ -247,13 +247,13 @@ fn notices_are_queued_in_the_outbox_with_the_alert_change() {
     run(&db, &config, vec![], "2026-11-22T13:20:00Z");
     let store = Store::open(&db).unwrap();
     let queued: Vec<(Option<i64>, String)> =
-        store.outbox_all().unwrap().into_iter().map(|m| (m.alert_id, m.notice.as_str().to_string())).collect();
+        store.outbox().all().unwrap().into_iter().map(|m| (m.alert_id, m.notice.as_str().to_string())).collect();
     assert_eq!(
         queued,
         [(Some(1), "firing".to_string()), (Some(1), "reminder".to_string()), (Some(1), "resolved".to_string())]
     );
     let ids: std::collections::BTreeSet<String> =
-        store.outbox_all().unwrap().into_iter().map(|m| m.message_id).collect();
+        store.outbox().all().unwrap().into_iter().map(|m| m.message_id).collect();
     assert_eq!(ids.len(), 3);
 }
 
@@ -315,7 +315,7 @@ fn a_resolved_notice_only_follows_a_firing_notice_and_never_in_a_silence() {
     let config = mailing();
     let tf = || finding("too_frequent", "", "tf");
     let mut store = Store::open(&db).unwrap();
-    store.silence("too_frequent", None, at("2026-11-22T13:00:00Z"), at("2026-11-22T12:00:00Z")).unwrap();
+    store.silences_mut().start("too_frequent", None, at("2026-11-22T13:00:00Z"), at("2026-11-22T12:00:00Z")).unwrap();
     drop(store);
     // Fired in the silence, resolved after it without being seen again: its
     // firing notice never went out, so no resolved notice either.
@@ -329,8 +329,11 @@ fn a_resolved_notice_only_follows_a_firing_notice_and_never_in_a_silence() {
     let c = run(&db, &config, vec![tf()], "2026-11-22T14:00:00Z");
     assert_eq!(kinds(&c), [(NoticeKind::Firing, Some(2), 0)]);
     let mut store = Store::open(&db).unwrap();
-    store.mark_alert_notified(2, at("2026-11-22T14:00:01Z")).unwrap();
-    store.silence("too_frequent", Some("main"), at("2026-11-22T16:00:00Z"), at("2026-11-22T14:30:00Z")).unwrap();
+    store.alerts_mut().mark_notified(2, at("2026-11-22T14:00:01Z")).unwrap();
+    store
+        .silences_mut()
+        .start("too_frequent", Some("main"), at("2026-11-22T16:00:00Z"), at("2026-11-22T14:30:00Z"))
+        .unwrap();
     drop(store);
     let c = run(&db, &config, vec![], "2026-11-22T15:00:00Z");
     assert_eq!((ids(&c.resolved), c.notices.len()), (vec![2], 0));
@@ -344,7 +347,7 @@ pub(crate) fn noise_store(db: &Path) {
     let log = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/15-stderr-default-noise/log/postgresql-2026-11-22_080841.log");
     let mut store = Store::open(db).unwrap();
-    let cluster = store.cluster_id("main").unwrap();
+    let cluster = store.clusters_mut().find_or_create("main").unwrap();
     let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
     let time = TimeContext::new(Some("UTC")).unwrap();
     ingest::import(&mut store, cluster, log.to_str().unwrap(), &opts, &time).unwrap();
@@ -380,7 +383,7 @@ fn an_alert_closed_before_any_transport_is_never_mailed() {
     let c = run(&db, &mailing(), vec![], "2026-11-22T12:10:00Z");
     assert_eq!(ids(&c.resolved), [1]);
     assert!(c.notices.is_empty(), "no resolved notice for a firing notice never queued");
-    assert!(Store::open(&db).unwrap().outbox_all().unwrap().is_empty());
+    assert!(Store::open(&db).unwrap().outbox().all().unwrap().is_empty());
 }
 
 #[test]
@@ -398,7 +401,7 @@ fn a_disabled_rule_closes_its_alerts_silently_and_fires_anew_once_enabled() {
     let closed = row(&db, 1);
     assert_eq!(closed.state, crate::model::alert::AlertState::Resolved);
     assert_eq!(closed.resolution, Some(crate::model::alert::Resolution::RuleDisabled));
-    let outbox = Store::open(&db).unwrap().outbox_all().unwrap();
+    let outbox = Store::open(&db).unwrap().outbox().all().unwrap();
     assert_eq!(outbox.iter().map(|m| m.notice).collect::<Vec<_>>(), [NoticeKind::Firing], "no resolved notice");
 
     let c = run(&db, &mailing(), vec![tf()], "2026-11-22T12:20:00Z");

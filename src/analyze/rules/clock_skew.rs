@@ -79,7 +79,7 @@ the least, usually whole hours); at most "1h"."#;
 
     fn evaluate(&self, evidence: &Evidence<'_>) -> Result<Vec<Finding>, StoreError> {
         let w = window(self, evidence.now);
-        let ahead = evidence.store.dated_ahead(evidence.cluster, self.tolerance, w.start)?;
+        let ahead = evidence.store.events().dated_ahead(evidence.cluster, self.tolerance, w.start)?;
         Ok(check(ahead.as_ref(), self, &w).into_iter().collect())
     }
 }

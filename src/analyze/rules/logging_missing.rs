@@ -84,7 +84,7 @@ impl LogObservation {
         let newest_event_at = times.newest;
         let since = last_point_line_at.map_or(Timestamp::MIN, |t| t + SignedDuration::from_micros(1));
         let too_frequent_since = match newest_event_at {
-            Some(newest) if newest >= since => store.too_frequent_between(cluster, since, newest)?.len(),
+            Some(newest) if newest >= since => store.events().too_frequent(cluster, since, newest)?.len(),
             _ => 0,
         };
         Ok(LogObservation {
@@ -92,7 +92,7 @@ impl LogObservation {
             oldest_event_at: times.oldest,
             newest_event_at,
             last_start_at: times.last_start,
-            growth: store.log_growth(cluster)?,
+            growth: store.sources().growth(cluster)?,
             too_frequent_since,
         })
     }
@@ -324,12 +324,12 @@ mod tests {
         let file = dir.path().join("postgresql.log");
         std::fs::write(&file, kept.join("\n") + "\n").unwrap();
         let mut store = Store::open(&dir.path().join("w.db")).unwrap();
-        let cluster = store.cluster_id("c").unwrap();
+        let cluster = store.clusters_mut().find_or_create("c").unwrap();
         let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
         let time = TimeContext::new(Some("UTC")).unwrap();
         ingest::import(&mut store, cluster, file.to_str().unwrap(), &opts, &time).unwrap();
 
-        let times = store.log_times("c", std::time::Duration::from_secs(300)).unwrap();
+        let times = store.events().log_times("c", std::time::Duration::from_secs(300)).unwrap();
         let obs = LogObservation::read(&store, "c", &times).unwrap();
         assert_eq!(obs.last_point_line_at, Some(at("2026-11-22T08:08:45.882Z")));
         assert_eq!(obs.oldest_event_at, Some(at("2026-11-22T08:08:41.756Z")));
@@ -371,9 +371,9 @@ mod tests {
         let file = dir.path().join("postgresql.log");
         std::fs::write(&file, &text).unwrap();
         let mut store = Store::open(&dir.path().join("w.db")).unwrap();
-        let cluster = store.cluster_id("c").unwrap();
+        let cluster = store.clusters_mut().find_or_create("c").unwrap();
         ingest::import(&mut store, cluster, file.to_str().unwrap(), &opts, &time).unwrap();
-        let times = store.log_times("c", std::time::Duration::from_secs(300)).unwrap();
+        let times = store.events().log_times("c", std::time::Duration::from_secs(300)).unwrap();
         let obs = LogObservation::read(&store, "c", &times).unwrap();
         assert_eq!((obs.last_point_line_at, obs.too_frequent_since), (Some(at("2026-11-22T08:11:00.934Z")), 0));
     }

@@ -41,7 +41,7 @@ Each problem carries its fix; `walwatch status` lists them too."#;
     }
 
     fn evaluate(&self, evidence: &Evidence<'_>) -> Result<Vec<Finding>, StoreError> {
-        let problems = evidence.store.file_problems(evidence.cluster)?;
+        let problems = evidence.store.daemon().problems(evidence.cluster)?;
         Ok(check(&problems).into_iter().collect())
     }
 }

@@ -210,7 +210,7 @@ impl RuleSet {
         suggestion: Option<&Suggestion>,
         now: Timestamp,
     ) -> Result<Vec<Finding>, StoreError> {
-        let times = store.log_times(cluster, self.clock_skew_tolerance())?;
+        let times = store.events().log_times(cluster, self.clock_skew_tolerance())?;
         let evidence = Evidence { store, cluster, settings, suggestion, now, times };
         let mut findings = Vec::new();
         for rule in self.rules.iter().filter(|r| r.enabled()) {
@@ -246,7 +246,7 @@ impl Evidence<'_> {
 
     /// The checkpoints and restartpoints started in `window`.
     pub fn points(&self, window: &Window) -> Result<Vec<CheckpointRow>, StoreError> {
-        self.store.points_between(self.cluster, window.start, window.end)
+        self.store.checkpoints().between(self.cluster, window.start, window.end)
     }
 }
 
@@ -350,7 +350,7 @@ mod tests {
     /// on last week's log, and clock_skew reports the line.
     #[test]
     fn the_tolerance_decides_whether_a_line_dated_ahead_is_the_newest_event() {
-        use crate::store::summary::test_store::{start, store, Line};
+        use crate::store::test_store::{start, store, Line};
         let now = at("2026-11-22T12:00:00Z");
         let evaluate_with = |ahead_us: i64| {
             let dir = tempfile::tempdir().unwrap();

@@ -42,7 +42,7 @@ checkpoints closer than checkpoint_warning, so every one is worth a look."#;
 
     fn evaluate(&self, evidence: &Evidence<'_>) -> Result<Vec<Finding>, StoreError> {
         let w = evidence.window(self.window);
-        let warnings = evidence.store.too_frequent_between(evidence.cluster, w.start, w.end)?;
+        let warnings = evidence.store.events().too_frequent(evidence.cluster, w.start, w.end)?;
         Ok(check(&warnings, &w, evidence.settings).into_iter().collect())
     }
 }

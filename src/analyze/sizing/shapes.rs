@@ -8,7 +8,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::model::event::{PointKind, Trigger};
-use crate::store::history::{PointStart, SizingHistory};
+use crate::store::checkpoints::{PointStart, SizingHistory};
 
 fn t0() -> Timestamp {
     "2026-11-01T00:00:00Z".parse().unwrap()

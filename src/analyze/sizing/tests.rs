@@ -2,7 +2,8 @@ use crate::model::event::{PointKind, Trigger};
 use jiff::{SignedDuration, Timestamp};
 
 use super::*;
-use crate::store::history::{PointStart, Replay, SizingHistory};
+use crate::store::checkpoints::{PointStart, SizingHistory};
+use crate::store::events::Replay;
 
 fn pg(version: u32, max_mb: f64, cct: f64) -> Params {
     Params {
@@ -414,7 +415,7 @@ fn suggest_counts_the_cycle_that_ends_exactly_at_the_window_end() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("w.db");
     let mut store = Store::open(&db).unwrap();
-    let cluster = store.cluster_id("c").unwrap();
+    let cluster = store.clusters_mut().find_or_create("c").unwrap();
     let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(NOISE);
     let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
     let time = TimeContext::new(Some("UTC")).unwrap();

@@ -10,7 +10,8 @@ use jiff::{SignedDuration, Timestamp};
 use crate::analyze::rules;
 use crate::cli::{AlertsArgs, AlertsCommand, AlertsListArgs, ConfigDbArgs, OutputFormat};
 use crate::output::{self, cell};
-use crate::store::alerts::{AlertRow, SilenceOutcome};
+use crate::store::alerts::AlertRow;
+use crate::store::silences::SilenceOutcome;
 use crate::store::Store;
 use crate::timefmt::{rfc3339, table_time};
 
@@ -35,7 +36,7 @@ pub fn run(args: AlertsArgs) -> Result<ExitCode> {
         Some(AlertsCommand::Ack { common, id }) => {
             let path = super::config_and_db(&common)?.db;
             let mut store = Store::open_existing(&path)?;
-            match store.ack_alert(id, Timestamp::now())? {
+            match store.alerts_mut().ack(id, Timestamp::now())? {
                 None => bail!("no alert with id {id} (see `walwatch alerts --all`)"),
                 Some(false) => say(format_args!("alert {id} was already acknowledged")),
                 Some(true) => say(format_args!("alert {id} acknowledged: no more reminders for it")),
@@ -52,9 +53,9 @@ pub fn run(args: AlertsArgs) -> Result<ExitCode> {
             let mut store = Store::open_existing(&path)?;
             let now = Timestamp::now();
             let until = now.checked_add(length)?;
-            match store.silence(&rule, cluster.as_deref(), until, now)? {
+            match store.silences_mut().start(&rule, cluster.as_deref(), until, now)? {
                 SilenceOutcome::UnknownCluster => {
-                    let known = store.clusters()?;
+                    let known = store.clusters().names()?;
                     let c = cluster.unwrap_or_default();
                     bail!("no cluster {c:?} in {} (known: {})", path.display(), known.join(", "))
                 }
@@ -92,7 +93,7 @@ fn list(args: AlertsListArgs) -> Result<ExitCode> {
     let path = super::config_and_db(&args.common)?.db;
     let store = Store::open_read_only(&path)?;
     super::clusters(&store, args.cluster.as_deref())?;
-    let rows = store.alerts(args.cluster.as_deref(), args.all)?;
+    let rows = store.alerts().list(args.cluster.as_deref(), args.all)?;
     let mut out = std::io::stdout().lock();
     match args.format {
         OutputFormat::Json => output::json(&mut out, &rows)?,

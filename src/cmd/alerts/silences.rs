@@ -17,7 +17,7 @@ const HEADER: [&str; 6] = ["id", "rule", "cluster", "from", "until", "active"];
 pub fn list(common: &ConfigDbArgs, all: bool, format: OutputFormat) -> Result<ExitCode> {
     let path = crate::cmd::config_and_db(common)?.db;
     let store = Store::open_read_only(&path)?;
-    let rows = store.silences(all, Timestamp::now())?;
+    let rows = store.silences().list(all, Timestamp::now())?;
     let mut out = std::io::stdout().lock();
     match format {
         OutputFormat::Json => output::json(&mut out, &rows)?,
@@ -39,7 +39,7 @@ pub fn list(common: &ConfigDbArgs, all: bool, format: OutputFormat) -> Result<Ex
 pub fn unsilence(common: &ConfigDbArgs, id: i64) -> Result<ExitCode> {
     let path = crate::cmd::config_and_db(common)?.db;
     let mut store = Store::open_existing(&path)?;
-    match store.unsilence(id, Timestamp::now())? {
+    match store.silences_mut().end(id, Timestamp::now())? {
         UnsilenceOutcome::Unknown => bail!("no silence with id {id} (see `walwatch alerts silences --all`)"),
         UnsilenceOutcome::AlreadyEnded(at) => bail!("silence {id} already ended at {}", rfc3339(at)),
         UnsilenceOutcome::Ended => super::say(format_args!("silence {id} ended: its rule notifies again")),

@@ -17,7 +17,7 @@ const CHECK: &str = "listener";
 const CONNECT: Duration = Duration::from_secs(3);
 
 pub(super) fn check(config: &Config, db: &Path, daemon_running: bool) -> Vec<Finding> {
-    let recorded = Store::open_read_only(db).and_then(|s| s.listeners()).unwrap_or_default();
+    let recorded = Store::open_read_only(db).and_then(|s| s.listeners().all()).unwrap_or_default();
     [("metrics", config.metrics.listen), ("ingest", config.ingest.listen)]
         .into_iter()
         .filter_map(|(name, listen)| Some(one(name, listen?, recorded.iter().find(|r| r.name == name), daemon_running)))

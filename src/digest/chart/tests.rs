@@ -15,7 +15,7 @@ fn store_of(files: &[&str]) -> (tempfile::TempDir, Store) {
     use crate::ingest::{self, Options};
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(&dir.path().join("w.db")).unwrap();
-    let id = store.cluster_id("c").unwrap();
+    let id = store.clusters_mut().find_or_create("c").unwrap();
     let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
     let time = TimeContext::new(Some("UTC")).unwrap();
     for file in files {
@@ -60,7 +60,7 @@ fn input_has_the_cycles_and_starts_history_and_suggest_count() {
         assert_eq!(input.too_frequent.len() as i64, row.too_frequent);
 
         // suggest's cycles over the same window: the same ones.
-        let sizing = store.sizing_history("c", from, to).unwrap();
+        let sizing = store.checkpoints().sizing_history("c", from, to).unwrap();
         let usable = sizing::cycles(&sizing, from).usable;
         let theirs: Vec<(Timestamp, Timestamp, f64)> = usable.iter().map(|c| (c.from, c.at, c.rate_kb_s)).collect();
         let ours: Vec<(Timestamp, Timestamp, f64)> = input.cycles.iter().map(|c| (c.from, c.at, c.rate_kb_s)).collect();

@@ -72,7 +72,7 @@ impl Central {
     }
 
     fn row(&self, host: &str) -> crate::store::StreamRow {
-        self.store.streams().unwrap().into_iter().find(|r| r.host == host).unwrap()
+        self.store.streams().all().unwrap().into_iter().find(|r| r.host == host).unwrap()
     }
 
     fn checkpoints(&self, cluster: &str) -> i64 {
@@ -97,7 +97,7 @@ fn imported(content: &[u8]) -> i64 {
     let path = dir.path().join("postgresql-15-main.log");
     std::fs::write(&path, content).unwrap();
     let mut store = Store::open(&dir.path().join("l.db")).unwrap();
-    let cluster = store.cluster_id("local").unwrap();
+    let cluster = store.clusters_mut().find_or_create("local").unwrap();
     let source = Source::open(path.to_str().unwrap()).unwrap();
     ingest::import_source(&mut store, cluster, source, &Options::default(), &TimeContext::new(None).unwrap()).unwrap();
     let conn = rusqlite::Connection::open(dir.path().join("l.db")).unwrap();
@@ -171,7 +171,7 @@ fn bytes_written_but_not_committed_are_cut_off_at_the_next_start() {
     let rest = c.take(&lines[50..]);
     assert_eq!((rest.lines, rest.duplicates), (lines.len() as u64 - 50, 0));
     assert_eq!(std::fs::read(c.spool.join("1-0.log")).unwrap(), log());
-    assert!(c.store.damaged(None).unwrap().is_empty());
+    assert!(c.store.streams().damaged(None).unwrap().is_empty());
 }
 
 #[test]
@@ -183,7 +183,7 @@ fn a_cut_spool_is_set_aside_and_its_file_goes_on() {
     let before = c.row("db-1");
     std::fs::OpenOptions::new().write(true).open(c.spool.join("1-0.log")).unwrap().set_len(10).unwrap();
     c.restart();
-    let damaged = c.store.damaged(None).unwrap();
+    let damaged = c.store.streams().damaged(None).unwrap();
     assert_eq!(damaged.len(), 1, "{damaged:?}");
     let Damage::Spool { reason, kept, .. } = &damaged[0].damage else { panic!("{damaged:?}") };
     assert!(reason.contains("it holds 10 bytes but"), "{reason}");
@@ -199,7 +199,7 @@ fn a_cut_spool_is_set_aside_and_its_file_goes_on() {
     std::fs::OpenOptions::new().write(true).open(c.spool.join("2-0.log")).unwrap().set_len(5).unwrap();
     let again = shipped("db-2", &[log(), log()].concat());
     assert!(c.take(&again[two.len()..two.len() + 10]).lines == 10);
-    assert_eq!((c.row("db-2").generation, c.store.damaged(None).unwrap().len()), (1, 2));
+    assert_eq!((c.row("db-2").generation, c.store.streams().damaged(None).unwrap().len()), (1, 2));
 }
 
 #[test]
@@ -209,7 +209,7 @@ fn bytes_never_shipped_are_recorded_where_they_are() {
     // Contiguous lines, joined continuation lines included: no gap.
     assert!(lines.iter().any(|l| l.message.contains(&b'\n')), "the log has continuation lines");
     c.take(&lines[..30]);
-    assert!(c.store.damaged(None).unwrap().is_empty());
+    assert!(c.store.streams().damaged(None).unwrap().is_empty());
     // Line 30 and 31 never come (over the agent's max_line_bytes, say).
     let gap_start = lines[30].offset;
     let gap = lines[32].offset - gap_start;
@@ -217,7 +217,7 @@ fn bytes_never_shipped_are_recorded_where_they_are() {
     // Across batches too: the stream's next offset is kept in the store.
     c.restart();
     c.take(&lines[41..]);
-    let gaps: Vec<Damage> = c.store.damaged(None).unwrap().into_iter().map(|d| d.damage).collect();
+    let gaps: Vec<Damage> = c.store.streams().damaged(None).unwrap().into_iter().map(|d| d.damage).collect();
     let one = lines[41].offset - lines[40].offset;
     assert_eq!(
         gaps,
@@ -248,7 +248,7 @@ fn bytes_that_are_not_utf8_reach_the_spool_as_written() {
     let events = super::super::body::events(serde_json::to_string(&body).unwrap().as_bytes()).unwrap();
     c.take(&events);
     assert_eq!(std::fs::read(c.spool.join("1-0.log")).unwrap(), content);
-    assert!(c.store.damaged(None).unwrap().is_empty(), "offsets and lengths agree byte for byte");
+    assert!(c.store.streams().damaged(None).unwrap().is_empty(), "offsets and lengths agree byte for byte");
 }
 
 #[test]

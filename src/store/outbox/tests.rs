@@ -93,7 +93,7 @@ fn t(second: i64) -> Timestamp {
 fn queue(store: &mut Store, notice: &Notice, config: &Config, at: Timestamp) -> Vec<NewMessage> {
     let messages = deliver::render_at(notice, config, at);
     assert_eq!(messages.len(), 1);
-    store.outbox_queue(&messages).unwrap();
+    store.outbox_mut().queue(&messages).unwrap();
     messages
 }
 
@@ -107,7 +107,7 @@ fn a_failed_send_leaves_the_alert_firing_and_only_an_accepted_one_notifies() {
     let report = deliver::flush(&mut s.store, &refused, t(0)).unwrap();
     assert_eq!((report.sent(), report.failed()), (0, 1), "{report:?}");
     assert_eq!(alert_state(&s.db, alert), ("firing".to_string(), None), "claimed and refused is not notified");
-    let row = &s.store.outbox_all().unwrap()[0];
+    let row = &s.store.outbox().all().unwrap()[0];
     assert_eq!((row.alert_id, row.notice.as_str(), row.channel), (Some(alert), "firing", Channel::Mail));
     assert_eq!((row.attempts, row.sent_at, row.next_attempt_at), (1, None, t(10)));
     assert!(row.last_error.as_deref().is_some_and(|e| !e.is_empty()), "{row:?}");
@@ -118,7 +118,7 @@ fn a_failed_send_leaves_the_alert_firing_and_only_an_accepted_one_notifies() {
     let report = deliver::flush(&mut s.store, &file_config(&mails), t(10)).unwrap();
     assert_eq!((report.sent(), report.failed()), (1, 0), "{report:?}");
     assert_eq!(alert_state(&s.db, alert), ("notified".to_string(), Some(t(10).as_microsecond())));
-    let row = &s.store.outbox_all().unwrap()[0];
+    let row = &s.store.outbox().all().unwrap()[0];
     assert_eq!((row.attempts, row.sent_at), (2, Some(t(10))));
     assert_eq!(std::fs::read_dir(&mails).unwrap().count(), 1);
 }
@@ -129,16 +129,16 @@ fn a_claim_holds_a_message_until_its_lease_ends_and_a_sent_one_is_never_claimed(
     let alert = firing_alert(&s.db);
     let config = smtp_config(closed_port());
     queue(&mut s.store, &notice(alert, NoticeKind::Firing), &config, t(0));
-    let id = s.store.outbox_all().unwrap()[0].id;
+    let id = s.store.outbox().all().unwrap()[0].id;
 
-    assert!(!s.store.outbox_claim(id, t(-1), t(60)).unwrap(), "not due yet");
-    assert!(s.store.outbox_claim(id, t(0), t(60)).unwrap());
-    assert!(!s.store.outbox_claim(id, t(1), t(61)).unwrap(), "claimed by the first sender");
-    assert_eq!(s.store.outbox_due(t(59)).unwrap(), []);
+    assert!(!s.store.outbox_mut().claim(id, t(-1), t(60)).unwrap(), "not due yet");
+    assert!(s.store.outbox_mut().claim(id, t(0), t(60)).unwrap());
+    assert!(!s.store.outbox_mut().claim(id, t(1), t(61)).unwrap(), "claimed by the first sender");
+    assert_eq!(s.store.outbox().due(t(59)).unwrap(), []);
     // The first sender died: its lease ends and another may take it.
-    assert!(s.store.outbox_claim(id, t(60), t(120)).unwrap());
-    s.store.outbox_mark_sent(id, t(61)).unwrap();
-    assert!(!s.store.outbox_claim(id, t(200), t(260)).unwrap(), "sent");
+    assert!(s.store.outbox_mut().claim(id, t(60), t(120)).unwrap());
+    s.store.outbox_mut().mark_sent(id, t(61)).unwrap();
+    assert!(!s.store.outbox_mut().claim(id, t(200), t(260)).unwrap(), "sent");
     assert_eq!(alert_state(&s.db, alert), ("notified".to_string(), Some(t(61).as_microsecond())));
 }
 
@@ -147,17 +147,17 @@ fn the_next_due_time_follows_the_unsent_messages() {
     let mut s = setup();
     let alert = firing_alert(&s.db);
     let config = smtp_config(closed_port());
-    assert_eq!(s.store.outbox_next_due().unwrap(), None);
+    assert_eq!(s.store.outbox().next_due().unwrap(), None);
     queue(&mut s.store, &notice(alert, NoticeKind::Firing), &config, t(5));
     queue(&mut s.store, &notice(alert, NoticeKind::Resolved), &config, t(3));
-    assert_eq!(s.store.outbox_next_due().unwrap(), Some(t(3)));
-    let [firing, resolved] = [0, 1].map(|i| s.store.outbox_all().unwrap()[i].id);
-    s.store.outbox_mark_failed(resolved, "refused", t(30)).unwrap();
-    assert_eq!(s.store.outbox_next_due().unwrap(), Some(t(5)));
-    s.store.outbox_mark_sent(firing, t(6)).unwrap();
-    assert_eq!(s.store.outbox_next_due().unwrap(), Some(t(30)));
-    s.store.outbox_mark_sent(resolved, t(30)).unwrap();
-    assert_eq!(s.store.outbox_next_due().unwrap(), None);
+    assert_eq!(s.store.outbox().next_due().unwrap(), Some(t(3)));
+    let [firing, resolved] = [0, 1].map(|i| s.store.outbox().all().unwrap()[i].id);
+    s.store.outbox_mut().mark_failed(resolved, "refused", t(30)).unwrap();
+    assert_eq!(s.store.outbox().next_due().unwrap(), Some(t(5)));
+    s.store.outbox_mut().mark_sent(firing, t(6)).unwrap();
+    assert_eq!(s.store.outbox().next_due().unwrap(), Some(t(30)));
+    s.store.outbox_mut().mark_sent(resolved, t(30)).unwrap();
+    assert_eq!(s.store.outbox().next_due().unwrap(), None);
 }
 
 #[test]
@@ -166,10 +166,10 @@ fn only_a_firing_notice_moves_its_alert_to_notified() {
     let alert = firing_alert(&s.db);
     let config = smtp_config(closed_port());
     queue(&mut s.store, &notice(alert, NoticeKind::Resolved), &config, t(0));
-    let id = s.store.outbox_all().unwrap()[0].id;
-    s.store.outbox_mark_sent(id, t(1)).unwrap();
+    let id = s.store.outbox().all().unwrap()[0].id;
+    s.store.outbox_mut().mark_sent(id, t(1)).unwrap();
     assert_eq!(alert_state(&s.db, alert), ("firing".to_string(), None));
-    let row = &s.store.outbox_all().unwrap()[0];
+    let row = &s.store.outbox().all().unwrap()[0];
     assert_eq!((row.attempts, row.sent_at), (1, Some(t(1))));
 }
 
@@ -180,10 +180,10 @@ fn deleting_an_unsent_message_keeps_the_sent_ones() {
     let config = smtp_config(closed_port());
     let sent = queue(&mut s.store, &notice(alert, NoticeKind::Firing), &config, t(0));
     let unsent = queue(&mut s.store, &notice(alert, NoticeKind::Resolved), &config, t(0));
-    let sent_id = s.store.outbox_all().unwrap()[0].id;
-    s.store.outbox_mark_sent(sent_id, t(1)).unwrap();
-    s.store.outbox_delete_unsent(&sent[0].message_id).unwrap();
-    s.store.outbox_delete_unsent(&unsent[0].message_id).unwrap();
-    let left: Vec<String> = s.store.outbox_all().unwrap().into_iter().map(|r| r.message_id).collect();
+    let sent_id = s.store.outbox().all().unwrap()[0].id;
+    s.store.outbox_mut().mark_sent(sent_id, t(1)).unwrap();
+    s.store.outbox_mut().delete_unsent(&sent[0].message_id).unwrap();
+    s.store.outbox_mut().delete_unsent(&unsent[0].message_id).unwrap();
+    let left: Vec<String> = s.store.outbox().all().unwrap().into_iter().map(|r| r.message_id).collect();
     assert_eq!(left, [sent[0].message_id.clone()]);
 }

@@ -13,6 +13,7 @@
 //! `point_tally` follows the checkpoint rows through its delete trigger
 //! (migration 0009); the day rows that drop to zero are removed here.
 
+use std::ops::{Deref, DerefMut};
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
@@ -20,6 +21,9 @@ use rusqlite::{params, OptionalExtension, TransactionBehavior};
 
 use super::columns::{opt_from_micros, to_micros};
 use super::{Store, StoreError};
+
+/// Retention's handle: [`Store::retention`], [`Store::retention_mut`].
+pub struct Retention<S>(pub(super) S);
 
 /// Rows deleted per transaction: a batch of checkpoint rows (each firing the
 /// tally trigger) takes a few tens of milliseconds.
@@ -92,7 +96,7 @@ pub struct PruneOutcome {
 
 /// What the store records about retention, for `status`, `history` and `suggest`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Retention {
+pub struct RetentionRecord {
     pub keep: Option<Duration>,
     /// Rows older than this were deleted (by the last successful prune).
     pub cutoff: Option<Timestamp>,
@@ -105,7 +109,7 @@ pub struct Retention {
     pub incremental: bool,
 }
 
-impl Retention {
+impl RetentionRecord {
     /// The cutoff, when rows before it were actually deleted: the start of
     /// what a range asked for can show.
     pub fn pruned_before(&self) -> Option<Timestamp> {
@@ -121,7 +125,7 @@ impl Retention {
     /// were asked for starts before what was pruned.
     pub fn note_for_range(&self, since: Timestamp, consequence: &str) -> Option<String> {
         let cutoff = self.pruned_before().filter(|c| since < *c)?;
-        let keeps = self.keep.map(Retention::keep_text).unwrap_or_else(|| "keeps a limited history".into());
+        let keeps = self.keep.map(RetentionRecord::keep_text).unwrap_or_else(|| "keeps a limited history".into());
         Some(format!(
             "note: the store {keeps}; rows before {} were pruned, so {consequence}",
             cutoff.strftime("%Y-%m-%d %H:%M UTC")
@@ -129,13 +133,74 @@ impl Retention {
     }
 }
 
-impl Store {
+impl<S: Deref<Target = Store>> Retention<S> {
+    /// Whether the store was created with `auto_vacuum = INCREMENTAL`.
+    pub fn incremental(&self) -> Result<bool, StoreError> {
+        Ok(self.pragma_u64("auto_vacuum")? == 2)
+    }
+
+    fn pragma_u64(&self, name: &str) -> Result<u64, StoreError> {
+        self.0.conn.pragma_query_value(None, name, |r| r.get::<_, i64>(0)).map(|v| v as u64).map_err(|e| self.0.sql(e))
+    }
+
+    /// Due when neither a prune nor a failed one happened in the last [`PRUNE_EVERY`].
+    pub fn due(&self, now: Timestamp) -> Result<bool, StoreError> {
+        let r = self.recorded()?;
+        let last = r.pruned_at.into_iter().chain(r.failed_at).max();
+        Ok(last.is_none_or(|t| now.duration_since(t) >= PRUNE_EVERY))
+    }
+
+    /// When the next prune is due (now when none was made).
+    pub fn next_due(&self, now: Timestamp) -> Result<Timestamp, StoreError> {
+        let r = self.recorded()?;
+        let last = r.pruned_at.into_iter().chain(r.failed_at).max();
+        Ok(last.map_or(now, |t| (t + PRUNE_EVERY).max(now)))
+    }
+
+    /// Rows deleted by prunes not recorded yet (see migrations/0019_prune_progress.sql).
+    fn unrecorded_prunes(&self) -> Result<u64, StoreError> {
+        self.0
+            .conn
+            .query_row("SELECT unrecorded FROM retention WHERE id = 1", [], |r| r.get::<_, i64>(0))
+            .optional()
+            .map(|n| n.unwrap_or(0) as u64)
+            .map_err(|e| self.0.sql(e))
+    }
+
+    /// What the last prunes did; the default (nothing) before the first.
+    pub fn recorded(&self) -> Result<RetentionRecord, StoreError> {
+        let row = self
+            .0
+            .conn
+            .query_row(
+                "SELECT keep_s, cutoff, pruned_at, rows, pruned_total, failed_at, error FROM retention WHERE id = 1",
+                [],
+                |r| {
+                    Ok(RetentionRecord {
+                        keep: r.get::<_, Option<i64>>(0)?.map(|s| Duration::from_secs(s as u64)),
+                        cutoff: opt_from_micros(r.get(1)?),
+                        pruned_at: opt_from_micros(r.get(2)?),
+                        rows: r.get::<_, i64>(3)? as u64,
+                        pruned_total: r.get::<_, i64>(4)? as u64,
+                        failed_at: opt_from_micros(r.get(5)?),
+                        error: r.get(6)?,
+                        incremental: false,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.0.sql(e))?;
+        Ok(RetentionRecord { incremental: self.incremental()?, ..row.unwrap_or_default() })
+    }
+}
+
+impl<S: DerefMut<Target = Store>> Retention<S> {
     /// Deletes what is older than `cutoff`, at most `batch` rows per
     /// transaction; `stop` is asked between transactions.
     pub fn prune(&mut self, cutoff: Timestamp, batch: usize, stop: &dyn Fn() -> bool) -> Result<Pruned, StoreError> {
         let mut pruned = Pruned { earlier: self.unrecorded_prunes()?, ..Pruned::default() };
         let mut run =
-            Batches { store: self, cutoff: to_micros(cutoff), batch: batch.max(1), stop, pruned: &mut pruned };
+            Batches { store: &mut self.0, cutoff: to_micros(cutoff), batch: batch.max(1), stop, pruned: &mut pruned };
         run.checkpoints_and_events()?;
         run.settings()?;
         run.alerts()?;
@@ -145,7 +210,7 @@ impl Store {
     /// Gives free pages back to the file system, [`VACUUM_STEP_PAGES`] per
     /// transaction, when the store was created with incremental auto_vacuum.
     pub fn reclaim(&mut self, stop: &dyn Fn() -> bool) -> Result<Reclaimed, StoreError> {
-        let mut reclaimed = Reclaimed { incremental: self.incremental_vacuum()?, ..Reclaimed::default() };
+        let mut reclaimed = Reclaimed { incremental: self.incremental()?, ..Reclaimed::default() };
         if !reclaimed.incremental {
             return Ok(reclaimed);
         }
@@ -161,7 +226,7 @@ impl Store {
         }
         // In WAL mode the file is truncated when the WAL is copied back into
         // it; PASSIVE never waits for (or blocks) the readers.
-        self.conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE)").map_err(|e| self.sql(e))?;
+        self.0.conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE)").map_err(|e| self.0.sql(e))?;
         Ok(reclaimed)
     }
 
@@ -169,19 +234,11 @@ impl Store {
     /// step of its statement: it must be stepped to the end (execute_batch
     /// steps it once).
     fn vacuum_step(&self, pages: u64) -> Result<(), StoreError> {
-        let mut stmt = self.conn.prepare(&format!("PRAGMA incremental_vacuum({pages})")).map_err(|e| self.sql(e))?;
-        let mut rows = stmt.query([]).map_err(|e| self.sql(e))?;
-        while rows.next().map_err(|e| self.sql(e))?.is_some() {}
+        let mut stmt =
+            self.0.conn.prepare(&format!("PRAGMA incremental_vacuum({pages})")).map_err(|e| self.0.sql(e))?;
+        let mut rows = stmt.query([]).map_err(|e| self.0.sql(e))?;
+        while rows.next().map_err(|e| self.0.sql(e))?.is_some() {}
         Ok(())
-    }
-
-    /// Whether the store was created with `auto_vacuum = INCREMENTAL`.
-    pub fn incremental_vacuum(&self) -> Result<bool, StoreError> {
-        Ok(self.pragma_u64("auto_vacuum")? == 2)
-    }
-
-    fn pragma_u64(&self, name: &str) -> Result<u64, StoreError> {
-        self.conn.pragma_query_value(None, name, |r| r.get::<_, i64>(0)).map(|v| v as u64).map_err(|e| self.sql(e))
     }
 
     /// The daemon's daily step, with the clock injected: prunes to
@@ -195,7 +252,7 @@ impl Store {
         now: Timestamp,
         stop: &dyn Fn() -> bool,
     ) -> Result<Option<PruneOutcome>, StoreError> {
-        if !self.prune_due(now)? {
+        if !self.due(now)? {
             return Ok(None);
         }
         let span = SignedDuration::try_from(keep).unwrap_or(SignedDuration::MAX);
@@ -216,24 +273,11 @@ impl Store {
         }
     }
 
-    /// Due when neither a prune nor a failed one happened in the last [`PRUNE_EVERY`].
-    pub fn prune_due(&self, now: Timestamp) -> Result<bool, StoreError> {
-        let r = self.retention()?;
-        let last = r.pruned_at.into_iter().chain(r.failed_at).max();
-        Ok(last.is_none_or(|t| now.duration_since(t) >= PRUNE_EVERY))
-    }
-
-    /// When the next prune is due (now when none was made).
-    pub fn next_prune(&self, now: Timestamp) -> Result<Timestamp, StoreError> {
-        let r = self.retention()?;
-        let last = r.pruned_at.into_iter().chain(r.failed_at).max();
-        Ok(last.map_or(now, |t| (t + PRUNE_EVERY).max(now)))
-    }
-
     /// Records a finished prune: the rows its batches counted as they were
     /// committed (with those of unrecorded earlier prunes) become its rows.
     fn record_prune(&mut self, keep: Duration, cutoff: Timestamp, now: Timestamp) -> Result<(), StoreError> {
-        self.conn
+        self.0
+            .conn
             .execute(
                 "INSERT INTO retention(id, keep_s, cutoff, pruned_at, rows, pruned_total, failed_at, error)
                  VALUES (1, ?1, ?2, ?3, 0, 0, NULL, NULL)
@@ -243,52 +287,19 @@ impl Store {
                 params![keep.as_secs() as i64, to_micros(cutoff), to_micros(now)],
             )
             .map(drop)
-            .map_err(|e| self.sql(e))
-    }
-
-    /// Rows deleted by prunes not recorded yet (see migrations/0019_prune_progress.sql).
-    fn unrecorded_prunes(&self) -> Result<u64, StoreError> {
-        self.conn
-            .query_row("SELECT unrecorded FROM retention WHERE id = 1", [], |r| r.get::<_, i64>(0))
-            .optional()
-            .map(|n| n.unwrap_or(0) as u64)
-            .map_err(|e| self.sql(e))
+            .map_err(|e| self.0.sql(e))
     }
 
     fn record_prune_failure(&mut self, now: Timestamp, error: &str) -> Result<(), StoreError> {
-        self.conn
+        self.0
+            .conn
             .execute(
                 "INSERT INTO retention(id, failed_at, error) VALUES (1, ?1, ?2)
                  ON CONFLICT(id) DO UPDATE SET failed_at = ?1, error = ?2",
                 params![to_micros(now), error],
             )
             .map(drop)
-            .map_err(|e| self.sql(e))
-    }
-
-    /// What the last prunes did; the default (nothing) before the first.
-    pub fn retention(&self) -> Result<Retention, StoreError> {
-        let row = self
-            .conn
-            .query_row(
-                "SELECT keep_s, cutoff, pruned_at, rows, pruned_total, failed_at, error FROM retention WHERE id = 1",
-                [],
-                |r| {
-                    Ok(Retention {
-                        keep: r.get::<_, Option<i64>>(0)?.map(|s| Duration::from_secs(s as u64)),
-                        cutoff: opt_from_micros(r.get(1)?),
-                        pruned_at: opt_from_micros(r.get(2)?),
-                        rows: r.get::<_, i64>(3)? as u64,
-                        pruned_total: r.get::<_, i64>(4)? as u64,
-                        failed_at: opt_from_micros(r.get(5)?),
-                        error: r.get(6)?,
-                        incremental: false,
-                    })
-                },
-            )
-            .optional()
-            .map_err(|e| self.sql(e))?;
-        Ok(Retention { incremental: self.incremental_vacuum()?, ..row.unwrap_or_default() })
+            .map_err(|e| self.0.sql(e))
     }
 }
 

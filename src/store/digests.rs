@@ -1,6 +1,8 @@
 //! Which days' digests the daemon dealt with (table digest), and the
 //! queueing of one, with its outbox row, in a single transaction.
 
+use std::ops::{Deref, DerefMut};
+
 use jiff::civil::Date;
 use jiff::Timestamp;
 use rusqlite::{params, OptionalExtension};
@@ -8,6 +10,9 @@ use rusqlite::{params, OptionalExtension};
 use super::columns::to_micros;
 use super::outbox::{insert, NewMessage};
 use super::{Store, StoreError};
+
+/// The digests' handle: [`Store::digests`], [`Store::digests_mut`].
+pub struct Digests<S>(pub(super) S);
 
 /// What the daemon did about a day.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,25 +36,16 @@ pub struct LatestDigest {
     pub last_error: Option<String>,
 }
 
-impl Store {
+impl<S: Deref<Target = Store>> Digests<S> {
     /// The latest day recorded, with its mail's delivery state.
-    pub fn digest_latest(&self) -> Result<Option<LatestDigest>, StoreError> {
-        let Some(day) = self.digest_last_day()? else { return Ok(None) };
-        let Some(record) = self.digest_day(day)? else { return Ok(None) };
+    pub fn latest(&self) -> Result<Option<LatestDigest>, StoreError> {
+        let Some(day) = self.last_day()? else { return Ok(None) };
+        let Some(record) = self.day(day)? else { return Ok(None) };
         let mut latest = LatestDigest { day, record, sent_at: None, attempts: 0, last_error: None };
         if let DayRecord::Queued { message_id, .. } = &latest.record {
-            let row: Option<(Option<i64>, i64, Option<String>)> = self
-                .conn
-                .query_row(
-                    "SELECT sent_at, attempts, last_error FROM outbox WHERE message_id = ?1",
-                    [message_id],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                )
-                .optional()
-                .map_err(|e| self.sql(e))?;
-            if let Some((sent_at, attempts, last_error)) = row {
-                latest.sent_at = sent_at.map(super::columns::from_micros);
-                (latest.attempts, latest.last_error) = (attempts, last_error);
+            if let Some(delivery) = self.0.outbox().delivery(message_id)? {
+                latest.sent_at = delivery.sent_at;
+                (latest.attempts, latest.last_error) = (delivery.attempts, delivery.last_error);
             }
         }
         Ok(Some(latest))
@@ -57,32 +53,35 @@ impl Store {
 
     /// The latest day recorded (queued or baseline); None on a store that
     /// never had a digest schedule.
-    pub fn digest_last_day(&self) -> Result<Option<Date>, StoreError> {
+    pub fn last_day(&self) -> Result<Option<Date>, StoreError> {
         let day: Option<String> =
-            self.conn.query_row("SELECT max(day) FROM digest", [], |r| r.get(0)).map_err(|e| self.sql(e))?;
+            self.0.conn.query_row("SELECT max(day) FROM digest", [], |r| r.get(0)).map_err(|e| self.0.sql(e))?;
         Ok(day.and_then(|d| d.parse().ok()))
     }
 
     /// What was recorded for `day`.
-    pub fn digest_day(&self, day: Date) -> Result<Option<DayRecord>, StoreError> {
+    pub fn day(&self, day: Date) -> Result<Option<DayRecord>, StoreError> {
         let row: Option<(String, Option<String>, Option<String>)> = self
+            .0
             .conn
             .query_row("SELECT kind, message_id, subject FROM digest WHERE day = ?1", [day.to_string()], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?))
             })
             .optional()
-            .map_err(|e| self.sql(e))?;
+            .map_err(|e| self.0.sql(e))?;
         Ok(row.map(|(kind, message_id, subject)| match (kind.as_str(), message_id) {
             ("queued", Some(message_id)) => DayRecord::Queued { message_id, subject: subject.unwrap_or_default() },
             ("skipped", _) => DayRecord::Skipped,
             _ => DayRecord::Baseline,
         }))
     }
+}
 
+impl<S: DerefMut<Target = Store>> Digests<S> {
     /// Records `day` and queues its messages in one transaction: false (and
     /// nothing queued) when the day was already recorded, by this process
     /// before a crash or by another one.
-    pub fn digest_record(
+    pub fn record(
         &mut self,
         day: Date,
         record: &DayRecord,
@@ -106,7 +105,8 @@ impl Store {
             tx.commit()?;
             Ok(n == 1)
         };
-        record_day(&mut self.conn).map_err(|e| self.sql(e))
+        let store = &mut *self.0;
+        record_day(&mut store.conn).map_err(|e| store.sql(e))
     }
 }
 
@@ -131,20 +131,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("d.db")).unwrap();
         let now: Timestamp = "2026-11-24T06:00:00Z".parse().unwrap();
-        assert_eq!(store.digest_last_day().unwrap(), None);
+        assert_eq!(store.digests().last_day().unwrap(), None);
         let d1: Date = "2026-11-22".parse().unwrap();
         let d2: Date = "2026-11-23".parse().unwrap();
-        assert!(store.digest_record(d1, &DayRecord::Baseline, &[], now).unwrap());
+        assert!(store.digests_mut().record(d1, &DayRecord::Baseline, &[], now).unwrap());
         let queued = DayRecord::Queued { message_id: "<a@h>".into(), subject: "s".into() };
-        assert!(store.digest_record(d2, &queued, &[message("<a@h>", now)], now).unwrap());
+        assert!(store.digests_mut().record(d2, &queued, &[message("<a@h>", now)], now).unwrap());
         // A second daemon (or a restart after a crash) finds the day taken: nothing more is queued.
         let again = DayRecord::Queued { message_id: "<b@h>".into(), subject: "s".into() };
-        assert!(!store.digest_record(d2, &again, &[message("<b@h>", now)], now).unwrap());
-        assert_eq!(store.digest_last_day().unwrap(), Some(d2));
-        assert_eq!(store.digest_day(d1).unwrap(), Some(DayRecord::Baseline));
-        assert_eq!(store.digest_day(d2).unwrap(), Some(queued));
-        let ids: Vec<String> = store.outbox_all().unwrap().into_iter().map(|r| r.message_id).collect();
+        assert!(!store.digests_mut().record(d2, &again, &[message("<b@h>", now)], now).unwrap());
+        assert_eq!(store.digests().last_day().unwrap(), Some(d2));
+        assert_eq!(store.digests().day(d1).unwrap(), Some(DayRecord::Baseline));
+        assert_eq!(store.digests().day(d2).unwrap(), Some(queued));
+        let ids: Vec<String> = store.outbox().all().unwrap().into_iter().map(|r| r.message_id).collect();
         assert_eq!(ids, ["<a@h>"]);
-        assert_eq!(store.outbox_all().unwrap()[0].notice, NoticeKind::Digest);
+        assert_eq!(store.outbox().all().unwrap()[0].notice, NoticeKind::Digest);
     }
 }

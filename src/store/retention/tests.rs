@@ -8,7 +8,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::*;
 use crate::model::event::{CompleteStats, EventBody, PointKind};
-use crate::store::summary::test_store::{store, Line};
+use crate::store::test_store::{store, Line};
 
 const T0: &str = "2026-01-01T00:00:00Z";
 
@@ -58,7 +58,7 @@ fn deletes_exactly_the_rows_older_than_the_cutoff() {
     let mut store = store(dir.path(), history(40, 60));
     assert_eq!(count(&store, "SELECT count(*) FROM checkpoint"), 40 * 24);
     let cutoff = day(10);
-    let pruned = store.prune(cutoff, BATCH, NEVER).unwrap();
+    let pruned = store.retention_mut().prune(cutoff, BATCH, NEVER).unwrap();
     assert_eq!(pruned.checkpoints, 10 * 24);
     // Each checkpoint's two lines; of the daily parameter change and server
     // start, the newest before the cutoff stays.
@@ -74,7 +74,7 @@ fn deletes_exactly_the_rows_older_than_the_cutoff() {
     assert_eq!(count(&store, "SELECT count(*) FROM event WHERE kind LIKE 'checkpoint%'"), 30 * 24 * 2);
     assert!(!pruned.stopped);
     // A second prune to the same cutoff finds nothing.
-    assert_eq!(store.prune(cutoff, BATCH, NEVER).unwrap().own_rows(), 0);
+    assert_eq!(store.retention_mut().prune(cutoff, BATCH, NEVER).unwrap().own_rows(), 0);
 }
 
 /// The tallies `summary` adds up stay equal to a recount of the rows.
@@ -83,7 +83,7 @@ fn point_tally_equals_a_recount_after_a_prune() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = store(dir.path(), history(20, 30));
     // Cut inside a day: the tally of that day loses part of its rows.
-    store.prune(day(7) + SignedDuration::from_hours(13), 100, NEVER).unwrap();
+    store.retention_mut().prune(day(7) + SignedDuration::from_hours(13), 100, NEVER).unwrap();
     let tally = "SELECT group_concat(cluster_id || ':' || day || ':' || kind || ':' || trigger || ':' || started
                  || ':' || completed, ' ') FROM (SELECT * FROM point_tally WHERE started <> 0 OR completed <> 0
                  ORDER BY cluster_id, day, kind, trigger)";
@@ -104,7 +104,7 @@ fn point_tally_equals_a_recount_after_a_prune() {
 fn batches_are_bounded_and_a_stop_ends_between_them() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = store(dir.path(), history(10, 60));
-    let pruned = store.prune(day(5), 50, NEVER).unwrap();
+    let pruned = store.retention_mut().prune(day(5), 50, NEVER).unwrap();
     assert_eq!(pruned.checkpoints, 5 * 24);
     assert_eq!(pruned.largest_batch, 50);
     // 120 checkpoint rows in 3 batches; 120 starts and 120 completes in 3 each;
@@ -116,7 +116,7 @@ fn batches_are_bounded_and_a_stop_ends_between_them() {
         asked.set(asked.get() + 1);
         asked.get() > 2
     };
-    let pruned = store.prune(day(8), 20, &stop).unwrap();
+    let pruned = store.retention_mut().prune(day(8), 20, &stop).unwrap();
     assert!(pruned.stopped);
     assert_eq!((pruned.checkpoints, pruned.batches), (40, 2), "two batches, then the stop");
 }
@@ -148,7 +148,7 @@ fn open_alerts_queued_notices_and_current_settings_stay() {
                (1, 'max_wal_size', '4GB', 'config', {new}), (1, 'shared_buffers', '1GB', 'conf_file', {old});"
         ),
     );
-    let pruned = store.prune(day(0), BATCH, NEVER).unwrap();
+    let pruned = store.retention_mut().prune(day(0), BATCH, NEVER).unwrap();
     assert_eq!((pruned.alerts, pruned.outbox, pruned.silences, pruned.settings), (1, 2, 1, 1));
     let alerts: String = store
         .conn
@@ -170,13 +170,13 @@ fn pragma(store: &Store, name: &str) -> i64 {
 fn incremental_vacuum_shrinks_the_file_after_a_large_prune() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = store(dir.path(), history(60, 10));
-    assert!(store.incremental_vacuum().unwrap(), "a new store is created with auto_vacuum = INCREMENTAL");
+    assert!(store.retention().incremental().unwrap(), "a new store is created with auto_vacuum = INCREMENTAL");
     let before = pragma(&store, "page_count");
-    let pruned = store.prune(day(45), BATCH, NEVER).unwrap();
+    let pruned = store.retention_mut().prune(day(45), BATCH, NEVER).unwrap();
     assert_eq!(pruned.checkpoints, 45 * 144);
     let free = pragma(&store, "freelist_count");
     assert!(free > before / 2, "{free} of {before} pages free after deleting three quarters");
-    let reclaimed = store.reclaim(NEVER).unwrap();
+    let reclaimed = store.retention_mut().reclaim(NEVER).unwrap();
     assert_eq!(pragma(&store, "freelist_count"), 0);
     assert_eq!(reclaimed.pages, free as u64);
     assert_eq!(reclaimed.steps, (free as u64).div_ceil(VACUUM_STEP_PAGES));
@@ -194,10 +194,10 @@ fn an_old_store_reuses_the_space_without_shrinking() {
     let path = dir.path().join("w.db");
     rusqlite::Connection::open(&path).unwrap().execute_batch("PRAGMA auto_vacuum = NONE; CREATE TABLE t(x);").unwrap();
     let mut store = Store::open(&path).unwrap();
-    assert!(!store.incremental_vacuum().unwrap());
-    let reclaimed = store.reclaim(NEVER).unwrap();
+    assert!(!store.retention().incremental().unwrap());
+    let reclaimed = store.retention_mut().reclaim(NEVER).unwrap();
     assert_eq!(reclaimed, Reclaimed { incremental: false, pages: 0, steps: 0 });
-    assert!(!store.retention().unwrap().incremental);
+    assert!(!store.retention().recorded().unwrap().incremental);
 }
 
 /// The daemon's daily step with an injected clock: due at first, not again
@@ -207,19 +207,19 @@ fn prune_if_due_runs_once_a_day_and_records_it() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = store(dir.path(), history(30, 60));
     let keep = Duration::from_secs(20 * 86_400);
-    assert!(store.retention().unwrap().pruned_before().is_none());
+    assert!(store.retention().recorded().unwrap().pruned_before().is_none());
     let now = day(30) + SignedDuration::from_hours(3);
-    let outcome = store.prune_if_due(keep, now, NEVER).unwrap().expect("due: never pruned");
+    let outcome = store.retention_mut().prune_if_due(keep, now, NEVER).unwrap().expect("due: never pruned");
     assert_eq!(outcome.cutoff, day(10) + SignedDuration::from_hours(3));
     assert_eq!(outcome.pruned.checkpoints, 10 * 24 + 3);
-    let r = store.retention().unwrap();
+    let r = store.retention().recorded().unwrap();
     assert_eq!((r.pruned_at, r.rows, r.pruned_total, r.keep), (Some(now), outcome.pruned.rows(), r.rows, Some(keep)));
     assert_eq!(r.pruned_before(), Some(outcome.cutoff));
-    assert!(store.prune_if_due(keep, now + SignedDuration::from_hours(23), NEVER).unwrap().is_none());
+    assert!(store.retention_mut().prune_if_due(keep, now + SignedDuration::from_hours(23), NEVER).unwrap().is_none());
     let later = now + SignedDuration::from_hours(24);
-    let second = store.prune_if_due(keep, later, NEVER).unwrap().expect("due a day later");
+    let second = store.retention_mut().prune_if_due(keep, later, NEVER).unwrap().expect("due a day later");
     assert_eq!(second.pruned.checkpoints, 24);
-    let r = store.retention().unwrap();
+    let r = store.retention().recorded().unwrap();
     assert_eq!(r.pruned_total, outcome.pruned.rows() + second.pruned.rows());
     let note = r.note_for_range(day(0), "buckets before it are empty").unwrap();
     assert_eq!(
@@ -246,19 +246,19 @@ fn the_rows_of_an_unrecorded_prune_are_reported_by_the_next() {
         asked.get() > 2
     };
     let span = SignedDuration::try_from(keep).unwrap();
-    let stopped = store.prune(now - span, 100, &after_two).unwrap();
+    let stopped = store.retention_mut().prune(now - span, 100, &after_two).unwrap();
     assert_eq!((stopped.stopped, stopped.own_rows(), stopped.earlier), (true, 200, 0));
-    assert_eq!(store.retention().unwrap().pruned_at, None, "a stopped prune is not recorded");
-    let outcome = store.prune_if_due(keep, now, NEVER).unwrap().expect("due: never recorded");
+    assert_eq!(store.retention().recorded().unwrap().pruned_at, None, "a stopped prune is not recorded");
+    let outcome = store.retention_mut().prune_if_due(keep, now, NEVER).unwrap().expect("due: never recorded");
     let after = count(&store, "SELECT count(*) FROM checkpoint") + count(&store, "SELECT count(*) FROM event");
     assert_eq!(outcome.pruned.earlier, 200);
     assert_eq!(outcome.pruned.rows(), (before - after) as u64, "every row gone, by either prune");
-    let r = store.retention().unwrap();
+    let r = store.retention().recorded().unwrap();
     assert_eq!((r.rows, r.pruned_total), (outcome.pruned.rows(), outcome.pruned.rows()));
     // Reported once: the next prune has nothing earlier to add.
-    let next = store.prune_if_due(keep, now + SignedDuration::from_hours(24), NEVER).unwrap().unwrap();
+    let next = store.retention_mut().prune_if_due(keep, now + SignedDuration::from_hours(24), NEVER).unwrap().unwrap();
     assert_eq!(next.pruned.earlier, 0);
-    assert_eq!(store.retention().unwrap().pruned_total, outcome.pruned.rows() + next.pruned.rows());
+    assert_eq!(store.retention().recorded().unwrap().pruned_total, outcome.pruned.rows() + next.pruned.rows());
 }
 
 /// A failing prune is recorded (status shows it) and the error returned
@@ -273,15 +273,15 @@ fn a_failed_prune_is_recorded() {
         "CREATE TRIGGER no_delete BEFORE DELETE ON checkpoint BEGIN SELECT RAISE(ABORT, 'disk on fire'); END;",
     );
     let now = day(10);
-    let err = store.prune_if_due(Duration::from_secs(86_400), now, NEVER).unwrap_err();
+    let err = store.retention_mut().prune_if_due(Duration::from_secs(86_400), now, NEVER).unwrap_err();
     assert!(err.to_string().contains("disk on fire"), "{err}");
-    let r = store.retention().unwrap();
+    let r = store.retention().recorded().unwrap();
     assert_eq!(r.failed_at, Some(now));
     assert!(r.error.as_deref().unwrap().contains("disk on fire"));
     assert!(r.pruned_before().is_none());
-    assert!(!store.prune_due(now + SignedDuration::from_hours(1)).unwrap());
+    assert!(!store.retention().due(now + SignedDuration::from_hours(1)).unwrap());
     exec(&store, "DROP TRIGGER no_delete");
-    assert!(store.prune_if_due(Duration::from_secs(86_400), day(11), NEVER).unwrap().is_some());
-    let r = store.retention().unwrap();
+    assert!(store.retention_mut().prune_if_due(Duration::from_secs(86_400), day(11), NEVER).unwrap().is_some());
+    let r = store.retention().recorded().unwrap();
     assert_eq!((r.failed_at, r.error), (None, None), "a success clears the failure");
 }

@@ -1,0 +1,56 @@
+//! A store of made-up events for tests: cluster "main", one source, the
+//! events stored through the writers' own path (`ingest::pairing::commit`).
+
+use std::path::Path;
+
+use jiff::Timestamp;
+
+use crate::frame::Pos;
+use crate::model::event::{Event, EventBody, PointKind};
+use crate::store::{SourceSpec, Store};
+
+/// One event: its log time, what it is, and how far ahead of walwatch's
+/// clock (µs) it is recorded as having been when read.
+pub struct Line {
+    pub at: Timestamp,
+    pub body: EventBody,
+    pub ahead_us: Option<i64>,
+}
+
+pub fn start(at: &str, flag: &str, ahead_us: Option<i64>) -> Line {
+    let body = EventBody::PointStart { kind: PointKind::Checkpoint, flags: vec![flag.into()] };
+    Line { at: at.parse().unwrap(), body, ahead_us }
+}
+
+/// Cluster "main" with `lines`, stored through the writers' own path;
+/// `ahead_us` is then set exactly, as no test can read a line at a chosen
+/// instant of the real clock.
+pub fn store(dir: &Path, lines: Vec<Line>) -> Store {
+    let mut store = Store::open(&dir.join("w.db")).unwrap();
+    let cluster_id = store.clusters_mut().find_or_create("main").unwrap();
+    let spec =
+        SourceSpec { path: "/log/postgresql.log", meta: None, format: crate::frame::Format::Stderr, prefix: None };
+    let (mut row, _) =
+        store.sources_mut().find_or_create(cluster_id, b"2026-11-22 10:00:00.000 UTC [7] LOG:  a\n", &spec).unwrap();
+    let events: Vec<Event> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| Event {
+            at: l.at,
+            pid: Some(7),
+            offset: i as u64,
+            line: i as u64 + 1,
+            nth: 0,
+            body: l.body.clone(),
+        })
+        .collect();
+    let end = Pos { offset: lines.len() as u64, line: lines.len() as u64 + 1 };
+    crate::ingest::pairing::commit(&mut store, &mut row, &spec, &events, end).unwrap();
+    for (i, l) in lines.iter().enumerate() {
+        store
+            .conn
+            .execute("UPDATE event SET ahead_us = ?1 WHERE offset = ?2", rusqlite::params![l.ahead_us, i as i64])
+            .unwrap();
+    }
+    store
+}
