@@ -21,6 +21,11 @@
 //!   null when the bucket has no usable cycle.
 //! - `write_s_p95`, `sync_s_p95`: nearest-rank percentiles over the
 //!   completed points; null when none completed.
+//! - `write_mb_s_p95`, `pace_ratio_p95`: the write storm ([`storm`]):
+//!   nearest-rank percentiles of the rate each completed point wrote at,
+//!   and of how many times faster than a timed checkpoint it wrote (over
+//!   the WAL- and time-triggered points, judged by the settings in force
+//!   when each ran); null when the bucket has none.
 //! - `crashes`: crash recoveries: end-of-recovery checkpoints, plus crash
 //!   restarts whose recovery logged none (a standby's).
 //! - `server_starts`: `starting PostgreSQL` lines (PostgreSQL 12+); before
@@ -45,6 +50,7 @@ use serde::Serialize;
 
 use crate::analyze::buckets::{rfc3339_local, Bucket};
 use crate::analyze::sizing::{self, Cycle};
+use crate::analyze::storm::{self, PacingTimeline};
 use crate::model::event::{PointKind, Trigger};
 use crate::store::checkpoints::HistoryPoint;
 use crate::store::checkpoints::PointStart;
@@ -76,6 +82,8 @@ pub struct Row {
     pub wal_written_mb: f64,
     pub wal_rate_kb_s: Rates,
     pub write_s_p95: Option<f64>,
+    pub write_mb_s_p95: Option<f64>,
+    pub pace_ratio_p95: Option<f64>,
     pub sync_s_p95: Option<f64>,
     pub sync_s_max: Option<f64>,
     pub sync_longest_s_max: Option<f64>,
@@ -134,6 +142,8 @@ struct Acc {
     alerts_fired: i64,
     rates: Rates,
     write_s_p95: Option<f64>,
+    write_mb_s_p95: Option<f64>,
+    pace_ratio_p95: Option<f64>,
     sync_s_p95: Option<f64>,
     sync_s_max: Option<f64>,
     sync_longest_s_max: Option<f64>,
@@ -144,6 +154,8 @@ struct Acc {
 struct Samples {
     cycles: Vec<Cycle>,
     write_s: Vec<f64>,
+    write_mb_s: Vec<f64>,
+    pace_ratio: Vec<f64>,
     sync_s: Vec<f64>,
 }
 
@@ -157,6 +169,8 @@ impl Samples {
             max: max.map(round1),
         };
         acc.write_s_p95 = sizing::percentile(&self.write_s, 95.0);
+        acc.write_mb_s_p95 = sizing::percentile(&self.write_mb_s, 95.0).map(round1);
+        acc.pace_ratio_p95 = sizing::percentile(&self.pace_ratio, 95.0).map(round1);
         acc.sync_s_p95 = sizing::percentile(&self.sync_s, 95.0);
         *self = Samples::default();
     }
@@ -209,7 +223,8 @@ pub fn rows(store: &Store, cluster: &str, buckets: &[Bucket]) -> Result<Vec<Row>
 pub fn rows_of_each(store: &Store, cluster: &str, bucketings: &[&[Bucket]]) -> Result<Vec<Vec<Row>>, StoreError> {
     let mut tables: Vec<Table<'_>> = bucketings.iter().map(|b| Table::new(b)).collect();
     let Some((since, until)) = span(&tables) else { return Ok(bucketings.iter().map(|_| Vec::new()).collect()) };
-    points(store, cluster, since, until, &mut tables)?;
+    let pacing = PacingTimeline::load(store, cluster)?;
+    points(store, cluster, (since, until), &pacing, &mut tables)?;
     let kinds: [(&str, Counter); 2] =
         [("too_frequent", |a| &mut a.too_frequent), ("parameter_changed", |a| &mut a.parameter_changes)];
     let mut count = |t: Timestamp, field: Counter| tables.iter_mut().for_each(|table| table.count(t, field));
@@ -236,8 +251,8 @@ fn span(tables: &[Table<'_>]) -> Option<(Timestamp, Timestamp)> {
 fn points(
     store: &Store,
     cluster: &str,
-    since: Timestamp,
-    until: Timestamp,
+    (since, until): (Timestamp, Timestamp),
+    pacing: &PacingTimeline,
     tables: &mut [Table<'_>],
 ) -> Result<(), StoreError> {
     // Per table: the bucket being read and its percentile samples.
@@ -249,7 +264,7 @@ fn points(
                 samples.close_into(&mut table.accs[o]);
             }
             *open = Some(i);
-            add_point(&mut table.accs[i], samples, p);
+            add_point(&mut table.accs[i], samples, p, pacing);
             samples.cycles.extend(cycle.clone());
         }
     })?;
@@ -291,7 +306,7 @@ pub fn walk(
     })
 }
 
-fn add_point(acc: &mut Acc, samples: &mut Samples, p: &HistoryPoint) {
+fn add_point(acc: &mut Acc, samples: &mut Samples, p: &HistoryPoint, pacing: &PacingTimeline) {
     if p.has_start {
         let trigger = p.trigger.unwrap_or(Trigger::Manual);
         match p.kind {
@@ -308,6 +323,9 @@ fn add_point(acc: &mut Acc, samples: &mut Samples, p: &HistoryPoint) {
         *sum += n.unwrap_or(0);
     }
     samples.write_s.extend(p.write_s);
+    samples.write_mb_s.extend(storm::write_mb_s(p.buffers_written, p.write_s));
+    let trigger = p.trigger.filter(|_| p.has_start);
+    samples.pace_ratio.extend(pacing.at(p.at).and_then(|pace| storm::pace_ratio(pace, trigger, p.write_s)));
     samples.sync_s.extend(p.sync_s);
     acc.sync_s_max = max(acc.sync_s_max, p.sync_s);
     acc.sync_longest_s_max = max(acc.sync_longest_s_max, p.sync_longest_s);
@@ -334,6 +352,8 @@ fn row(cluster: &str, b: &Bucket, acc: Acc) -> Row {
         wal_written_mb: round1(acc.distance_kb as f64 / 1024.0),
         wal_rate_kb_s: acc.rates,
         write_s_p95: acc.write_s_p95,
+        write_mb_s_p95: acc.write_mb_s_p95,
+        pace_ratio_p95: acc.pace_ratio_p95,
         sync_s_p95: acc.sync_s_p95,
         sync_s_max: acc.sync_s_max,
         sync_longest_s_max: acc.sync_longest_s_max,

@@ -5,4 +5,5 @@ pub mod buckets;
 pub mod history;
 pub mod rules;
 pub mod sizing;
+pub mod storm;
 pub mod window;

@@ -5,17 +5,58 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Result};
 
+use crate::analyze::storm::{self, PacingTimeline};
 use crate::cli::{CheckpointsArgs, OutputFormat};
 use crate::model::event::{CompleteStats, Trigger};
 use crate::output::{self, cell, grouped};
 use crate::store::{CheckpointRow, Filter, Store};
 use crate::timefmt::{rfc3339, table_time};
 
-/// The CSV header: what the start line says, then the complete line's
-/// figures (the JSON keys are the same names).
+/// The CSV header: what the start line says, the complete line's figures,
+/// then the write storm they show (the JSON keys are the same names).
 fn header() -> Vec<&'static str> {
     let head = ["cluster", "kind", "trigger", "flags", "started_at", "completed_at"];
-    [&head[..], CompleteStats::FIGURES].concat()
+    [&head[..], CompleteStats::FIGURES, &STORM].concat()
+}
+
+/// The write storm's figures, after the log's own ([`storm`]).
+const STORM: [&str; 2] = ["write_mb_s", "pace_ratio"];
+
+/// A row with its write storm: what `--format json` prints.
+#[derive(serde::Serialize)]
+struct Shown {
+    #[serde(flatten)]
+    row: CheckpointRow,
+    write_mb_s: Option<f64>,
+    pace_ratio: Option<f64>,
+}
+
+/// The write-storm figures of each row, judged by its cluster's settings
+/// at the time it ran (each cluster's timeline read once).
+struct Storms<'s> {
+    store: &'s Store,
+    timelines: std::collections::HashMap<String, PacingTimeline>,
+}
+
+impl<'s> Storms<'s> {
+    fn new(store: &'s Store) -> Self {
+        Storms { store, timelines: Default::default() }
+    }
+
+    fn of(&mut self, row: CheckpointRow) -> Result<Shown> {
+        if !self.timelines.contains_key(&row.cluster) {
+            self.timelines.insert(row.cluster.clone(), PacingTimeline::load(self.store, &row.cluster)?);
+        }
+        let pacing = row.started_at.or(row.completed_at).and_then(|at| self.timelines[&row.cluster].at(at));
+        let write_mb_s = storm::write_mb_s(row.buffers_written, row.write_s).map(round1);
+        let pace_ratio = pacing.and_then(|p| storm::pace_ratio(p, row.trigger, row.write_s)).map(round1);
+        Ok(Shown { row, write_mb_s, pace_ratio })
+    }
+}
+
+/// One decimal: a rate and a ratio worth reading, not float noise.
+fn round1(v: f64) -> f64 {
+    (v * 10.0).round() / 10.0
 }
 
 pub fn run(args: CheckpointsArgs) -> Result<ExitCode> {
@@ -36,7 +77,7 @@ pub fn run(args: CheckpointsArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-const TABLE_HEADER: [&str; 11] = [
+const TABLE_HEADER: [&str; 13] = [
     "cluster",
     "kind",
     "trigger",
@@ -48,6 +89,8 @@ const TABLE_HEADER: [&str; 11] = [
     "total_s",
     "distance_kb",
     "estimate_kb",
+    "write_mb_s",
+    "pace_ratio",
 ];
 
 /// The rows of `filter` in `format`, streamed from the store: one row in
@@ -55,21 +98,24 @@ const TABLE_HEADER: [&str; 11] = [
 /// widths in a first pass over the rows and prints in a second, both in one
 /// read transaction so that they see the same rows.
 fn render(store: &Store, filter: &Filter, format: OutputFormat, out: &mut impl Write) -> Result<()> {
+    let mut storms = Storms::new(store);
     match format {
         OutputFormat::Json => output::json_array(out, |push| {
-            store.checkpoints().each(filter, |row| push(&row).map_err(anyhow::Error::from))
+            store.checkpoints().each(filter, |row| push(&storms.of(row)?).map_err(anyhow::Error::from))
         }),
         OutputFormat::Csv => output::csv_rows(out, &header(), |push| {
-            store.checkpoints().each(filter, |row| push(&cells(&row)).map_err(anyhow::Error::from))
+            store.checkpoints().each(filter, |row| push(&cells(&storms.of(row)?)).map_err(anyhow::Error::from))
         }),
         OutputFormat::Table => store.in_snapshot(|| {
             let mut layout = output::TableLayout::new(&TABLE_HEADER, &TABLE_HEADER[5..]);
             store.checkpoints().each(filter, |row| {
-                layout.widen(&table_cells(&row));
+                layout.widen(&table_cells(&storms.of(row)?));
                 Ok::<(), anyhow::Error>(())
             })?;
             layout.header(out)?;
-            store.checkpoints().each(filter, |row| Ok::<(), anyhow::Error>(layout.line(out, &table_cells(&row))?))
+            store
+                .checkpoints()
+                .each(filter, |row| Ok::<(), anyhow::Error>(layout.line(out, &table_cells(&storms.of(row)?))?))
         }),
     }
 }
@@ -78,7 +124,9 @@ fn time(t: &Option<jiff::Timestamp>) -> String {
     t.map(rfc3339).unwrap_or_default()
 }
 
-fn cells(r: &CheckpointRow) -> Vec<String> {
+fn cells(shown: &Shown) -> Vec<String> {
+    let r = &shown.row;
+    let storm = [shown.write_mb_s, shown.pace_ratio].map(|v| v.map(|v| v.to_string()).unwrap_or_default());
     let head = [
         r.cluster.clone(),
         r.kind.to_string(),
@@ -87,12 +135,14 @@ fn cells(r: &CheckpointRow) -> Vec<String> {
         time(&r.started_at),
         time(&r.completed_at),
     ];
-    head.into_iter().chain(r.figures().iter().map(ToString::to_string)).collect()
+    head.into_iter().chain(r.figures().iter().map(ToString::to_string)).chain(storm).collect()
 }
 
 /// A table's row: local times (or `--utc`), seconds to the millisecond
 /// as PostgreSQL logs them, counts grouped by thousands.
-fn table_cells(r: &CheckpointRow) -> Vec<String> {
+fn table_cells(shown: &Shown) -> Vec<String> {
+    let r = &shown.row;
+    let tenth = |v: Option<f64>| v.map(|v| format!("{v:.1}")).unwrap_or_default();
     let local = |t: &Option<jiff::Timestamp>| t.map(table_time).unwrap_or_default();
     let secs = |v: &Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
     let count = |v: Option<i64>| v.map(grouped).unwrap_or_default();
@@ -108,6 +158,8 @@ fn table_cells(r: &CheckpointRow) -> Vec<String> {
         secs(&r.total_s),
         count(r.distance_kb),
         count(r.estimate_kb),
+        tenth(shown.write_mb_s),
+        tenth(shown.pace_ratio),
     ]
 }
 
@@ -118,7 +170,9 @@ mod tests {
     /// What `walwatch checkpoints` printed before it streamed: every row
     /// collected, then written whole.
     fn collected(store: &Store, filter: &Filter, format: OutputFormat) -> Vec<u8> {
-        let rows = store.checkpoints().list(filter).unwrap();
+        let mut storms = Storms::new(store);
+        let rows: Vec<Shown> =
+            store.checkpoints().list(filter).unwrap().into_iter().map(|r| storms.of(r).unwrap()).collect();
         let mut out = Vec::new();
         match format {
             OutputFormat::Json => output::json(&mut out, &rows).unwrap(),

@@ -269,7 +269,7 @@ fn compare(store: &Store, cluster: &str, buckets: &[Bucket], by: By) -> Result<C
 
 // --- CSV ---
 
-const CSV_HEADER: [&str; 31] = [
+const CSV_HEADER: [&str; 33] = [
     "cluster",
     "bucket_start",
     "bucket_end",
@@ -290,6 +290,8 @@ const CSV_HEADER: [&str; 31] = [
     "wal_rate_kb_s_p95",
     "wal_rate_kb_s_max",
     "write_s_p95",
+    "write_mb_s_p95",
+    "pace_ratio_p95",
     "sync_s_p95",
     "sync_s_max",
     "sync_longest_s_max",
@@ -329,7 +331,9 @@ fn cells(r: &Row) -> Vec<String> {
     c.extend(t(&r.restartpoints));
     c.extend([o(r.forced_share), r.too_frequent.to_string(), r.wal_written_mb.to_string()]);
     c.extend([r.wal_rate_kb_s.p50, r.wal_rate_kb_s.p95, r.wal_rate_kb_s.max].map(o));
-    c.extend([r.write_s_p95, r.sync_s_p95, r.sync_s_max, r.sync_longest_s_max].map(o));
+    c.extend(
+        [r.write_s_p95, r.write_mb_s_p95, r.pace_ratio_p95, r.sync_s_p95, r.sync_s_max, r.sync_longest_s_max].map(o),
+    );
     c.extend(
         [
             r.buffers_written,
@@ -348,7 +352,7 @@ fn cells(r: &Row) -> Vec<String> {
 
 // --- table ---
 
-const TABLE_HEADER: [&str; 17] = [
+const TABLE_HEADER: [&str; 19] = [
     "cluster",
     "bucket",
     "ckpts",
@@ -360,6 +364,8 @@ const TABLE_HEADER: [&str; 17] = [
     "rate p95 kB/s",
     "rate max kB/s",
     "write p95 s",
+    "write p95 MB/s",
+    "pace p95",
     "sync max s",
     "buffers",
     "WAL files +/-/recycled",
@@ -423,6 +429,8 @@ fn table_cells(r: &Row, by: By) -> Vec<String> {
         num(r.wal_rate_kb_s.p95, 1),
         num(r.wal_rate_kb_s.max, 1),
         num(r.write_s_p95, 3),
+        num(r.write_mb_s_p95, 1),
+        num(r.pace_ratio_p95, 1),
         num(r.sync_s_max, 3),
         grouped(r.buffers_written),
         format!("{}/{}/{}", grouped(r.wal_files_added), grouped(r.wal_files_removed), grouped(r.wal_files_recycled)),

@@ -54,7 +54,7 @@ pub fn message_id(report: &Report, to: &[Mailbox]) -> String {
 /// The figures compared in both parts: name, value of a row, decimals.
 type Figure = (&'static str, fn(&Row) -> Option<f64>, usize);
 
-const FIGURES: [Figure; 9] = [
+const FIGURES: [Figure; 11] = [
     ("checkpoints", |r| Some((r.checkpoints.total() + r.restartpoints.total()) as f64), 0),
     ("forced (wal)", |r| Some(r.forced() as f64), 0),
     ("forced share %", |r| r.forced_share.map(|s| s * 100.0), 1),
@@ -62,6 +62,8 @@ const FIGURES: [Figure; 9] = [
     ("WAL written MB", |r| Some(r.wal_written_mb), 1),
     ("WAL rate p95 kB/s", |r| r.wal_rate_kb_s.p95, 1),
     ("write p95 s", |r| r.write_s_p95, 1),
+    ("write p95 MB/s", |r| r.write_mb_s_p95, 1),
+    ("pace p95 x timed", |r| r.pace_ratio_p95, 1),
     ("sync max s", |r| r.sync_s_max, 3),
     ("buffers written", |r| Some(r.buffers_written as f64), 0),
 ];

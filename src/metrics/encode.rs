@@ -9,6 +9,7 @@ use prometheus_client::metrics::MetricType;
 
 use super::histogram::{ClusterHists, Hist, LastPoint};
 use super::Snapshot;
+use crate::analyze::storm;
 use crate::model::event::Trigger;
 
 /// A snapshot to encode once.
@@ -126,6 +127,13 @@ impl Families {
             "walwatch_checkpoint_distance_bytes",
             "WAL written between two checkpoints (the complete line's distance)",
             distances,
+        )?;
+        let rates = s.clusters.iter().map(|c| (vec![("cluster", c.as_str())], &of(c).write_rate));
+        histograms(
+            encoder,
+            "walwatch_checkpoint_write_rate_bytes_per_second",
+            "The rate each completed checkpoint wrote its buffers at (8 kB buffers over its write time)",
+            rates,
         )
     }
 
@@ -148,6 +156,25 @@ impl Families {
             "walwatch_checkpoint_last_estimate_bytes",
             "Estimate of the newest completed checkpoint",
             last(|l| l.estimate_kb),
+        )?;
+        let rate = s.histograms.iter().filter_map(|(c, h)| Some((vec![("cluster", c.as_str())], h.last?.write_rate?)));
+        gauges(
+            encoder,
+            "walwatch_checkpoint_last_write_rate_bytes_per_second",
+            "The rate the newest completed checkpoint wrote its buffers at",
+            rate,
+        )?;
+        let pace = s.histograms.iter().filter_map(|(c, h)| {
+            let last = h.last?;
+            let pacing = s.advice.get(c)?.pacing?;
+            Some((vec![("cluster", c.as_str())], storm::pace_ratio(pacing, last.trigger, last.write_s)?))
+        });
+        gauges(
+            encoder,
+            "walwatch_checkpoint_last_pace_ratio",
+            "How many times faster than a timed checkpoint the newest WAL- or time-triggered checkpoint wrote \
+             (checkpoint_timeout x checkpoint_completion_target over its write time)",
+            pace,
         )
     }
 

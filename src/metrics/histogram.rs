@@ -5,6 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::analyze::storm;
+use crate::model::event::Trigger;
 use crate::store::checkpoints::Completed;
 use crate::store::{Store, StoreError};
 
@@ -25,6 +27,11 @@ pub const DISTANCE_BOUNDS: [f64; 9] = [
     17179869184.0,
     68719476736.0,
 ];
+
+const MB: f64 = 1024.0 * 1024.0;
+
+/// Upper bounds of the write-rate buckets (bytes/s): 1 MiB/s to 1 GiB/s by 4.
+pub const RATE_BOUNDS: [f64; 6] = [1048576.0, 4194304.0, 16777216.0, 67108864.0, 268435456.0, 1073741824.0];
 
 /// A histogram: counts per bucket (not cumulative; the last is +Inf), sum.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,6 +72,8 @@ pub struct ClusterHists {
     pub sync: Hist,
     pub total: Hist,
     pub distance: Hist,
+    /// The rate each checkpoint wrote its buffers at ([`storm::write_mb_s`]).
+    pub write_rate: Hist,
     /// The newest complete line by its time.
     pub last: Option<LastPoint>,
 }
@@ -75,6 +84,10 @@ pub struct LastPoint {
     pub completed_at_us: i64,
     pub distance_kb: Option<i64>,
     pub estimate_kb: Option<i64>,
+    /// Bytes/s its buffers were written at.
+    pub write_rate: Option<f64>,
+    pub write_s: Option<f64>,
+    pub trigger: Option<Trigger>,
 }
 
 impl Default for ClusterHists {
@@ -84,6 +97,7 @@ impl Default for ClusterHists {
             sync: Hist::new(&DURATION_BOUNDS),
             total: Hist::new(&DURATION_BOUNDS),
             distance: Hist::new(&DISTANCE_BOUNDS),
+            write_rate: Hist::new(&RATE_BOUNDS),
             last: None,
         }
     }
@@ -100,10 +114,20 @@ impl ClusterHists {
         if let Some(kb) = c.distance_kb {
             self.distance.observe(kb as f64 * 1024.0);
         }
+        let write_rate = storm::write_mb_s(c.buffers_written, c.write_s).map(|mb| mb * MB);
+        if let Some(rate) = write_rate {
+            self.write_rate.observe(rate);
+        }
         if let Some(at) = c.completed_at_us {
             if self.last.is_none_or(|l| at >= l.completed_at_us) {
-                self.last =
-                    Some(LastPoint { completed_at_us: at, distance_kb: c.distance_kb, estimate_kb: c.estimate_kb });
+                self.last = Some(LastPoint {
+                    completed_at_us: at,
+                    distance_kb: c.distance_kb,
+                    estimate_kb: c.estimate_kb,
+                    write_rate,
+                    write_s: c.write_s,
+                    trigger: c.trigger,
+                });
             }
         }
     }

@@ -101,6 +101,10 @@ pub struct Advice {
     /// max_wal_size, min_wal_size (bytes), checkpoint_timeout (seconds),
     /// checkpoint_completion_target, as in effect now.
     pub settings: Vec<(&'static str, f64)>,
+    /// The pacing in force now, when checkpoint_timeout is known
+    /// ([`crate::analyze::storm::PacingTimeline`]): the newest
+    /// checkpoint's pace ratio is judged by it.
+    pub pacing: Option<crate::analyze::storm::Pacing>,
 }
 
 /// Everything one scrape exposes, read from the store.

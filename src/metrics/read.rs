@@ -143,6 +143,7 @@ fn compute_advice(store: &Store, name: &str, params: &Params) -> Result<Advice, 
         wal_rate: s.basis.peak_wal_rate_kb_s.map(|kb| kb * 1024.0),
         suggested_max_wal_size: s.suggested.max_wal_size_mb.map(|mb| mb as f64 * MB),
         settings: values.into_iter().filter_map(|(n, v)| Some((n, v?))).collect(),
+        pacing: crate::analyze::storm::PacingTimeline::load(store, name)?.at(Timestamp::now()),
     })
 }
 

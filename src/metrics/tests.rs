@@ -246,3 +246,42 @@ fn the_lag_is_what_the_file_grew_by_since_it_was_read() {
     let other = Params { followed: Some(vec!["other".into()]), ..params() };
     assert_eq!(Scraper::default().scrape(&db, &other).unwrap().lag, []);
 }
+
+/// The write storm: each checkpoint's rate (100 buffers of 8 kB over 0.385,
+/// 1.5 and 0.5 s) in a histogram; the newest's rate, and its pace against a
+/// timed checkpoint once the log has told checkpoint_timeout (30 s × 0.9
+/// over 0.5 s).
+#[test]
+fn the_write_storm_of_each_checkpoint_and_the_newest() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = small_store(dir.path());
+    let text = scrape_advised(&db).render(Format::PrometheusText).unwrap();
+    let rates = lines_of(&text, "walwatch_checkpoint_write_rate_bytes_per_second");
+    let bytes = 100.0 * 8192.0;
+    let sum = bytes / 0.385 + bytes / 1.5 + bytes / 0.5;
+    let want = [
+        format!("walwatch_checkpoint_write_rate_bytes_per_second_sum{{cluster=\"main\"}} {sum}"),
+        "walwatch_checkpoint_write_rate_bytes_per_second_count{cluster=\"main\"} 3".to_string(),
+        "walwatch_checkpoint_write_rate_bytes_per_second_bucket{cluster=\"main\",le=\"1.048576e+06\"} 1".to_string(),
+        "walwatch_checkpoint_write_rate_bytes_per_second_bucket{cluster=\"main\",le=\"4.194304e+06\"} 3".to_string(),
+    ];
+    for line in &want {
+        assert!(rates.contains(&line.as_str()), "{line} in {rates:#?}");
+    }
+    let newest = "walwatch_checkpoint_last_write_rate_bytes_per_second{cluster=\"main\"} 1638400";
+    assert!(text.lines().any(|l| l == newest || l == format!("{newest}.0")), "{text}");
+    // checkpoint_timeout only assumed: no pace.
+    assert!(!text.contains("walwatch_checkpoint_last_pace_ratio{"), "{text}");
+    let changed = "2026-11-22 08:04:00.000 UTC [21750] LOG:  parameter \"checkpoint_timeout\" changed to \"30s\"\n";
+    std::fs::write(dir.path().join("earlier.log"), changed).unwrap();
+    let mut store = Store::open(&db).unwrap();
+    let cluster = store.clusters_mut().find_or_create("main").unwrap();
+    let opts = crate::ingest::Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Default::default() };
+    let time = crate::frame::time::TimeContext::new(Some("UTC")).unwrap();
+    let earlier = dir.path().join("earlier.log");
+    crate::ingest::import(&mut store, cluster, earlier.to_str().unwrap(), &opts, &time).unwrap();
+    drop(store);
+    let text = scrape_advised(&db).render(Format::PrometheusText).unwrap();
+    let pace = lines_of(&text, "walwatch_checkpoint_last_pace_ratio");
+    assert_eq!(pace.last(), Some(&"walwatch_checkpoint_last_pace_ratio{cluster=\"main\"} 54.0"), "{pace:#?}");
+}

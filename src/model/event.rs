@@ -280,7 +280,8 @@ pub enum Trigger {
     Shutdown,
     #[serde(rename = "end-of-recovery")]
     EndOfRecovery,
-    /// WAL volume: max_wal_size reached (a forced checkpoint).
+    /// WAL volume: the WAL since the last checkpoint reached about
+    /// max_wal_size / (1 + checkpoint_completion_target) (a forced checkpoint).
     #[serde(rename = "wal")]
     Wal,
     /// checkpoint_timeout.

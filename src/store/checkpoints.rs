@@ -654,6 +654,8 @@ pub struct Completed {
     pub total_s: Option<f64>,
     pub distance_kb: Option<i64>,
     pub estimate_kb: Option<i64>,
+    pub buffers_written: Option<i64>,
+    pub trigger: Option<Trigger>,
 }
 
 impl<S: Deref<Target = Store>> Checkpoints<S> {
@@ -788,7 +790,7 @@ impl<S: Deref<Target = Store>> Checkpoints<S> {
     pub fn completed_after(&self, after: i64) -> Result<Vec<Completed>, StoreError> {
         let store = &*self.0;
         let sql = "SELECT c.name, k.complete_event_id, k.completed_at, k.write_s, k.sync_s, k.total_s,
-                          k.distance_kb, k.estimate_kb
+                          k.distance_kb, k.estimate_kb, k.buffers_written, k.trigger
                    FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id
                    WHERE k.complete_event_id > ?1 ORDER BY k.complete_event_id";
         let mut stmt = store.conn.prepare(sql).map_err(|e| store.sql(e))?;
@@ -803,6 +805,8 @@ impl<S: Deref<Target = Store>> Checkpoints<S> {
                     total_s: r.get(5)?,
                     distance_kb: r.get(6)?,
                     estimate_kb: r.get(7)?,
+                    buffers_written: r.get(8)?,
+                    trigger: r.get(9)?,
                 })
             })
             .map_err(|e| store.sql(e))?;

@@ -30,3 +30,4 @@ mod tailer_model;
 mod terminal_text;
 mod wild_old_servers;
 mod wrapped_logs;
+mod write_storm;

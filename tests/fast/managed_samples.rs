@@ -59,6 +59,9 @@ fn complete_row(
         "sync_files": sync.0, "sync_longest_s": sync.1, "sync_average_s": sync.2,
         "distance_kb": distance.0, "estimate_kb": distance.1,
         "lsn": lsn.map(|l| l.0), "redo_lsn": lsn.map(|l| l.1),
+        // The write storm: 8 kB buffers over the write time; no pace
+        // without a known checkpoint_timeout.
+        "write_mb_s": write_mb_s(buffers.0, times.0), "pace_ratio": null,
     })
 }
 
@@ -234,4 +237,10 @@ fn rows_from_a_process_that_does_not_log_checkpoints_are_refused_with_the_field(
         ]
     );
     assert_eq!(checkpoints(&db), json!([]));
+}
+
+/// MB/s written: `buffers` of 8 kB over `write_s`, to one decimal; null
+/// when the write took no measurable time.
+fn write_mb_s(buffers: i64, write_s: f64) -> Option<f64> {
+    (write_s > 0.0).then(|| (buffers as f64 * 8192.0 / 1048576.0 / write_s * 10.0).round() / 10.0)
 }

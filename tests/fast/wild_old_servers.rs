@@ -46,6 +46,9 @@ fn old_row(
         "write_s": times.0, "sync_s": times.1, "total_s": times.2,
         "sync_files": sync.0, "sync_longest_s": sync.1, "sync_average_s": sync.2,
         "distance_kb": null, "estimate_kb": null, "lsn": null, "redo_lsn": null,
+        // The write storm: 8 kB buffers over the write time; no pace
+        // without a known checkpoint_timeout.
+        "write_mb_s": write_mb_s(buffers.0, times.0), "pace_ratio": null,
     })
 }
 
@@ -148,4 +151,10 @@ fn a_9_4_too_frequent_warning_keeps_its_checkpoint_segments_hint() {
     // 2019-03-13 23:52:26 IST (UTC+05:30) is 18:22:26 UTC.
     assert_eq!(at, 1_552_501_346_000_000);
     assert_eq!(serde_json::from_str::<Value>(&data).unwrap(), json!({ "seconds": 24, "hint": true }));
+}
+
+/// MB/s written: `buffers` of 8 kB over `write_s`, to one decimal; null
+/// when the write took no measurable time.
+fn write_mb_s(buffers: i64, write_s: f64) -> Option<f64> {
+    (write_s > 0.0).then(|| (buffers as f64 * 8192.0 / 1048576.0 / write_s * 10.0).round() / 10.0)
 }

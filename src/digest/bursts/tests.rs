@@ -37,6 +37,8 @@ fn week(forced: impl Fn(usize, usize) -> i64, rate: f64) -> Vec<Row> {
                 wal_written_mb: 0.0,
                 wal_rate_kb_s: Rates { p50: None, p95: None, max: (n > 0).then_some(rate) },
                 write_s_p95: None,
+                write_mb_s_p95: None,
+                pace_ratio_p95: None,
                 sync_s_p95: None,
                 sync_s_max: None,
                 sync_longest_s_max: None,

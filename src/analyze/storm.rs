@@ -1,0 +1,135 @@
+//! The write storm of a checkpoint, measured from its complete line: the
+//! rate it wrote its buffers at, and how many times faster than a timed
+//! checkpoint would have written them.
+//!
+//! PostgreSQL paces every checkpoint that is not IMMEDIATE so that its
+//! writes end when `checkpoint_completion_target` of the time to the next
+//! one has passed — of `checkpoint_timeout`, or of the WAL that triggers
+//! the next request, whichever runs out first (`IsCheckpointOnSchedule`).
+//! A timed checkpoint therefore writes over about `cct × checkpoint_timeout`;
+//! a checkpoint requested by WAL at a high WAL rate has seconds. The ratio
+//! of the two is the pace ratio: 1 for a timed checkpoint, 28 for one that
+//! wrote the same buffers in a 28th of the time.
+
+use jiff::Timestamp;
+
+use crate::guc::units::{self, Parsed};
+use crate::model::event::Trigger;
+use crate::settings::{self, SettingChange, Settings};
+use crate::store::{Store, StoreError};
+
+/// PostgreSQL's block size (BLCKSZ): 8 kB in every packaged build; the log
+/// counts buffers, not bytes.
+pub const BLOCK_BYTES: f64 = 8192.0;
+
+const MB: f64 = 1024.0 * 1024.0;
+
+/// The two settings that pace a checkpoint, as they were at one time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pacing {
+    pub timeout_s: f64,
+    pub completion_target: f64,
+}
+
+impl Pacing {
+    /// The time a timed checkpoint spreads its writes over.
+    pub fn spread_s(&self) -> f64 {
+        self.timeout_s * self.completion_target
+    }
+}
+
+/// The rate a checkpoint wrote at, in MB/s: its buffers over its write
+/// phase. None when the log lacks either figure or the write took no
+/// measurable time.
+pub fn write_mb_s(buffers: Option<i64>, write_s: Option<f64>) -> Option<f64> {
+    let (buffers, write_s) = (buffers?, write_s?);
+    (write_s > 0.0 && buffers >= 0).then(|| buffers as f64 * BLOCK_BYTES / MB / write_s)
+}
+
+/// How many times faster than a timed checkpoint it wrote: the spread a
+/// timed one has over its write time. Only for the checkpoints PostgreSQL
+/// paces, those requested by WAL or by the timeout: a `CHECKPOINT`, a
+/// shutdown or the end of recovery write at full speed by design. None
+/// also when the write time is missing or zero.
+pub fn pace_ratio(pacing: Pacing, trigger: Option<Trigger>, write_s: Option<f64>) -> Option<f64> {
+    let write_s = write_s?;
+    let paced = matches!(trigger, Some(Trigger::Wal | Trigger::Time));
+    (paced && write_s > 0.0 && pacing.spread_s() > 0.0).then(|| pacing.spread_s() / write_s)
+}
+
+/// A cluster's pacing settings over time: the values in force now (the
+/// conf, the config, the log's changes, inference, defaults) and every
+/// known change of either, so that each checkpoint is judged by what was
+/// in force when it ran.
+///
+/// `checkpoint_timeout` must be known — set somewhere walwatch reads, or
+/// inferred from the log's time-triggered checkpoints — not only assumed
+/// at its default: it ranges from 30 s to a day, and a ratio against an
+/// assumed 5 minutes could be off by a factor of ten. An assumed
+/// `checkpoint_completion_target` is taken (0.5 to 0.9 by version and
+/// habit: the ratio is off by at most 1.8×, and most servers keep it).
+#[derive(Debug, Clone, Default)]
+pub struct PacingTimeline {
+    version: Option<u32>,
+    timeout_s: Option<f64>,
+    completion_target: Option<f64>,
+    changes: Vec<SettingChange>,
+}
+
+const TIMEOUT: &str = "checkpoint_timeout";
+const TARGET: &str = "checkpoint_completion_target";
+
+impl PacingTimeline {
+    /// What the store knows of `cluster`'s pacing settings.
+    pub fn load(store: &Store, cluster: &str) -> Result<PacingTimeline, StoreError> {
+        let current = settings::current(store, cluster)?;
+        let changes = settings::timeline(store, cluster)?.into_iter().filter(|c| c.name == TIMEOUT || c.name == TARGET);
+        Ok(PacingTimeline::new(&current, changes.collect()))
+    }
+
+    /// From the values in force now and the changes, oldest first.
+    pub fn new(current: &Settings, changes: Vec<SettingChange>) -> PacingTimeline {
+        PacingTimeline {
+            version: current.version,
+            timeout_s: current.seconds(TIMEOUT).filter(|_| !current.assumed(TIMEOUT)),
+            completion_target: current.number(TARGET),
+            changes,
+        }
+    }
+
+    /// The settings in force at `at`: the latest change at or before it, else
+    /// the value the first later change replaced, else today's. None while
+    /// `checkpoint_timeout` is not known.
+    pub fn at(&self, at: Timestamp) -> Option<Pacing> {
+        let timeout_s = self.value_at(TIMEOUT, at).and_then(|t| self.seconds(&t)).or(self.timeout_s)?;
+        let completion_target = self.value_at(TARGET, at).and_then(|t| self.number(&t)).or(self.completion_target)?;
+        Some(Pacing { timeout_s, completion_target })
+    }
+
+    fn value_at(&self, name: &str, at: Timestamp) -> Option<String> {
+        let mut of_name = self.changes.iter().filter(|c| c.name == name);
+        let before = of_name.clone().rfind(|c| c.at <= at);
+        match before {
+            Some(change) => change.new.clone(),
+            None => of_name.find(|c| c.at > at).and_then(|c| c.old.clone()),
+        }
+    }
+
+    fn seconds(&self, text: &str) -> Option<f64> {
+        match units::parse(TIMEOUT, text, self.version).ok()? {
+            Parsed::Seconds(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn number(&self, text: &str) -> Option<f64> {
+        match units::parse(TARGET, text, self.version).ok()? {
+            Parsed::Number(x) => Some(x),
+            Parsed::Integer(n) => Some(n as f64),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
