@@ -36,6 +36,8 @@ for path in sorted(glob.glob(os.path.join(here, "*.toml"))):
             if key in m:
                 wanted.add(m[key])
 
+if len(sys.argv) != 2:
+    sys.exit("usage: python3 parsers/refresh-i18n.py FULL-TRANSLATIONS.tsv")
 src = sys.argv[1]
 with open(src, encoding="utf-8") as f, open(os.path.join(here, "messages-i18n.tsv"), "w", encoding="utf-8") as out:
     header = f.readline()

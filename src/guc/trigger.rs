@@ -52,8 +52,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_defaults_give_messages_md_s_checkpoint_segments() {
-        // 1GB = 64 segments of 16 MB: 25 (9.6/10, cct 0.5), 42 (11-13, 0.5), 33 (14+, 0.9).
+    fn the_defaults_give_postgresqls_checkpoint_segments() {
+        // PostgreSQL's CheckPointSegments at its defaults, 1GB = 64 segments of
+        // 16 MB: 25 (9.6/10, cct 0.5), 42 (11-13, 0.5), 33 (14+, 0.9).
         assert_eq!(checkpoint_segments(64, divisor(Some(10), 0.5)), 25);
         assert_eq!(checkpoint_segments(64, divisor(Some(13), 0.5)), 42);
         assert_eq!(checkpoint_segments(64, divisor(Some(15), 0.9)), 33);

@@ -1,6 +1,6 @@
-//! The pairing on real PostgreSQL 15 lines (see mutants.md), imported
-//! whole, in pieces, out of order, and cut wherever a follower's reads may
-//! cut a log.
+//! The pairing on real PostgreSQL 15 lines (see docs/dev/mutants.md),
+//! imported whole, in pieces, out of order, and cut wherever a follower's
+//! reads may cut a log.
 
 use jiff::Timestamp;
 
