@@ -23,6 +23,7 @@ mod local_time;
 mod managed_samples;
 mod mail_config;
 mod never_silent;
+mod readme_formats;
 mod retention;
 mod settings_cli;
 mod store_found;
