@@ -54,3 +54,25 @@ pub fn store(dir: &Path, lines: Vec<Line>) -> Store {
     }
     store
 }
+
+/// Real PostgreSQL 15 logs: a forced-checkpoint storm amid noise, and a
+/// crash with the run after it.
+pub const NOISE: &str = "tests/fixtures/15-stderr-default-noise/log/postgresql-2026-11-22_080841.log";
+pub const CRASH: &str = "tests/fixtures/15-stderr-default-crashimm/log/postgresql-2026-11-22_081334.log";
+pub const AFTER_CRASH: &str = "tests/fixtures/15-stderr-default-crashimm/log/postgresql-2026-11-22_081730.log";
+
+/// Imports each `(cluster, file)` in the order given into a new store.
+pub fn import(files: &[(&str, &str)]) -> (tempfile::TempDir, Store) {
+    use crate::frame::time::TimeContext;
+    use crate::ingest::{self, Options};
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("w.db")).unwrap();
+    let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
+    let time = TimeContext::new(Some("UTC")).unwrap();
+    for (cluster, path) in files {
+        let cluster = store.clusters_mut().find_or_create(cluster).unwrap();
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+        ingest::import(&mut store, cluster, file.to_str().unwrap(), &opts, &time).unwrap();
+    }
+    (dir, store)
+}

@@ -5,27 +5,8 @@
 use jiff::Timestamp;
 
 use super::{whole_days, CompleteStats, CHECKPOINT_COLUMNS, DAY_US, POINT_STARTS, RECENT_STARTS};
+use crate::store::test_store::{import, AFTER_CRASH, CRASH, NOISE};
 use crate::store::{Filter, Store};
-
-const NOISE: &str = "tests/fixtures/15-stderr-default-noise/log/postgresql-2026-11-22_080841.log";
-const CRASH: &str = "tests/fixtures/15-stderr-default-crashimm/log/postgresql-2026-11-22_081334.log";
-const AFTER_CRASH: &str = "tests/fixtures/15-stderr-default-crashimm/log/postgresql-2026-11-22_081730.log";
-
-/// Imports each `(cluster, file)` in the order given into a new store.
-fn import(files: &[(&str, &str)]) -> (tempfile::TempDir, Store) {
-    use crate::frame::time::TimeContext;
-    use crate::ingest::{self, Options};
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("w.db")).unwrap();
-    let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
-    let time = TimeContext::new(Some("UTC")).unwrap();
-    for (cluster, path) in files {
-        let cluster = store.clusters_mut().find_or_create(cluster).unwrap();
-        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
-        ingest::import(&mut store, cluster, file.to_str().unwrap(), &opts, &time).unwrap();
-    }
-    (dir, store)
-}
 
 /// (cluster id, day, kind, trigger, started, completed).
 type TallyRow = (i64, i64, String, String, i64, i64);

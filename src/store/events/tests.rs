@@ -9,7 +9,7 @@ use jiff::{SignedDuration, Timestamp};
 use super::{nothing_stored_from, parse_lsn, StartMarks};
 use crate::frame::Format;
 use crate::model::event::{Event, EventBody};
-use crate::store::test_store::{start, store, Line};
+use crate::store::test_store::{import, start, store, Line, AFTER_CRASH, CRASH, NOISE};
 use crate::store::{DatedAhead, Filter, LogTimes, SourceSpec, Store};
 
 /// A batch is fresh (its starts may be held for their completes) only
@@ -201,26 +201,6 @@ fn a_line_read_as_it_is_written_is_not_ahead() {
     let hour = 3_600_000_000;
     let first = ahead[0].unwrap();
     assert!(first <= hour && first > hour - 60_000_000, "ahead by {first} µs");
-}
-
-const NOISE: &str = "tests/fixtures/15-stderr-default-noise/log/postgresql-2026-11-22_080841.log";
-const CRASH: &str = "tests/fixtures/15-stderr-default-crashimm/log/postgresql-2026-11-22_081334.log";
-const AFTER_CRASH: &str = "tests/fixtures/15-stderr-default-crashimm/log/postgresql-2026-11-22_081730.log";
-
-/// Imports each `(cluster, file)` in the order given into a new store.
-fn import(files: &[(&str, &str)]) -> (tempfile::TempDir, Store) {
-    use crate::frame::time::TimeContext;
-    use crate::ingest::{self, Options};
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("w.db")).unwrap();
-    let opts = Options { prefix: Some("%m [%p] %q%u@%d ".into()), ..Options::default() };
-    let time = TimeContext::new(Some("UTC")).unwrap();
-    for (cluster, path) in files {
-        let cluster = store.clusters_mut().find_or_create(cluster).unwrap();
-        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
-        ingest::import(&mut store, cluster, file.to_str().unwrap(), &opts, &time).unwrap();
-    }
-    (dir, store)
 }
 
 /// The event figures (found cluster by cluster and kind by kind) equal
