@@ -33,8 +33,8 @@ use std::collections::HashSet;
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
+use crate::alert::rules::Finding;
 use crate::alert::Notice;
-use crate::analyze::rules::Finding;
 use crate::config::Config;
 use crate::model::alert::{NoticeKind, Resolution, Severity};
 use crate::store::alerts::{AlertContent, AlertRow, AlertTx};

@@ -1,8 +1,13 @@
-//! Alerts after the rules: their lifecycle in the store (firing -> notified
-//! -> resolved) and their delivery (outbox, mail, webhook).
+//! Everything about what fires, when, and when it resolves, in one tree:
+//! the rules ([`rules`]: one file each, and the registry), one evaluation
+//! of them over every cluster ([`evaluate`]), the alerts' lifecycle in the
+//! store ([`lifecycle`]: firing -> notified -> resolved) and their delivery
+//! (outbox, mail, webhook).
 
 pub mod deliver;
+pub mod evaluate;
 pub mod lifecycle;
+pub mod rules;
 
 use jiff::Timestamp;
 use serde::Serialize;

@@ -7,10 +7,10 @@ use std::process::ExitCode;
 use anyhow::Result;
 use jiff::Timestamp;
 
+use crate::alert::evaluate::{self, Evaluation};
 use crate::alert::lifecycle::AlertChange;
 use crate::cli::{AnalyzeArgs, ReportFormat};
 use crate::config::Config;
-use crate::evaluate::{self, Evaluation};
 use crate::output;
 use crate::store::Store;
 

@@ -12,7 +12,7 @@ use super::chart::ChartInput;
 use super::render::{self, Picture};
 use super::report::{self, Inputs, Report, ReportError};
 use super::schedule::{Due, Schedule};
-use crate::analyze::rules::RuleSet;
+use crate::alert::rules::RuleSet;
 use crate::config::Config;
 use crate::model::alert::{Channel, NoticeKind};
 use crate::store::digests::DayRecord;

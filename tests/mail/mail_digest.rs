@@ -16,7 +16,7 @@ use jiff::Timestamp;
 use mailparse::ParsedMail;
 use support::smtp::{free_port, SinkOptions, SmtpSink};
 use walwatch::alert::deliver;
-use walwatch::analyze::rules::RuleSet;
+use walwatch::alert::rules::RuleSet;
 use walwatch::config::{self, Config};
 use walwatch::digest::queue::{tick, Tick};
 use walwatch::store::Store;

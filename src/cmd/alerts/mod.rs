@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Result};
 use jiff::{SignedDuration, Timestamp};
 
-use crate::analyze::rules;
+use crate::alert::rules;
 use crate::cli::{AlertsArgs, AlertsCommand, AlertsListArgs, ConfigDbArgs, OutputFormat};
 use crate::output::{self, cell};
 use crate::store::alerts::AlertRow;
