@@ -6,7 +6,8 @@
 //! trusted events, every language PostgreSQL ships) → [`store`] (SQLite) →
 //! [`analyze`] (the max_wal_size suggestion, with what [`settings`] knows of
 //! the server) → [`alert`] (the rules, their evaluation and lifecycle, the
-//! notices) and [`digest`] (the daily mail with its chart).
+//! notices) and [`digest`] (the daily mail with its chart), both sending
+//! through the [`outbox`] (mail, webhook, retries).
 //! [`ingest`] drives one source through frame → classify → store;
 //! [`receive`] takes the lines Vector agents ship to a central walwatch and
 //! hands each shipped file to `ingest`; [`metrics`] serves the store as
@@ -40,6 +41,8 @@ pub mod ingest;
 pub mod receive;
 pub mod settings;
 pub mod analyze;
+// What leaves walwatch: alerts and the digest queue their mails here.
+pub mod outbox;
 pub mod alert;
 pub mod digest;
 // The store as Prometheus series (the daemon's endpoint).

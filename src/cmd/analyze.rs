@@ -38,7 +38,7 @@ pub fn run(args: AnalyzeArgs) -> Result<ExitCode> {
 
 /// One delivery pass over the outbox.
 fn send(store: &mut Store, config: &Config, now: Timestamp) -> Result<()> {
-    let report = crate::alert::deliver::flush(store, config, now)?;
+    let report = crate::outbox::flush(store, config, now)?;
     if report.failed() > 0 {
         // Not an error: the outbox keeps them and the daemon's sender retries.
         super::note(format_args!(

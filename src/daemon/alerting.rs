@@ -70,7 +70,7 @@ impl Alerting {
             return;
         }
         let stop = Arc::new(AtomicBool::new(false));
-        match crate::alert::deliver::spawn_senders(store_path.to_path_buf(), config.clone(), stop.clone()) {
+        match crate::outbox::spawn_senders(store_path.to_path_buf(), config.clone(), stop.clone()) {
             Ok(handles) => self.senders = Some((stop, handles)),
             Err(e) => tracing::error!(error = %e, "Cannot start the alert sender; alerts stay queued in the store."),
         }
