@@ -4,15 +4,15 @@
 //! [`source`] (bytes: files, .gz, .zst, stdin) → [`frame`] (records: stderr
 //! with any log_line_prefix, csvlog, jsonlog, syslog) → [`classify`] (typed,
 //! trusted events, every language PostgreSQL ships) → [`store`] (SQLite) →
-//! [`analyze`] (the max_wal_size suggestion and the alert rules, with what
-//! [`settings`] knows of the server) → [`alert`] (lifecycle, mail, webhook)
-//! and [`digest`] (the daily mail with its chart).
+//! [`analyze`] (the max_wal_size suggestion, with what [`settings`] knows of
+//! the server) → [`alert`] (the rules, their evaluation and lifecycle, the
+//! notices) and [`digest`] (the daily mail with its chart), both sending
+//! through the [`outbox`] (mail, webhook, retries).
 //! [`ingest`] drives one source through frame → classify → store;
 //! [`receive`] takes the lines Vector agents ship to a central walwatch and
-//! hands each shipped file to `ingest`;
-//! [`evaluate`] drives analyze → alert; [`metrics`] serves the store as
-//! Prometheus series. On top: [`daemon`] (`walwatch run`)
-//! and [`cmd`] (one module per subcommand; [`cli`] only declares them).
+//! hands each shipped file to `ingest`; [`metrics`] serves the store as
+//! Prometheus series. On top: [`daemon`] (`walwatch run`) and [`cmd`] (one
+//! module per subcommand; [`cli`] only declares them).
 //!
 //! Beneath the pipeline, imported by it and importing none of it: [`model`]
 //! (the vocabulary: events, alert words), [`catalog`] (the messages and
@@ -41,9 +41,10 @@ pub mod ingest;
 pub mod receive;
 pub mod settings;
 pub mod analyze;
+// What leaves walwatch: alerts and the digest queue their mails here.
+pub mod outbox;
 pub mod alert;
 pub mod digest;
-pub mod evaluate;
 // The store as Prometheus series (the daemon's endpoint).
 pub mod metrics;
 

@@ -33,8 +33,8 @@ use std::collections::HashSet;
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
+use crate::alert::rules::Finding;
 use crate::alert::Notice;
-use crate::analyze::rules::Finding;
 use crate::config::Config;
 use crate::model::alert::{NoticeKind, Resolution, Severity};
 use crate::store::alerts::{AlertContent, AlertRow, AlertTx};
@@ -195,7 +195,7 @@ fn queue(tx: &AlertTx<'_>, config: &Config, notice: Notice, changes: &mut Change
     // render() returns nothing without a transport; skipping it then also
     // keeps the store usable before any delivery is configured.
     if has_transport(config) {
-        let messages = crate::alert::deliver::render(&notice, config);
+        let messages = crate::alert::render::render(&notice, config);
         tx.queue(&messages)?;
     }
     changes.notices.push(notice);

@@ -1,15 +1,24 @@
-//! Alerts after the rules: their lifecycle in the store (firing -> notified
-//! -> resolved) and their delivery (outbox, mail, webhook).
+//! Everything about what fires, when, and when it resolves, in one tree:
+//! the rules ([`rules`]: one file each, and the registry), one evaluation
+//! of them over every cluster ([`evaluate`]), the alerts' lifecycle in the
+//! store ([`lifecycle`]: firing -> notified -> resolved) and the notices
+//! they send ([`render`]: a notice as a mail and as webhook JSON, queued in
+//! the outbox, which delivers them as it does every message).
 
-pub mod deliver;
+pub mod evaluate;
 pub mod lifecycle;
+pub mod render;
+pub mod rules;
+mod test_mail;
+
+pub use test_mail::test_mail;
 
 use jiff::Timestamp;
 use serde::Serialize;
 
 use crate::model::alert::{NoticeKind, Severity, SuggestionText};
 
-/// Everything delivery needs to render one notice. Every string may hold
+/// Everything [`render`] needs to render one notice. Every string may hold
 /// log-derived text (cluster names, parameter values): renderers escape it
 /// in HTML and keep it out of mail headers.
 #[derive(Debug, Clone, PartialEq, Serialize)]

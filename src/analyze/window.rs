@@ -16,7 +16,7 @@ pub struct Window {
 
 impl Window {
     /// `[now - length, now]`, or `[newest - length, newest]` when the newest
-    /// event is older than that (see [`crate::analyze::rules`]). Never later
+    /// event is older than that (see [`crate::alert::rules`]). Never later
     /// than now: an event dated ahead waits for its time (at most the
     /// clock_skew tolerance, or the daemon's next pass) instead of moving
     /// the window; the callers pass the newest event not dated ahead.

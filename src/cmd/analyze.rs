@@ -7,10 +7,10 @@ use std::process::ExitCode;
 use anyhow::Result;
 use jiff::Timestamp;
 
+use crate::alert::evaluate::{self, Evaluation};
 use crate::alert::lifecycle::AlertChange;
 use crate::cli::{AnalyzeArgs, ReportFormat};
 use crate::config::Config;
-use crate::evaluate::{self, Evaluation};
 use crate::output;
 use crate::store::Store;
 
@@ -38,7 +38,7 @@ pub fn run(args: AnalyzeArgs) -> Result<ExitCode> {
 
 /// One delivery pass over the outbox.
 fn send(store: &mut Store, config: &Config, now: Timestamp) -> Result<()> {
-    let report = crate::alert::deliver::flush(store, config, now)?;
+    let report = crate::outbox::flush(store, config, now)?;
     if report.failed() > 0 {
         // Not an error: the outbox keeps them and the daemon's sender retries.
         super::note(format_args!(

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::analyze::rules::RuleSet;
+use crate::alert::rules::RuleSet;
 use crate::cli::ConfigCommand;
 use crate::config::{Config, MailTransport};
 
@@ -68,6 +68,6 @@ fn alerting_line(config: &Config, rules: &RuleSet) -> String {
         sinks.push(format!("webhook {origin}/…"));
     }
     let delivery = if sinks.is_empty() { "none: alerts are kept in the store".to_string() } else { sinks.join(", ") };
-    let (enabled, all) = (rules.enabled().len(), crate::analyze::rules::REGISTRY.len());
+    let (enabled, all) = (rules.enabled().len(), crate::alert::rules::REGISTRY.len());
     format!("alert rules: {enabled} of {all} enabled; delivery: {delivery}\n")
 }

@@ -82,11 +82,10 @@ fn send(
     };
     let to: Mailbox = address.parse().with_context(|| format!("--to {address:?} is not a mail address"))?;
     // Not the day's scheduled message: an id of its own, so the daily one is not taken for a duplicate.
-    let id =
-        format!("<walwatch.digest.{}.now.{}@{}>", report.day, now.as_microsecond(), crate::alert::deliver::host_name());
+    let id = format!("<walwatch.digest.{}.now.{}@{}>", report.day, now.as_microsecond(), crate::outbox::host_name());
     let payload =
         render::mail(report, pictures, &mail.from, std::slice::from_ref(&to), &id, now).map_err(anyhow::Error::msg)?;
-    crate::alert::deliver::send_now(mail, &payload, std::slice::from_ref(&to))?;
+    crate::outbox::send_now(mail, &payload, std::slice::from_ref(&to))?;
     super::note(format_args!("digest of {} sent to {} ({id})", report.day, to.email));
     Ok(())
 }

@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Result;
 
-use crate::analyze::rules::RuleSet;
+use crate::alert::rules::RuleSet;
 use crate::cli::{Cli, Command, ConfigDbArgs, WindowArgs};
 use crate::config::{Config, StoreUser};
 use crate::store::Filter;

@@ -12,8 +12,8 @@ use anyhow::Result;
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
-use crate::analyze::rules::ahead_text;
-use crate::analyze::rules::ClockSkew;
+use crate::alert::rules::ahead_text;
+use crate::alert::rules::ClockSkew;
 use crate::catalog::Catalog;
 use crate::classify::trust::residual_risk;
 use crate::cli::{ReportFormat, StatusArgs};

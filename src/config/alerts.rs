@@ -2,7 +2,7 @@
 //! (`[alerts.forced_checkpoints]`, …).
 //!
 //! This module knows no rule. It keeps the rule tables as written, with
-//! the file's text, and each rule (crate::analyze::rules) reads its own
+//! the file's text, and each rule (crate::alert::rules) reads its own
 //! table with [`RuleTables::read`] into the config type it owns: the error
 //! of a bad value then still points at its file:line:column.
 

@@ -8,6 +8,8 @@ use toml::Spanned;
 
 use super::mail::mailbox;
 use super::problem::{time_zone, Problem};
+use super::Config;
+use crate::model::alert::NoticeKind;
 
 /// `[digest]`
 #[derive(Debug, Clone, PartialEq)]
@@ -25,6 +27,21 @@ pub struct DigestSection {
     /// false: a healthy day still sends a short "all well" digest, so that
     /// silence means something is broken.
     pub skip_quiet_days: bool,
+}
+
+impl Config {
+    /// Who a mail of `kind` is addressed to: the digest to `[digest] to`
+    /// when that is set; every other mail, and the digest otherwise, to
+    /// `[mail] to`; nobody without `[mail]`. A renderer writes it in the To
+    /// header and the outbox sends with it as the envelope, so the one
+    /// setting that gives a kind recipients of its own is read here alone.
+    pub fn mail_recipients(&self, kind: NoticeKind) -> Vec<Mailbox> {
+        match (kind, &self.mail) {
+            (NoticeKind::Digest, _) if !self.digest.to.is_empty() => self.digest.to.clone(),
+            (_, Some(mail)) => mail.to.to_vec(),
+            (_, None) => Vec::new(),
+        }
+    }
 }
 
 impl Default for DigestSection {

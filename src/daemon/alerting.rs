@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 
-use crate::analyze::rules::RuleSet;
+use crate::alert::rules::RuleSet;
 use crate::config::{ClusterConfig, Config};
 use crate::store::Store;
 
@@ -70,7 +70,7 @@ impl Alerting {
             return;
         }
         let stop = Arc::new(AtomicBool::new(false));
-        match crate::alert::deliver::spawn_senders(store_path.to_path_buf(), config.clone(), stop.clone()) {
+        match crate::outbox::spawn_senders(store_path.to_path_buf(), config.clone(), stop.clone()) {
             Ok(handles) => self.senders = Some((stop, handles)),
             Err(e) => tracing::error!(error = %e, "Cannot start the alert sender; alerts stay queued in the store."),
         }
@@ -208,7 +208,7 @@ fn pass(store: &mut Store, job: &Job, stop: &AtomicBool) {
         refresh_settings(store, clusters, stop);
     }
     let started = Instant::now();
-    match crate::evaluate::all_until(store, &job.config, &job.rules, Timestamp::now(), stop) {
+    match crate::alert::evaluate::all_until(store, &job.config, &job.rules, Timestamp::now(), stop) {
         Ok(report) => {
             let fired: usize = report.clusters.iter().map(|c| c.changes.fired.len()).sum();
             let ms = started.elapsed().as_millis() as u64;

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use jiff::Timestamp;
 
-use crate::analyze::rules::RuleSet;
+use crate::alert::rules::RuleSet;
 use crate::config::{self, Config};
 use crate::metrics::{self, Endpoint};
 use crate::receive::Receiver;

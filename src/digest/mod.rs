@@ -5,8 +5,8 @@
 //! the store (the numbers are `walwatch history --by day`'s), [`bursts`]
 //! finds forced checkpoints that recur at the same hours; [`render`] makes
 //! the mail; [`queue`] records the day and queues the mail in the outbox in
-//! one transaction, so each day is queued once and delivered by the alert
-//! mails' sender (retries, stable Message-ID).
+//! one transaction, so each day is queued once and delivered by the
+//! outbox like every other message (retries, stable Message-ID).
 
 pub mod bursts;
 pub mod chart;

@@ -2,8 +2,9 @@
 //! day's digest is due; if so the report is read, rendered and queued in the
 //! outbox together with the day's row in table digest (one transaction), so
 //! a restart, a crash or a second daemon never queues a day twice. The
-//! alert mails' sender delivers it (retries through SMTP outages, marked
-//! sent only once accepted, the same Message-ID on a re-send).
+//! outbox delivers it as it does every message (retries through SMTP
+//! outages, marked sent only once accepted, the same Message-ID on a
+//! re-send).
 
 use jiff::civil::Date;
 use jiff::Timestamp;
@@ -12,11 +13,11 @@ use super::chart::ChartInput;
 use super::render::{self, Picture};
 use super::report::{self, Inputs, Report, ReportError};
 use super::schedule::{Due, Schedule};
-use crate::analyze::rules::RuleSet;
+use crate::alert::rules::RuleSet;
 use crate::config::Config;
 use crate::model::alert::{Channel, NoticeKind};
+use crate::outbox::NewMessage;
 use crate::store::digests::DayRecord;
-use crate::store::outbox::NewMessage;
 use crate::store::{Store, StoreError};
 
 /// What one look at the schedule did.
@@ -99,13 +100,10 @@ pub fn tick(store: &mut Store, config: &Config, rules: &RuleSet, now: Timestamp)
     })
 }
 
-/// `[digest] to`, else the alert recipients.
+/// `[digest] to`, else the alert recipients: the To of the digest, and
+/// the envelope the outbox sends it with.
 pub fn recipients(config: &Config) -> Vec<lettre::message::Mailbox> {
-    match (&config.digest.to, &config.mail) {
-        (to, _) if !to.is_empty() => to.clone(),
-        (_, Some(mail)) => mail.to.to_vec(),
-        (_, None) => Vec::new(),
-    }
+    config.mail_recipients(NoticeKind::Digest)
 }
 
 /// Each cluster's chart of the day (None where it cannot be drawn: the mail

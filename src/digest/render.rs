@@ -3,24 +3,23 @@
 //! external resources: it must read the same in Gmail, Outlook and on a
 //! phone) with each cluster's chart as an inline PNG (`multipart/related`,
 //! `cid:`). Every string that can come from a log or a config (cluster
-//! names, alert summaries, setting values, paths) goes through the alert
-//! mails' cleaning: [`body_text`] in both parts, [`escape_html`] in HTML,
-//! [`header_text`] in the one header it could reach (none does today: the
-//! subject holds only counts and the date).
+//! names, alert summaries, setting values, paths) goes through the
+//! outbox's mail-safe text, as an alert's does: [`body_text`] in both
+//! parts, [`escape_html`] in HTML, [`header_text`] in the one header it
+//! could reach (none does today: the subject holds only counts and the
+//! date).
 
 use std::fmt::Write as _;
-use std::time::SystemTime;
 
 use jiff::Timestamp;
-use lettre::message::header::{ContentType, HeaderName, HeaderValue};
-use lettre::message::{Attachment, Mailbox, Mailboxes, MultiPart, SinglePart};
-use lettre::Message;
+use lettre::message::header::ContentType;
+use lettre::message::{Attachment, Mailbox, MultiPart, SinglePart};
 
 use super::bursts::Burst;
 use super::report::{median, ClusterDay, Report};
-use crate::alert::deliver::{body_text, escape_html, header_text, host_name};
 use crate::analyze::history::{change, Row};
 use crate::analyze::sizing::pg_size;
+use crate::outbox::{body_text, compose, escape_html, header_text, host_name, Head};
 use crate::output::{grouped_f, spark};
 use crate::store::alerts::AlertRow;
 
@@ -358,15 +357,6 @@ pub fn mail(
     message_id: &str,
     now: Timestamp,
 ) -> Result<String, String> {
-    let mut builder = Message::builder()
-        .from(from.clone())
-        .subject(subject(report))
-        .message_id(Some(message_id.to_string()))
-        .date(SystemTime::from(now))
-        .user_agent(format!("walwatch {}", env!("CARGO_PKG_VERSION")))
-        .raw_header(HeaderValue::new(HeaderName::new_from_ascii_str("Auto-Submitted"), "auto-generated".into()));
-    let to: Mailboxes = to.to_vec().into();
-    builder = builder.mailbox(lettre::message::header::To::from(to));
     let png = ContentType::parse("image/png").map_err(|e| e.to_string())?;
     let mut related = MultiPart::related().singlepart(SinglePart::html(html(report, pictures)));
     for (i, p) in pictures.iter().enumerate() {
@@ -375,6 +365,5 @@ pub fn mail(
         }
     }
     let body = MultiPart::alternative().singlepart(SinglePart::plain(text(report))).multipart(related);
-    let message = builder.multipart(body).map_err(|e| format!("cannot build the digest: {e}"))?;
-    String::from_utf8(message.formatted()).map_err(|e| format!("the digest is not UTF-8: {e}"))
+    compose(Head { from, to, subject: subject(report), message_id, date: now }, body, "digest")
 }

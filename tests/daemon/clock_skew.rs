@@ -27,10 +27,10 @@ use serde_json::Value;
 use support::daemon::{append, replace, Workspace};
 use support::smtp::{free_port, SinkOptions, SmtpSink};
 use support::{walwatch, walwatch_json};
+use walwatch::alert::evaluate::{self, Evaluation};
 use walwatch::alert::lifecycle::AlertChange;
-use walwatch::analyze::rules::RuleSet;
+use walwatch::alert::rules::RuleSet;
 use walwatch::config::Config;
-use walwatch::evaluate::{self, Evaluation};
 use walwatch::store::Store;
 use walwatch::timefmt::rfc3339;
 

@@ -26,7 +26,7 @@ use jiff::{SignedDuration, Timestamp};
 use serde_json::Value;
 
 use crate::support;
-use walwatch::analyze::rules::{ClockSkew, RuleSet};
+use walwatch::alert::rules::{ClockSkew, RuleSet};
 use walwatch::config::{self, Config};
 use walwatch::digest::queue::{tick, Tick};
 use walwatch::metrics::{AdviceBoard, Advisor, Params, Scraper};
@@ -236,7 +236,7 @@ fn check(line: Line, ahead: Ahead, config: &str) {
 
     // The rules at the frozen clock, with the alerts' advice.
     let mut store = Store::open(&case.db).unwrap();
-    let report = walwatch::evaluate::all(&mut store, &case.config, &case.rules(), case.clock).unwrap();
+    let report = walwatch::alert::evaluate::all(&mut store, &case.config, &case.rules(), case.clock).unwrap();
     let findings = &report.clusters[0].findings;
     let rules: Vec<&str> = findings.iter().map(|f| f.rule).collect();
     if counted {

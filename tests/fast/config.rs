@@ -26,8 +26,8 @@ fn assert_error(text: &str, expected_start: &str) {
 fn shipped_example_documents_the_defaults() {
     let example = config::load(&example_path()).unwrap();
     // The rule tables are read by the rules: every rule at its defaults.
-    let rules = walwatch::analyze::rules::RuleSet::configure(&example.alerts).unwrap();
-    assert_eq!(format!("{rules:?}"), format!("{:?}", walwatch::analyze::rules::RuleSet::default()));
+    let rules = walwatch::alert::rules::RuleSet::configure(&example.alerts).unwrap();
+    assert_eq!(format!("{rules:?}"), format!("{:?}", walwatch::alert::rules::RuleSet::default()));
     assert_eq!(example.alerts.rules.ids().count(), 9);
     let tables = config::AlertsSection { rules: config::RuleTables::default(), ..example.alerts.clone() };
     assert_eq!(Config { alerts: tables, ..example }, Config::default());

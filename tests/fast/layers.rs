@@ -12,9 +12,10 @@ use std::path::{Path, PathBuf};
 /// data flows, then what a user runs.
 const ORDER: &[&str] = &[
     "model", "timefmt", "output", "guc", "catalog", "source", "config", "serve", // beneath the pipeline
-    "frame", "classify", "store", "ingest", "receive", "settings", "analyze", "alert", "digest",
-    "evaluate", // the pipeline
-    "metrics",  // the store as Prometheus series, for the daemon
+    "frame", "classify", "store", "ingest", "receive", "settings", "analyze", // the pipeline
+    "outbox",  // what leaves walwatch, for the alerts and the digest
+    "alert", "digest",  // the pipeline's end
+    "metrics", // the store as Prometheus series, for the daemon
     "cli", "daemon", "cmd", // on top
 ];
 

@@ -3,7 +3,7 @@
 //! (U+200B) and a BOM / zero-width no-break space (U+FEFF) can make a mail
 //! or a chat message show other text than it holds. None of them may reach
 //! the Subject, the text part, the HTML part or the webhook JSON: each
-//! becomes the visible ASCII marker `[U+202E]` (src/alert/deliver/render.rs
+//! becomes the visible ASCII marker `[U+202E]` (src/outbox/text.rs
 //! explains why a marker and not nothing).
 //!
 //! Real parts only: the walwatch binary imports a real PostgreSQL 15 log
@@ -25,10 +25,11 @@ use jiff::Timestamp;
 use serde_json::Value;
 use support::smtp::{free_port, Received, SinkOptions, SmtpSink};
 use support::walwatch;
-use walwatch::alert::deliver;
+use walwatch::alert::render;
 use walwatch::alert::Notice;
 use walwatch::config::{self, Config};
 use walwatch::model::alert::{NoticeKind, Severity, SuggestionText};
+use walwatch::outbox;
 use walwatch::store::Store;
 
 /// The four characters, between letters so that a dropped one would show too.
@@ -187,8 +188,8 @@ fn summary_details_and_advice_reach_the_wire_with_markers() {
         sequence: 0,
     };
     let now = Timestamp::now();
-    store.outbox_mut().queue(&deliver::render_at(&notice, &config, now)).unwrap();
-    assert_eq!(deliver::flush(&mut store, &config, now).unwrap().sent(), 2);
+    store.outbox_mut().queue(&render::render_at(&notice, &config, now)).unwrap();
+    assert_eq!(outbox::flush(&mut store, &config, now).unwrap().sent(), 2);
 
     let mails = sink.wait_for(1, Duration::from_secs(10));
     let m = &mails[0];

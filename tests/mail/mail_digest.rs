@@ -15,10 +15,10 @@ use std::process::Command;
 use jiff::Timestamp;
 use mailparse::ParsedMail;
 use support::smtp::{free_port, SinkOptions, SmtpSink};
-use walwatch::alert::deliver;
-use walwatch::analyze::rules::RuleSet;
+use walwatch::alert::rules::RuleSet;
 use walwatch::config::{self, Config};
 use walwatch::digest::queue::{tick, Tick};
+use walwatch::outbox;
 use walwatch::store::Store;
 
 const FIXTURE: &str = "15-stderr-default-std";
@@ -147,7 +147,7 @@ fn the_day_after_the_baseline_one_digest_arrives_with_history_s_numbers_in_both_
     let mut again = Store::open(&s.db).unwrap();
     assert!(matches!(tick(&mut again, &config, &rules, at("2026-11-23T07:05:00Z")).unwrap(), Tick::Waiting(_)));
 
-    let report = deliver::flush(&mut s.store, &config, at("2026-11-23T07:00:01Z")).unwrap();
+    let report = outbox::flush(&mut s.store, &config, at("2026-11-23T07:00:01Z")).unwrap();
     assert_eq!((report.sent(), report.failed()), (1, 0), "{report:?}");
     let received = sink.messages();
     assert_eq!(received.len(), 1);
@@ -226,11 +226,11 @@ fn smtp_down_over_at_then_up_delivers_the_day_once_and_a_crash_before_the_mark_r
         panic!("not queued")
     };
     // The server is down at 07:00: the send fails and is retried later; the day is not queued again.
-    let down = deliver::flush(&mut s.store, &config, at("2026-11-23T07:00:01Z")).unwrap();
+    let down = outbox::flush(&mut s.store, &config, at("2026-11-23T07:00:01Z")).unwrap();
     assert_eq!((down.sent(), down.failed()), (0, 1), "{down:?}");
     assert!(matches!(tick(&mut s.store, &config, &rules, at("2026-11-23T07:01:00Z")).unwrap(), Tick::Waiting(_)));
     let sink = SmtpSink::start(&s.sink_dir, port, SinkOptions::default());
-    let up = deliver::flush(&mut s.store, &config, at("2026-11-23T07:05:00Z")).unwrap();
+    let up = outbox::flush(&mut s.store, &config, at("2026-11-23T07:05:00Z")).unwrap();
     assert_eq!((up.sent(), up.failed()), (1, 0), "{up:?}");
     let ids: Vec<String> = sink.messages().iter().map(|m| m.message_id()).collect();
     assert_eq!(ids, std::slice::from_ref(&message_id));
@@ -241,7 +241,7 @@ fn smtp_down_over_at_then_up_delivers_the_day_once_and_a_crash_before_the_mark_r
     conn.execute("UPDATE outbox SET sent_at = NULL, next_attempt_at = 0 WHERE message_id = ?1", [&message_id]).unwrap();
     let mut restarted = Store::open(&s.db).unwrap();
     assert!(matches!(tick(&mut restarted, &config, &rules, at("2026-11-23T07:10:00Z")).unwrap(), Tick::Waiting(_)));
-    let resent = deliver::flush(&mut restarted, &config, at("2026-11-23T07:10:00Z")).unwrap();
+    let resent = outbox::flush(&mut restarted, &config, at("2026-11-23T07:10:00Z")).unwrap();
     assert_eq!(resent.sent(), 1);
     let received = sink.messages();
     assert_eq!(received.iter().map(|m| m.message_id()).collect::<Vec<_>>(), [message_id.clone(), message_id]);
@@ -256,7 +256,7 @@ fn after_a_week_down_only_the_latest_day_is_sent_and_the_missed_days_are_named()
     let rules = rules(&config);
     tick(&mut s.store, &config, &rules, at("2026-11-22T15:00:00Z")).unwrap();
     tick(&mut s.store, &config, &rules, at("2026-11-23T07:00:00Z")).unwrap();
-    deliver::flush(&mut s.store, &config, at("2026-11-23T07:00:00Z")).unwrap();
+    outbox::flush(&mut s.store, &config, at("2026-11-23T07:00:00Z")).unwrap();
     // Down from the 23rd until the 30th, 08:00.
     let queued = tick(&mut s.store, &config, &rules, at("2026-11-30T08:00:00Z")).unwrap();
     let Tick::Queued { day, subject, .. } = &queued else { panic!("{queued:?}") };
@@ -264,7 +264,7 @@ fn after_a_week_down_only_the_latest_day_is_sent_and_the_missed_days_are_named()
     // A quiet day after days with checkpoints is news, not health.
     assert_eq!(subject, "[walwatch] digest 2026-11-29: 1 of 1 clusters need attention");
     assert!(matches!(tick(&mut s.store, &config, &rules, at("2026-11-30T09:00:00Z")).unwrap(), Tick::Waiting(_)));
-    deliver::flush(&mut s.store, &config, at("2026-11-30T08:00:00Z")).unwrap();
+    outbox::flush(&mut s.store, &config, at("2026-11-30T08:00:00Z")).unwrap();
     let received = sink.messages();
     let subjects: Vec<String> = received.iter().map(|m| m.header("Subject")).collect();
     assert_eq!(subjects.len(), 2, "one per due day sent, no burst of old ones: {subjects:?}");

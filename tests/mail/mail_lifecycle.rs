@@ -11,10 +11,11 @@ use std::path::Path;
 use jiff::Timestamp;
 use serde_json::json;
 use support::smtp::{free_port, mail_config, SinkOptions, SmtpSink};
-use walwatch::alert::{deliver, lifecycle};
-use walwatch::analyze::rules::{Finding, RuleSet};
+use walwatch::alert::lifecycle;
+use walwatch::alert::rules::{Finding, RuleSet};
 use walwatch::config::{self, Config};
 use walwatch::model::alert::{AlertState, Resolution, Severity};
+use walwatch::outbox;
 use walwatch::store::Store;
 
 fn at(s: &str) -> Timestamp {
@@ -47,7 +48,7 @@ fn evaluate(db: &Path, config: &Config, findings: Vec<Finding>, minute: i64) -> 
     let mut store = Store::open(db).unwrap();
     let enabled = RuleSet::configure(&config.alerts).unwrap().enabled();
     let changes = lifecycle::apply(&mut store, config, &enabled, "main", findings, now).unwrap();
-    let report = deliver::flush(&mut store, config, now).unwrap();
+    let report = outbox::flush(&mut store, config, now).unwrap();
     assert_eq!(report.failed(), 0, "{report:?}");
     changes
 }

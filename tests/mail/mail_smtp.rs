@@ -14,10 +14,10 @@ use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 use support::smtp::{free_port, make_ca, SinkOptions, SinkTls, SmtpSink};
-use walwatch::alert::deliver::{self, DeliverError};
-use walwatch::alert::Notice;
+use walwatch::alert::{self, render, Notice};
 use walwatch::config::{self, Config};
 use walwatch::model::alert::{NoticeKind, Severity, SuggestionText};
+use walwatch::outbox::{self, DeliverError};
 use walwatch::store::Store;
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -102,7 +102,7 @@ fn setup() -> Setup {
 }
 
 fn queue(store: &mut Store, notice: &Notice, config: &Config, now: Timestamp) -> String {
-    let messages = deliver::render_at(notice, config, now);
+    let messages = render::render_at(notice, config, now);
     assert_eq!(messages.len(), 1);
     store.outbox_mut().queue(&messages).unwrap();
     messages[0].message_id.clone()
@@ -118,7 +118,7 @@ fn a_notice_arrives_with_subject_headers_both_parts_and_is_marked_sent() {
     let message_id =
         queue(&mut s.store, &notice(id, "prod-eu", "12 of 14 checkpoints forced by WAL in 1h"), &config, now);
 
-    let report = deliver::flush(&mut s.store, &config, now).unwrap();
+    let report = outbox::flush(&mut s.store, &config, now).unwrap();
     assert_eq!((report.sent(), report.failed()), (1, 0), "{report:?}");
     let received = sink.messages();
     assert_eq!(received.len(), 1);
@@ -152,8 +152,8 @@ fn a_notice_arrives_with_subject_headers_both_parts_and_is_marked_sent() {
     assert_eq!(alert_state(&s.db, id), ("notified".to_string(), Some(now.as_microsecond())));
 
     // Nothing is due any more: a second flush sends nothing.
-    assert_eq!(deliver::flush(&mut s.store, &config, now + SignedDuration::from_hours(1)).unwrap().outcomes, []);
-    assert_eq!(deliver::next_due(&s.store).unwrap(), None);
+    assert_eq!(outbox::flush(&mut s.store, &config, now + SignedDuration::from_hours(1)).unwrap().outcomes, []);
+    assert_eq!(outbox::next_due(&s.store).unwrap(), None);
     assert_eq!(sink.messages().len(), 1);
 }
 
@@ -168,7 +168,7 @@ fn hostile_cluster_names_and_values_stay_out_of_the_headers() {
     let mut n = notice(id, cluster, summary);
     n.details = vec!["parameter \"full_page_writes\" changed to \"off\nBcc: evil2@example.com\" <b>bold</b>".into()];
     queue(&mut s.store, &n, &config, now());
-    assert_eq!(deliver::flush(&mut s.store, &config, now()).unwrap().sent(), 1);
+    assert_eq!(outbox::flush(&mut s.store, &config, now()).unwrap().sent(), 1);
 
     let received = sink.messages();
     assert_eq!(received.len(), 1);
@@ -210,19 +210,19 @@ fn an_outage_is_retried_with_backoff_and_every_notice_arrives_exactly_once() {
     }
 
     // Server down: every message fails, the failure and the backoff are recorded.
-    let report = deliver::flush(&mut s.store, &config, t0).unwrap();
+    let report = outbox::flush(&mut s.store, &config, t0).unwrap();
     assert_eq!((report.sent(), report.failed()), (0, 3), "{report:?}");
     for row in s.store.outbox().all().unwrap() {
         assert_eq!((row.attempts, row.sent_at, row.next_attempt_at), (1, None, t0 + SignedDuration::from_secs(10)));
         assert!(row.last_error.as_deref().is_some_and(|e| !e.is_empty()));
     }
-    assert_eq!(deliver::flush(&mut s.store, &config, t0 + SignedDuration::from_secs(9)).unwrap().outcomes, []);
+    assert_eq!(outbox::flush(&mut s.store, &config, t0 + SignedDuration::from_secs(9)).unwrap().outcomes, []);
     let t1 = t0 + SignedDuration::from_secs(10);
-    assert_eq!(deliver::flush(&mut s.store, &config, t1).unwrap().failed(), 3);
+    assert_eq!(outbox::flush(&mut s.store, &config, t1).unwrap().failed(), 3);
     for row in s.store.outbox().all().unwrap() {
         assert_eq!((row.attempts, row.next_attempt_at), (2, t1 + SignedDuration::from_secs(20)), "doubled");
     }
-    assert_eq!(deliver::next_due(&s.store).unwrap(), Some(t1 + SignedDuration::from_secs(20)));
+    assert_eq!(outbox::next_due(&s.store).unwrap(), Some(t1 + SignedDuration::from_secs(20)));
     // Claimed twice, accepted never: no alert is notified yet.
     for (alert_id, _) in &ids {
         assert_eq!(alert_state(&s.db, *alert_id), ("firing".to_string(), None));
@@ -232,9 +232,9 @@ fn an_outage_is_retried_with_backoff_and_every_notice_arrives_exactly_once() {
     let sink = SmtpSink::start(&s.sink_dir, port, SinkOptions::default());
     let mut now = t1 + SignedDuration::from_secs(20);
     let mut rounds = 0;
-    while let Some(due) = deliver::next_due(&s.store).unwrap() {
+    while let Some(due) = outbox::next_due(&s.store).unwrap() {
         now = now.max(due);
-        deliver::flush(&mut s.store, &config, now).unwrap();
+        outbox::flush(&mut s.store, &config, now).unwrap();
         rounds += 1;
         assert!(rounds < 10, "the queue does not drain");
     }
@@ -262,7 +262,7 @@ fn auth_reads_the_password_from_a_file_or_the_environment() {
     fs::write(&secret, "s3cret pass\n").unwrap(); // the trailing newline `echo` leaves is not part of it
     let from_file = format!("username = \"walwatch\"\npassword_file = \"{}\"\n", secret.display());
     let config = parse(&smtp_config(sink.port, &from_file));
-    let out = deliver::test_mail(&mut s.store, &config, now()).unwrap();
+    let out = alert::test_mail(&mut s.store, &config, now()).unwrap();
     assert!(out.starts_with("mail: test message <walwatch.test."), "{out}");
     assert!(
         out.contains(&format!("sent to dba@example.com, ops@example.com via smtp 127.0.0.1:{} (none)", sink.port)),
@@ -272,7 +272,7 @@ fn auth_reads_the_password_from_a_file_or_the_environment() {
     std::env::set_var("WALWATCH_TEST_SMTP_PASSWORD", "s3cret pass");
     let config =
         parse(&smtp_config(sink.port, "username = \"walwatch\"\npassword_env = \"WALWATCH_TEST_SMTP_PASSWORD\"\n"));
-    deliver::test_mail(&mut s.store, &config, now()).unwrap();
+    alert::test_mail(&mut s.store, &config, now()).unwrap();
     let received = sink.messages();
     assert_eq!(received.len(), 2);
     assert!(received.iter().all(|m| m.login().as_deref() == Some("walwatch")));
@@ -281,12 +281,12 @@ fn auth_reads_the_password_from_a_file_or_the_environment() {
     // A wrong password is refused by the server; the test message is not left queued.
     fs::write(&secret, "wrong\n").unwrap();
     let config = parse(&smtp_config(sink.port, &from_file));
-    let err = deliver::test_mail(&mut s.store, &config, now()).unwrap_err().to_string();
+    let err = alert::test_mail(&mut s.store, &config, now()).unwrap_err().to_string();
     assert!(err.starts_with("mail: test message NOT sent to dba@example.com"), "{err}");
     assert!(err.contains("535"), "the server's authentication failure: {err}");
     // An unreadable password file is a clear error.
     fs::remove_file(&secret).unwrap();
-    let err = deliver::test_mail(&mut s.store, &config, now()).unwrap_err().to_string();
+    let err = alert::test_mail(&mut s.store, &config, now()).unwrap_err().to_string();
     assert!(
         err.contains(&format!("cannot read the SMTP password file {} ([mail.smtp] password_file)", secret.display())),
         "{err}"
@@ -298,7 +298,7 @@ fn auth_reads_the_password_from_a_file_or_the_environment() {
 #[test]
 fn test_mail_without_delivery_configured_says_what_to_configure() {
     let mut s = setup();
-    let err = deliver::test_mail(&mut s.store, &Config::default(), now()).unwrap_err();
+    let err = alert::test_mail(&mut s.store, &Config::default(), now()).unwrap_err();
     assert!(matches!(err, DeliverError::NotConfigured));
     let text = err.to_string();
     assert!(text.contains("add a [mail] section") && text.contains("[webhook] section (url)"), "{text}");
@@ -360,9 +360,9 @@ fn a_crash_between_send_and_mark_resends_the_same_message() {
     let config = parse(&smtp_config(sink.port, ""));
     // The dead sender's claim holds the message for a while (no double send
     // by a concurrent sender); once it expires the message goes out again.
-    assert_eq!(deliver::flush(&mut store, &config, now()).unwrap().outcomes, []);
+    assert_eq!(outbox::flush(&mut store, &config, now()).unwrap().outcomes, []);
     let later = now() + SignedDuration::from_hours(1);
-    let report = deliver::flush(&mut store, &config, later).unwrap();
+    let report = outbox::flush(&mut store, &config, later).unwrap();
     assert_eq!((report.sent(), report.outcomes[0].message_id.as_str()), (1, first.as_str()));
 
     let received = sink.messages();
@@ -386,12 +386,12 @@ fn starttls_and_implicit_tls_verify_the_server_against_ca_file() {
         let base = smtp_config(sink.port, "").replace("127.0.0.1", "localhost");
         let base = base.replace("security = \"none\"", &format!("security = \"{security}\""));
         let without_ca = parse(&base);
-        let err = deliver::test_mail(&mut s.store, &without_ca, now()).unwrap_err().to_string();
+        let err = alert::test_mail(&mut s.store, &without_ca, now()).unwrap_err().to_string();
         assert!(err.contains("UnknownIssuer"), "{mode}: {err}");
         assert_eq!(sink.messages().len(), 0);
 
         let with_ca = parse(&format!("{base}ca_file = \"{}\"\n", ca.ca.display()));
-        let out = deliver::test_mail(&mut s.store, &with_ca, now()).unwrap();
+        let out = alert::test_mail(&mut s.store, &with_ca, now()).unwrap();
         assert!(out.contains(&format!("via smtp localhost:{} ({security})", sink.port)), "{out}");
         let received = sink.messages();
         assert_eq!(received.len(), 1, "{mode}");

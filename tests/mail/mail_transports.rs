@@ -17,10 +17,10 @@ use std::time::{Duration, Instant};
 use jiff::{SignedDuration, Timestamp};
 use serde_json::Value;
 use support::smtp::{free_port, SinkOptions, SmtpSink};
-use walwatch::alert::deliver;
-use walwatch::alert::Notice;
+use walwatch::alert::{render, Notice};
 use walwatch::config::{self, Config};
 use walwatch::model::alert::{NoticeKind, Severity, SuggestionText};
+use walwatch::outbox;
 use walwatch::store::Store;
 
 fn now() -> Timestamp {
@@ -60,10 +60,10 @@ fn notice(alert_id: i64, kind: NoticeKind, summary: &str) -> Notice {
     }
 }
 
-fn queue_two(store: &mut Store, db: &Path, config: &Config) -> Vec<deliver::NewMessage> {
+fn queue_two(store: &mut Store, db: &Path, config: &Config) -> Vec<outbox::NewMessage> {
     let id = alert(db, "main");
-    let mut all = deliver::render_at(&notice(id, NoticeKind::Firing, "too frequent"), config, now());
-    all.extend(deliver::render_at(&notice(id, NoticeKind::Resolved, "too frequent"), config, now()));
+    let mut all = render::render_at(&notice(id, NoticeKind::Firing, "too frequent"), config, now());
+    all.extend(render::render_at(&notice(id, NoticeKind::Resolved, "too frequent"), config, now()));
     store.outbox_mut().queue(&all).unwrap();
     all
 }
@@ -76,7 +76,7 @@ fn file_transport_writes_one_eml_per_message_with_the_stored_bytes() {
     let config = parse(&format!("{MAIL}transport = \"file\"\n[mail.file]\ndirectory = \"{}\"\n", out.display()));
     let mut store = Store::open(&db).unwrap();
     let queued = queue_two(&mut store, &db, &config);
-    assert_eq!(deliver::flush(&mut store, &config, now()).unwrap().sent(), 2);
+    assert_eq!(outbox::flush(&mut store, &config, now()).unwrap().sent(), 2);
 
     let files: Vec<_> = fs::read_dir(&out).unwrap().map(|e| e.unwrap().path()).collect();
     assert_eq!(files.len(), 2, "{files:?}");
@@ -114,7 +114,7 @@ fn sendmail_transport_pipes_the_stored_bytes_to_the_command() {
         parse(&format!("{MAIL}transport = \"sendmail\"\n[mail.sendmail]\ncommand = \"{}\"\n", script.display()));
     let mut store = Store::open(&db).unwrap();
     let queued = queue_two(&mut store, &db, &config);
-    assert_eq!(deliver::flush(&mut store, &config, now()).unwrap().sent(), 2);
+    assert_eq!(outbox::flush(&mut store, &config, now()).unwrap().sent(), 2);
     for (i, message) in queued.iter().enumerate() {
         let n = i * 2; // .args then .eml per message
         let args = fs::read_to_string(record.join(format!("{n}.args"))).unwrap();
@@ -124,9 +124,9 @@ fn sendmail_transport_pipes_the_stored_bytes_to_the_command() {
 
     fs::write(&script, "#!/bin/sh\ncat > /dev/null\necho 'queue file write error' >&2\nexit 75\n").unwrap();
     let id = alert(&db, "other");
-    store.outbox_mut().queue(&deliver::render_at(&notice(id, NoticeKind::Firing, "x"), &config, now())).unwrap();
+    store.outbox_mut().queue(&render::render_at(&notice(id, NoticeKind::Firing, "x"), &config, now())).unwrap();
     let t = now();
-    let report = deliver::flush(&mut store, &config, t).unwrap();
+    let report = outbox::flush(&mut store, &config, t).unwrap();
     assert_eq!(report.failed(), 1);
     let row = store.outbox().all().unwrap().pop().unwrap();
     assert!(row.last_error.as_deref().unwrap().contains("queue file write error"), "{row:?}");
@@ -175,11 +175,11 @@ fn webhook_posts_the_notice_as_json_with_exact_keys() {
     ));
     let mut store = Store::open(&db).unwrap();
     let id = alert(&db, "main");
-    let messages = deliver::render_at(&notice(id, NoticeKind::Firing, "too <frequent>"), &config, now());
+    let messages = render::render_at(&notice(id, NoticeKind::Firing, "too <frequent>"), &config, now());
     assert_eq!(messages.len(), 1);
     store.outbox_mut().queue(&messages).unwrap();
     let server = serve_once(listener, "200 OK");
-    assert_eq!(deliver::flush(&mut store, &config, now()).unwrap().sent(), 1);
+    assert_eq!(outbox::flush(&mut store, &config, now()).unwrap().sent(), 1);
     let (request, headers, body) = server.join().unwrap();
     assert_eq!(request, "POST /hooks/walwatch HTTP/1.1");
     let header = |name: &str| headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
@@ -216,9 +216,9 @@ fn webhook_posts_the_notice_as_json_with_exact_keys() {
     // A refusal (5xx) is a failure, retried later.
     let listener = TcpListener::bind(("127.0.0.1", port)).unwrap();
     let id = alert(&db, "second");
-    store.outbox_mut().queue(&deliver::render_at(&notice(id, NoticeKind::Firing, "x"), &config, now())).unwrap();
+    store.outbox_mut().queue(&render::render_at(&notice(id, NoticeKind::Firing, "x"), &config, now())).unwrap();
     let server = serve_once(listener, "503 Service Unavailable");
-    let report = deliver::flush(&mut store, &config, now()).unwrap();
+    let report = outbox::flush(&mut store, &config, now()).unwrap();
     server.join().unwrap();
     assert_eq!(report.failed(), 1);
     assert!(report.outcomes[0].result.as_ref().unwrap_err().contains("503"), "{report:?}");
@@ -237,11 +237,11 @@ fn sender_thread_delivers_queued_messages_and_stops_promptly() {
     ));
     let mut store = Store::open(&db).unwrap();
     let id = alert(&db, "main");
-    store.outbox_mut().queue(&deliver::render_at(&notice(id, NoticeKind::Firing, "first"), &config, now())).unwrap();
+    store.outbox_mut().queue(&render::render_at(&notice(id, NoticeKind::Firing, "first"), &config, now())).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
-    let handle = deliver::spawn_sender(db.clone(), config.clone(), stop.clone()).unwrap();
+    let handle = outbox::spawn_sender(db.clone(), config.clone(), stop.clone()).unwrap();
     assert_eq!(sink.wait_for(1, Duration::from_secs(10)).len(), 1);
-    store.outbox_mut().queue(&deliver::render_at(&notice(id, NoticeKind::Resolved, "first"), &config, now())).unwrap();
+    store.outbox_mut().queue(&render::render_at(&notice(id, NoticeKind::Resolved, "first"), &config, now())).unwrap();
     let received = sink.wait_for(2, Duration::from_secs(10));
     assert_eq!(received.len(), 2);
     assert!(received[1].header("Subject").contains("RESOLVED"));

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::alert::lifecycle::{apply, Changes};
-use crate::analyze::rules::Finding;
+use crate::alert::rules::Finding;
 use crate::config::Config;
 use crate::model::alert::{NoticeKind, Severity};
 use crate::store::Store;
@@ -44,7 +44,7 @@ fn mailing() -> Config {
 fn run(path: &Path, config: &Config, findings: Vec<Finding>, now: &str) -> Changes {
     // A fresh connection each time: nothing is kept in memory between evaluations.
     let mut store = Store::open(path).unwrap();
-    let enabled = crate::analyze::rules::RuleSet::configure(&config.alerts).unwrap().enabled();
+    let enabled = crate::alert::rules::RuleSet::configure(&config.alerts).unwrap().enabled();
     apply(&mut store, config, &enabled, "main", findings, at(now)).unwrap()
 }
 

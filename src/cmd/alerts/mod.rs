@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Result};
 use jiff::{SignedDuration, Timestamp};
 
-use crate::analyze::rules;
+use crate::alert::rules;
 use crate::cli::{AlertsArgs, AlertsCommand, AlertsListArgs, ConfigDbArgs, OutputFormat};
 use crate::output::{self, cell};
 use crate::store::alerts::AlertRow;
@@ -84,7 +84,7 @@ fn say(text: std::fmt::Arguments) {
 fn test_mail(common: &ConfigDbArgs) -> Result<ExitCode> {
     let super::Loaded { config, db: path, .. } = super::config_and_db(common)?;
     let mut store = Store::open_existing(&path)?;
-    let outcome = crate::alert::deliver::test_mail(&mut store, &config, Timestamp::now())?;
+    let outcome = crate::alert::test_mail(&mut store, &config, Timestamp::now())?;
     crate::output::lines(&mut std::io::stdout().lock(), &outcome.to_string())?;
     Ok(ExitCode::SUCCESS)
 }

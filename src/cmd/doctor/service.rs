@@ -64,7 +64,7 @@ fn mail(config: &Config) -> Finding {
              config/walwatch.toml), then `walwatch alerts test-mail`",
         );
     };
-    match crate::alert::deliver::probe(mail) {
+    match crate::outbox::probe(mail) {
         Ok(answer) => Finding::ok(CHECK, answer),
         Err(e) => Finding::error(
             CHECK,

@@ -2,7 +2,7 @@
 -- before it is read, so with one correct clock no event is ever ahead; one
 -- that is (a server clock far ahead, a wrong log_timezone, an injected line
 -- dated 2099) is kept, but its time must not end an alert window or count
--- as the log's newest event (analyze/rules: [alerts.clock_skew] tolerance).
+-- as the log's newest event (alert/rules: [alerts.clock_skew] tolerance).
 --
 -- ahead_us: how far the event's log time was ahead of walwatch's clock when
 -- the event was stored (µs); NULL when it was not ahead. The tolerance is

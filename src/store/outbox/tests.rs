@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 
-use crate::alert::deliver::{self, Channel, NewMessage};
+use crate::alert::render;
 use crate::alert::Notice;
 use crate::config::{self, Config};
 use crate::model::alert::{NoticeKind, Severity};
+use crate::outbox::{self, Channel, NewMessage};
 use crate::store::Store;
 
 struct Setup {
@@ -91,7 +92,7 @@ fn t(second: i64) -> Timestamp {
 }
 
 fn queue(store: &mut Store, notice: &Notice, config: &Config, at: Timestamp) -> Vec<NewMessage> {
-    let messages = deliver::render_at(notice, config, at);
+    let messages = render::render_at(notice, config, at);
     assert_eq!(messages.len(), 1);
     store.outbox_mut().queue(&messages).unwrap();
     messages
@@ -104,7 +105,7 @@ fn a_failed_send_leaves_the_alert_firing_and_only_an_accepted_one_notifies() {
     let refused = smtp_config(closed_port());
     queue(&mut s.store, &notice(alert, NoticeKind::Firing), &refused, t(0));
 
-    let report = deliver::flush(&mut s.store, &refused, t(0)).unwrap();
+    let report = outbox::flush(&mut s.store, &refused, t(0)).unwrap();
     assert_eq!((report.sent(), report.failed()), (0, 1), "{report:?}");
     assert_eq!(alert_state(&s.db, alert), ("firing".to_string(), None), "claimed and refused is not notified");
     let row = &s.store.outbox().all().unwrap()[0];
@@ -115,7 +116,7 @@ fn a_failed_send_leaves_the_alert_firing_and_only_an_accepted_one_notifies() {
     // The same message, accepted at the retry: now notified, at that time.
     let mails = s.dir.join("mails");
     std::fs::create_dir(&mails).unwrap();
-    let report = deliver::flush(&mut s.store, &file_config(&mails), t(10)).unwrap();
+    let report = outbox::flush(&mut s.store, &file_config(&mails), t(10)).unwrap();
     assert_eq!((report.sent(), report.failed()), (1, 0), "{report:?}");
     assert_eq!(alert_state(&s.db, alert), ("notified".to_string(), Some(t(10).as_microsecond())));
     let row = &s.store.outbox().all().unwrap()[0];

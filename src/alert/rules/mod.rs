@@ -48,7 +48,7 @@ use crate::settings::Settings;
 use crate::store::{CheckpointRow, LogTimes};
 use crate::store::{Store, StoreError};
 
-pub use super::window::Window;
+pub use crate::analyze::window::Window;
 
 pub use clock_skew::ahead_text;
 pub use logging_missing::LogObservation;

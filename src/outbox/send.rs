@@ -1,8 +1,9 @@
-//! The sender: every due outbox message goes out through its channel; a
+//! The sender: every due outbox message goes out through its channel,
+//! whatever it is (an alert's notice, the digest, a test message); a
 //! failure is recorded with an exponential, capped backoff and the rest go
 //! on. The daemon runs a thread per channel ([`spawn_senders`]), so a mail
-//! server that never answers does not hold up the webhook; `walwatch alerts
-//! test-mail` runs one [`flush`] ([`test_mail`]).
+//! server that never answers does not hold up the webhook; `walwatch
+//! analyze` and `walwatch alerts test-mail` run one [`flush`].
 //!
 //! A send runs on a thread of its own that the sender waits for, watching
 //! its stop flag: at stop it gives the send up instead of waiting for the
@@ -21,10 +22,8 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 
 use super::transport::{MailSender, WebhookSender};
-use super::{render_at, Channel, DeliverError};
-use crate::alert::Notice;
+use super::{message_id_of, Channel, DeliverError};
 use crate::config::{Config, MailTransport, Retry};
-use crate::model::alert::{NoticeKind, Severity};
 use crate::store::outbox::OutboxRow;
 use crate::store::Store;
 
@@ -150,13 +149,9 @@ impl Senders {
                     Ok(s) => s.clone(),
                     Err(e) => return Some(Err(e.clone())),
                 };
-                // A digest goes to `[digest] to` when set (else the alert recipients).
-                let digest_to = (row.notice == NoticeKind::Digest && !config.digest.to.is_empty())
-                    .then(|| config.digest.to.clone());
-                abandonable(stop, move || match digest_to {
-                    Some(to) => sender.send_to(&payload, &to),
-                    None => sender.send(&payload),
-                })
+                // The configuration says who receives a kind of mail; the renderer wrote the same in To.
+                let to = config.mail_recipients(row.notice);
+                abandonable(stop, move || sender.send_to(&payload, &to))
             }
             Channel::Webhook => {
                 let Some(webhook) = &config.webhook else {
@@ -169,7 +164,7 @@ impl Senders {
                     Ok(s) => s.clone(),
                     Err(e) => return Some(Err(e.clone())),
                 };
-                let id = row.message_id.strip_prefix("webhook:").unwrap_or(&row.message_id).to_string();
+                let id = message_id_of(&row.message_id).to_string();
                 abandonable(stop, move || sender.send(&id, &payload))
             }
         }
@@ -238,96 +233,6 @@ pub fn send_now(
     to: &[lettre::message::Mailbox],
 ) -> Result<(), DeliverError> {
     MailSender::new(mail)?.send_to(payload, to).map_err(DeliverError::TestFailed)
-}
-
-/// `walwatch alerts test-mail`: queues a test notice for every configured
-/// channel and flushes at once. A test message that fails is removed from
-/// the queue (reported now, not delivered hours later) and is the error.
-pub fn test_mail(store: &mut Store, config: &Config, now: Timestamp) -> Result<String, DeliverError> {
-    if config.mail.is_none() && config.webhook.is_none() {
-        return Err(DeliverError::NotConfigured);
-    }
-    let messages = render_at(&test_notice(now), config, now);
-    store.outbox_mut().queue(&messages)?;
-    let report = flush(store, config, now)?;
-    let mut lines = Vec::new();
-    let mut failures = Vec::new();
-    for message in &messages {
-        let outcome = report.outcomes.iter().find(|o| o.message_id == message.message_id);
-        let target = describe_target(config, message.channel);
-        match outcome.map(|o| &o.result) {
-            Some(Ok(())) => lines.push(format!(
-                "{}: test message {} sent {target}",
-                message.channel.as_str(),
-                id_of(&message.message_id)
-            )),
-            Some(Err(e)) => {
-                store.outbox_mut().delete_unsent(&message.message_id)?;
-                failures.push(format!("{}: test message NOT sent {target}: {e}", message.channel.as_str()));
-            }
-            None => lines.push(format!(
-                "{}: test message {} queued; another walwatch (the daemon) is sending it",
-                message.channel.as_str(),
-                id_of(&message.message_id)
-            )),
-        }
-    }
-    let others: Vec<&super::SendOutcome> =
-        report.outcomes.iter().filter(|o| !messages.iter().any(|m| m.message_id == o.message_id)).collect();
-    if !others.is_empty() {
-        let sent = others.iter().filter(|o| o.result.is_ok()).count();
-        lines.push(format!(
-            "also tried {} queued alert messages: {sent} sent, {} failed",
-            others.len(),
-            others.len() - sent
-        ));
-    }
-    if failures.is_empty() {
-        Ok(lines.join("\n"))
-    } else {
-        lines.extend(failures);
-        Err(DeliverError::TestFailed(lines.join("\n")))
-    }
-}
-
-fn id_of(key: &str) -> &str {
-    key.strip_prefix("webhook:").unwrap_or(key)
-}
-
-fn test_notice(now: Timestamp) -> Notice {
-    let host = super::host_name();
-    Notice {
-        alert_id: None,
-        kind: NoticeKind::Test,
-        severity: Severity::Info,
-        cluster: host.clone(),
-        rule: "test".into(),
-        summary: format!("delivery check from walwatch on {host}"),
-        details: vec![
-            "This is a test message sent by `walwatch alerts test-mail`. If you read it, alert notices reach you \
-             the same way."
-                .into(),
-        ],
-        suggestion: None,
-        fired_at: now,
-        sequence: 0,
-    }
-}
-
-fn describe_target(config: &Config, channel: Channel) -> String {
-    match (channel, &config.mail, &config.webhook) {
-        (Channel::Mail, Some(mail), _) => {
-            let to: Vec<String> = mail.to.iter().map(|m| m.email.to_string()).collect();
-            let via = match &mail.transport {
-                MailTransport::Smtp(s) => format!("smtp {}:{} ({})", s.host, s.port, s.security.as_str()),
-                MailTransport::Sendmail { command } => format!("sendmail {}", command.display()),
-                MailTransport::File { directory } => format!("file {}", directory.display()),
-            };
-            format!("to {} via {via}", to.join(", "))
-        }
-        (Channel::Webhook, _, Some(webhook)) => format!("to {}", webhook.url),
-        _ => String::new(),
-    }
 }
 
 /// [`spawn_senders`] under one handle, which ends once they all have.

@@ -11,8 +11,8 @@ use lettre::message::Mailbox;
 
 use crate::config::{MailSection, MailTransport, PasswordSource, SmtpSecurity, SmtpSettings, WebhookSection};
 
-/// A mail transport built from `[mail]`, with the envelope taken from the
-/// config (the payload's From/To are the same addresses).
+/// A mail transport built from `[mail]`, its envelope checked once when it
+/// is built (From, and `[mail] to`: a mail goes nowhere without them).
 pub(crate) struct MailSender {
     kind: MailKind,
     envelope: Envelope,
@@ -43,14 +43,10 @@ impl MailSender {
         Ok(MailSender { kind, envelope })
     }
 
-    /// Sends `payload` exactly; Err is the reason, fit for the outbox's last_error.
-    pub fn send(&self, payload: &str) -> Result<(), String> {
-        self.send_with(&self.envelope, payload)
-    }
-
-    /// [`send`](Self::send) to other recipients than `[mail] to` (the
-    /// digest's `[digest] to`, `walwatch digest --to`): the payload's To
-    /// header names the same addresses.
+    /// Sends `payload` exactly to `to` (the configuration's recipients for
+    /// its kind, or `walwatch digest --to`), with `[mail] from` as the
+    /// envelope sender; the payload's To header names the same addresses.
+    /// Err is the reason, fit for the outbox's last_error.
     pub fn send_to(&self, payload: &str, to: &[Mailbox]) -> Result<(), String> {
         let envelope = Envelope::new(self.envelope.from().cloned(), to.iter().map(|m| m.email.clone()).collect())
             .map_err(|e| format!("mail envelope: {e}"))?;

@@ -1,38 +1,61 @@
-//! A notice as a mail (RFC 5322 text, multipart/alternative) and as webhook
-//! JSON. Every Notice string may come from a log (cluster names, parameter
-//! values): in headers it is stripped of control characters and capped, in
-//! the HTML part it is escaped, and lettre encodes what is not ASCII.
-//!
-//! Unicode format characters (bidi overrides and isolates, zero-width
-//! characters, the BOM, …) are invisible, and they reorder or hide the text
-//! around them: a cluster shown as "prod" may be named otherwise. In every
-//! channel (Subject, text part, HTML part, webhook JSON) each one becomes a
-//! visible `[U+202E]` marker instead of being dropped, so a reader sees that
-//! the log held one and what the text really is.
+//! A notice as outbox messages, one per configured channel: a mail
+//! (multipart/alternative under the head every walwatch mail carries) and
+//! webhook JSON. Every Notice string may come from a log (cluster names,
+//! parameter values): each goes through the outbox's mail-safe text
+//! (`crate::outbox::text`) in every channel, so a header holds no line
+//! break, the HTML part no markup, and no channel an invisible character.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::SystemTime;
 
 use jiff::Timestamp;
-use lettre::message::header::{HeaderName, HeaderValue};
-use lettre::message::{Mailboxes, MultiPart, SinglePart};
-use lettre::Message;
+use lettre::message::{Mailbox, MultiPart, SinglePart};
 
 use crate::alert::Notice;
-use crate::config::MailSection;
+use crate::config::Config;
 use crate::model::alert::NoticeKind;
-use crate::output::is_format;
+use crate::outbox::{body_text, compose, escape_html, header_text, host_name, webhook_key, Channel, Head, NewMessage};
 
 /// Longest cluster name and summary kept in the subject (in characters):
 /// a subject is a line in a mailbox list, the body has the full text.
 const SUBJECT_CLUSTER_MAX: usize = 64;
 const SUBJECT_SUMMARY_MAX: usize = 160;
 
+/// Renders `notice` for every configured channel: none when neither
+/// `[mail]` nor `[webhook]` is configured.
+pub(crate) fn render(notice: &Notice, config: &Config) -> Vec<NewMessage> {
+    render_at(notice, config, Timestamp::now())
+}
+
+/// [`render`] with the Date header and queue time `now`.
+pub fn render_at(notice: &Notice, config: &Config, now: Timestamp) -> Vec<NewMessage> {
+    let id = message_id(notice, now);
+    let mut out = Vec::new();
+    let message = |channel, message_id, payload| NewMessage {
+        alert_id: notice.alert_id,
+        notice: notice.kind,
+        channel,
+        message_id,
+        payload,
+        queued_at: now,
+    };
+    if let Some(mail_section) = &config.mail {
+        match mail(notice, &mail_section.from, &config.mail_recipients(notice.kind), &id, now) {
+            Ok(payload) => out.push(message(Channel::Mail, id.clone(), payload)),
+            // Cannot happen with validated addresses; losing the mail silently would be worse than a log line.
+            Err(e) => tracing::error!(message_id = %id, "cannot render the alert mail: {e}"),
+        }
+    }
+    if config.webhook.is_some() {
+        out.push(message(Channel::Webhook, webhook_key(&id), webhook(notice, &id)));
+    }
+    out
+}
+
 /// The Message-ID (with its angle brackets). For an alert notice it depends
 /// only on the alert and the notice, so rendering it again (after a restart)
 /// gives the same id; `fired_at` and the cluster keep ids of a recreated
 /// store from colliding with old ones. A test notice gets a unique id.
-pub fn message_id(notice: &Notice, now: Timestamp) -> String {
+fn message_id(notice: &Notice, now: Timestamp) -> String {
     let host = host_name();
     match notice.alert_id {
         Some(id) => format!(
@@ -50,15 +73,9 @@ pub fn message_id(notice: &Notice, now: Timestamp) -> String {
     }
 }
 
-/// The outbox key of the webhook copy: the table's message_id is unique
-/// across channels, the JSON carries the mail's id for correlation.
-pub(crate) fn webhook_key(message_id: &str) -> String {
-    format!("webhook:{message_id}")
-}
-
 /// `[walwatch] <SEVERITY> <cluster>: <summary>`; non-firing notices say what
 /// they are before the summary (RESOLVED, REMINDER, TEST).
-pub fn subject(notice: &Notice) -> String {
+fn subject(notice: &Notice) -> String {
     let cluster = header_text(&notice.cluster, SUBJECT_CLUSTER_MAX);
     let summary = header_text(&notice.summary, SUBJECT_SUMMARY_MAX);
     let severity = notice.severity.as_str().to_uppercase();
@@ -69,27 +86,17 @@ pub fn subject(notice: &Notice) -> String {
 }
 
 /// The full RFC 5322 message. Rendered once, stored, and sent byte for byte.
-pub fn mail(notice: &Notice, mail: &MailSection, message_id: &str, now: Timestamp) -> Result<String, String> {
-    let mut builder = Message::builder()
-        .from(mail.from.clone())
-        .subject(subject(notice))
-        .message_id(Some(message_id.to_string()))
-        .date(SystemTime::from(now))
-        .user_agent(format!("walwatch {}", env!("CARGO_PKG_VERSION")))
-        // RFC 3834: no vacation or out-of-office replies to a robot.
-        .raw_header(HeaderValue::new(HeaderName::new_from_ascii_str("Auto-Submitted"), "auto-generated".into()));
-    let to: Mailboxes = mail.to.to_vec().into();
-    builder = builder.mailbox(lettre::message::header::To::from(to));
+fn mail(notice: &Notice, from: &Mailbox, to: &[Mailbox], message_id: &str, now: Timestamp) -> Result<String, String> {
+    let head = Head { from, to, subject: subject(notice), message_id, date: now };
     let body = MultiPart::alternative()
         .singlepart(SinglePart::plain(text_body(notice)))
         .singlepart(SinglePart::html(html_body(notice)));
-    let message = builder.multipart(body).map_err(|e| format!("cannot build the message: {e}"))?;
-    String::from_utf8(message.formatted()).map_err(|e| format!("the message is not UTF-8: {e}"))
+    compose(head, body, "message")
 }
 
 /// The webhook body: the notice's fields plus `message_id`, every string
 /// cleaned as a mail body is (a receiver may show it as it is).
-pub fn webhook(notice: &Notice, message_id: &str) -> String {
+fn webhook(notice: &Notice, message_id: &str) -> String {
     let mut value = serde_json::to_value(notice).unwrap_or_default();
     clean_strings(&mut value);
     if let Some(map) = value.as_object_mut() {
@@ -133,7 +140,7 @@ fn facts(notice: &Notice) -> Vec<(&'static str, String)> {
     facts
 }
 
-pub(crate) fn text_body(notice: &Notice) -> String {
+fn text_body(notice: &Notice) -> String {
     let mut out = format!("{}\n\n{}\n\n", headline(notice), notice.summary);
     for (name, value) in facts(notice) {
         out.push_str(&format!("{name:<10} {value}\n"));
@@ -154,7 +161,7 @@ pub(crate) fn text_body(notice: &Notice) -> String {
     body_text(&out)
 }
 
-pub(crate) fn html_body(notice: &Notice) -> String {
+fn html_body(notice: &Notice) -> String {
     let h = |s: &str| escape_html(&body_text(s));
     let mut out = String::from("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>");
     out.push_str(&h(&subject(notice)));
@@ -182,98 +189,12 @@ pub(crate) fn html_body(notice: &Notice) -> String {
     out
 }
 
-/// Text for a header: no control characters at all (CR/LF would start a new
-/// header), no Unicode line separators, format characters as markers, at
-/// most `max` characters.
-pub fn header_text(text: &str, max: usize) -> String {
-    let clean: String = mark_format_chars(text)
-        .chars()
-        .map(|c| if c.is_control() || is_separator(c) { ' ' } else { c })
-        .collect::<String>();
-    let clean = clean.split_whitespace().collect::<Vec<_>>().join(" ");
-    if clean.chars().count() <= max {
-        clean
-    } else {
-        let mut cut: String = clean.chars().take(max.saturating_sub(1)).collect();
-        cut.push('…');
-        cut
-    }
-}
-
-/// Text for a body: newlines normalised to LF (lettre writes CRLF), tabs
-/// kept, every other control character dropped (a terminal escape in a log
-/// line has no business in a mail), format characters as markers.
-pub(crate) fn body_text(text: &str) -> String {
-    let unified = mark_format_chars(text).replace("\r\n", "\n").replace('\r', "\n");
-    unified.chars().filter(|&c| c == '\n' || c == '\t' || !(c.is_control() || is_separator(c))).collect()
-}
-
-fn is_separator(c: char) -> bool {
-    matches!(c, '\u{2028}' | '\u{2029}')
-}
-
-/// Each Unicode format character as a visible ASCII `[U+XXXX]` (see the
-/// module documentation); everything else unchanged.
-pub(crate) fn mark_format_chars(text: &str) -> String {
-    if !text.chars().any(is_format) {
-        return text.to_string();
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        if is_format(c) {
-            out.push_str(&format!("[U+{:04X}]", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-pub fn escape_html(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// The machine's name for Message-IDs and the signature — the one lettre
-/// greets SMTP servers with — reduced to what a Message-ID's right-hand side
-/// may hold.
-pub fn host_name() -> String {
-    use lettre::transport::smtp::extension::ClientId;
-    let raw = match ClientId::default() {
-        ClientId::Domain(name) => name,
-        _ => String::new(),
-    };
-    let clean: String = raw.trim().chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-')).collect();
-    if clean.is_empty() {
-        "localhost".into()
-    } else {
-        clean
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::alert::Severity;
-
-    #[test]
-    fn the_host_name_is_the_kernels() {
-        let kernel = std::fs::read_to_string("/proc/sys/kernel/hostname").expect("Linux");
-        let allowed = |c: &char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-');
-        let expected: String = kernel.trim().chars().filter(allowed).collect();
-        assert!(!expected.is_empty(), "kernel host name {kernel:?}");
-        assert_eq!(host_name(), expected);
-    }
+    use crate::outbox::text::mark_format_chars;
+    use crate::output::is_format;
 
     fn notice() -> Notice {
         Notice {
@@ -319,11 +240,6 @@ mod tests {
         let html = html_body(&notice());
         assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
         assert!(!html.contains("<script>"));
-    }
-
-    #[test]
-    fn body_text_drops_controls_but_keeps_lines() {
-        assert_eq!(body_text("a\r\nb\rc\x1b[31m\td\u{2028}"), "a\nb\nc[31m\td");
     }
 
     /// Bidi override, isolate, zero-width space and BOM from a log: visible

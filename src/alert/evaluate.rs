@@ -1,16 +1,16 @@
 //! One evaluation: for each cluster, its settings and max_wal_size
-//! suggestion, the alert rules ([`crate::analyze::rules`]) on the stored
+//! suggestion, the alert rules ([`crate::alert::rules`]) on the stored
 //! history, and their findings applied to the alerts
-//! ([`crate::alert::lifecycle`]), which queues the notices. It ties the two
-//! layers, so it sits above both; the daemon runs it as events land and
-//! every minute, `walwatch analyze` once.
+//! ([`crate::alert::lifecycle`]), which queues the notices. It ties the
+//! rules to the lifecycle, so it sits beside both; the daemon runs it as
+//! events land and every minute, `walwatch analyze` once.
 
 use jiff::Timestamp;
 use serde::Serialize;
 use thiserror::Error;
 
 use crate::alert::lifecycle::{self, Changes};
-use crate::analyze::rules::{Finding, RuleSet};
+use crate::alert::rules::{Finding, RuleSet};
 use crate::analyze::sizing;
 use crate::config::Config;
 use crate::store::{Store, StoreError};
