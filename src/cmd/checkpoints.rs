@@ -10,13 +10,29 @@ use crate::model::event::{CompleteStats, Trigger};
 use crate::output::{self, cell, grouped};
 use crate::store::{CheckpointRow, Filter, Store};
 use crate::timefmt::{rfc3339, table_time};
+use serde::Serialize;
 
 /// The CSV header: what the start line says, then the complete line's
 /// figures (the JSON keys are the same names).
 fn header() -> Vec<&'static str> {
     let head = ["cluster", "kind", "trigger", "flags", "started_at", "completed_at"];
-    [&head[..], CompleteStats::FIGURES].concat()
+    [&head[..], CompleteStats::FIGURES, &["truncated"]].concat()
 }
+
+/// A row as `--format json` prints it: the row's keys, then whether its
+/// complete line was cut short (its figures after the cut are null).
+#[derive(Serialize)]
+struct Listed {
+    #[serde(flatten)]
+    row: CheckpointRow,
+    truncated: bool,
+}
+
+/// How a table marks the completion time of a checkpoint whose complete
+/// line was cut short, and the note under the table that says so.
+const CUT_MARK: &str = " (cut)";
+const CUT_NOTE: &str =
+    "(cut): its complete line was cut short (a pager's `>`, the end of the input); the figures after the cut are unknown";
 
 pub fn run(args: CheckpointsArgs) -> Result<ExitCode> {
     let trigger = match args.trigger.as_deref().map(|t| (t, Trigger::parse(t))) {
@@ -57,19 +73,31 @@ const TABLE_HEADER: [&str; 11] = [
 fn render(store: &Store, filter: &Filter, format: OutputFormat, out: &mut impl Write) -> Result<()> {
     match format {
         OutputFormat::Json => output::json_array(out, |push| {
-            store.checkpoints().each(filter, |row| push(&row).map_err(anyhow::Error::from))
+            store
+                .checkpoints()
+                .each_marked(filter, |row, truncated| push(&Listed { row, truncated }).map_err(anyhow::Error::from))
         }),
         OutputFormat::Csv => output::csv_rows(out, &header(), |push| {
-            store.checkpoints().each(filter, |row| push(&cells(&row)).map_err(anyhow::Error::from))
+            store
+                .checkpoints()
+                .each_marked(filter, |row, truncated| push(&cells(&row, truncated)).map_err(anyhow::Error::from))
         }),
         OutputFormat::Table => store.in_snapshot(|| {
             let mut layout = output::TableLayout::new(&TABLE_HEADER, &TABLE_HEADER[5..]);
-            store.checkpoints().each(filter, |row| {
-                layout.widen(&table_cells(&row));
+            let mut cut = false;
+            store.checkpoints().each_marked(filter, |row, truncated| {
+                cut |= truncated;
+                layout.widen(&table_cells(&row, truncated));
                 Ok::<(), anyhow::Error>(())
             })?;
             layout.header(out)?;
-            store.checkpoints().each(filter, |row| Ok::<(), anyhow::Error>(layout.line(out, &table_cells(&row))?))
+            store.checkpoints().each_marked(filter, |row, truncated| {
+                Ok::<(), anyhow::Error>(layout.line(out, &table_cells(&row, truncated))?)
+            })?;
+            if cut {
+                writeln!(out, "{CUT_NOTE}")?;
+            }
+            Ok(())
         }),
     }
 }
@@ -78,7 +106,7 @@ fn time(t: &Option<jiff::Timestamp>) -> String {
     t.map(rfc3339).unwrap_or_default()
 }
 
-fn cells(r: &CheckpointRow) -> Vec<String> {
+fn cells(r: &CheckpointRow, truncated: bool) -> Vec<String> {
     let head = [
         r.cluster.clone(),
         r.kind.to_string(),
@@ -87,12 +115,13 @@ fn cells(r: &CheckpointRow) -> Vec<String> {
         time(&r.started_at),
         time(&r.completed_at),
     ];
-    head.into_iter().chain(r.figures().iter().map(ToString::to_string)).collect()
+    let figures = r.figures().iter().map(ToString::to_string).collect::<Vec<_>>();
+    head.into_iter().chain(figures).chain([truncated.to_string()]).collect()
 }
 
 /// A table's row: local times (or `--utc`), seconds to the millisecond
 /// as PostgreSQL logs them, counts grouped by thousands.
-fn table_cells(r: &CheckpointRow) -> Vec<String> {
+fn table_cells(r: &CheckpointRow, truncated: bool) -> Vec<String> {
     let local = |t: &Option<jiff::Timestamp>| t.map(table_time).unwrap_or_default();
     let secs = |v: &Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
     let count = |v: Option<i64>| v.map(grouped).unwrap_or_default();
@@ -101,7 +130,7 @@ fn table_cells(r: &CheckpointRow) -> Vec<String> {
         r.kind.to_string(),
         r.trigger.map_or_else(|| "?".into(), |t| t.to_string()),
         local(&r.started_at),
-        local(&r.completed_at),
+        local(&r.completed_at) + if truncated { CUT_MARK } else { "" },
         count(r.buffers_written),
         secs(&r.write_s),
         secs(&r.sync_s),
@@ -114,18 +143,36 @@ fn table_cells(r: &CheckpointRow) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::StoreError;
 
     /// What `walwatch checkpoints` printed before it streamed: every row
     /// collected, then written whole.
     fn collected(store: &Store, filter: &Filter, format: OutputFormat) -> Vec<u8> {
-        let rows = store.checkpoints().list(filter).unwrap();
+        let mut rows = Vec::new();
+        store
+            .checkpoints()
+            .each_marked(filter, |row, truncated| {
+                rows.push((row, truncated));
+                Ok::<(), StoreError>(())
+            })
+            .unwrap();
         let mut out = Vec::new();
         match format {
-            OutputFormat::Json => output::json(&mut out, &rows).unwrap(),
-            OutputFormat::Csv => output::csv(&mut out, &header(), &rows.iter().map(cells).collect::<Vec<_>>()).unwrap(),
+            OutputFormat::Json => {
+                let listed: Vec<Listed> =
+                    rows.iter().map(|(row, truncated)| Listed { row: row.clone(), truncated: *truncated }).collect();
+                output::json(&mut out, &listed).unwrap()
+            }
+            OutputFormat::Csv => {
+                let cells: Vec<_> = rows.iter().map(|(r, t)| cells(r, *t)).collect();
+                output::csv(&mut out, &header(), &cells).unwrap()
+            }
             OutputFormat::Table => {
-                let table: Vec<Vec<String>> = rows.iter().map(table_cells).collect();
+                let table: Vec<Vec<String>> = rows.iter().map(|(r, t)| table_cells(r, *t)).collect();
                 output::table(&mut out, &TABLE_HEADER, &table, &TABLE_HEADER[5..]).unwrap();
+                if rows.iter().any(|(_, t)| *t) {
+                    out.extend_from_slice(format!("{CUT_NOTE}\n").as_bytes());
+                }
             }
         }
         out

@@ -36,7 +36,7 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
         stop: None,
         alive: None,
     };
-    let (mut failed, mut misfits) = (0, 0);
+    let (mut failed, mut misfits, mut damaged) = (0, 0, 0);
     let mut stdout = std::io::stdout().lock();
     for file in &args.files {
         let cluster = args.cluster.clone().unwrap_or_else(|| crate::config::cluster_name(file));
@@ -49,6 +49,18 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
             Ok(report) => {
                 if !super::quiet() {
                     print_report(&mut stdout, &cluster, &report)?;
+                }
+                if report.truncated > 0 && report.misfit.is_none() {
+                    damaged += 1;
+                    stdout.flush()?;
+                    output::line(
+                        &mut std::io::stderr().lock(),
+                        format!(
+                            "walwatch: {}: {} complete line(s) were cut short; what they say before the cut is stored, \
+                             the checkpoints marked truncated (import the whole log to have the rest)",
+                            report.name, report.truncated
+                        ),
+                    )?;
                 }
                 if let Some(why) = &report.misfit {
                     misfits += 1;
@@ -74,6 +86,9 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
     }
     if misfits > 0 {
         return Ok(ExitCode::from(super::EXIT_MISFIT));
+    }
+    if damaged > 0 {
+        return Ok(ExitCode::from(super::EXIT_PROBLEMS));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -145,6 +160,9 @@ fn print_report(out: &mut impl Write, cluster: &str, r: &ImportReport) -> Result
         "  rejected {}, unmatched {}, unparsed {}, new in store {}",
         r.rejected, r.unmatched, r.unparsed, r.stored
     )?;
+    if r.truncated > 0 {
+        writeln!(out, "  truncated {} (complete lines cut short: figures after the cut unknown)", r.truncated)?;
+    }
     for w in &r.warnings {
         output::line(out, format!("  warning: {w}"))?;
     }

@@ -85,6 +85,9 @@ pub struct ImportReport {
     /// no time, or a shape walwatch does not know (also in `unparsed`).
     pub unreadable: u64,
     pub unparsed: u64,
+    /// Complete lines read cut short (also in `events`): what they say up to
+    /// the cut is stored, the checkpoint marked truncated.
+    pub truncated: u64,
     /// Events that were new to the store.
     pub stored: u64,
     pub seconds: f64,

@@ -9,7 +9,7 @@ use crate::frame::lines;
 use crate::frame::prefix::{Prefix, PrefixMatch};
 use crate::frame::spliced::{self, Around};
 use crate::frame::time::TimeContext;
-use crate::frame::{Consumed, FrameStats, Lexicon, LineLevel, Needles, Origin, Pos, Record, Scan, Secondary};
+use crate::frame::{Consumed, Cut, FrameStats, Lexicon, LineLevel, Needles, Origin, Pos, Record, Scan, Secondary};
 
 /// How far back (in lines) a candidate may sit from the first line of its entry.
 /// Checkpoint entries have at most a handful of lines; a deeper hit is inside
@@ -178,6 +178,7 @@ impl<'t> StderrScanner<'t> {
             hint: None,
             context: None,
             statement: None,
+            cut: Cut::Whole,
         }
     }
 }
@@ -366,6 +367,15 @@ impl Scan for StderrScanner<'_> {
             if let Some(mut record) = record {
                 if self.spliced(region, start, next) {
                     record.origin.doubt = Some(SPLICED);
+                }
+                // The input ends inside the message's last line: a region
+                // holds an unterminated line only when the input has ended.
+                let secondary = record.detail.is_some()
+                    || record.hint.is_some()
+                    || record.context.is_some()
+                    || record.statement.is_some();
+                if next >= region.len() && region.last() != Some(&b'\n') && !secondary {
+                    record.cut = Cut::AtEnd;
                 }
                 self.stats.candidates += 1;
                 emit(record);
