@@ -390,6 +390,11 @@ pub struct ImportArgs {
     /// The server's log_timezone (IANA name), used for ambiguous zone abbreviations.
     #[arg(long, value_name = "TZ")]
     pub timezone: Option<String>,
+    /// Read stderr logs whose lines carry no time (an empty log_line_prefix, a paste without it) in file order:
+    /// counts, triggers and distances are reported, nothing is stored (undated events cannot join the history,
+    /// the alert rules or the digest).
+    #[arg(long)]
+    pub undated: bool,
     /// Log files; "-" reads standard input.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<String>,

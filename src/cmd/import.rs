@@ -1,6 +1,7 @@
 //! `walwatch import`: read log files into the store.
 
 mod progress;
+mod undated;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -17,6 +18,9 @@ use crate::output;
 use crate::store::Store;
 
 pub fn run(args: ImportArgs) -> Result<ExitCode> {
+    if args.undated {
+        return undated::run(&args);
+    }
     let path = super::config_and_db(&args.common)?.db;
     let (mut store, created) = Store::open_creating(&path)?;
     if let Some(created) = created {

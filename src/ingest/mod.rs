@@ -29,7 +29,11 @@ pub enum IngestError {
     Stopped,
     #[error("{path}: {message}")]
     Prefix { path: String, message: String },
-    #[error("{path}: log_line_prefix {prefix:?} has no time escape (%m, %t or %n): walwatch cannot date the events; add %m to log_line_prefix")]
+    #[error(
+        "{path}: log_line_prefix {prefix:?} has no time escape (%m, %t or %n): walwatch cannot date the events; add %m \
+         to log_line_prefix, or read the file in its order with `walwatch import --undated` (counts, triggers and \
+         distances; nothing stored)"
+    )]
     NoTime { path: String, prefix: String },
 }
 
@@ -413,6 +417,9 @@ fn emptiness_warnings(r: &ImportReport) -> Vec<String> {
 mod batch;
 pub(crate) mod pairing;
 mod reader;
+mod undated;
+
+pub use undated::{read_undated, UndatedPoint, UndatedReport};
 
 pub use reader::lexicon;
 
