@@ -13,6 +13,7 @@ mod bounded_memory;
 mod clock_skew_tolerance;
 mod config;
 mod config_reference;
+mod cst_evidence;
 mod cut_lines;
 mod doc_links;
 mod fixtures_truth;
