@@ -3,6 +3,7 @@
 mod progress;
 mod undated;
 
+use std::collections::hash_map::{Entry, HashMap};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -26,7 +27,11 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
     if let Some(created) = created {
         super::note(format_args!("walwatch: {created}"));
     }
-    let time = TimeContext::new(args.timezone.as_deref()).context("invalid --timezone")?;
+    // One reading of times per cluster: what a cluster's log says of its
+    // zone (see `TimeContext::learn_zone`) holds for its next files, never
+    // for another cluster's.
+    TimeContext::new(args.timezone.as_deref()).context("invalid --timezone")?;
+    let mut times: HashMap<String, TimeContext> = HashMap::new();
     let opts = Options {
         // The value's name is the format's (`auto`: none, detected).
         format: args.format.to_possible_value().and_then(|v| Format::named(v.get_name())),
@@ -46,7 +51,11 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
         let cluster = args.cluster.clone().unwrap_or_else(|| crate::config::cluster_name(file));
         let cluster_id = store.clusters_mut().find_or_create(&cluster)?;
         let bar = progress::Bar::new(super::quiet());
-        let result = ingest::import_watched(&mut store, cluster_id, file, &opts, &time, &|p| bar.update(p));
+        let time = match times.entry(cluster.clone()) {
+            Entry::Occupied(known) => known.into_mut(),
+            Entry::Vacant(new) => new.insert(TimeContext::new(args.timezone.as_deref())?),
+        };
+        let result = ingest::import_watched(&mut store, cluster_id, file, &opts, time, &|p| bar.update(p));
         // The report and errors go where the bar was drawn: gone first.
         bar.clear();
         match result {

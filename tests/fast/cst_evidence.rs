@@ -110,3 +110,29 @@ fn an_explicit_timezone_is_not_overruled() {
     // 03:22:53 CST as UTC-06:00 (ahead of this clock: not a first or last event).
     assert_eq!(rows[0]["started_at"], "2026-11-29T09:22:53.000+00:00");
 }
+
+/// What one cluster's log says of its zone is not taken for another's,
+/// even in one import: the lines after the reload, without it, read alone
+/// under their own cluster, have no evidence and get the usual meaning.
+#[test]
+fn evidence_stays_with_its_cluster() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (zh, en) = (tmp.path().join("zh/log"), tmp.path().join("en/log"));
+    std::fs::create_dir_all(&zh).unwrap();
+    std::fs::create_dir_all(&en).unwrap();
+    std::fs::copy(fixture("zh_CN-asia-shanghai.log"), zh.join("postgresql.log")).unwrap();
+    let reload = std::fs::read_to_string(fixture("reload-asia-shanghai.log")).unwrap();
+    let after = reload.find("\n2026-11-29 03:22:51.993 CST").unwrap() + 1;
+    std::fs::write(en.join("postgresql.log"), &reload[after..]).unwrap();
+    let db = tmp.path().join("w.db");
+    let (zh, en) = (zh.join("postgresql.log"), en.join("postgresql.log"));
+    let out = walwatch(&["import", "--db", db.to_str().unwrap(), zh.to_str().unwrap(), en.to_str().unwrap()]);
+    let report = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{report}");
+    assert!(report.contains("read as China Standard Time"), "{report}");
+    assert!(report.contains("assuming US Central Standard Time (UTC-06:00)"), "{report}");
+    let out = walwatch(&["checkpoints", "--db", db.to_str().unwrap(), "--format", "json", "--cluster", "en"]);
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // 03:22:51.993 CST read as UTC-06:00: the complete line of a start in the file before.
+    assert_eq!(rows[0]["completed_at"], "2026-11-29T09:22:51.993+00:00", "{rows}");
+}
