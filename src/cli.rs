@@ -34,7 +34,9 @@ pub enum Command {
                             log_line_prefix, the store; what was read before it is kept); 3 a file held lines that \
                             look like PostgreSQL events but did not fit the format or prefix it was read with \
                             (stderr names the prefix and the first such line; nothing of that file was recorded as \
-                            read, so an import with the right --format/--prefix reads it whole).")]
+                            read, so an import with the right --format/--prefix reads it whole); 4 a file was \
+                            read with problems: complete lines cut short (a pager's `>`, a file ending inside a \
+                            line), stored up to the cut and marked truncated.")]
     Import(ImportArgs),
     /// List checkpoints and restartpoints.
     Checkpoints(CheckpointsArgs),
@@ -388,6 +390,11 @@ pub struct ImportArgs {
     /// The server's log_timezone (IANA name), used for ambiguous zone abbreviations.
     #[arg(long, value_name = "TZ")]
     pub timezone: Option<String>,
+    /// Read stderr logs whose lines carry no time (an empty log_line_prefix, a paste without it) in file order:
+    /// counts, triggers and distances are reported, nothing is stored (undated events cannot join the history,
+    /// the alert rules or the digest).
+    #[arg(long)]
+    pub undated: bool,
     /// Log files; "-" reads standard input.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<String>,

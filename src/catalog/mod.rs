@@ -21,10 +21,10 @@ use std::sync::OnceLock;
 use aho_corasick::{AhoCorasick, MatchKind};
 use regex::Regex;
 
-use crate::model::event::{CompleteStats, EventBody, PointKind, ShutdownMode};
+use crate::model::event::{CompleteStats, CutStats, EventBody, PointKind, ShutdownMode};
 use data::{build_levels, load_translations, FamilyFile};
 use level::{LineLevel, LogSeverity};
-use template::{build_pattern, parse_format, substitute, unparsed_prefix};
+use template::{build_pattern, parse_format, read_cut, substitute, unparsed_prefix, Piece};
 
 /// The message families, in priority order.
 const FAMILIES: &[(&str, &str)] = &[
@@ -141,6 +141,8 @@ struct Template {
     segments: Vec<String>,
     /// Unparsed detection prefix, when the message has `unparsed`.
     prefix: Option<String>,
+    /// The format's pieces, for reading a line cut short (complete lines only).
+    pieces: Vec<Piece>,
 }
 
 impl Template {
@@ -249,7 +251,9 @@ impl Catalog {
                         continue;
                     }
                     let prefix = unparsed.and_then(|_| unparsed_prefix(&pieces));
-                    let t = Template { msg: mi, lang, format, pattern, regex: OnceLock::new(), segments, prefix };
+                    let pieces = if kind == MessageKind::PointComplete { pieces } else { Vec::new() };
+                    let t =
+                        Template { msg: mi, lang, format, pattern, regex: OnceLock::new(), segments, prefix, pieces };
                     if kind == MessageKind::CpuUsage {
                         usage.push(t);
                     } else {
@@ -377,6 +381,38 @@ impl Catalog {
             }
         }
         Classification::Other
+    }
+
+    /// Reads a complete line that is certainly cut short (see
+    /// [`crate::frame::Cut`]): the figures it prints whole before the cut,
+    /// the rest None. None unless the message holds, whole, the text that
+    /// names the event (everything before its first figure) and then
+    /// follows one of the complete line's shapes (any version, any
+    /// language) up to its end. Of several shapes, the one that reads the
+    /// most of the message wins; they name the same figures up to there.
+    pub fn classify_cut(&self, message: &str) -> Option<EventBody> {
+        let mut best: Option<(usize, &Template, Vec<Option<&str>>)> = None;
+        for t in self.templates.iter().filter(|t| !t.pieces.is_empty()) {
+            let msg = &self.messages[t.msg];
+            let Some((read, values)) = read_cut(&t.pieces, &msg.args, message) else { continue };
+            if best.as_ref().is_none_or(|(most, ..)| read > *most) {
+                best = Some((read, t, values));
+            }
+        }
+        let (_, t, values) = best?;
+        let msg = &self.messages[t.msg];
+        let get = |name: &str| -> Option<&str> {
+            match msg.args.iter().position(|a| a == name) {
+                Some(i) => values.get(i).copied().flatten(),
+                None => msg.set.get(name).map(String::as_str),
+            }
+        };
+        let kind = match get("point")? {
+            "checkpoint" => PointKind::Checkpoint,
+            "restartpoint" => PointKind::Restartpoint,
+            _ => return None,
+        };
+        Some(EventBody::PointCut { kind, stats: Box::new(CutStats::parse(get, parse_decimal)?) })
     }
 
     fn build_event(&self, msg: &Message, caps: &regex::Captures<'_>) -> Option<EventBody> {

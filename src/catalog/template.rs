@@ -4,7 +4,11 @@
 //! argument each; a run of adjacent `%s` (the checkpoint flag words) is one
 //! argument too. `%%` is a literal `%`.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::sync::{Mutex, OnceLock};
+
+use regex::Regex;
 
 /// One printf conversion, after merging.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -244,6 +248,76 @@ pub(super) fn build_pattern(pieces: &[Piece], args: &[String], extra_after: Opti
     re.push_str(r")\z");
     segs.retain(|s| !s.is_empty());
     (re, segs)
+}
+
+/// The regex of a conversion's capture, anchored at the text's start.
+fn anchored(capture: &'static str) -> Option<Regex> {
+    static CACHE: OnceLock<Mutex<HashMap<&'static str, Option<Regex>>>> = OnceLock::new();
+    let mut cache = CACHE.get_or_init(Mutex::default).lock().unwrap_or_else(|e| e.into_inner());
+    cache.entry(capture).or_insert_with(|| Regex::new(&format!(r"\A{capture}")).ok()).clone()
+}
+
+/// Whether `text` could be the start of a printed value (digits, a
+/// decimal separator, a sign, an LSN's hex digits and slash).
+fn value_start(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit() || b"-.,/ABCDEF".contains(&b))
+}
+
+/// Reads `message`, a line cut short somewhere, against a format's
+/// `pieces`: how many bytes of it follow the format, and each argument's
+/// text (in `args`' order) where the line prints it whole, None for one at
+/// or after the cut. A value that runs to the cut is not known (`write=0.0`
+/// may have been `write=0.031`). None when the message leaves the format
+/// before its end, or ends before the first argument other than `point`
+/// (it must name the event whole).
+pub(super) fn read_cut<'m>(
+    pieces: &[Piece],
+    args: &[String],
+    message: &'m str,
+) -> Option<(usize, Vec<Option<&'m str>>)> {
+    let mut values = vec![None; args.len()];
+    let (mut at, mut arg, mut named) = (0, 0, false);
+    for (i, piece) in pieces.iter().enumerate() {
+        let rest = &message[at..];
+        match piece {
+            Piece::Lit(lit) => {
+                if let Some(after) = rest.strip_prefix(lit.as_str()) {
+                    at = message.len() - after.len();
+                    continue;
+                }
+                // Cut inside the literal (or at its start), else another text.
+                return (lit.starts_with(rest) && named).then_some((message.len(), values));
+            }
+            Piece::Conv(conv) => {
+                let name = args.get(arg).map(String::as_str).unwrap_or("");
+                named |= name != "point";
+                if rest.is_empty() {
+                    return named.then_some((at, values));
+                }
+                let found = anchored(capture(*conv, name)).and_then(|re| re.find(rest).map(|m| m.end()));
+                let follows = |end: usize| match pieces.get(i + 1) {
+                    Some(Piece::Lit(next)) => {
+                        let after = &rest[end..];
+                        after.starts_with(next.as_str()) || next.starts_with(after)
+                    }
+                    _ => true,
+                };
+                match found {
+                    // A value that ends where the message does may go on after the cut.
+                    Some(end) if end < rest.len() && follows(end) => {
+                        values[arg] = Some(&rest[..end]);
+                        at += end;
+                    }
+                    _ if value_start(rest) => return named.then_some((message.len(), values)),
+                    Some(end) if end == rest.len() => return named.then_some((message.len(), values)),
+                    _ => return None,
+                }
+                arg += 1;
+            }
+        }
+    }
+    // The whole format, and nothing after it.
+    (at == message.len()).then_some((at, values))
 }
 
 /// Substitute literal values for the conversions of a format (hints).

@@ -598,3 +598,56 @@ fn every_parsers_toml_is_embedded() {
         }
     }
 }
+
+// ------------------------------------------------------------ cut lines
+
+/// The figures [`Catalog::classify_cut`] reads off `message`, by name.
+fn cut(message: &str) -> Option<(PointKind, Vec<(&'static str, String)>)> {
+    match cat().classify_cut(message)? {
+        EventBody::PointCut { kind, stats } => {
+            let named = CompleteStats::FIGURES.iter().zip(stats.values()).filter_map(|(name, f)| {
+                let text = f.to_string();
+                (!text.is_empty()).then_some((*name, text))
+            });
+            Some((kind, named.collect()))
+        }
+        other => panic!("expected a cut complete line, got {other:?}"),
+    }
+}
+
+/// Real lines (tests/fixtures/16-stderr-default-std, 15-stderr-default-i18n-de)
+/// cut at several points: each figure printed whole before the cut, none
+/// at or after it.
+#[test]
+fn a_cut_line_gives_the_figures_before_its_cut() {
+    let en = "checkpoint complete: wrote 33 buffers (0.8%); 0 WAL file(s) added, 1 removed, 0 recycled; write=0.232 s, sync=0.071 s, total=0.344 s; sync files=30, longest=0.065 s, average=0.003 s; distance=12425 kB, estimate=12425 kB; lsn=0/33CE800, redo lsn=0/2101448";
+    let at = |s: &str| &en[..en.find(s).unwrap() + s.len()];
+    let owned = |v: &[(&'static str, &str)]| v.iter().map(|(k, t)| (*k, t.to_string())).collect::<Vec<_>>();
+    let c = PointKind::Checkpoint;
+    assert_eq!(cut(at("(0.8%)")), Some((c, owned(&[("buffers_written", "33"), ("buffers_pct", "0.8")]))));
+    assert_eq!(cut(at("(0.8")), Some((c, owned(&[("buffers_written", "33")]))), "0.8 may go on");
+    assert_eq!(cut(at("wrote 3")), Some((c, vec![])), "33 may be cut to 3");
+    assert_eq!(cut(at("wrote ")), Some((c, vec![])));
+    let write = owned(&[
+        ("buffers_written", "33"),
+        ("buffers_pct", "0.8"),
+        ("wal_files_added", "0"),
+        ("wal_files_removed", "1"),
+        ("wal_files_recycled", "0"),
+    ]);
+    assert_eq!(cut(at("write=0.23")), Some((c, write.clone())));
+    assert_eq!(cut(at("write=0.")), Some((c, write.clone())), "a value cut after its separator");
+    assert_eq!(cut(at("wri")), Some((c, write)));
+    let (_, figures) = cut(at("lsn=0/33CE800, redo")).unwrap();
+    assert_eq!(figures.len(), 14, "every figure of a 16 line but the redo LSN: {figures:?}");
+    // The event is named whole, or the line is no complete line of ours.
+    assert_eq!(cut("checkpoint complete: wro"), None);
+    assert_eq!(cut("checkpoint compl"), None);
+    assert_eq!(cut("checkpoint complete: wrote 33 buffers (0.8%) and more"), None, "another text");
+    // German, decimal commas.
+    let de = "Checkpoint komplett: 33 Puffer geschrieben (0.8%); 0 WAL-Datei(en) hinzugefügt, 1 entfernt, 0 wiederverwendet; Schreiben=0,212 s, Sync=0,134 s, gesamt=0,391 s; sync. Dateien=30, längste=0,074 s, Durchschnitt=0.005 s; Entfernung=11722 kB, Schätzung=11722 kB";
+    let (kind, figures) = cut(&de[..de.find("Sync=0,1").unwrap() + 8]).unwrap();
+    assert_eq!(kind, c);
+    assert_eq!(figures.last(), Some(&("write_s", "0.212".to_string())));
+    assert_eq!(figures.len(), 6);
+}

@@ -9,7 +9,7 @@ mod each_check;
 mod tests;
 
 use crate::catalog::{Catalog, Classification};
-use crate::frame::Record;
+use crate::frame::{Cut, Record};
 use crate::model::event::EventBody;
 
 /// What a record turned out to be.
@@ -27,8 +27,25 @@ pub enum Outcome {
 }
 
 /// Classifies one record.
+///
+/// A record whose line was certainly cut ([`Cut`]) is never read as a
+/// whole line: a complete line gives what it says up to the cut
+/// ([`EventBody::PointCut`]); any other event's line cut by a pager is
+/// unparsed (`checkpoint starting: immediate force>` may have gone on with
+/// `wait wal`). At the end of the input a line that reads whole is whole
+/// but for its line break, as PostgreSQL writes nothing after one.
 pub fn classify(catalog: &Catalog, record: &Record) -> Outcome {
-    match catalog.classify(&record.message) {
+    let whole = catalog.classify(&record.message);
+    let cut = match (record.cut, &whole) {
+        (Cut::Whole, _) | (Cut::AtEnd, Classification::Event(_)) => None,
+        (Cut::Marked | Cut::AtEnd, _) => catalog.classify_cut(&record.message),
+    };
+    let whole = match (record.cut, cut, whole) {
+        (_, Some(body), _) => Classification::Event(body),
+        (Cut::Marked, None, Classification::Event(body)) => Classification::Unparsed(body.kind_name()),
+        (_, None, whole) => whole,
+    };
+    match whole {
         Classification::Other => Ignored,
         Classification::Unparsed(kind) => match trust::verdict(record, kind) {
             Ok(()) => Outcome::Unparsed(kind),

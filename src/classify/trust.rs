@@ -107,6 +107,7 @@ mod tests {
             hint: None,
             context: None,
             statement: None,
+            cut: crate::frame::Cut::Whole,
         }
     }
 

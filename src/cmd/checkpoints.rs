@@ -11,22 +11,27 @@ use crate::model::event::{CompleteStats, Trigger};
 use crate::output::{self, cell, grouped};
 use crate::store::{CheckpointRow, Filter, Store};
 use crate::timefmt::{rfc3339, table_time};
+use serde::Serialize;
 
 /// The CSV header: what the start line says, the complete line's figures,
-/// then the write storm they show (the JSON keys are the same names).
+/// whether that line was cut short, then the write storm the figures show
+/// (the JSON keys are the same names).
 fn header() -> Vec<&'static str> {
     let head = ["cluster", "kind", "trigger", "flags", "started_at", "completed_at"];
-    [&head[..], CompleteStats::FIGURES, &STORM].concat()
+    [&head[..], CompleteStats::FIGURES, &["truncated"], &STORM].concat()
 }
 
 /// The write storm's figures, after the log's own ([`storm`]).
 const STORM: [&str; 2] = ["write_mb_s", "pace_ratio"];
 
-/// A row with its write storm: what `--format json` prints.
-#[derive(serde::Serialize)]
-struct Shown {
+/// A row as `--format json` prints it: the row's keys, whether its
+/// complete line was cut short (its figures after the cut are null), and
+/// its write storm.
+#[derive(Serialize)]
+struct Listed {
     #[serde(flatten)]
     row: CheckpointRow,
+    truncated: bool,
     write_mb_s: Option<f64>,
     pace_ratio: Option<f64>,
 }
@@ -43,14 +48,14 @@ impl<'s> Storms<'s> {
         Storms { store, timelines: Default::default() }
     }
 
-    fn of(&mut self, row: CheckpointRow) -> Result<Shown> {
+    fn of(&mut self, row: CheckpointRow, truncated: bool) -> Result<Listed> {
         if !self.timelines.contains_key(&row.cluster) {
             self.timelines.insert(row.cluster.clone(), PacingTimeline::load(self.store, &row.cluster)?);
         }
         let pacing = row.started_at.or(row.completed_at).and_then(|at| self.timelines[&row.cluster].at(at));
         let write_mb_s = storm::write_mb_s(row.buffers_written, row.write_s).map(round1);
         let pace_ratio = pacing.and_then(|p| storm::pace_ratio(p, row.trigger, row.write_s)).map(round1);
-        Ok(Shown { row, write_mb_s, pace_ratio })
+        Ok(Listed { row, truncated, write_mb_s, pace_ratio })
     }
 }
 
@@ -58,6 +63,12 @@ impl<'s> Storms<'s> {
 fn round1(v: f64) -> f64 {
     (v * 10.0).round() / 10.0
 }
+
+/// How a table marks the completion time of a checkpoint whose complete
+/// line was cut short, and the note under the table that says so.
+const CUT_MARK: &str = " (cut)";
+const CUT_NOTE: &str =
+    "(cut): its complete line was cut short (a pager's `>`, the end of the input); the figures after the cut are unknown";
 
 pub fn run(args: CheckpointsArgs) -> Result<ExitCode> {
     let trigger = match args.trigger.as_deref().map(|t| (t, Trigger::parse(t))) {
@@ -101,21 +112,31 @@ fn render(store: &Store, filter: &Filter, format: OutputFormat, out: &mut impl W
     let mut storms = Storms::new(store);
     match format {
         OutputFormat::Json => output::json_array(out, |push| {
-            store.checkpoints().each(filter, |row| push(&storms.of(row)?).map_err(anyhow::Error::from))
+            store
+                .checkpoints()
+                .each_marked(filter, |row, truncated| push(&storms.of(row, truncated)?).map_err(anyhow::Error::from))
         }),
         OutputFormat::Csv => output::csv_rows(out, &header(), |push| {
-            store.checkpoints().each(filter, |row| push(&cells(&storms.of(row)?)).map_err(anyhow::Error::from))
+            store.checkpoints().each_marked(filter, |row, truncated| {
+                push(&cells(&storms.of(row, truncated)?)).map_err(anyhow::Error::from)
+            })
         }),
         OutputFormat::Table => store.in_snapshot(|| {
             let mut layout = output::TableLayout::new(&TABLE_HEADER, &TABLE_HEADER[5..]);
-            store.checkpoints().each(filter, |row| {
-                layout.widen(&table_cells(&storms.of(row)?));
+            let mut cut = false;
+            store.checkpoints().each_marked(filter, |row, truncated| {
+                cut |= truncated;
+                layout.widen(&table_cells(&storms.of(row, truncated)?));
                 Ok::<(), anyhow::Error>(())
             })?;
             layout.header(out)?;
-            store
-                .checkpoints()
-                .each(filter, |row| Ok::<(), anyhow::Error>(layout.line(out, &table_cells(&storms.of(row)?))?))
+            store.checkpoints().each_marked(filter, |row, truncated| {
+                Ok::<(), anyhow::Error>(layout.line(out, &table_cells(&storms.of(row, truncated)?))?)
+            })?;
+            if cut {
+                writeln!(out, "{CUT_NOTE}")?;
+            }
+            Ok(())
         }),
     }
 }
@@ -124,9 +145,9 @@ fn time(t: &Option<jiff::Timestamp>) -> String {
     t.map(rfc3339).unwrap_or_default()
 }
 
-fn cells(shown: &Shown) -> Vec<String> {
-    let r = &shown.row;
-    let storm = [shown.write_mb_s, shown.pace_ratio].map(|v| v.map(|v| v.to_string()).unwrap_or_default());
+fn cells(listed: &Listed) -> Vec<String> {
+    let r = &listed.row;
+    let storm = [listed.write_mb_s, listed.pace_ratio].map(|v| v.map(|v| v.to_string()).unwrap_or_default());
     let head = [
         r.cluster.clone(),
         r.kind.to_string(),
@@ -135,13 +156,14 @@ fn cells(shown: &Shown) -> Vec<String> {
         time(&r.started_at),
         time(&r.completed_at),
     ];
-    head.into_iter().chain(r.figures().iter().map(ToString::to_string)).chain(storm).collect()
+    let figures = r.figures().iter().map(ToString::to_string).collect::<Vec<_>>();
+    head.into_iter().chain(figures).chain([listed.truncated.to_string()]).chain(storm).collect()
 }
 
 /// A table's row: local times (or `--utc`), seconds to the millisecond
 /// as PostgreSQL logs them, counts grouped by thousands.
-fn table_cells(shown: &Shown) -> Vec<String> {
-    let r = &shown.row;
+fn table_cells(listed: &Listed) -> Vec<String> {
+    let (r, truncated) = (&listed.row, listed.truncated);
     let tenth = |v: Option<f64>| v.map(|v| format!("{v:.1}")).unwrap_or_default();
     let local = |t: &Option<jiff::Timestamp>| t.map(table_time).unwrap_or_default();
     let secs = |v: &Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
@@ -151,35 +173,49 @@ fn table_cells(shown: &Shown) -> Vec<String> {
         r.kind.to_string(),
         r.trigger.map_or_else(|| "?".into(), |t| t.to_string()),
         local(&r.started_at),
-        local(&r.completed_at),
+        local(&r.completed_at) + if truncated { CUT_MARK } else { "" },
         count(r.buffers_written),
         secs(&r.write_s),
         secs(&r.sync_s),
         secs(&r.total_s),
         count(r.distance_kb),
         count(r.estimate_kb),
-        tenth(shown.write_mb_s),
-        tenth(shown.pace_ratio),
+        tenth(listed.write_mb_s),
+        tenth(listed.pace_ratio),
     ]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::StoreError;
 
     /// What `walwatch checkpoints` printed before it streamed: every row
     /// collected, then written whole.
     fn collected(store: &Store, filter: &Filter, format: OutputFormat) -> Vec<u8> {
+        let mut rows = Vec::new();
+        store
+            .checkpoints()
+            .each_marked(filter, |row, truncated| {
+                rows.push((row, truncated));
+                Ok::<(), StoreError>(())
+            })
+            .unwrap();
         let mut storms = Storms::new(store);
-        let rows: Vec<Shown> =
-            store.checkpoints().list(filter).unwrap().into_iter().map(|r| storms.of(r).unwrap()).collect();
+        let listed: Vec<Listed> = rows.iter().map(|(row, t)| storms.of(row.clone(), *t).unwrap()).collect();
         let mut out = Vec::new();
         match format {
-            OutputFormat::Json => output::json(&mut out, &rows).unwrap(),
-            OutputFormat::Csv => output::csv(&mut out, &header(), &rows.iter().map(cells).collect::<Vec<_>>()).unwrap(),
+            OutputFormat::Json => output::json(&mut out, &listed).unwrap(),
+            OutputFormat::Csv => {
+                let cells: Vec<_> = listed.iter().map(cells).collect();
+                output::csv(&mut out, &header(), &cells).unwrap()
+            }
             OutputFormat::Table => {
-                let table: Vec<Vec<String>> = rows.iter().map(table_cells).collect();
+                let table: Vec<Vec<String>> = listed.iter().map(table_cells).collect();
                 output::table(&mut out, &TABLE_HEADER, &table, &TABLE_HEADER[5..]).unwrap();
+                if rows.iter().any(|(_, t)| *t) {
+                    out.extend_from_slice(format!("{CUT_NOTE}\n").as_bytes());
+                }
             }
         }
         out

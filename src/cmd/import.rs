@@ -1,7 +1,9 @@
 //! `walwatch import`: read log files into the store.
 
 mod progress;
+mod undated;
 
+use std::collections::hash_map::{Entry, HashMap};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -17,12 +19,19 @@ use crate::output;
 use crate::store::Store;
 
 pub fn run(args: ImportArgs) -> Result<ExitCode> {
+    if args.undated {
+        return undated::run(&args);
+    }
     let path = super::config_and_db(&args.common)?.db;
     let (mut store, created) = Store::open_creating(&path)?;
     if let Some(created) = created {
         super::note(format_args!("walwatch: {created}"));
     }
-    let time = TimeContext::new(args.timezone.as_deref()).context("invalid --timezone")?;
+    // One reading of times per cluster: what a cluster's log says of its
+    // zone (see `TimeContext::learn_zone`) holds for its next files, never
+    // for another cluster's.
+    TimeContext::new(args.timezone.as_deref()).context("invalid --timezone")?;
+    let mut times: HashMap<String, TimeContext> = HashMap::new();
     let opts = Options {
         // The value's name is the format's (`auto`: none, detected).
         format: args.format.to_possible_value().and_then(|v| Format::named(v.get_name())),
@@ -36,19 +45,35 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
         stop: None,
         alive: None,
     };
-    let (mut failed, mut misfits) = (0, 0);
+    let (mut failed, mut misfits, mut damaged) = (0, 0, 0);
     let mut stdout = std::io::stdout().lock();
     for file in &args.files {
         let cluster = args.cluster.clone().unwrap_or_else(|| crate::config::cluster_name(file));
         let cluster_id = store.clusters_mut().find_or_create(&cluster)?;
         let bar = progress::Bar::new(super::quiet());
-        let result = ingest::import_watched(&mut store, cluster_id, file, &opts, &time, &|p| bar.update(p));
+        let time = match times.entry(cluster.clone()) {
+            Entry::Occupied(known) => known.into_mut(),
+            Entry::Vacant(new) => new.insert(TimeContext::new(args.timezone.as_deref())?),
+        };
+        let result = ingest::import_watched(&mut store, cluster_id, file, &opts, time, &|p| bar.update(p));
         // The report and errors go where the bar was drawn: gone first.
         bar.clear();
         match result {
             Ok(report) => {
                 if !super::quiet() {
                     print_report(&mut stdout, &cluster, &report)?;
+                }
+                if report.truncated > 0 && report.misfit.is_none() {
+                    damaged += 1;
+                    stdout.flush()?;
+                    output::line(
+                        &mut std::io::stderr().lock(),
+                        format!(
+                            "walwatch: {}: {} complete line(s) were cut short; what they say before the cut is stored, \
+                             the checkpoints marked truncated (import the whole log to have the rest)",
+                            report.name, report.truncated
+                        ),
+                    )?;
                 }
                 if let Some(why) = &report.misfit {
                     misfits += 1;
@@ -74,6 +99,9 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
     }
     if misfits > 0 {
         return Ok(ExitCode::from(super::EXIT_MISFIT));
+    }
+    if damaged > 0 {
+        return Ok(ExitCode::from(super::EXIT_PROBLEMS));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -145,6 +173,9 @@ fn print_report(out: &mut impl Write, cluster: &str, r: &ImportReport) -> Result
         "  rejected {}, unmatched {}, unparsed {}, new in store {}",
         r.rejected, r.unmatched, r.unparsed, r.stored
     )?;
+    if r.truncated > 0 {
+        writeln!(out, "  truncated {} (complete lines cut short: figures after the cut unknown)", r.truncated)?;
+    }
     for w in &r.warnings {
         output::line(out, format!("  warning: {w}"))?;
     }

@@ -37,7 +37,9 @@ pub const EXIT_FAILURE: u8 = 1;
 pub const EXIT_MISFIT: u8 = 3;
 
 /// `status`: a cluster has a problem — a log the daemon cannot read, or one
-/// whose lines did not fit its format or prefix.
+/// whose lines did not fit its format or prefix. `import`: a file was read
+/// with problems — complete lines cut short, stored as far as they go and
+/// marked truncated.
 pub const EXIT_PROBLEMS: u8 = 4;
 
 /// `status`: a daemon ran on this store and is not running now (stopped,

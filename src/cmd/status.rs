@@ -116,6 +116,9 @@ struct ClusterReport {
     /// (`status` exits with [`super::EXIT_BEHIND`]); none for a store no daemon ran on.
     behind: Vec<String>,
     warnings: Vec<String>,
+    /// Checkpoints stored from a complete line cut short: their figures
+    /// after the cut are unknown.
+    truncated: i64,
     /// What the log format leaves open to clients, and what closes it.
     advice: Vec<String>,
 }
@@ -166,6 +169,7 @@ pub fn run(args: StatusArgs) -> Result<ExitCode> {
         dated_ahead(&store, &mut r, rules.get::<ClockSkew>(), now)?;
         trust(&store, &mut r, now)?;
         unmatched(&store, &mut r)?;
+        truncated(&store, &mut r)?;
         damaged(&store, &mut r)?;
         clusters.push(r);
     }
@@ -254,6 +258,21 @@ fn unmatched(store: &Store, r: &mut ClusterReport) -> Result<()> {
     for (path, n) in store.sources().unmatched(&r.name)? {
         r.warnings.push(format!(
             "{path}: {n} line(s) that look like PostgreSQL events did not fit its format or prefix (counted as unmatched, neither events nor rejected)"
+        ));
+    }
+    Ok(())
+}
+
+/// Checkpoints stored from a complete line cut short (a pager's `>`, the
+/// end of the input): what the line said before the cut is kept.
+fn truncated(store: &Store, r: &mut ClusterReport) -> Result<()> {
+    let filter = crate::store::Filter { cluster: Some(r.name.clone()), ..crate::store::Filter::default() };
+    r.truncated = store.checkpoints().truncated(&filter)?;
+    if r.truncated > 0 {
+        r.warnings.push(format!(
+            "{} checkpoint(s) stored from a complete line cut short (truncated): the figures after the cut are unknown; \
+             read the whole log to have them (`walwatch checkpoints` marks them)",
+            r.truncated
         ));
     }
     Ok(())
@@ -417,6 +436,7 @@ fn report(c: ClusterStatus, daemon: DaemonState, shipped: &HashMap<String, u64>)
         problems,
         behind,
         warnings,
+        truncated: 0,
         advice: Vec::new(),
     }
 }

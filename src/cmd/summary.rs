@@ -32,6 +32,9 @@ pub(crate) struct Summary {
     /// the clusters chosen: such a line has no time, so --since/--until do
     /// not apply.
     pub unmatched: i64,
+    /// Checkpoints and restartpoints stored from a complete line cut short:
+    /// their figures after the cut are unknown.
+    pub truncated: i64,
     /// First and last event, leaving out those dated ahead.
     #[serde(serialize_with = "crate::timefmt::serialize_opt")]
     pub first_at: Option<Timestamp>,
@@ -52,6 +55,7 @@ pub(crate) fn summary(store: &Store, filter: &Filter, tolerance: Duration) -> Re
         parameter_changes: events.count(filter, "parameter_changed")?,
         rejected: events.count(filter, "rejected")? + sources.rejected_lines(filter)?,
         unmatched: sources.unmatched_lines(filter)?,
+        truncated: checkpoints.truncated(filter)?,
         first_at: events.first_time(filter, tolerance)?,
         last_at: events.last_time(filter, tolerance)?,
         dated_ahead: events.count_dated_ahead(filter, tolerance)?,
@@ -87,6 +91,9 @@ fn table(out: &mut impl Write, s: &Summary) -> Result<()> {
     writeln!(out, "parameter changes      {}", grouped(s.parameter_changes))?;
     writeln!(out, "rejected (forged)      {}", grouped(s.rejected))?;
     writeln!(out, "unmatched (no fit)     {}", grouped(s.unmatched))?;
+    if s.truncated > 0 {
+        writeln!(out, "truncated (cut lines)  {} (figures after the cut unknown)", grouped(s.truncated))?;
+    }
     let t = |t: &Option<jiff::Timestamp>| t.map(table_time).unwrap_or_else(|| "-".into());
     writeln!(out, "first event            {}", t(&s.first_at))?;
     writeln!(out, "last event             {}", t(&s.last_at))?;

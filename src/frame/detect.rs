@@ -92,7 +92,7 @@ impl Format {
             Format::Csvlog
         } else if syslog::looks_like(first) {
             Format::Syslog
-        } else if journald::looks_like_plain(first) {
+        } else if journald::looks_like_plain(first) || journald::looks_like_status(first) {
             Format::Journald
         } else {
             Format::wrapper_of(first).unwrap_or(Format::Stderr)

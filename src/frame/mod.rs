@@ -17,7 +17,7 @@ pub mod spliced;
 pub mod time;
 pub mod unmatched;
 
-pub use record::{LineLevel, LogSeverity, Origin, Record, Secondary};
+pub use record::{Cut, LineLevel, LogSeverity, Origin, Record, Secondary};
 
 mod detect;
 mod driver;

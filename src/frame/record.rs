@@ -28,6 +28,23 @@ pub struct Origin {
     pub uid: Option<u32>,
 }
 
+/// Whether a record's message reaches its end, as far as the framing can
+/// tell. Only a cut that is certain counts: a line that merely fails to
+/// parse is not cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Cut {
+    /// Nothing says the line was cut.
+    #[default]
+    Whole,
+    /// The input ended inside the line (no line break after it, and the
+    /// input has ended for good): it may be whole but for its line break.
+    AtEnd,
+    /// A pager cut the line at the terminal's width and said so (`less -S`,
+    /// which `systemctl status` and `journalctl` use, ends it with `>`):
+    /// the text after the cut, and the character under the `>`, are lost.
+    Marked,
+}
+
 /// One log entry, ready for classification.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Record {
@@ -44,4 +61,6 @@ pub struct Record {
     pub hint: Option<String>,
     pub context: Option<String>,
     pub statement: Option<String>,
+    /// Whether the message's line was cut short.
+    pub cut: Cut,
 }

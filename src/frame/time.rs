@@ -138,6 +138,25 @@ pub struct TimeContext {
     warned_ambiguous: Cell<u128>,
     /// Abbreviations already reported as not fitting `tz`.
     warned_mismatch: RefCell<Vec<Box<str>>>,
+    /// What the log itself says of its zone, used for an ambiguous
+    /// abbreviation before the table's usual meaning (see [`Evidence`]).
+    evidence: RefCell<Evidence>,
+    /// Parse without the ambiguity warning (a line whose own text may still
+    /// settle its zone: a reload that sets log_timezone).
+    quiet: Cell<bool>,
+}
+
+/// Evidence in the log of what its zone abbreviations mean, without
+/// `--timezone`: the log_timezone a reload set (`parameter "log_timezone"
+/// changed to "Asia/Shanghai"`, written by the postmaster in the new
+/// zone), and whether the server writes Chinese (its severity words are
+/// `日志`/`日誌`: `CST` is then China's or Taiwan's standard time, UTC+08:00).
+#[derive(Debug, Default)]
+struct Evidence {
+    zone: Option<(TimeZone, String)>,
+    chinese: bool,
+    /// The notes already given (each once).
+    noted: Vec<String>,
 }
 
 /// The pieces of a timestamp text.
@@ -163,7 +182,73 @@ impl TimeContext {
             warnings: RefCell::new(Vec::new()),
             warned_ambiguous: Cell::new(0),
             warned_mismatch: RefCell::new(Vec::new()),
+            evidence: RefCell::new(Evidence::default()),
+            quiet: Cell::new(false),
         })
+    }
+
+    /// The log set its log_timezone to `name` (a reload's `parameter
+    /// "log_timezone" changed to …` that the trust checks took as the
+    /// postmaster's): the lines after it are in that zone. Ignored when
+    /// `--timezone` was given or the name is not a known zone.
+    pub(crate) fn learn_zone(&self, name: &str) -> bool {
+        if self.tz.is_some() {
+            return false;
+        }
+        match TimeZone::get(name) {
+            Ok(tz) => {
+                self.evidence.borrow_mut().zone = Some((tz, name.to_string()));
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// A line's severity word (`LOG:`, `日志:`), as its marker reads: a
+    /// Chinese one makes `CST` China's (or Taiwan's) standard time.
+    pub(crate) fn learn_language(&self, marker: &str) {
+        let word = marker.trim_end().trim_end_matches([':', '\u{ff1a}']);
+        let han = |c: char| ('\u{4e00}'..='\u{9fff}').contains(&c);
+        if !word.is_empty() && word.chars().all(han) {
+            self.evidence.borrow_mut().chinese = true;
+        }
+    }
+
+    /// [`TimeContext::parse`] without the ambiguity warning.
+    pub(crate) fn parse_quietly(&self, text: &str) -> Result<Timestamp, TimeError> {
+        self.quiet.set(true);
+        let parsed = self.parse(text);
+        self.quiet.set(false);
+        parsed
+    }
+
+    /// An ambiguous abbreviation read by the log's own evidence, if it has some.
+    fn by_evidence(&self, dt: DateTime, zone: &str, text: &str) -> Option<Timestamp> {
+        let mut evidence = self.evidence.borrow_mut();
+        let (ts, note) = match &evidence.zone {
+            Some((tz, name)) => match reading_in_zone(tz, dt, zone, text) {
+                Some(ts) => (
+                    ts,
+                    format!(
+                        "time zone abbreviation \"{zone}\" read in {name}, the log_timezone the log itself set \
+                         (`parameter \"log_timezone\" changed to \"{name}\"`)"
+                    ),
+                ),
+                None => return None,
+            },
+            None if evidence.chinese && zone == "CST" => (
+                at_offset(offset_from_secs(8 * H), dt, text).ok()?,
+                "time zone abbreviation \"CST\" read as China Standard Time (UTC+08:00): the server writes its \
+                 messages in Chinese"
+                    .to_string(),
+            ),
+            None => return None,
+        };
+        if !self.quiet.get() && !evidence.noted.contains(&note) {
+            evidence.noted.push(note.clone());
+            self.warnings.borrow_mut().push(note);
+        }
+        Some(ts)
     }
 
     /// Parse PostgreSQL's `%t` / `%m` / `%s` output and the csvlog/jsonlog
@@ -223,9 +308,12 @@ impl TimeContext {
             });
         };
         if let Some((meanings, assumed)) = entry.ambiguity {
+            if let Some(ts) = self.by_evidence(dt, zone, text) {
+                return Ok(ts);
+            }
             let bit = 1u128 << idx;
             let warned = self.warned_ambiguous.get();
-            if warned & bit == 0 {
+            if warned & bit == 0 && !self.quiet.get() {
                 self.warned_ambiguous.set(warned | bit);
                 self.warnings.borrow_mut().push(format!(
                     "time zone abbreviation \"{}\" is ambiguous ({meanings}); assuming {assumed} \
@@ -242,35 +330,11 @@ impl TimeContext {
     /// `--timezone` given: the local time in that zone, with the abbreviation
     /// choosing the side of a DST fold.
     fn resolve_in_zone(&self, tz: &TimeZone, dt: DateTime, zone: &str, text: &str) -> Result<Timestamp, TimeError> {
+        if let Some(ts) = reading_in_zone(tz, dt, zone, text) {
+            return Ok(ts);
+        }
         let amb = tz.to_ambiguous_timestamp(dt);
-        let candidates = match amb.offset() {
-            AmbiguousOffset::Unambiguous { offset } => [Some(offset), None],
-            AmbiguousOffset::Gap { before, after } | AmbiguousOffset::Fold { before, after } => {
-                [Some(before), Some(after)]
-            }
-        };
-        // 1. The reading whose abbreviation is the one printed.
-        for offset in candidates.into_iter().flatten() {
-            let Ok(ts) = offset.to_timestamp(dt) else {
-                continue;
-            };
-            let info = tz.to_offset_info(ts);
-            if info.offset() == offset && info.abbreviation().eq_ignore_ascii_case(zone) {
-                return Ok(ts);
-            }
-        }
-        // 2. The tzdata of the server and of this machine may spell an
-        //    abbreviation differently; accept a reading whose offset is one the
-        //    abbreviation is known to stand for.
         let known = lookup(zone).map(|(_, e)| e);
-        if let Some(entry) = known {
-            for offset in candidates.into_iter().flatten() {
-                let secs = offset.seconds();
-                if secs == entry.secs || entry.others.contains(&secs) {
-                    return at_offset(offset, dt, text);
-                }
-            }
-        }
         // 3. The abbreviation does not fit the zone at all: --timezone is
         //    probably not the server's log_timezone.
         let (ts, action) = match known {
@@ -301,6 +365,34 @@ impl TimeContext {
             self.tz_name
         ));
     }
+}
+
+/// `dt` with abbreviation `zone` read in `tz`: the reading whose
+/// abbreviation is the one printed (the side of a fold it names), else one
+/// whose offset the abbreviation is known to stand for (the tzdata of the
+/// server and of this machine may spell it differently); None when it does
+/// not fit the zone at all.
+fn reading_in_zone(tz: &TimeZone, dt: DateTime, zone: &str, text: &str) -> Option<Timestamp> {
+    let amb = tz.to_ambiguous_timestamp(dt);
+    let candidates = match amb.offset() {
+        AmbiguousOffset::Unambiguous { offset } => [Some(offset), None],
+        AmbiguousOffset::Gap { before, after } | AmbiguousOffset::Fold { before, after } => [Some(before), Some(after)],
+    };
+    for offset in candidates.into_iter().flatten() {
+        let Ok(ts) = offset.to_timestamp(dt) else {
+            continue;
+        };
+        let info = tz.to_offset_info(ts);
+        if info.offset() == offset && info.abbreviation().eq_ignore_ascii_case(zone) {
+            return Some(ts);
+        }
+    }
+    let entry = lookup(zone).map(|(_, e)| e)?;
+    candidates
+        .into_iter()
+        .flatten()
+        .find(|o| o.seconds() == entry.secs || entry.others.contains(&o.seconds()))
+        .and_then(|o| at_offset(o, dt, text).ok())
 }
 
 fn lookup(zone: &str) -> Option<(usize, &'static Abbr)> {
@@ -514,6 +606,36 @@ mod tests {
         c.parse("2026-11-22 13:55:00 IST").unwrap();
         c.parse("2026-11-22 02:00:00 CST").unwrap();
         assert!(c.take_warnings().is_empty());
+    }
+
+    /// The log's own evidence settles CST before the table's US Central:
+    /// a log_timezone the log set, else Chinese severity words; never
+    /// over an explicit --timezone, and never a word of another script.
+    #[test]
+    fn the_logs_evidence_reads_cst() {
+        let c = TimeContext::new(None).unwrap();
+        c.learn_language("LOG:");
+        c.learn_language("ログ:");
+        assert_eq!(utc(&c, "2026-11-29 03:22:50.746 CST"), "2026-11-29T09:22:50.746Z");
+        assert!(c.take_warnings()[0].contains("assuming US Central"));
+        c.learn_language("日志:");
+        assert_eq!(utc(&c, "2026-11-29 03:22:50.746 CST"), "2026-11-28T19:22:50.746Z");
+        assert_eq!(c.take_warnings().len(), 1, "said once");
+        c.parse("2026-11-29 03:22:51 CST").unwrap();
+        assert!(c.take_warnings().is_empty());
+
+        let z = TimeContext::new(None).unwrap();
+        assert!(!z.learn_zone("Not/AZone"));
+        assert!(z.learn_zone("Asia/Shanghai"));
+        assert_eq!(utc(&z, "2026-11-29 03:22:50 CST"), "2026-11-28T19:22:50Z");
+        assert!(z.take_warnings()[0].contains("read in Asia/Shanghai"));
+        // An abbreviation the learnt zone does not use keeps its own meaning.
+        assert_eq!(utc(&z, "2026-11-29 03:22:50 IST"), "2026-11-28T21:52:50Z");
+
+        let told = TimeContext::new(Some("America/Chicago")).unwrap();
+        assert!(!told.learn_zone("Asia/Shanghai"));
+        told.learn_language("日志:");
+        assert_eq!(utc(&told, "2026-11-29 03:22:50 CST"), "2026-11-29T09:22:50Z");
     }
 
     #[test]

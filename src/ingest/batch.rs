@@ -154,6 +154,20 @@ fn classify_all(
         match outcome {
             Outcome::Event(body) => {
                 *report.events.entry(body.kind_name()).or_default() += 1;
+                if let EventBody::PointCut { .. } = body {
+                    report.truncated += 1;
+                    if report.warnings.len() < 20 {
+                        let how = match record.cut {
+                            frame::Cut::Marked => "cut by a pager (`>`)",
+                            _ => "cut by the end of the input",
+                        };
+                        report.warnings.push(format!(
+                            "line {}: a {} line {how}: its figures before the cut are stored, the rest left unknown, the checkpoint marked truncated",
+                            record.line,
+                            body.kind_name()
+                        ));
+                    }
+                }
                 events.push(event(0, body));
             }
             Outcome::Rejected { looked_like, reason } => {

@@ -29,7 +29,11 @@ pub enum IngestError {
     Stopped,
     #[error("{path}: {message}")]
     Prefix { path: String, message: String },
-    #[error("{path}: log_line_prefix {prefix:?} has no time escape (%m, %t or %n): walwatch cannot date the events; add %m to log_line_prefix")]
+    #[error(
+        "{path}: log_line_prefix {prefix:?} has no time escape (%m, %t or %n): walwatch cannot date the events; add %m \
+         to log_line_prefix, or read the file in its order with `walwatch import --undated` (counts, triggers and \
+         distances; nothing stored)"
+    )]
     NoTime { path: String, prefix: String },
 }
 
@@ -85,6 +89,9 @@ pub struct ImportReport {
     /// no time, or a shape walwatch does not know (also in `unparsed`).
     pub unreadable: u64,
     pub unparsed: u64,
+    /// Complete lines read cut short (also in `events`): what they say up to
+    /// the cut is stored, the checkpoint marked truncated.
+    pub truncated: u64,
     /// Events that were new to the store.
     pub stored: u64,
     pub seconds: f64,
@@ -410,6 +417,9 @@ fn emptiness_warnings(r: &ImportReport) -> Vec<String> {
 mod batch;
 pub(crate) mod pairing;
 mod reader;
+mod undated;
+
+pub use undated::{read_undated, UndatedPoint, UndatedReport};
 
 pub use reader::lexicon;
 

@@ -9,8 +9,8 @@
 use jiff::{SignedDuration, Timestamp};
 
 use crate::frame::Pos;
-use crate::model::event::{CompleteStats, Event, EventBody, PointKind, Trigger};
-use crate::store::checkpoints::{PointRows, StartRow};
+use crate::model::event::{Event, EventBody, PointKind, Trigger};
+use crate::store::checkpoints::{CompleteFigures, PointRows, StartRow};
 use crate::store::events::EventBatch;
 use crate::store::{SourceRow, SourceSpec, Store, StoreError};
 
@@ -72,15 +72,23 @@ impl Pairing {
     fn stored(&mut self, batch: &mut EventBatch<'_>, event_id: i64, event: &Event) -> Result<(), StoreError> {
         let source = batch.source();
         let rows = batch.points();
-        if let EventBody::PointComplete { kind, stats } = &event.body {
+        let completes = match &event.body {
+            EventBody::PointComplete { kind, .. } | EventBody::PointCut { kind, .. } => {
+                CompleteFigures::of(&event.body).map(|figures| (*kind, figures))
+            }
+            _ => None,
+        };
+        if let Some((kind, figures)) = &completes {
             if let Some(start) = self.take_for(source, event, *kind) {
-                return rows.insert_paired(&start, event_id, event.at, stats);
+                return rows.insert_paired(&start, event_id, event.at, figures);
             }
         }
         self.flush(rows)?;
+        if let Some((kind, figures)) = completes {
+            return complete(rows, source, event_id, event, kind, &figures);
+        }
         match &event.body {
             EventBody::PointStart { kind, flags } => self.pair_start(rows, source, event_id, event, *kind, flags),
-            EventBody::PointComplete { kind, stats } => complete(rows, source, event_id, event, *kind, stats),
             EventBody::ServerStart { .. } | EventBody::CrashReinit | EventBody::ServerShutdown => {
                 // A new server run: nothing open before this point can still be paired.
                 rows.stop_waiting_until(source.cluster_id, event.at)
@@ -157,10 +165,10 @@ fn complete(
     event_id: i64,
     event: &Event,
     kind: PointKind,
-    stats: &CompleteStats,
+    figures: &CompleteFigures<'_>,
 ) -> Result<(), StoreError> {
     let id = start_to_complete(rows, source, event, kind)?;
-    rows.complete(id, event_id, event.at, stats)
+    rows.complete(id, event_id, event.at, figures)
 }
 
 /// The row a complete line fills: the start of the same process that

@@ -226,12 +226,23 @@ fn stderr_prefix(choice: &PrefixChoice<'_>, head: &[u8], dates: Dates, path: &st
     Ok(prefix)
 }
 
+/// The prefix of an undated stderr log (`import --undated`): given, or
+/// inferred from the file's first lines; it may have no time.
+pub(super) fn undated_prefix(choice: &PrefixChoice<'_>, source: &Source, path: &str) -> Result<Prefix, IngestError> {
+    stderr_prefix(choice, source.head(), Dates::Prefix, path)
+}
+
+/// Whether a prefix dates its lines (`%m`, `%t` or `%n`).
+pub(super) fn dates(prefix: &Prefix) -> bool {
+    let spec = prefix.spec();
+    spec.contains("%m") || spec.contains("%t") || spec.contains("%n")
+}
+
 /// `prefix`, if it dates its lines: a format without an envelope time has
 /// nothing else to date events by.
 fn dated(prefix: Prefix, path: &str) -> Result<Prefix, IngestError> {
-    let spec = prefix.spec();
-    if !(spec.contains("%m") || spec.contains("%t") || spec.contains("%n")) {
-        return Err(IngestError::NoTime { path: path.into(), prefix: spec.into() });
+    if !dates(&prefix) {
+        return Err(IngestError::NoTime { path: path.into(), prefix: prefix.spec().into() });
     }
     Ok(prefix)
 }

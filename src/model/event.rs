@@ -155,6 +155,36 @@ macro_rules! complete_stats {
 }
 point_figures!(complete_stats);
 
+macro_rules! cut_stats {
+    ($($name:ident: $kind:ident, $need:ident;)*) => {
+        /// The figures of a complete line cut short (a terminal's or a
+        /// pager's cut, a file ending inside the line): each one the line
+        /// printed whole before the cut, `None` for the rest.
+        #[derive(Debug, Clone, PartialEq, Default)]
+        pub struct CutStats {
+            $(pub $name: figure_type!($kind, optional),)*
+        }
+
+        impl CutStats {
+            /// The figures read from their text (`text` gives a figure's
+            /// text by name, None for one after the cut); None when a text
+            /// does not read.
+            pub fn parse<'t>(
+                text: impl Fn(&str) -> Option<&'t str>,
+                real: impl Fn(&str) -> Option<f64>,
+            ) -> Option<CutStats> {
+                Some(CutStats { $($name: figure_from_text!(text, real, stringify!($name), $kind, optional),)* })
+            }
+
+            /// The figures' values, in [`CompleteStats::FIGURES`]' order.
+            pub fn values(&self) -> [Figure<'_>; CompleteStats::COUNT] {
+                [$(Figure::from(&self.$name)),*]
+            }
+        }
+    };
+}
+point_figures!(cut_stats);
+
 /// One figure's value, typed as the store keeps it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Figure<'a> {
@@ -221,6 +251,10 @@ pub enum EventBody {
     PointStart { kind: PointKind, flags: Vec<String> },
     /// `checkpoint complete: …` / `restartpoint complete: …`
     PointComplete { kind: PointKind, stats: Box<CompleteStats> },
+    /// A complete line cut short where the cut is certain (a pager's `>`
+    /// at its end, the input ending inside it): the checkpoint completed,
+    /// and its figures are known up to the cut only.
+    PointCut { kind: PointKind, stats: Box<CutStats> },
     /// `checkpoints are occurring too frequently (N seconds apart)`;
     /// `hint` tells whether the max_wal_size HINT followed it.
     TooFrequent { seconds: i64, hint: bool },
@@ -257,6 +291,8 @@ impl EventBody {
             EventBody::PointStart { kind: PointKind::Restartpoint, .. } => "restartpoint_start",
             EventBody::PointComplete { kind: PointKind::Checkpoint, .. } => "checkpoint_complete",
             EventBody::PointComplete { kind: PointKind::Restartpoint, .. } => "restartpoint_complete",
+            EventBody::PointCut { kind: PointKind::Checkpoint, .. } => "checkpoint_complete",
+            EventBody::PointCut { kind: PointKind::Restartpoint, .. } => "restartpoint_complete",
             EventBody::TooFrequent { .. } => "too_frequent",
             EventBody::RecoveryRestartPoint { .. } => "recovery_restart_point",
             EventBody::ParameterChanged { .. } => "parameter_changed",

@@ -56,10 +56,11 @@ static INSERT_PAIRED: LazyLock<String> = LazyLock::new(|| {
     let places: Vec<String> = (10..10 + figures.len()).map(|i| format!("?{i}")).collect();
     format!(
         "INSERT OR FAIL INTO checkpoint(cluster_id, kind, pid, start_event_id, started_at, flags, trigger, pairable,
-           complete_event_id, completed_at, {})
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?9, {})",
+           complete_event_id, completed_at, {}, truncated)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?9, {}, ?{})",
         figures.join(", "),
-        places.join(", ")
+        places.join(", "),
+        10 + figures.len()
     )
 });
 
@@ -69,9 +70,10 @@ static COMPLETE: LazyLock<String> = LazyLock::new(|| {
         CompleteStats::FIGURES.iter().enumerate().map(|(i, name)| format!("{name} = ?{}", i + 4)).collect();
     format!(
         "UPDATE checkpoint SET complete_event_id = ?2, completed_at = ?3,
-           pairable = (start_event_id IS NULL), {}
+           pairable = (start_event_id IS NULL), {}, truncated = ?{}
          WHERE id = ?1",
-        set.join(", ")
+        set.join(", "),
+        4 + CompleteStats::COUNT
     )
 });
 
@@ -288,10 +290,9 @@ impl<'a> PointRows<'a> {
         start: &StartRow,
         event_id: i64,
         at: Timestamp,
-        stats: &CompleteStats,
+        figures: &CompleteFigures<'_>,
     ) -> Result<(), StoreError> {
         let s = start;
-        let figures = stats.values();
         let (started_at, completed_at) = (to_micros(s.at), to_micros(at));
         let (kind, trigger) = (s.kind.as_str(), s.trigger.as_str());
         self.paired
@@ -299,7 +300,8 @@ impl<'a> PointRows<'a> {
                 params![s.cluster_id, kind, s.pid, s.event_id, started_at, s.flags, trigger, event_id, completed_at]
                     .iter()
                     .copied()
-                    .chain(figures.iter().map(|f| f as &dyn ToSql)),
+                    .chain(figures.values.iter().map(|f| f as &dyn ToSql))
+                    .chain([&figures.truncated as &dyn ToSql]),
             ))
             .map(drop)
             .map_err(|e| self.sql(e))
@@ -360,14 +362,17 @@ impl<'a> PointRows<'a> {
         id: i64,
         event_id: i64,
         at: Timestamp,
-        stats: &CompleteStats,
+        figures: &CompleteFigures<'_>,
     ) -> Result<(), StoreError> {
-        let figures = stats.values();
         self.tx
             .prepare_cached(&COMPLETE)
             .and_then(|mut s| {
                 s.execute(params_from_iter(
-                    params![id, event_id, to_micros(at)].iter().copied().chain(figures.iter().map(|f| f as &dyn ToSql)),
+                    params![id, event_id, to_micros(at)]
+                        .iter()
+                        .copied()
+                        .chain(figures.values.iter().map(|f| f as &dyn ToSql))
+                        .chain([&figures.truncated as &dyn ToSql]),
                 ))
             })
             .map(drop)
@@ -384,6 +389,26 @@ impl<'a> PointRows<'a> {
             .and_then(|mut s| s.execute(params![cluster_id, to_micros(at)]))
             .map(drop)
             .map_err(|e| self.sql(e))
+    }
+}
+
+/// What a complete line gives its row: its figures, and whether the line
+/// was cut short (the figures after the cut are None).
+pub(crate) struct CompleteFigures<'a> {
+    pub values: [Figure<'a>; CompleteStats::COUNT],
+    pub truncated: bool,
+}
+
+impl<'a> CompleteFigures<'a> {
+    /// The figures of a complete line or of one cut short, None for any other event.
+    pub(crate) fn of(body: &'a EventBody) -> Option<CompleteFigures<'a>> {
+        match body {
+            EventBody::PointComplete { stats, .. } => {
+                Some(CompleteFigures { values: stats.values(), truncated: false })
+            }
+            EventBody::PointCut { stats, .. } => Some(CompleteFigures { values: stats.values(), truncated: true }),
+            _ => None,
+        }
     }
 }
 
@@ -423,6 +448,7 @@ pub(super) fn release_events_from(tx: &Transaction<'_>, source: i64, from: u64) 
                wal_files_added = NULL, wal_files_removed = NULL, wal_files_recycled = NULL,
                write_s = NULL, sync_s = NULL, total_s = NULL, sync_files = NULL, sync_longest_s = NULL,
                sync_average_s = NULL, distance_kb = NULL, estimate_kb = NULL, lsn = NULL, redo_lsn = NULL,
+               truncated = 0,
                pairable = NOT EXISTS (SELECT 1 FROM event r
                  WHERE r.cluster_id = checkpoint.cluster_id AND r.id NOT IN {GONE}
                    AND r.kind IN ('server_start', 'crash_reinit', 'server_shutdown') AND r.at > checkpoint.started_at)
@@ -496,7 +522,8 @@ const HEAD: [&str; 6] = ["c.name", "k.kind", "k.trigger", "k.flags", "k.started_
 /// What [`checkpoint_row`] reads, in its order.
 static CHECKPOINT_COLUMNS: LazyLock<String> = LazyLock::new(|| {
     let figures = CompleteStats::FIGURES.iter().map(|f| format!("k.{f}"));
-    HEAD.iter().map(|h| h.to_string()).chain(figures).collect::<Vec<_>>().join(", ")
+    let tail = std::iter::once("k.truncated".to_string());
+    HEAD.iter().map(|h| h.to_string()).chain(figures).chain(tail).collect::<Vec<_>>().join(", ")
 });
 
 impl<S: Deref<Target = Store>> Checkpoints<S> {
@@ -531,6 +558,27 @@ impl<S: Deref<Target = Store>> Checkpoints<S> {
         filter: &Filter,
         mut f: impl FnMut(CheckpointRow) -> Result<(), E>,
     ) -> Result<(), E> {
+        self.each_marked(filter, |row, _| f(row))
+    }
+
+    /// How many checkpoints and restartpoints of `filter` were stored from
+    /// a complete line cut short (migrations/0020_truncated.sql).
+    pub fn truncated(&self, filter: &Filter) -> Result<i64, StoreError> {
+        let store = &*self.0;
+        let (cond, values) = filter.conditions(POINT_TIME);
+        let sql = format!(
+            "SELECT count(*) FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id WHERE k.truncated = 1 {cond}"
+        );
+        store.conn.query_row(&sql, params_from_iter(values), |r| r.get(0)).map_err(|e| store.sql(e))
+    }
+
+    /// [`Checkpoints::each`], each row with whether its complete line was
+    /// cut short (its figures after the cut unknown: migrations/0020_truncated.sql).
+    pub fn each_marked<E: From<StoreError>>(
+        &self,
+        filter: &Filter,
+        mut f: impl FnMut(CheckpointRow, bool) -> Result<(), E>,
+    ) -> Result<(), E> {
         let store = &*self.0;
         let (mut cond, mut values) = filter.conditions(POINT_TIME);
         if let Some(t) = &filter.trigger {
@@ -545,7 +593,8 @@ impl<S: Deref<Target = Store>> Checkpoints<S> {
         let mut stmt = store.conn.prepare(&sql).map_err(|e| store.sql(e))?;
         let mut rows = stmt.query(params_from_iter(values)).map_err(|e| store.sql(e))?;
         while let Some(row) = rows.next().map_err(|e| store.sql(e))? {
-            f(checkpoint_row(row).map_err(|e| store.sql(e))?)?;
+            let truncated = row.get(HEAD.len() + CompleteStats::COUNT).map_err(|e| store.sql(e))?;
+            f(checkpoint_row(row).map_err(|e| store.sql(e))?, truncated)?;
         }
         Ok(())
     }

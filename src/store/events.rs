@@ -179,6 +179,9 @@ fn event_data(body: &EventBody) -> serde_json::Value {
         EventBody::PointComplete { stats, .. } => {
             json!({ "distance_kb": stats.distance_kb, "estimate_kb": stats.estimate_kb })
         }
+        EventBody::PointCut { stats, .. } => {
+            json!({ "distance_kb": stats.distance_kb, "estimate_kb": stats.estimate_kb, "truncated": true })
+        }
         EventBody::TooFrequent { seconds, hint } => json!({ "seconds": seconds, "hint": hint }),
         EventBody::RecoveryRestartPoint { lsn } | EventBody::RedoStart { lsn } => json!({ "lsn": lsn }),
         EventBody::ParameterChanged { name, value } => json!({ "name": name, "value": value }),

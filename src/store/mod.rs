@@ -71,6 +71,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0017_server_uid.sql"),
     include_str!("migrations/0018_forgets.sql"),
     include_str!("migrations/0019_prune_progress.sql"),
+    include_str!("migrations/0020_truncated.sql"),
 ];
 
 /// `PRAGMA cache_size` for an import: negative is KiB (64 MiB).

@@ -58,7 +58,7 @@ fn complete_row(
         "write_s": times.0, "sync_s": times.1, "total_s": times.2,
         "sync_files": sync.0, "sync_longest_s": sync.1, "sync_average_s": sync.2,
         "distance_kb": distance.0, "estimate_kb": distance.1,
-        "lsn": lsn.map(|l| l.0), "redo_lsn": lsn.map(|l| l.1),
+        "lsn": lsn.map(|l| l.0), "redo_lsn": lsn.map(|l| l.1), "truncated": false,
         // The write storm: 8 kB buffers over the write time; no pace
         // without a known checkpoint_timeout.
         "write_mb_s": write_mb_s(buffers.0, times.0), "pace_ratio": null,

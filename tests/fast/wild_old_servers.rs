@@ -45,7 +45,7 @@ fn old_row(
         "wal_files_added": wal_files.0, "wal_files_removed": wal_files.1, "wal_files_recycled": wal_files.2,
         "write_s": times.0, "sync_s": times.1, "total_s": times.2,
         "sync_files": sync.0, "sync_longest_s": sync.1, "sync_average_s": sync.2,
-        "distance_kb": null, "estimate_kb": null, "lsn": null, "redo_lsn": null,
+        "distance_kb": null, "estimate_kb": null, "lsn": null, "redo_lsn": null, "truncated": false,
         // The write storm: 8 kB buffers over the write time; no pace
         // without a known checkpoint_timeout.
         "write_mb_s": write_mb_s(buffers.0, times.0), "pace_ratio": null,

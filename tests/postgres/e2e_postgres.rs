@@ -209,6 +209,7 @@ fn check_summary(s: &Value, t: &Truth) {
         "parameter_changes",
         "rejected",
         "unmatched",
+        "truncated",
         "first_at",
         "last_at",
         "dated_ahead",
@@ -216,6 +217,7 @@ fn check_summary(s: &Value, t: &Truth) {
     assert_keys(s, &top, "summary");
     // Read with its own prefix, every line that looks like an event fits.
     assert_eq!(s["unmatched"], 0, "unmatched: {s}");
+    assert_eq!(s["truncated"], 0, "truncated: {s}");
     for part in ["checkpoints", "restartpoints"] {
         assert_keys(&s[part], &["started", "completed", "by_trigger"], part);
         let triggers = ["shutdown", "end-of-recovery", "wal", "time", "manual"];
@@ -264,6 +266,7 @@ const CHECKPOINT_KEYS: &[&str] = &[
     "estimate_kb",
     "lsn",
     "redo_lsn",
+    "truncated",
 ];
 
 fn check_checkpoints(v: &Value, s: &Scenario) {

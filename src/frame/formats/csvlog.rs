@@ -10,7 +10,7 @@
 
 use crate::catalog::Catalog;
 use crate::frame::time::TimeContext;
-use crate::frame::{lines, Consumed, FrameStats, Lexicon, Needles, Origin, Overflow, Pos, Record, Scan};
+use crate::frame::{lines, Consumed, Cut, FrameStats, Lexicon, Needles, Origin, Overflow, Pos, Record, Scan};
 
 const LOG_TIME: usize = 0;
 const USER: usize = 1;
@@ -195,6 +195,7 @@ impl<'t> CsvScanner<'t> {
             hint: get(HINT),
             context: get(CONTEXT),
             statement: get(QUERY).or_else(|| get(INTERNAL_QUERY)),
+            cut: Cut::Whole,
         })
     }
 }

@@ -15,7 +15,17 @@
 
 use jiff::Timestamp;
 
-use crate::frame::{lines, Consumed, FrameStats, Lexicon, Pos, Record, Scan};
+use crate::frame::{lines, Consumed, Cut, FrameStats, Lexicon, Pos, Record, Scan};
+
+/// Whether a record is its first line alone (no DETAIL, HINT, CONTEXT or
+/// STATEMENT line, no continuation): then its envelope's cut is its message's.
+fn single_line(record: &Record) -> bool {
+    !record.message.contains('\n')
+        && record.detail.is_none()
+        && record.hint.is_none()
+        && record.context.is_none()
+        && record.statement.is_none()
+}
 
 /// What one envelope line holds.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +34,10 @@ pub(crate) enum Unwrapped {
     /// and the uid of the process that sent it when the envelope's writer
     /// took it from the kernel (journald's `_UID`), not from the message.
     Text { text: Vec<u8>, time: Option<Timestamp>, uid: Option<u32> },
+    /// A line PostgreSQL wrote that a pager cut at the terminal's width and
+    /// marked so (`>` last, removed here): read as [`Unwrapped::Text`], its
+    /// record marked [`Cut::Marked`].
+    Cut { text: Vec<u8>, time: Option<Timestamp> },
     /// A record in jsonlog's form, for the jsonlog scanner.
     Json { line: Vec<u8>, time: Option<Timestamp> },
     /// The start or a middle part of a line the next envelope goes on
@@ -63,6 +77,8 @@ struct Span {
     line: u64,
     time: Option<Timestamp>,
     uid: Option<u32>,
+    /// Whether the envelope line was cut short.
+    cut: Cut,
 }
 
 /// The payloads of one scanner: their buffer and where each came from.
@@ -74,7 +90,19 @@ struct Lane {
 
 impl Lane {
     fn push(&mut self, payload: &[u8], source: usize, line: u64, time: Option<Timestamp>, uid: Option<u32>) {
-        self.spans.push(Span { at: self.buf.len(), source, line, time, uid });
+        self.push_cut(payload, source, line, time, uid, Cut::Whole);
+    }
+
+    fn push_cut(
+        &mut self,
+        payload: &[u8],
+        source: usize,
+        line: u64,
+        time: Option<Timestamp>,
+        uid: Option<u32>,
+        cut: Cut,
+    ) {
+        self.spans.push(Span { at: self.buf.len(), source, line, time, uid, cut });
         self.buf.extend_from_slice(payload);
         self.buf.push(b'\n');
     }
@@ -111,6 +139,9 @@ impl Lane {
             record.line = s.line;
             record.time = record.time.or(s.time);
             record.origin.uid = s.uid;
+            if record.cut == Cut::Whole && single_line(&record) {
+                record.cut = s.cut;
+            }
         }
         record
     }
@@ -177,8 +208,25 @@ impl<'t> EnvelopeScanner<'t> {
                         joined.extend_from_slice(&t);
                         o.text.push(&joined, start, first, first_time.or(time), uid);
                     }
-                    None => o.text.push(&t, at, line, time, uid),
+                    None => {
+                        // The input ended inside this envelope line (a region
+                        // holds an unterminated line only once it has).
+                        let at_end = lines::end_of(region, at) == region.len() && region.last() != Some(&b'\n');
+                        let cut = if at_end { Cut::AtEnd } else { Cut::Whole };
+                        o.text.push_cut(&t, at, line, time, uid, cut)
+                    }
                 },
+                Unwrapped::Cut { text: t, time } => {
+                    // A part of a line cut into pieces is never read alone:
+                    // the cut joins it, and the whole is cut.
+                    match pieces.take() {
+                        Some((mut joined, start, first, first_time)) => {
+                            joined.extend_from_slice(&t);
+                            o.text.push_cut(&joined, start, first, first_time.or(time), None, Cut::Marked);
+                        }
+                        None => o.text.push_cut(&t, at, line, time, None, Cut::Marked),
+                    }
+                }
                 Unwrapped::Json { line: l, time } => o.json.push(&l, at, line, time, None),
                 Unwrapped::Foreign => o.other.push((at, line, true)),
                 Unwrapped::Broken => o.other.push((at, line, false)),
@@ -277,7 +325,9 @@ impl Scan for EnvelopeScanner<'_> {
 pub(crate) fn dates_lines(open: &dyn Fn(&[u8]) -> Unwrapped, head: &[u8]) -> bool {
     let complete = memchr::memrchr(b'\n', head).map_or(head, |i| &head[..=i]);
     let mut texts = complete.split(|&b| b == b'\n').filter_map(|line| match open(line) {
-        Unwrapped::Text { time, .. } | Unwrapped::Piece { time, .. } => Some(time.is_some()),
+        Unwrapped::Text { time, .. } | Unwrapped::Piece { time, .. } | Unwrapped::Cut { time, .. } => {
+            Some(time.is_some())
+        }
         _ => None,
     });
     texts.next().is_some_and(|first| first && texts.all(|dated| dated))
@@ -289,7 +339,7 @@ pub(crate) fn text_payloads(open: &dyn Fn(&[u8]) -> Unwrapped, head: &[u8]) -> V
     let mut out = Vec::new();
     for line in complete.split(|&b| b == b'\n') {
         match open(line) {
-            Unwrapped::Text { text, .. } => {
+            Unwrapped::Text { text, .. } | Unwrapped::Cut { text, .. } => {
                 out.extend_from_slice(&text);
                 out.push(b'\n');
             }

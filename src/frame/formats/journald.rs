@@ -103,13 +103,63 @@ pub(crate) fn open_json(line: &[u8], as_syslog: bool) -> Unwrapped {
 }
 
 /// One line of plain `journalctl` output: the text after the envelope,
-/// dated by it (`written`: the year of a time that has none).
+/// dated by it (`written`: the year of a time that has none). A line that
+/// ends with `>` was cut by the pager at the terminal's width (`less -S`,
+/// which `journalctl` and `systemctl status` page through): its text
+/// before the `>` is read, marked cut. The lines `systemctl status` prints
+/// above the journal's are another program's.
 pub(crate) fn open_plain(line: &[u8], written: &jiff::Zoned) -> Unwrapped {
-    if line.starts_with(b"-- ") || line.is_empty() {
+    if line.starts_with(b"-- ") || line.is_empty() || status_line(line) {
         return Unwrapped::Foreign;
     }
     let Some((raw, text, _)) = syslog::split(line) else { return Unwrapped::Broken };
-    Unwrapped::Text { text: text.to_vec(), time: syslog::envelope_time(raw, written), uid: None }
+    let time = syslog::envelope_time(raw, written);
+    match text.strip_suffix(b">") {
+        Some(kept) => Unwrapped::Cut { text: kept.to_vec(), time },
+        None => Unwrapped::Text { text: text.to_vec(), time, uid: None },
+    }
+}
+
+/// The bullets `systemctl status` starts a unit's line with (active,
+/// inactive, failed, reloading; `*` without a UTF-8 locale).
+const BULLETS: [&str; 5] = ["\u{25cf} ", "\u{25cb} ", "\u{00d7} ", "\u{21bb} ", "* "];
+
+/// Whether `line` is `systemctl status`'s first line: a bullet, then the
+/// unit's name and description (`● postgresql@15-main.service - PostgreSQL
+/// Cluster 15-main`).
+pub(crate) fn looks_like_status(line: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(line) else { return false };
+    BULLETS.iter().any(|b| {
+        text.strip_prefix(b).and_then(|rest| rest.split_once(' ')).is_some_and(|(unit, rest)| {
+            unit.contains('.') && !unit.contains('[') && (rest.starts_with("- ") || rest.is_empty())
+        })
+    })
+}
+
+/// Whether `line` is one of the lines `systemctl status` prints before
+/// the journal's: the unit's line, an indented `Key: value` (`Loaded:`,
+/// `Active:`, `Main PID:`, `CGroup:`…), a line of the process tree, or the
+/// pager's `lines 1-23/23 (END)`.
+fn status_line(line: &[u8]) -> bool {
+    if looks_like_status(line) {
+        return true;
+    }
+    let Ok(text) = std::str::from_utf8(line) else { return false };
+    if text.strip_prefix("lines ").is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit())) {
+        return true;
+    }
+    let body = text.trim_start_matches(' ');
+    if body.len() == text.len() {
+        return false;
+    }
+    if body.starts_with(['\u{251c}', '\u{2514}', '\u{2502}', '|', '`']) {
+        return true;
+    }
+    body.split_once(':').is_some_and(|(key, _)| {
+        key.len() <= 16
+            && key.starts_with(|c: char| c.is_ascii_uppercase())
+            && key.chars().all(|c| c.is_ascii_alphanumeric() || c == ' ' || c == '-')
+    })
 }
 
 #[cfg(test)]
@@ -184,5 +234,37 @@ mod tests {
         );
         assert_eq!(open_plain(b"-- Boot 0123 --", &written), Unwrapped::Foreign);
         assert_eq!(open_plain(b"garbage", &written), Unwrapped::Broken);
+    }
+
+    /// `systemctl status`: the unit's lines are another program's, and a
+    /// journal line the pager cut (`>` last) is read up to the cut, marked.
+    #[test]
+    fn systemctl_status_lines_and_pager_cuts() {
+        let written = "2026-11-28T20:00:00Z".parse::<jiff::Timestamp>().unwrap().to_zoned(jiff::tz::TimeZone::UTC);
+        let unit = "\u{25cf} postgresql@15-main.service - PostgreSQL Cluster 15-main";
+        assert!(looks_like_status(unit.as_bytes()));
+        assert!(looks_like_status(b"* postgresql.service - PostgreSQL database server"));
+        assert!(!looks_like_status(b"* a list item"));
+        for line in [
+            unit,
+            "     Loaded: loaded (/lib/systemd/system/postgresql@.service; enabled-runtime; preset: enabled)",
+            "   Main PID: 4349 (postgres)",
+            "     CGroup: /system.slice/system-postgresql.slice/postgresql@15-main.service",
+            "             \u{251c}\u{2500}4349 /usr/lib/postgresql/15/bin/postgres -D /var/lib/postgresql/15/ma>",
+            "lines 1-23/23 (END)",
+        ] {
+            assert_eq!(open_plain(line.as_bytes(), &written), Unwrapped::Foreign, "{line}");
+        }
+        let cut = b"Nov 28 19:22:37 pghost postgres[4349]: 2026-11-28 19:22:37.247 UTC [4353] LOG:  checkpoint complete: wrote 66 buffers (0.4%); 1>";
+        assert_eq!(
+            open_plain(cut, &written),
+            Unwrapped::Cut {
+                text: b"2026-11-28 19:22:37.247 UTC [4353] LOG:  checkpoint complete: wrote 66 buffers (0.4%); 1"
+                    .to_vec(),
+                time: Some("2026-11-28T19:22:37Z".parse().unwrap()),
+            }
+        );
+        // An indented line that is no `Key:` of systemctl's stays broken.
+        assert_eq!(open_plain(b"   2026-11-28 19:22:37.247 UTC [4353] LOG:  x", &written), Unwrapped::Broken);
     }
 }

@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use crate::catalog::Catalog;
 use crate::frame::time::TimeContext;
-use crate::frame::{lines, Consumed, FrameStats, Lexicon, Needles, Origin, Pos, Record, Scan};
+use crate::frame::{lines, Consumed, Cut, FrameStats, Lexicon, Needles, Origin, Pos, Record, Scan};
 
 #[derive(Deserialize)]
 struct Entry {
@@ -71,6 +71,7 @@ impl<'t> JsonScanner<'t> {
             hint: e.hint,
             context: e.context,
             statement: e.statement.or(e.internal_query),
+            cut: Cut::Whole,
         })
     }
 }

@@ -9,7 +9,7 @@ use crate::frame::lines;
 use crate::frame::prefix::{Prefix, PrefixMatch};
 use crate::frame::spliced::{self, Around};
 use crate::frame::time::TimeContext;
-use crate::frame::{Consumed, FrameStats, Lexicon, LineLevel, Needles, Origin, Pos, Record, Scan, Secondary};
+use crate::frame::{Consumed, Cut, FrameStats, Lexicon, LineLevel, Needles, Origin, Pos, Record, Scan, Secondary};
 
 /// How far back (in lines) a candidate may sit from the first line of its entry.
 /// Checkpoint entries have at most a handful of lines; a deeper hit is inside
@@ -124,6 +124,11 @@ impl<'t> StderrScanner<'t> {
             return (None, next);
         };
         let LineLevel::Primary(severity) = pm.level else { return (None, next) };
+        // The severity word says the server's language, which may say what
+        // its zone abbreviation means (see `TimeContext::learn_language`).
+        if let Some(head) = first.strip_suffix(pm.message) {
+            self.time.learn_language(head.trim_end().rsplit([' ', '\t', ']']).next().unwrap_or(""));
+        }
         let mut record = self.record_from(&pm, severity, pos);
         let mut target: Option<Secondary> = None;
         while next < end {
@@ -155,6 +160,9 @@ impl<'t> StderrScanner<'t> {
 
     fn record_from(&mut self, pm: &PrefixMatch<'_>, severity: crate::frame::LogSeverity, pos: Pos) -> Record {
         let time = match (pm.timestamp, pm.epoch) {
+            // A reload that sets log_timezone is written in the new zone;
+            // its time is settled once the record is trusted (`settle_zone`).
+            (Some(ts), _) if pm.message.contains(LOG_TIMEZONE) => self.time.parse_quietly(ts).ok(),
             (Some(ts), _) => self.time.parse(ts).ok(),
             (None, Some(ep)) => TimeContext::parse_epoch(ep).ok(),
             (None, None) => None,
@@ -178,11 +186,44 @@ impl<'t> StderrScanner<'t> {
             hint: None,
             context: None,
             statement: None,
+            cut: Cut::Whole,
         }
     }
 }
 
+/// The setting whose reload line dates the lines after it (and itself).
+const LOG_TIMEZONE: &str = "log_timezone";
+
 impl StderrScanner<'_> {
+    /// A record that mentions log_timezone: when the trust checks take it
+    /// for the postmaster's `parameter "log_timezone" changed to "X"`, the
+    /// log's lines from it on are in X (it is itself written in X); its
+    /// time is read again, with the ambiguity warning if X does not settle it.
+    fn settle_zone(&mut self, record: &mut Record, first: &[u8]) {
+        use crate::catalog::Classification;
+        use crate::model::event::EventBody;
+        // The trust checks' rules for the postmaster's line (classify::trust,
+        // a layer above): LOG, not doubted, no session, postmaster if `%b`
+        // says, no CONTEXT or STATEMENT.
+        let postmasters = record.severity == crate::frame::LogSeverity::Log
+            && record.origin.doubt.is_none()
+            && !record.origin.session
+            && record.origin.backend_type.as_deref().is_none_or(|b| b == "postmaster")
+            && record.context.is_none()
+            && record.statement.is_none();
+        if let (true, Classification::Event(EventBody::ParameterChanged { name, value })) =
+            (postmasters, self.catalog.classify(&record.message))
+        {
+            if name == LOG_TIMEZONE {
+                self.time.learn_zone(&value);
+            }
+        }
+        let first = lines::lossy(first);
+        if let Some(ts) = self.prefix.parse(&first).and_then(|pm| pm.timestamp) {
+            record.time = self.time.parse(ts).ok();
+        }
+    }
+
     /// Where to stop when more input may follow: before the last entry (it
     /// may still grow), and before any entry with less than a prefix's span
     /// after it (the splice checks need to see that far) — unless that
@@ -366,6 +407,18 @@ impl Scan for StderrScanner<'_> {
             if let Some(mut record) = record {
                 if self.spliced(region, start, next) {
                     record.origin.doubt = Some(SPLICED);
+                }
+                if record.message.contains(LOG_TIMEZONE) {
+                    self.settle_zone(&mut record, lines::text(region, start));
+                }
+                // The input ends inside the message's last line: a region
+                // holds an unterminated line only when the input has ended.
+                let secondary = record.detail.is_some()
+                    || record.hint.is_some()
+                    || record.context.is_some()
+                    || record.statement.is_some();
+                if next >= region.len() && region.last() != Some(&b'\n') && !secondary {
+                    record.cut = Cut::AtEnd;
                 }
                 self.stats.candidates += 1;
                 emit(record);

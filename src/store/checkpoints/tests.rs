@@ -127,7 +127,7 @@ fn the_checkpoint_columns_are_read_where_they_are_selected() {
     let stmt = store.conn.prepare(&sql).unwrap();
     let names: Vec<&str> = stmt.column_names();
     let head = ["name", "kind", "trigger", "flags", "started_at", "completed_at"];
-    assert_eq!(names, [&head[..], CompleteStats::FIGURES].concat());
+    assert_eq!(names, [&head[..], CompleteStats::FIGURES, &["truncated"]].concat());
     assert_eq!(CompleteStats::FIGURES.len(), 16);
     assert_eq!((CompleteStats::FIGURES[0], CompleteStats::FIGURES[15]), ("buffers_written", "redo_lsn"));
 }
@@ -238,4 +238,36 @@ fn point_starts_are_the_window_and_the_start_before_it_through_the_index() {
     let recent = store.checkpoints().recent_starts("b", None, 5).unwrap();
     let newest: Vec<i64> = all("b").iter().rev().take(5).rev().map(|s| s.0).collect();
     assert_eq!(recent.points.iter().map(|p| p.started_at.as_microsecond()).collect::<Vec<_>>(), newest);
+}
+
+/// A store from before migrations/0020_truncated.sql keeps its rows, each
+/// read back as a whole complete line's (truncated = 0), and counts none.
+#[test]
+fn the_migration_marks_every_older_row_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    for sql in &crate::store::MIGRATIONS[..19] {
+        conn.execute_batch(sql).unwrap();
+    }
+    conn.pragma_update(None, "user_version", 19).unwrap();
+    conn.execute_batch(
+        "INSERT INTO cluster(id, name) VALUES (1, 'main');
+         INSERT INTO checkpoint(cluster_id, kind, pid, pairable, started_at, completed_at, trigger, flags,
+                                buffers_written, write_s)
+           VALUES (1, 'checkpoint', 7, 0, 1795335338417000, 1795335338715000, 'wal', 'wal', 25, 0.192);",
+    )
+    .unwrap();
+    drop(conn);
+    let store = Store::open(&path).unwrap();
+    let mut rows = Vec::new();
+    store
+        .checkpoints()
+        .each_marked(&Filter::default(), |row, truncated| {
+            rows.push((row.buffers_written, row.write_s, truncated));
+            Ok::<(), crate::store::StoreError>(())
+        })
+        .unwrap();
+    assert_eq!(rows, [(Some(25), Some(0.192), false)]);
+    assert_eq!(store.checkpoints().truncated(&Filter::default()).unwrap(), 0);
 }
