@@ -28,5 +28,6 @@ mod settings_cli;
 mod store_found;
 mod tailer_model;
 mod terminal_text;
+mod whatif;
 mod wild_old_servers;
 mod wrapped_logs;
