@@ -100,7 +100,7 @@ pub fn read(
     }
     marks.sort();
     // The replay starts at the server start just before the first checkpoint, if the log has it.
-    let start_mark = marks.iter().filter(|(t, k)| *t <= first.at && STARTS.contains(k)).map(|(t, _)| *t).last();
+    let start_mark = marks.iter().filter(|(t, k)| *t <= first.at && STARTS.contains(k)).map(|(t, _)| *t).next_back();
     let origin = start_mark.unwrap_or(first.at);
     // Seconds are counted from a whole second: the checkpointer's clock keeps whole seconds.
     let whole = jiff::Timestamp::from_second(origin.as_second()).unwrap_or(origin);
