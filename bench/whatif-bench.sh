@@ -3,7 +3,7 @@
 # recorded at a small max_wal_size S, whatif predicts S/2, S and 2S from its
 # log, then each is run and measured (forced checkpoints and warnings from
 # the log, peak pg_wal from pg_ls_waldir()). Prints a markdown table.
-# About 4 x $DURATION s plus pgbench -i.
+# About 5 x $DURATION s plus pgbench -i.
 #
 #   bench/whatif-bench.sh                      SIZE_MB=64 RATE=200 DURATION=90
 #   SIZE_MB=128 RATE=300 DURATION=170 bench/whatif-bench.sh

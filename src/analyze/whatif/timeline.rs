@@ -79,12 +79,17 @@ pub fn read(
     settings: &Settings,
 ) -> Result<Logged, TimelineError> {
     let filter = Filter { cluster: Some(cluster.into()), since, until, trigger: None };
-    let rows: Vec<CheckpointRow> = store
-        .checkpoints()
-        .list(&filter)?
-        .into_iter()
-        .filter(|r| r.kind == PointKind::Checkpoint && r.started_at.is_some())
-        .collect();
+    let checkpoint = |r: &CheckpointRow| r.kind == PointKind::Checkpoint && r.started_at.is_some();
+    let mut rows: Vec<CheckpointRow> = store.checkpoints().list(&filter)?.into_iter().filter(checkpoint).collect();
+    // The checkpoint before --since is where the replay starts: its REDO and its clock.
+    if let Some(since) = since {
+        let before = Filter { cluster: Some(cluster.into()), since: None, until: Some(since), trigger: None };
+        let mut earlier = store.checkpoints().list(&before)?;
+        earlier.retain(checkpoint);
+        if let Some(last) = earlier.pop() {
+            rows.insert(0, last);
+        }
+    }
     let params = Params::from_settings(settings);
     let segment = params.segment_mb * MB;
     let points = positions(&rows, segment);
