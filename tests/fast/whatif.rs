@@ -129,3 +129,23 @@ fn a_value_postgresql_would_refuse_is_an_error() {
         assert!(out.stdout.is_empty());
     }
 }
+
+#[test]
+fn a_window_replays_from_the_checkpoint_before_it() {
+    // A minute inside the crashimm run's 32MB load: the replay starts at the
+    // checkpoint before 08:14:00 and counts what starts in the window, the
+    // same 50 WAL-triggered checkpoints and warnings as the log.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = fixture_dirs().into_iter().find(|d| d.ends_with("15-stderr-default-crashimm")).unwrap();
+    let (db, name) = import(&dir, tmp.path());
+    let db = db.to_str().unwrap();
+    let window = ["--since", "2026-11-22T08:14:00Z", "--until", "2026-11-22T08:15:00Z"];
+    let json = walwatch_json(&[&["whatif", "--db", db, "--cluster", &name, "--format", "json"][..], &window].concat());
+    let summary =
+        walwatch_json(&[&["summary", "--db", db, "--cluster", &name, "--format", "json"][..], &window].concat());
+    assert_eq!(json[0]["checkpoints"], summary["checkpoints"]["by_trigger"]);
+    assert_eq!(json[0]["checkpoints"]["wal"], 50);
+    assert_eq!(json[0]["too_frequent"], 50);
+    assert_eq!(summary["too_frequent"], 50);
+    assert_eq!(json[0]["max_replay_mb"].as_f64(), Some(31.0));
+}
