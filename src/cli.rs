@@ -72,6 +72,13 @@ pub enum Command {
     Settings(SettingsArgs),
     /// Suggest max_wal_size (and min_wal_size) from the observed WAL distance.
     Suggest(SuggestArgs),
+    /// Replay the logged WAL under other max_wal_size values: forced checkpoints, warnings, pg_wal, crash recovery.
+    #[command(after_help = "Without --max-wal-size the settings in force are replayed (logged changes included), \
+                            next to what the log shows: they should agree. The replay keeps the logged WAL: with \
+                            rarer checkpoints fewer full-page writes make less WAL, so larger sizes are predicted \
+                            conservatively. Exit status: 0; 1 an error (a value PostgreSQL would refuse, an unknown \
+                            or missing --cluster, no checkpoint with a WAL position in the period, the store).")]
+    Whatif(WhatifArgs),
     /// Run the alert rules once on the stored history (e.g. after an import).
     Analyze(AnalyzeArgs),
     /// List alerts; acknowledge, silence (list, end silences), or send a test mail.
@@ -205,6 +212,27 @@ pub struct ClusterReportArgs {
     #[arg(long)]
     pub cluster: Option<String>,
     /// Output: a table to read, or JSON for scripts.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: ReportFormat,
+}
+
+/// `walwatch whatif`.
+#[derive(Debug, Args)]
+pub struct WhatifArgs {
+    #[command(flatten)]
+    pub common: ConfigDbArgs,
+    #[command(flatten)]
+    pub window: WindowArgs,
+    /// A max_wal_size to replay (1GB, 512MB; a bare number is MB); repeat it or give several, one row each [default: the settings in force]
+    #[arg(long, value_name = "SIZE", num_args = 1..)]
+    pub max_wal_size: Vec<String>,
+    /// The checkpoint_timeout to replay with (5min, 300s; a bare number is seconds) [default: the one in force]
+    #[arg(long, value_name = "T")]
+    pub checkpoint_timeout: Option<String>,
+    /// The checkpoint_completion_target to replay with, 0 to 1 [default: the one in force]
+    #[arg(long, value_name = "F")]
+    pub checkpoint_completion_target: Option<String>,
+    /// Output: a table to read, or JSON (an array, one object per setting) for scripts.
     #[arg(long, value_enum, default_value = "table")]
     pub format: ReportFormat,
 }

@@ -17,6 +17,7 @@ mod status;
 mod suggest;
 mod summary;
 mod vector_config;
+mod whatif;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -64,6 +65,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Status(args) => status::run(args),
         Command::Settings(args) => settings::run(args),
         Command::Suggest(args) => suggest::run(args),
+        Command::Whatif(args) => whatif::run(args),
         Command::Analyze(args) => analyze::run(args),
         Command::Alerts(args) => alerts::run(args),
         Command::Forget(args) => forget::run(args),

@@ -32,6 +32,7 @@ mod store_found;
 mod tailer_model;
 mod terminal_text;
 mod undated;
+mod whatif;
 mod wild_old_servers;
 mod wrapped_logs;
 mod write_storm;

@@ -40,6 +40,7 @@ const QUERIES: &[&[&str]] = &[
     &["alerts", "silence", "slow_sync", "--for", "1h"],
     &["alerts", "test-mail"],
     &["suggest"],
+    &["whatif"],
     &["settings"],
     &["analyze"],
     &["digest"],
