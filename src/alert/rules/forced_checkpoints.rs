@@ -10,6 +10,7 @@ use serde_json::json;
 
 use super::{percent, Evidence, Finding, Rule, Window};
 use crate::analyze::sizing::Suggestion;
+use crate::analyze::storm::{self, Pacing, PacingTimeline};
 use crate::config::value;
 use crate::model::alert::{Severity, SuggestionText};
 use crate::model::event::{PointKind, Trigger};
@@ -93,6 +94,9 @@ pub fn check(
     if restartpoints > 0 {
         details.push(format!("{restartpoints} of them are restartpoints on a standby: its own max_wal_size applies."));
     }
+    let pacing = suggestion.and_then(|s| PacingTimeline::new(&s.current, Vec::new()).at(window.end));
+    let largest = largest_storm(&started, pacing);
+    details.extend(largest.as_ref().map(Storm::sentence));
     let advice = suggestion.and_then(advice);
     if advice.is_none() {
         details.push(no_advice(suggestion));
@@ -114,10 +118,53 @@ pub fn check(
             "first_at": forced.iter().min().map(|t| crate::timefmt::rfc3339(*t)),
             "last_at": forced.iter().max().map(|t| crate::timefmt::rfc3339(*t)),
             "suggested_max_wal_size_mb": suggestion.and_then(|s| s.suggested.max_wal_size_mb),
+            "largest_write_mb": largest.as_ref().map(|l| l.mb),
+            "largest_write_s": largest.as_ref().map(|l| l.write_s),
+            "largest_pace_ratio": largest.as_ref().and_then(|l| l.pace_ratio),
             "window": window.figures(),
         }),
         suggestion: advice,
         evidence_at: forced.iter().max().copied(),
+    })
+}
+
+/// The forced checkpoint that wrote the most, as the notice tells it.
+#[derive(Debug, Clone, PartialEq)]
+struct Storm {
+    mb: f64,
+    write_s: f64,
+    pace_ratio: Option<f64>,
+    spread_s: Option<f64>,
+}
+
+impl Storm {
+    fn sentence(&self) -> String {
+        let rate = self.mb / self.write_s;
+        let pace = match (self.pace_ratio, self.spread_s) {
+            (Some(ratio), Some(spread)) => format!(
+                ": {ratio:.0}x the pace of a timed checkpoint, which spreads its writes over \
+                 checkpoint_completion_target x checkpoint_timeout = {spread:.0} s"
+            ),
+            _ => String::new(),
+        };
+        format!(
+            "The largest of them wrote {:.1} MB in {:.3} s ({rate:.1} MB/s){pace}.",
+            self.mb, self.write_s
+        )
+    }
+}
+
+/// Of the WAL-triggered checkpoints, the one that wrote the most buffers
+/// (with a write time to measure it by).
+fn largest_storm(started: &[(&CheckpointRow, jiff::Timestamp)], pacing: Option<Pacing>) -> Option<Storm> {
+    let forced = started.iter().map(|(p, _)| *p).filter(|p| p.trigger == Some(Trigger::Wal));
+    let written = forced.filter_map(|p| Some((p, p.buffers_written?, p.write_s.filter(|w| *w > 0.0)?)));
+    let (row, buffers, write_s) = written.max_by_key(|(_, b, _)| *b)?;
+    Some(Storm {
+        mb: buffers as f64 * storm::BLOCK_BYTES / (1024.0 * 1024.0),
+        write_s,
+        pace_ratio: pacing.and_then(|p| storm::pace_ratio(p, row.trigger, Some(write_s))),
+        spread_s: pacing.map(|p| p.spread_s()),
     })
 }
 
@@ -251,5 +298,35 @@ mod tests {
         let f = check(&rows(3, 0, 1), &window(), &ForcedCheckpoints::default(), None).unwrap();
         assert_eq!(f.figures["restartpoints"].as_u64(), Some(0));
         assert!(!f.details.iter().any(|d| d.contains("restartpoints on a standby")), "{:?}", f.details);
+    }
+
+    /// The notice names the forced checkpoint that wrote the most, its rate,
+    /// and its pace once checkpoint_timeout is known (30 s x 0.9 = 27 s).
+    #[test]
+    fn the_largest_forced_checkpoint_is_told_with_its_pace() {
+        let rule = ForcedCheckpoints::default();
+        let mut points = rows(3, 1, 0);
+        for (p, (buffers, write_s)) in points.iter_mut().zip([(2096, 2.67), (4000, 0.0), (100, 1.0), (9000, 270.0)]) {
+            (p.buffers_written, p.write_s) = (Some(buffers), Some(write_s));
+        }
+        let f = check(&points, &window(), &rule, None).unwrap();
+        let told = "The largest of them wrote 16.4 MB in 2.670 s (6.1 MB/s).";
+        assert_eq!(f.details.iter().filter(|d| d.starts_with("The largest")).collect::<Vec<_>>(), [told]);
+        assert_eq!((f.figures["largest_write_s"].as_f64(), f.figures["largest_pace_ratio"].as_f64()), (Some(2.67), None));
+        let mut known = suggestion(Some("ALTER SYSTEM SET max_wal_size = '2GB';"));
+        known.current = Settings::defaults(Some(15));
+        known.current.defaults_read = true;
+        known.current.values.get_mut("checkpoint_timeout").unwrap().value = "30s".into();
+        let f = check(&points, &window(), &rule, Some(&known)).unwrap();
+        let told = "The largest of them wrote 16.4 MB in 2.670 s (6.1 MB/s): 10x the pace of a timed checkpoint, \
+                    which spreads its writes over checkpoint_completion_target x checkpoint_timeout = 27 s.";
+        assert_eq!(f.details.iter().filter(|d| d.starts_with("The largest")).collect::<Vec<_>>(), [told]);
+        assert_eq!(f.figures["largest_pace_ratio"].as_f64(), Some(27.0 / 2.67));
+        assert_eq!(f.figures["largest_write_mb"].as_f64(), Some(2096.0 / 128.0));
+        // No forced checkpoint with a write time: no sentence.
+        let mut unmeasured = rows(3, 1, 0);
+        unmeasured.iter_mut().for_each(|p| p.write_s = None);
+        let f = check(&unmeasured, &window(), &rule, None).unwrap();
+        assert!(!f.details.iter().any(|d| d.starts_with("The largest")), "{:?}", f.details);
     }
 }
