@@ -10,8 +10,8 @@ use jiff::{SignedDuration, Timestamp};
 
 use crate::frame::Pos;
 use crate::model::event::{Event, EventBody, PointKind, Trigger};
+use crate::store::batch::EventBatch;
 use crate::store::checkpoints::{CompleteFigures, PointRows, StartRow};
-use crate::store::events::EventBatch;
 use crate::store::{SourceRow, SourceSpec, Store, StoreError};
 
 /// Two days: checkpoint_timeout's maximum (one day) with room for the sync.

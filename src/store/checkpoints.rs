@@ -29,7 +29,7 @@ use crate::model::event::{point_figures, CompleteStats, EventBody, Figure, Point
 mod tests;
 
 /// The checkpoints' handle: [`Store::checkpoints`]. Their rows are written
-/// with the events that make them ([`super::events::EventBatch`]) and
+/// with the events that make them ([`super::batch::EventBatch`]) and
 /// taken back with them ([`super::sources::Sources::forget`]).
 pub struct Checkpoints<S>(pub(super) S);
 

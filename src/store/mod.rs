@@ -18,6 +18,7 @@
 //! (`Store::open_read_only`).
 
 pub mod alerts;
+pub mod batch;
 pub mod checkpoints;
 pub mod clusters;
 mod columns;

@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 
-use super::{nothing_stored_from, parse_lsn, StartMarks};
+use super::{parse_lsn, StartMarks};
 use crate::frame::Format;
 use crate::model::event::{Event, EventBody};
+use crate::store::batch::nothing_stored_from;
 use crate::store::test_store::{import, start, store, Line, AFTER_CRASH, CRASH, NOISE};
 use crate::store::{DatedAhead, Filter, LogTimes, SourceSpec, Store};
 

@@ -1,0 +1,181 @@
+//! Events written in batches: one transaction stores a batch of a
+//! source's events, the checkpoint rows they make ([`PointRows`]) and how
+//! far the source was read ([`move_on`]), so that a crash leaves either all
+//! of it or none. Above the events, checkpoints and sources it ties
+//! together, so that none of them needs the others' writers.
+
+use std::ops::DerefMut;
+use std::path::Path;
+
+use jiff::Timestamp;
+use rusqlite::TransactionBehavior;
+use rusqlite::{params, CachedStatement, Transaction};
+use serde_json::json;
+
+use super::checkpoints::PointRows;
+use super::columns::to_micros;
+use super::events::Events;
+use super::sources::{move_on, SourceRow, SourceSpec};
+use super::{Store, StoreError};
+use crate::frame::Pos;
+use crate::model::event::{Event, EventBody};
+
+impl<S: DerefMut<Target = Store>> Events<S> {
+    /// Stores a batch of `source`'s events with `write`, which is given the
+    /// batch's transaction ([`EventBatch`]) and returns how many events were
+    /// new, and moves `source` to `reached`, atomically. An error of
+    /// `write` rolls the whole batch back.
+    pub(crate) fn commit_batch(
+        &mut self,
+        source: &mut SourceRow,
+        spec: &SourceSpec<'_>,
+        reached: Pos,
+        write: impl FnOnce(&mut EventBatch<'_>) -> Result<usize, StoreError>,
+    ) -> Result<usize, StoreError> {
+        let store = &mut *self.0;
+        if !store.import {
+            return commit_batch_checked(store, source, spec, reached, write);
+        }
+        // An import's batch without foreign-key checks (see
+        // `use_import_settings`); they are back on whatever happened, and
+        // the batch's own error is the one told.
+        store.foreign_keys(false)?;
+        let committed = commit_batch_checked(store, source, spec, reached, write);
+        let restored = store.foreign_keys(true);
+        let added = committed?;
+        restored?;
+        Ok(added)
+    }
+}
+
+/// [`Events::commit_batch`] itself, with the connection's foreign-key setting as it is.
+fn commit_batch_checked(
+    store: &mut Store,
+    source: &mut SourceRow,
+    spec: &SourceSpec<'_>,
+    reached: Pos,
+    write: impl FnOnce(&mut EventBatch<'_>) -> Result<usize, StoreError>,
+) -> Result<usize, StoreError> {
+    let path = store.path.clone();
+    let sql = |source| StoreError::Sql { path: path.clone(), source };
+    // Immediate: the lock is taken before anything is read, so a commit
+    // never has to give up because another process committed in between.
+    let tx = store.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
+    let added = {
+        let mut batch = EventBatch::new(&tx, &path, source).map_err(sql)?;
+        write(&mut batch)?
+    };
+    move_on(&tx, source, spec, reached).map_err(sql)?;
+    tx.commit().map_err(sql)?;
+    source.read_to = reached.offset;
+    source.line = reached.line;
+    Ok(added)
+}
+
+const INSERT_EVENT: &str =
+    "INSERT OR IGNORE INTO event(cluster_id, source_id, offset, line, at, pid, kind, nth, data, ahead_us)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+
+/// One batch of a source's events being stored, in its transaction: the
+/// events, and the checkpoint rows they make ([`EventBatch::points`]).
+pub(crate) struct EventBatch<'a> {
+    tx: &'a Transaction<'a>,
+    path: &'a Path,
+    source: &'a SourceRow,
+    /// [`INSERT_EVENT`], prepared once for the batch like the checkpoint rows' statements.
+    insert: CachedStatement<'a>,
+    points: PointRows<'a>,
+}
+
+impl<'a> EventBatch<'a> {
+    fn new(tx: &'a Transaction<'a>, path: &'a Path, source: &'a SourceRow) -> rusqlite::Result<EventBatch<'a>> {
+        let points = PointRows::new(tx, path)?;
+        let insert = tx.prepare_cached(INSERT_EVENT)?;
+        Ok(EventBatch { tx, path, source, insert, points })
+    }
+
+    fn sql(&self, source: rusqlite::Error) -> StoreError {
+        StoreError::Sql { path: self.path.into(), source }
+    }
+
+    /// The source the batch was read from.
+    #[inline]
+    pub(crate) fn source(&self) -> &'a SourceRow {
+        self.source
+    }
+
+    /// The checkpoint rows, in the batch's transaction.
+    #[inline]
+    pub(crate) fn points(&mut self) -> &mut PointRows<'a> {
+        &mut self.points
+    }
+
+    /// Whether the store holds no event of the source at or after `offset`
+    /// (always so for a file read for the first time or followed as it
+    /// grows; not after a rewind, or where another process read further).
+    /// One index seek.
+    pub(crate) fn nothing_stored_from(&self, offset: u64) -> Result<bool, StoreError> {
+        nothing_stored_from(self.tx, self.source, offset).map_err(|e| self.sql(e))
+    }
+
+    /// Stores `event`; its id, or None when it was already stored.
+    #[inline]
+    pub(crate) fn insert(&mut self, event: &Event) -> Result<Option<i64>, StoreError> {
+        let data = event_data(&event.body).to_string();
+        let source = self.source;
+        let inserted = self
+            .insert
+            .execute(params![
+                source.cluster_id,
+                source.id,
+                event.offset as i64,
+                event.line as i64,
+                to_micros(event.at),
+                event.pid,
+                event.body.kind_name(),
+                event.nth,
+                data,
+                ahead_of_clock(event.at)
+            ])
+            .map_err(|e| StoreError::Sql { path: self.path.into(), source: e })?;
+        Ok((inserted == 1).then(|| self.tx.last_insert_rowid()))
+    }
+}
+
+/// See [`EventBatch::nothing_stored_from`].
+pub(super) fn nothing_stored_from(tx: &Transaction<'_>, source: &SourceRow, offset: u64) -> rusqlite::Result<bool> {
+    let last: Option<i64> = tx
+        .prepare_cached("SELECT max(offset) FROM event WHERE source_id = ?1")?
+        .query_row(params![source.id], |r| r.get(0))?;
+    Ok(last.is_none_or(|last| last < offset as i64))
+}
+
+/// How far (µs) `at` is ahead of this machine's clock now, while its event
+/// is stored (read moments ago); None when it is not ahead, as for every
+/// line of a server whose clock agrees (see migrations/0007_event_ahead.sql).
+fn ahead_of_clock(at: Timestamp) -> Option<i64> {
+    let ahead = to_micros(at).saturating_sub(to_micros(Timestamp::now()));
+    (ahead > 0).then_some(ahead)
+}
+
+/// Kind-specific fields kept with each event, as JSON.
+fn event_data(body: &EventBody) -> serde_json::Value {
+    match body {
+        EventBody::PointStart { flags, .. } => json!({ "flags": flags }),
+        EventBody::PointComplete { stats, .. } => {
+            json!({ "distance_kb": stats.distance_kb, "estimate_kb": stats.estimate_kb })
+        }
+        EventBody::PointCut { stats, .. } => {
+            json!({ "distance_kb": stats.distance_kb, "estimate_kb": stats.estimate_kb, "truncated": true })
+        }
+        EventBody::TooFrequent { seconds, hint } => json!({ "seconds": seconds, "hint": hint }),
+        EventBody::RecoveryRestartPoint { lsn } | EventBody::RedoStart { lsn } => json!({ "lsn": lsn }),
+        EventBody::ParameterChanged { name, value } => json!({ "name": name, "value": value }),
+        EventBody::ServerStart { version } => json!({ "version": version }),
+        EventBody::ServerReady { read_only } => json!({ "read_only": read_only }),
+        EventBody::ShutdownRequest { mode } => json!({ "mode": format!("{mode:?}").to_lowercase() }),
+        EventBody::RedoDone { lsn, elapsed_s } => json!({ "lsn": lsn, "elapsed_s": elapsed_s }),
+        EventBody::Rejected { looked_like, reason } => json!({ "looked_like": looked_like, "reason": reason }),
+        EventBody::ConfigReload | EventBody::ServerShutdown | EventBody::CrashReinit => json!({}),
+    }
+}
