@@ -267,6 +267,8 @@ const CHECKPOINT_KEYS: &[&str] = &[
     "lsn",
     "redo_lsn",
     "truncated",
+    "write_mb_s",
+    "pace_ratio",
 ];
 
 fn check_checkpoints(v: &Value, s: &Scenario) {
@@ -282,6 +284,13 @@ fn check_checkpoints(v: &Value, s: &Scenario) {
         let started = cp["started_at"].as_str().expect("started_at string");
         let trigger = cp["trigger"].as_str().expect("trigger string");
         starts.push((ts_key(started), trigger.to_string()));
+        // The write storm from the row's own figures: 8 kB buffers over the
+        // write time; no pace, as an import of the log alone does not know
+        // the server's checkpoint_timeout.
+        let (buffers, write_s) = (cp["buffers_written"].as_f64().unwrap(), cp["write_s"].as_f64().unwrap());
+        let rate = (write_s > 0.0).then(|| (buffers * 8192.0 / 1048576.0 / write_s * 10.0).round() / 10.0);
+        assert_eq!(cp["write_mb_s"].as_f64(), rate, "checkpoints[{i}]: {cp}");
+        assert!(cp["pace_ratio"].is_null(), "checkpoints[{i}]: {cp}");
     }
     // Same start instants as the log, at least to the second.
     let secs = |v: &mut Vec<String>| {
