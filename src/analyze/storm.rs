@@ -83,8 +83,8 @@ impl PacingTimeline {
     /// What the store knows of `cluster`'s pacing settings.
     pub fn load(store: &Store, cluster: &str) -> Result<PacingTimeline, StoreError> {
         let current = settings::current(store, cluster)?;
-        let changes = settings::timeline(store, cluster)?.into_iter().filter(|c| c.name == TIMEOUT || c.name == TARGET);
-        Ok(PacingTimeline::new(&current, changes.collect()))
+        // Every change: each value is looked up by its own name.
+        Ok(PacingTimeline::new(&current, settings::timeline(store, cluster)?))
     }
 
     /// From the values in force now and the changes, oldest first.
@@ -125,7 +125,6 @@ impl PacingTimeline {
     fn number(&self, text: &str) -> Option<f64> {
         match units::parse(TARGET, text, self.version).ok()? {
             Parsed::Number(x) => Some(x),
-            Parsed::Integer(n) => Some(n as f64),
             _ => None,
         }
     }

@@ -79,3 +79,18 @@ fn an_assumed_checkpoint_timeout_gives_no_pace() {
     assert_eq!(timeline.at(t("2026-11-22T09:00:00Z")), None);
     assert_eq!(timeline.at(t("2026-11-22T11:00:00Z")), Some(Pacing { timeout_s: 60.0, completion_target: 0.9 }));
 }
+
+/// A target written as an integer ("1") is still a number; a change of
+/// another setting paces nothing.
+#[test]
+fn whole_number_targets_and_other_settings() {
+    let mut current = Settings::defaults(Some(15));
+    current.defaults_read = true;
+    let changes = vec![
+        change("2026-11-22T10:00:00Z", "checkpoint_completion_target", Some("0.9"), Some("1")),
+        change("2026-11-22T11:00:00Z", "max_wal_size", Some("1GB"), Some("2GB")),
+    ];
+    let timeline = PacingTimeline::new(&current, changes);
+    assert_eq!(timeline.at(t("2026-11-22T12:00:00Z")), Some(Pacing { timeout_s: 300.0, completion_target: 1.0 }));
+    assert_eq!(timeline.at(t("2026-11-22T09:00:00Z")), Some(FIVE_MIN));
+}
