@@ -12,6 +12,8 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+use crate::support::truth::COMPLETE_FIELDS;
+
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cut").join(name)
 }
@@ -51,25 +53,6 @@ fn figures(db: &Path) -> String {
     let row = |l: &str| l.split(',').take(upto).skip(6).collect::<Vec<_>>().join(",") + "\n";
     csv.lines().skip(1).map(row).collect()
 }
-
-const FIGURES: [&str; 16] = [
-    "buffers_written",
-    "buffers_pct",
-    "slru_buffers_written",
-    "wal_files_added",
-    "wal_files_removed",
-    "wal_files_recycled",
-    "write_s",
-    "sync_s",
-    "total_s",
-    "sync_files",
-    "sync_longest_s",
-    "sync_average_s",
-    "distance_kb",
-    "estimate_kb",
-    "lsn",
-    "redo_lsn",
-];
 
 /// What each paste keeps of the log's nine complete lines (CSV: the
 /// figures, then truncated), read off the lines of the paste by hand.
@@ -145,7 +128,7 @@ fn a_systemctl_status_paste_keeps_each_cut_line_up_to_its_cut() {
             for key in ["kind", "trigger", "flags", "started_at", "completed_at"] {
                 assert_eq!(cut[key], whole[key], "width {width}: {key}");
             }
-            for key in FIGURES {
+            for key in COMPLETE_FIELDS {
                 assert!(cut[key].is_null() || cut[key] == whole[key], "width {width}: {key} {cut} {whole}");
             }
             assert_eq!((cut["truncated"].clone(), whole["truncated"].clone()), (Value::Bool(true), Value::Bool(false)));
@@ -229,6 +212,10 @@ fn a_log_ending_inside_a_complete_line_keeps_it_up_to_the_cut() {
     // Written a moment ago: the line may still be being written.
     let fresh = tmp.path().join("fresh.log");
     std::fs::write(&fresh, &log[..cut]).unwrap();
+    // Dated a little ahead, so that it is still "a moment ago" when a loaded
+    // machine takes seconds to start the import.
+    let ahead = std::time::SystemTime::now() + std::time::Duration::from_secs(30);
+    std::fs::File::options().write(true).open(&fresh).unwrap().set_modified(ahead).unwrap();
     let fresh_db = tmp.path().join("fresh.db");
     let (code, out) = import(&fresh_db, &fresh);
     assert_eq!(code, 0, "{out}");
