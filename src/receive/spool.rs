@@ -26,6 +26,9 @@ pub struct Spool {
     pub log_path: PathBuf,
     /// What is committed: lengths and offsets as the store has them.
     pub row: StreamRow,
+    /// Where the blocks given back to the filesystem end ([`Spool::release_read`]);
+    /// `None` where the filesystem cannot punch holes.
+    released_to: Option<u64>,
 }
 
 struct Files {
@@ -36,6 +39,16 @@ struct Files {
     /// last lines is known by it.
     previous: Option<(File, u64)>,
 }
+
+/// The start of a spool that stays whole: what every read looks at (the
+/// source's head: its identity in the store and its prefix).
+const KEEP_HEAD: u64 = crate::source::HEAD_BYTES as u64;
+/// What stays whole before the read position: a reader resuming there looks
+/// back at most a prefix's span (a few KiB).
+const KEEP_BEHIND: u64 = 1 << 20;
+/// Blocks are given back in steps of at least this, not at every batch.
+const RELEASE_STEP: u64 = 4 << 20;
+const BLOCK: u64 = 4096;
 
 /// Whether an error means the spool was damaged outside walwatch (cut,
 /// replaced, removed), rather than that it cannot be written now.
@@ -88,7 +101,7 @@ impl Spool {
     pub fn open(dir: &Path, row: StreamRow) -> io::Result<Spool> {
         std::fs::create_dir_all(dir)?;
         let log_path = dir.join(file_name(&row, row.generation, "log"));
-        let mut spool = Spool { files: None, log_path, row };
+        let mut spool = Spool { files: None, log_path, row, released_to: Some(0) };
         spool.files()?;
         Ok(spool)
     }
@@ -154,6 +167,29 @@ impl Spool {
         row.spool_len += pending.bytes.len() as u64;
         row.index_len += pending.index.len() as u64;
         Ok(row)
+    }
+
+    /// Gives the disk blocks of what the store has read (up to `read_to`)
+    /// back to the filesystem: a central keeps no second copy of every
+    /// host's log. The file keeps its length and every offset (the hole
+    /// reads as zeros, and nothing reads it: a read resumes at its
+    /// position, looking at the head and a prefix's span before it only);
+    /// the index stays whole, so a line sent again is still known. A
+    /// filesystem that cannot punch holes keeps the bytes, as before.
+    pub fn release_read(&mut self, read_to: u64) -> io::Result<()> {
+        let Some(released) = self.released_to else { return Ok(()) };
+        let start = released.max(KEEP_HEAD.next_multiple_of(BLOCK));
+        let end = read_to.min(self.row.spool_len).saturating_sub(KEEP_BEHIND) / BLOCK * BLOCK;
+        if end < start + RELEASE_STEP {
+            return Ok(());
+        }
+        let flags = rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE;
+        match rustix::fs::fallocate(&self.files()?.log, flags, start, end - start) {
+            Ok(()) => self.released_to = Some(end),
+            Err(rustix::io::Errno::OPNOTSUPP) => self.released_to = None,
+            Err(e) => return Err(e.into()),
+        }
+        Ok(())
     }
 
     /// Takes back a write the store did not commit.

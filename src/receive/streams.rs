@@ -419,6 +419,12 @@ impl Streams {
         }
         store.daemon_mut().set_problem(row.cluster_id, &shown, problem.as_deref())?;
         stream.pending = hold && report.misfit.is_none() && report.resumed_at + report.bytes < row.spool_len;
+        // A read that did not fit took back what it stored: its bytes are read again.
+        let read_to = if report.misfit.is_none() { report.resumed_at + report.bytes } else { 0 };
+        if let Err(e) = stream.spool.release_read(read_to) {
+            // The bytes stay on disk: nothing is lost, the spool is only larger.
+            tracing::warn!(host = %key.0, file = %key.1, error = %e, "Cannot give the read part of a spool back to the filesystem.");
+        }
         // Quiet from now: the time this read took is no time the agent had.
         stream.written_at = Instant::now();
         self.stored += report.stored;

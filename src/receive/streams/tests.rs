@@ -272,3 +272,51 @@ fn hundreds_of_files_keep_a_bounded_number_of_spools_open() {
     assert_eq!(c.streams().open.values().filter(|s| s.spool.is_open()).count(), OPEN_SPOOLS);
     assert!(c.streams().open[&("db-1".to_string(), "/pg/0/postgresql.log".to_string())].spool.is_open());
 }
+
+/// A week of a statement-heavy log (the noise run, each copy a day later).
+fn busy_week() -> Vec<u8> {
+    let day = String::from_utf8(fixture("15-stderr-default-noise")).unwrap();
+    assert!(day.matches("2026-11-22").count() > 1000, "the noise run is dated 2026-11-22");
+    (0..7).flat_map(|k| day.replace("2026-11-22", &format!("2026-11-{}", 22 + k)).into_bytes()).collect()
+}
+
+#[test]
+fn what_the_store_has_read_leaves_the_disk_and_nothing_else_changes() {
+    use std::os::unix::fs::MetadataExt;
+    let content = busy_week();
+    let lines = shipped("db-1", &content);
+    let mut c = Central::new();
+    for batch in lines.chunks(2000) {
+        c.take(batch);
+    }
+    let store = &mut c.store;
+    c.streams.as_mut().unwrap().settle(store).unwrap();
+    assert_eq!(c.checkpoints("db-1:15-main"), imported(&content));
+
+    // Same length and offsets, the head whole, the read part's blocks given back.
+    let spool = c.spool.join("1-0.log");
+    let md = std::fs::metadata(&spool).unwrap();
+    assert_eq!(md.len(), content.len() as u64);
+    let allocated = md.blocks() * 512;
+    assert!(content.len() > 7 << 20, "{}", content.len());
+    assert!(allocated <= KEEP_BYTES_AT_MOST, "{allocated} bytes on disk for {} read", content.len());
+    let kept = std::fs::read(&spool).unwrap();
+    assert_eq!(kept[..64 * 1024], content[..64 * 1024], "the head stays whole");
+    let tail = content.len() - (1 << 20);
+    assert_eq!(kept[tail..], content[tail..], "the last MiB read stays whole");
+
+    // A batch sent again is still known by the index, also after a restart,
+    // and the file goes on.
+    assert_eq!(c.take(&lines[..500]).duplicates, 500);
+    c.restart();
+    assert_eq!(c.take(&lines[lines.len() - 500..]).duplicates, 500);
+    let more = shipped("db-1", &[content.clone(), fixture("15-stderr-default-std")].concat());
+    assert_eq!(c.take(&more[lines.len()..]).lines, (more.len() - lines.len()) as u64);
+    let store = &mut c.store;
+    c.streams.as_mut().unwrap().settle(store).unwrap();
+    assert_eq!(c.checkpoints("db-1:15-main"), imported(&[content, fixture("15-stderr-default-std")].concat()));
+}
+
+/// The head, the MiB before the read position, one release step not given
+/// back yet, and a block's rounding at each end.
+const KEEP_BYTES_AT_MOST: u64 = (64 << 10) + (1 << 20) + (4 << 20) + 2 * 4096;
