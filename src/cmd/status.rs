@@ -164,10 +164,11 @@ pub fn run(args: StatusArgs) -> Result<ExitCode> {
     let daemon = daemon(heartbeat.as_ref(), now);
     let mut clusters = Vec::new();
     let shipped = crate::receive::streams::shipped_sizes(&store)?;
+    let mut risks = Risks::default();
     for c in store.daemon().cluster_status(args.cluster.as_deref())? {
         let mut r = report(c, daemon.state, &shipped);
         dated_ahead(&store, &mut r, rules.get::<ClockSkew>(), now)?;
-        trust(&store, &mut r, now)?;
+        trust(&store, &mut r, now, &mut risks)?;
         unmatched(&store, &mut r)?;
         truncated(&store, &mut r)?;
         damaged(&store, &mut r)?;
@@ -441,13 +442,31 @@ fn report(c: ClusterStatus, daemon: DaemonState, shipped: &HashMap<String, u64>)
     }
 }
 
+/// What each way of reading leaves open ([`residual_risk`]), worked out
+/// once per format and prefix: a central's thousand clusters share a few
+/// prefixes, and compiling one takes milliseconds.
+#[derive(Default)]
+struct Risks(HashMap<(String, Option<String>), Option<String>>);
+
+impl Risks {
+    fn of(&mut self, format: &str, prefix: Option<&str>) -> Option<String> {
+        let key = (format.to_string(), prefix.map(str::to_string));
+        self.0
+            .entry(key)
+            .or_insert_with(|| {
+                let compiled = prefix.and_then(|p| Prefix::compile(p, Catalog::global().markers()).ok());
+                residual_risk(format, compiled.as_ref())
+            })
+            .clone()
+    }
+}
+
 /// How the log is read, what that leaves open to a client, and the lines
 /// refused as forged in the files read in the last day (an attack under way
 /// shows here).
-fn trust(store: &Store, r: &mut ClusterReport, now: Timestamp) -> Result<()> {
+fn trust(store: &Store, r: &mut ClusterReport, now: Timestamp, risks: &mut Risks) -> Result<()> {
     if let Some((format, prefix)) = store.sources().latest_reading(&r.name)? {
-        let compiled = prefix.as_deref().and_then(|p| Prefix::compile(p, Catalog::global().markers()).ok());
-        r.advice.extend(residual_risk(&format, compiled.as_ref()));
+        r.advice.extend(risks.of(&format, prefix.as_deref()));
         (r.format, r.prefix) = (Some(format), prefix);
     }
     let since = now.checked_sub(SignedDuration::from_hours(24)).unwrap_or(Timestamp::MIN);
