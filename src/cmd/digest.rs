@@ -38,6 +38,7 @@ pub fn run(args: DigestArgs) -> Result<ExitCode> {
         skew_tolerance: rules.clock_skew_tolerance(),
         missed: Vec::new(),
         missed_total: 0,
+        max_charts: config.digest.max_charts,
     };
     let report = report::build(&store, &inputs)?;
     warn_if_empty(&report);

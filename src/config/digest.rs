@@ -27,7 +27,14 @@ pub struct DigestSection {
     /// false: a healthy day still sends a short "all well" digest, so that
     /// silence means something is broken.
     pub skip_quiet_days: bool,
+    /// Charts drawn in one digest: the first clusters' (those needing
+    /// attention first). A fleet's digest stays a mail a server takes.
+    pub max_charts: usize,
 }
+
+/// A chart is some 35 KB of PNG: 25 keep a digest near 1 MB, far below the
+/// 10-25 MB mail servers take.
+pub const MAX_CHARTS: usize = 25;
 
 impl Config {
     /// Who a mail of `kind` is addressed to: the digest to `[digest] to`
@@ -61,6 +68,7 @@ impl DigestSection {
             to: Vec::new(),
             clusters: Vec::new(),
             skip_quiet_days: false,
+            max_charts: MAX_CHARTS,
         }
     }
 }
@@ -74,6 +82,7 @@ pub(super) struct RawDigest {
     to: Option<Vec<Spanned<String>>>,
     clusters: Option<Vec<Spanned<String>>>,
     skip_quiet_days: Option<bool>,
+    max_charts: Option<Spanned<i64>>,
 }
 
 impl RawDigest {
@@ -106,6 +115,11 @@ impl RawDigest {
             digest.clusters.push(name.get_ref().clone());
         }
         digest.skip_quiet_days = self.skip_quiet_days.unwrap_or(false);
+        if let Some(n) = &self.max_charts {
+            let message = format!("max_charts: {} is not a number of charts from 0 to 10000", n.get_ref());
+            digest.max_charts =
+                usize::try_from(*n.get_ref()).ok().filter(|n| *n <= 10_000).ok_or_else(|| Problem::at(n, message))?;
+        }
         Ok(digest)
     }
 }
@@ -151,7 +165,8 @@ mod tests {
     fn every_key_is_read() {
         let text = format!(
             "{MAIL}{CLUSTERS}[digest]\nat = \"06:45\"\ntimezone = \"America/New_York\"\n\
-             to = [\"Ops <ops@example.com>\", \"lead@example.com\"]\nclusters = [\"etl\"]\nskip_quiet_days = true\n"
+             to = [\"Ops <ops@example.com>\", \"lead@example.com\"]\nclusters = [\"etl\"]\nskip_quiet_days = true\n\
+             max_charts = 0\n"
         );
         let d = parse(&text).unwrap();
         assert_eq!(
@@ -160,7 +175,8 @@ mod tests {
         );
         let to: Vec<String> = d.to.iter().map(|m| m.to_string()).collect();
         assert_eq!(to, ["Ops <ops@example.com>", "lead@example.com"]);
-        assert_eq!((d.clusters, d.skip_quiet_days), (vec!["etl".to_string()], true));
+        assert_eq!((d.clusters, d.skip_quiet_days, d.max_charts), (vec!["etl".to_string()], true, 0));
+        assert_eq!(parse(MAIL).unwrap().max_charts, 25);
         let config = crate::config::parse(&text, Path::new("/w.toml")).unwrap();
         assert_eq!(config.daemon.retired, Vec::<String>::new(), "the digest is sent: no note says otherwise");
     }
@@ -179,6 +195,8 @@ mod tests {
             ),
             ("[digest]\nto = [\"nobody\"]\n", ":2:7: digest.to", "is not a mail address"),
             ("[digest]\nsent_at = \"07:00\"\n", ":2:1:", "unknown field"),
+            ("[digest]\nmax_charts = -1\n", ":2:14: digest.max_charts:", "-1 is not a number of charts from 0 to 10000"),
+            ("[digest]\nmax_charts = 10001\n", ":2:14: digest.max_charts:", "10001 is not a number of charts"),
         ];
         for (section, line, says) in cases {
             let e = parse(section).unwrap_err();

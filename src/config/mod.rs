@@ -19,7 +19,7 @@ mod raw;
 
 pub use advice::AdviceSection;
 pub use alerts::{value, AlertsSection, RuleTables};
-pub use digest::DigestSection;
+pub use digest::{DigestSection, MAX_CHARTS};
 pub use ingest::{
     IngestCluster, IngestSection, DEFAULT_NAME as DEFAULT_INGEST_NAME, SUGGESTED_PORT as SUGGESTED_INGEST_PORT,
 };

@@ -72,6 +72,7 @@ pub fn tick(store: &mut Store, config: &Config, rules: &RuleSet, now: Timestamp)
         skew_tolerance: rules.clock_skew_tolerance(),
         missed,
         missed_total,
+        max_charts: config.digest.max_charts,
     };
     let report = report::build(store, &inputs)?;
     if config.digest.skip_quiet_days && report.quiet() {
@@ -106,8 +107,9 @@ pub fn recipients(config: &Config) -> Vec<lettre::message::Mailbox> {
     config.mail_recipients(NoticeKind::Digest)
 }
 
-/// Each cluster's chart of the day (None where it cannot be drawn: the mail
-/// goes out without it, and the log says why).
+/// Each cluster's chart of the day, for the first `max_charts` clusters
+/// (None where it cannot be drawn: the mail goes out without it, and the
+/// log says why; None past the limit, which the mail names).
 pub fn pictures(store: &Store, report: &Report) -> Vec<Option<Picture>> {
     let (from, to) = (report.start.timestamp(), report.end.timestamp());
     let tz = report.start.time_zone().clone();
@@ -116,6 +118,7 @@ pub fn pictures(store: &Store, report: &Report) -> Vec<Option<Picture>> {
     let inputs: Vec<Result<ChartInput, String>> = report
         .clusters
         .iter()
+        .take(report.max_charts)
         .map(|c| super::chart::input(store, &c.name, &c.settings, (from, to), tz.clone()).map_err(|e| e.to_string()))
         .collect();
     report
@@ -127,6 +130,8 @@ pub fn pictures(store: &Store, report: &Report) -> Vec<Option<Picture>> {
                 .map_err(|e| tracing::warn!(cluster = %c.name, "the digest goes out without this cluster's chart: {e}"))
                 .ok()
         })
+        .chain(std::iter::repeat_with(|| None))
+        .take(report.clusters.len())
         .collect()
 }
 
@@ -270,5 +275,50 @@ mod tests {
         }
         let mail_to = recipients(&config());
         assert_eq!(mail_to.iter().map(|m| m.email.to_string()).collect::<Vec<_>>(), ["a@example.com"]);
+    }
+    /// Charts for the first `max_charts` clusters in the mail's order, the
+    /// same pictures as without the limit; the others none, and the HTML
+    /// says how many were drawn.
+    #[test]
+    fn charts_stop_at_max_charts_and_the_mail_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = super::super::store_with_the_std_log(dir.path());
+        for quiet in ["x", "y"] {
+            store.clusters_mut().find_or_create(quiet).unwrap();
+        }
+        let advice = crate::config::AdviceSection::default();
+        let report_of = |max_charts: usize| {
+            let inputs = Inputs {
+                day: "2026-11-22".parse().unwrap(),
+                tz: jiff::tz::TimeZone::UTC,
+                clusters: &[],
+                advice: &advice,
+                skew_tolerance: std::time::Duration::from_secs(300),
+                missed: Vec::new(),
+                missed_total: 0,
+                max_charts,
+            };
+            report::build(&store, &inputs).unwrap()
+        };
+        let drawn =
+            |pictures: &[Option<Picture>]| pictures.iter().map(|p| p.as_ref().map(|p| p.png.len())).collect::<Vec<_>>();
+        let all = report_of(3);
+        let names: Vec<&str> = all.clusters.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["c", "x", "y"]);
+        let every = pictures(&store, &all);
+        assert!(every[0].as_ref().is_some_and(|p| p.png.starts_with(b"\x89PNG")), "c's day is drawn");
+        assert!(!render::html(&all, &every).contains("max_charts"));
+
+        let one = report_of(1);
+        let first = pictures(&store, &one);
+        assert_eq!(drawn(&first), [every[0].as_ref().map(|p| p.png.len()), None, None]);
+        assert_eq!(first[0].as_ref().unwrap().png, every[0].as_ref().unwrap().png);
+        let html = render::html(&one, &first);
+        assert!(
+            html.contains("Charts for the first 1 of 3 clusters (those needing attention first); [digest] max_charts sets how many."),
+            "{html}"
+        );
+        assert_eq!(html.matches("<img ").count(), 1);
+        assert_eq!(drawn(&pictures(&store, &report_of(0))), [None, None, None]);
     }
 }

@@ -233,6 +233,9 @@ pub fn html(report: &Report, pictures: &[Option<Picture>]) -> String {
         let _ = writeln!(out, "<tr><td style=\"padding:8px 16px;color:#9a6700;\">{}</td></tr>", h(&line));
     }
     html_overview(&mut out, report);
+    if let Some(line) = charts_line(report) {
+        let _ = writeln!(out, "<tr><td style=\"padding:8px 16px;color:#57606a;\">{}</td></tr>", h(&line));
+    }
     for (i, c) in report.clusters.iter().enumerate() {
         html_cluster(&mut out, c, pictures.get(i).and_then(|p| p.as_ref()).map(|p| (content_id(i), p)));
     }
@@ -244,6 +247,18 @@ pub fn html(report: &Report, pictures: &[Option<Picture>]) -> String {
         h(&host_name())
     );
     out
+}
+
+/// Said when some clusters get no chart: they were left out, not broken.
+fn charts_line(report: &Report) -> Option<String> {
+    let total = report.clusters.len();
+    (total > report.max_charts).then(|| {
+        format!(
+            "Charts for the first {} of {total} clusters (those needing attention first); \
+             [digest] max_charts sets how many.",
+            report.max_charts
+        )
+    })
 }
 
 /// One line per cluster before the details: a fleet's digest is read top down.

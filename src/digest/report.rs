@@ -37,6 +37,8 @@ pub struct Report {
     /// Days whose digest was never sent (downtime), named here instead.
     pub missed: Vec<Date>,
     pub missed_total: usize,
+    /// Charts drawn: the first clusters' ([digest] max_charts).
+    pub max_charts: usize,
 }
 
 impl Report {
@@ -102,6 +104,7 @@ pub struct Inputs<'a> {
     pub skew_tolerance: Duration,
     pub missed: Vec<Date>,
     pub missed_total: usize,
+    pub max_charts: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -135,6 +138,7 @@ pub fn build(store: &Store, inputs: &Inputs<'_>) -> Result<Report, ReportError> 
         clusters,
         missed: inputs.missed.clone(),
         missed_total: inputs.missed_total,
+        max_charts: inputs.max_charts,
     })
 }
 
@@ -287,6 +291,7 @@ mod tests {
             skew_tolerance: Duration::from_secs(300),
             missed: Vec::new(),
             missed_total: 0,
+            max_charts: crate::config::MAX_CHARTS,
         }
     }
 
