@@ -27,6 +27,7 @@ use support::walwatch_json;
 const RULES: &str = "packaging/prometheus/walwatch-rules.yml";
 const RULES_TEST: &str = "packaging/prometheus/walwatch-rules.test.yml";
 /// The same rules written in PromQL on the raw series.
+const FEDERATION: &str = "packaging/prometheus/walwatch-federation.yml";
 const PROMQL_RULES: &str = "packaging/prometheus/walwatch-promql-rules.yml";
 const PROMQL_RULES_TEST: &str = "packaging/prometheus/walwatch-promql-rules.test.yml";
 
@@ -201,18 +202,45 @@ struct Prometheus {
 }
 
 impl Prometheus {
+    /// A regional server: scrapes the daemons at `targets` with walwatch's
+    /// rules loaded, its series labelled `region="here"` when federated.
     fn start(targets: &[u16]) -> Prometheus {
-        let binary = required("prometheus");
-        let dir = tempfile::tempdir().unwrap();
-        let port = free_port();
         let targets: Vec<String> = targets.iter().map(|p| format!("\"127.0.0.1:{p}\"")).collect();
         let config = format!(
-            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n\
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n  \
+             external_labels:\n    region: here\n\
              rule_files:\n  - {rules:?}\n\
              scrape_configs:\n  - job_name: walwatch\n    static_configs:\n      - targets: [{targets}]\n",
             rules = repo(RULES).display().to_string(),
             targets = targets.join(", "),
         );
+        Self::run(&config)
+    }
+
+    /// The global server of docs/guide/scale.md: the shipped federation job
+    /// as it is, but for its targets (the regional server at `regional`)
+    /// and its intervals (seconds, not minutes, for a test).
+    fn federating(regional: u16) -> Prometheus {
+        let job = fs::read_to_string(repo(FEDERATION)).unwrap();
+        let edits = [
+            (
+                r#"["prometheus-eu.example.net:9090", "prometheus-us.example.net:9090"]"#,
+                format!(r#"["127.0.0.1:{regional}"]"#),
+            ),
+            ("scrape_interval: 1m", "scrape_interval: 1s".to_string()),
+            ("scrape_timeout: 30s", "scrape_timeout: 1s".to_string()),
+        ];
+        let job = edits.iter().fold(job, |job, (from, to)| {
+            assert!(job.contains(from), "{FEDERATION} has no {from}");
+            job.replace(from, to)
+        });
+        Self::run(&format!("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n{job}"))
+    }
+
+    fn run(config: &str) -> Prometheus {
+        let binary = required("prometheus");
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
         fs::write(dir.path().join("prometheus.yml"), config).unwrap();
         let log = fs::File::create(dir.path().join("prometheus.log")).unwrap();
         let child = Command::new(binary)
@@ -365,6 +393,7 @@ fn prometheus_scraping_two_daemons_agrees_with_summary_and_alerts() {
         (got == want_advice).then_some(got.clone()).ok_or(format!("{got:?}\nwant {want_advice:?}"))
     });
     assert_eq!(advice, want_advice);
+    federated_view_agrees(&prometheus, &want_counts, &want_firing);
     // Both targets up, and nothing else fires (the daemon group stays quiet).
     let up = prometheus.query("up{job=\"walwatch\"} == 1").unwrap();
     assert_eq!(up.len(), 2, "{up:?}");
@@ -374,6 +403,43 @@ fn prometheus_scraping_two_daemons_agrees_with_summary_and_alerts() {
     for f in &mut followed {
         f.daemon.terminate();
     }
+}
+
+/// The global view of docs/guide/scale.md: a second Prometheus federating
+/// from `regional` with the shipped job holds every count and firing alert,
+/// labelled with the region, the histograms' counts, and none of their buckets.
+fn federated_view_agrees(
+    regional: &Prometheus,
+    want_counts: &BTreeMap<(String, String), i64>,
+    want_firing: &BTreeSet<(String, String, String)>,
+) {
+    let mut global = Prometheus::federating(regional.port);
+    let counts = global.wait("the federated counts", Duration::from_secs(30), |p| {
+        let got: BTreeMap<(String, String), i64> = p
+            .query("sum by (cluster, trigger) (walwatch_checkpoints_total{region=\"here\"})")?
+            .into_iter()
+            .map(|(l, v)| ((label(&l, "cluster"), label(&l, "trigger")), v as i64))
+            .collect();
+        (&got == want_counts).then_some(got.clone()).ok_or(format!("{got:?}\nwant {want_counts:?}"))
+    });
+    assert_eq!(&counts, want_counts);
+    let firing = global.wait("the federated alerts", Duration::from_secs(30), |p| {
+        let got: BTreeSet<(String, String, String)> = p
+            .query("ALERTS{alertstate=\"firing\",source=\"walwatch\",region=\"here\"}")?
+            .into_iter()
+            .map(|(l, _)| (label(&l, "cluster"), label(&l, "rule"), label(&l, "severity")))
+            .collect();
+        (&got == want_firing).then_some(got.clone()).ok_or(format!("{got:?}\nwant {want_firing:?}"))
+    });
+    assert_eq!(&firing, want_firing);
+    let clusters: BTreeSet<String> = want_counts.keys().map(|(c, _)| c.clone()).collect();
+    let totals = global.query("walwatch_checkpoint_duration_seconds_count{phase=\"total\"}").unwrap();
+    let with_totals: BTreeSet<String> = totals.iter().map(|(l, _)| label(l, "cluster")).collect();
+    assert_eq!(with_totals, clusters, "the histograms' counts are federated");
+    let buckets = global.query("count({__name__=~\"walwatch_.+_bucket\"})").unwrap();
+    assert!(buckets.is_empty(), "buckets stay regional: {buckets:?}");
+    let regional_buckets = regional.query("count({__name__=~\"walwatch_.+_bucket\"})").unwrap();
+    assert!(regional_buckets.first().is_some_and(|(_, n)| *n > 0.0), "{regional_buckets:?}");
 }
 
 /// The same scrape, negotiated: OpenMetrics when asked for, the 0.0.4 text

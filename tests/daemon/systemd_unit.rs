@@ -435,6 +435,7 @@ fn package_metadata_installs_the_expected_files() {
         ("README.md", "/usr/share/doc/walwatch/README.md"),
         ("packaging/prometheus/walwatch-rules.yml", "/usr/share/walwatch/prometheus/walwatch-rules.yml"),
         ("packaging/prometheus/walwatch-promql-rules.yml", "/usr/share/walwatch/prometheus/walwatch-promql-rules.yml"),
+        ("packaging/prometheus/walwatch-federation.yml", "/usr/share/walwatch/prometheus/walwatch-federation.yml"),
         ("packaging/vector/vector.toml", "/usr/share/walwatch/vector/vector.toml"),
     ];
     for (src, dest) in wanted {
