@@ -44,8 +44,9 @@ pub fn run(args: HistoryArgs) -> Result<ExitCode> {
     }
     let mut chart = None;
     let mut earliest: Option<Timestamp> = None;
+    let mut partial = Partial::default();
     for cluster in clusters {
-        let Some(buckets) = cluster_buckets(&store, &cluster, asked, by, &tz, tolerance)? else {
+        let Some(buckets) = cluster_buckets(&store, &cluster, asked, by, &tz, tolerance, &mut partial)? else {
             continue;
         };
         let start = buckets.first().map(|b| b.start.timestamp());
@@ -58,6 +59,7 @@ pub fn run(args: HistoryArgs) -> Result<ExitCode> {
         let compare = if args.compare { Some(compare(&store, &cluster, &buckets, by)?) } else { None };
         periods.push(Period { rows, compare });
     }
+    partial.finish();
     note_pruned(&store, earliest, "buckets before it are empty")?;
     match (args.format, args.compare) {
         (OutputFormat::Json, false) => {
@@ -149,6 +151,7 @@ fn cluster_buckets(
     by: By,
     tz: &TimeZone,
     tolerance: Duration,
+    partial: &mut Partial,
 ) -> Result<Option<Vec<Bucket>>> {
     let (oldest, newest) = store.checkpoints().history_span(cluster, tolerance)?;
     // The newest event is inside the range: `until` is exclusive.
@@ -169,13 +172,44 @@ fn cluster_buckets(
     }
     let outside = oldest.is_some_and(|o| since < o) || end.is_some_and(|e| until > e);
     if (asked.since.is_some() || asked.until.is_some()) && outside {
+        partial.note(cluster, oldest, newest);
+    }
+    Ok(Some(buckets::cover(since, until, by, tz)?))
+}
+
+/// Clusters whose stored history covers only part of the range asked: the
+/// first few named, the rest counted, so that a central's thousand
+/// clusters give a few lines on stderr rather than a thousand.
+#[derive(Default)]
+struct Partial {
+    named: usize,
+    more: usize,
+}
+
+impl Partial {
+    const NAMED: usize = 3;
+
+    fn note(&mut self, cluster: &str, oldest: Option<Timestamp>, newest: Option<Timestamp>) {
+        if self.named == Self::NAMED {
+            self.more += 1;
+            return;
+        }
+        self.named += 1;
         tracing::warn!(
             "cluster {cluster:?}: its stored history spans {} to {} only: buckets outside that show no data, not no activity",
             opt(oldest),
             opt(newest)
         );
     }
-    Ok(Some(buckets::cover(since, until, by, tz)?))
+
+    fn finish(self) {
+        if self.more > 0 {
+            tracing::warn!(
+                "{} more cluster(s) with a stored history that covers only part of the range: buckets outside it show no data, not no activity",
+                self.more
+            );
+        }
+    }
 }
 
 fn opt(t: Option<Timestamp>) -> String {

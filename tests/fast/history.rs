@@ -404,6 +404,30 @@ fn empty_buckets_inside_an_asked_range_are_zero_rows_and_said_on_stderr() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no checkpoints or events from 2026-10-01T00:00:00+00:00"));
 }
 
+/// A central's clusters each say once that their history covers part of
+/// the range: the first three by name, the others in one line.
+#[test]
+fn partial_coverage_names_three_clusters_and_counts_the_rest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("w.db");
+    let db = db.to_str().unwrap();
+    let log = crate::import_behaviour::fixture("15-stderr-default-std");
+    for cluster in ["a", "b", "c", "d", "e"] {
+        ok(&["import", "--db", db, "--cluster", cluster, log.to_str().unwrap()]);
+    }
+    let out = walwatch(&["history", "--db", db, "--tz", "UTC", "--since", "2026-11-21", "--until", "2026-11-24"]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let named: Vec<&str> = stderr.lines().filter(|l| l.contains("its stored history spans 2026-11-22T")).collect();
+    assert_eq!(named.len(), 3, "{stderr}");
+    for (line, cluster) in named.iter().zip(["a", "b", "c"]) {
+        assert!(line.contains(&format!("cluster \"{cluster}\"")), "{line}");
+    }
+    assert!(stderr.contains("2 more cluster(s) with a stored history that covers only part of the range"), "{stderr}");
+    let rows = String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with("e        2026-11-2")).count();
+    assert_eq!(rows, 3, "the last cluster's rows are all shown");
+}
+
 #[test]
 fn unknown_cluster_or_zone_is_an_error() {
     let tmp = tempfile::tempdir().unwrap();
