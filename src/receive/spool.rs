@@ -44,10 +44,12 @@ struct Files {
 /// source's head: its identity in the store and its prefix).
 const KEEP_HEAD: u64 = crate::source::HEAD_BYTES as u64;
 /// What stays whole before the read position: a reader resuming there looks
-/// back at most a prefix's span (a few KiB).
-const KEEP_BEHIND: u64 = 1 << 20;
-/// Blocks are given back in steps of at least this, not at every batch.
-const RELEASE_STEP: u64 = 4 << 20;
+/// back at most a prefix's span (under 4 KiB but for absurd paddings).
+const KEEP_BEHIND: u64 = 64 << 10;
+/// Blocks are given back in steps of at least this, not at every batch:
+/// small enough that a day's log of a quiet server (a few hundred KiB)
+/// gives most of itself back.
+const RELEASE_STEP: u64 = 64 << 10;
 const BLOCK: u64 = 4096;
 
 /// Whether an error means the spool was damaged outside walwatch (cut,
