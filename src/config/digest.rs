@@ -195,7 +195,11 @@ mod tests {
             ),
             ("[digest]\nto = [\"nobody\"]\n", ":2:7: digest.to", "is not a mail address"),
             ("[digest]\nsent_at = \"07:00\"\n", ":2:1:", "unknown field"),
-            ("[digest]\nmax_charts = -1\n", ":2:14: digest.max_charts:", "-1 is not a number of charts from 0 to 10000"),
+            (
+                "[digest]\nmax_charts = -1\n",
+                ":2:14: digest.max_charts:",
+                "-1 is not a number of charts from 0 to 10000",
+            ),
             ("[digest]\nmax_charts = 10001\n", ":2:14: digest.max_charts:", "10001 is not a number of charts"),
         ];
         for (section, line, says) in cases {
