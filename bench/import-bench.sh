@@ -313,7 +313,10 @@ for mb in sizes:
     for i, what in ((0, "wall time"), (1, "CPU time")):
         r = ratio("grep -c checkpoint", "walwatch import", mb, i)
         if r:
-            print(f"| walwatch {what} ÷ grep {what} | {mb} MB | {show(r, '.2f')} | ≤ 2 |")
+            # Wall time on the largest file: the floor itself (read-ahead
+            # and framing share two cores; grep has one).
+            target = "≤ 1" if i == 0 and mb == sizes[-1] and len(sizes) > 1 else "≤ 2"
+            print(f"| walwatch {what} ÷ grep {what} | {mb} MB | {show(r, '.2f')} | {target} |")
     for label in sorted(l for (l, m) in rows if m == mb and l.startswith("pgbadger")):
         for i, what in ((0, "wall time"), (1, "CPU time")):
             r = ratio("walwatch import", label, mb, i)
@@ -325,7 +328,7 @@ if ww:
     growth = ""
     if len(ww) > 1:
         growth = f"; largest ÷ smallest file: {med(ww[-1][1]) / med(ww[0][1]):.2f} for {float(ww[-1][0]) / float(ww[0][0]):.1f}× the bytes"
-    print(f"| walwatch peak RSS by file size | {', '.join(mb + ' MB' for mb, _ in ww)} | **{rss}**{growth} | ≤ 50 MB at every size |")
+    print(f"| walwatch peak RSS by file size | {', '.join(mb + ' MB' for mb, _ in ww)} | **{rss}**{growth} | ≤ 32 MB at every size |")
 PYEOF
 }
 

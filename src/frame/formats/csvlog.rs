@@ -202,7 +202,7 @@ impl<'t> CsvScanner<'t> {
 
 impl Scan for CsvScanner<'_> {
     fn scan(&mut self, region: &[u8], pos: Pos, last: bool, emit: &mut dyn FnMut(Record)) -> Consumed {
-        let hits: Vec<usize> = self.needles.find_iter(region).collect();
+        let hits = self.needles.hits(region);
         let mut hits = hits.into_iter().peekable();
         let (mut start, mut line) = (0usize, pos.line);
         while start < region.len() {

@@ -254,7 +254,7 @@ impl<'t> EnvelopeScanner<'t> {
             // that did not fit.
             self.own.entries += 1;
             let text = lines::text(done, at);
-            if !foreign && self.lexicon.needles.find_iter(text).next().is_some() {
+            if !foreign && !self.lexicon.needles.hits(text).is_empty() {
                 self.own.misfit(self.lexicon.catalog, line, &lines::lossy(text));
             }
         }

@@ -83,7 +83,7 @@ impl Scan for JsonScanner<'_> {
         self.stats.lines += physical;
         self.stats.entries += physical;
         let (mut done, mut counted, mut line) = (0usize, 0usize, pos.line);
-        let hits: Vec<usize> = self.needles.find_iter(region).collect();
+        let hits = self.needles.hits(region);
         for hit in hits {
             if hit < done {
                 continue;

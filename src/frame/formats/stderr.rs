@@ -379,7 +379,7 @@ impl Scan for StderrScanner<'_> {
         self.stats.lines += physical;
         self.stats.entries += physical - lines::count_tab_lines(work);
         let (mut done, mut counted, mut line) = (0usize, 0usize, pos.line);
-        let hits: Vec<usize> = self.needles.find_iter(work).collect();
+        let hits = self.needles.hits(work);
         for hit in hits {
             if hit < done {
                 continue;

@@ -231,7 +231,7 @@ impl Scan for SyslogScanner<'_> {
             memchr::memmem::find_iter(work, b"] #011").count() + memchr::memmem::find_iter(work, b"] \t").count();
         self.stats.entries += lines::count_lines(work).saturating_sub(continuations as u64);
         let mut seen: HashSet<(u32, Option<u64>)> = HashSet::new();
-        let hits: Vec<usize> = self.needles.find_iter(work).collect();
+        let hits = self.needles.hits(work);
         // The last line without an envelope counted as unparsed: a line
         // with several needles is one failure.
         let mut refused = None;
