@@ -56,6 +56,7 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
+use crate::analyze::recovery::{crash_speed, ReplaySpeed};
 use crate::analyze::window::Window;
 use crate::config::AdviceSection;
 use crate::model::event::Trigger;
@@ -145,8 +146,12 @@ pub struct Cost {
     pub pg_wal_mb: Option<u64>,
     /// WAL a crash just before a checkpoint completes would replay.
     pub crash_recovery_wal_mb: Option<f64>,
-    /// The replay speed seen in this log's own recoveries, if any.
+    /// The replay speed of the cluster's own crash recoveries, if any
+    /// (a standby's replay is no measure of it).
     pub replay_mb_s: Option<f64>,
+    /// The `redo done` of the newest crash recovery that speed comes from.
+    #[serde(serialize_with = "crate::timefmt::serialize_opt")]
+    pub replay_measured_at: Option<Timestamp>,
     pub crash_recovery_s: Option<f64>,
 }
 
@@ -520,10 +525,8 @@ impl<'a> Model<'a> {
         (mb as f64 > self.params.min_wal_size_mb).then_some(mb)
     }
 
-    fn replay_mb_s(&self) -> Option<f64> {
-        let bytes: u64 = self.replays.iter().map(|r| r.bytes).sum();
-        let seconds: f64 = self.replays.iter().map(|r| r.seconds).sum();
-        (bytes > 0 && seconds > 0.0).then(|| bytes as f64 / 1_048_576.0 / seconds)
+    fn replay_speed(&self) -> Option<ReplaySpeed> {
+        crash_speed(&self.replays)
     }
 
     fn confidence(&self) -> Confidence {
@@ -568,12 +571,14 @@ impl<'a> Model<'a> {
     }
 
     fn cost(&self, max: Option<u64>) -> Cost {
-        let replay = self.replay_mb_s();
+        let speed = self.replay_speed();
+        let replay = speed.map(|s| s.mb_s);
         let wal = self.projected_mb().map(|w| w * (1.0 + self.params.completion_target));
         Cost {
             pg_wal_mb: max.map(|m| m + self.params.wal_keep_mb.ceil() as u64),
             crash_recovery_wal_mb: wal.map(round1),
             replay_mb_s: replay.map(round1),
+            replay_measured_at: speed.map(|s| s.measured_at),
             crash_recovery_s: wal.zip(replay).map(|(w, r)| round1(w / r)),
         }
     }

@@ -62,12 +62,23 @@ fn warn_without_distance(s: &Suggestion) {
     }
 }
 
+/// The crash recoveries' replay speed and when the newest was measured.
+fn replay_speed(s: &Suggestion) -> String {
+    match (s.cost.replay_mb_s, s.cost.replay_measured_at) {
+        (Some(mb_s), Some(at)) => {
+            format!("{} MB/s (crash recovery, newest {})", output::grouped_f(mb_s, 1), crate::timefmt::table_time(at))
+        }
+        _ => "not measured (no crash recovery in the log)".into(),
+    }
+}
+
 fn text(out: &mut impl Write, s: &Suggestion) -> Result<()> {
     let size = |mb: Option<u64>| mb.map(pg_size).unwrap_or_else(|| "-".into());
     output::line(out, format!("cluster {}", s.cluster))?;
     writeln!(out, "  suggested max_wal_size  {}", size(s.suggested.max_wal_size_mb))?;
     writeln!(out, "  suggested min_wal_size  {}", size(s.suggested.min_wal_size_mb))?;
     writeln!(out, "  confidence              {}", s.confidence)?;
+    writeln!(out, "  replay speed            {}", replay_speed(s))?;
     for (name, value) in &s.current.values {
         if ["max_wal_size", "min_wal_size", "checkpoint_timeout", "checkpoint_completion_target"]
             .contains(&name.as_str())
