@@ -120,3 +120,77 @@ fn without_elapsed_the_log_times_time_the_replay() {
     assert_eq!(expected, 319.2);
     assert_eq!(settings(&db, "main")["replay_mb_s"].as_f64(), Some(expected));
 }
+
+/// `suggest` with `[advice]` bounds written to a config file.
+fn suggest_bounded(db: &Path, cluster: &str, advice: &str) -> Value {
+    let config = db.with_extension("toml");
+    std::fs::write(&config, format!("[advice]\n{advice}\n")).unwrap();
+    let (db, config) = (db.to_str().unwrap(), config.to_str().unwrap());
+    walwatch_json(&["suggest", "--config", config, "--db", db, "--cluster", cluster, "--format", "json"])
+}
+
+fn whatif_at(db: &Path, sizes: &[&str]) -> Vec<Value> {
+    let mut args = vec!["whatif", "--db", db.to_str().unwrap(), "--format", "json", "--max-wal-size"];
+    args.extend(sizes);
+    walwatch_json(&args).as_array().unwrap().clone()
+}
+
+/// On the real crash run (time-driven at 1792MB, whose worst crash replays
+/// in 2.4 s at the 337.2 MB/s its recovery showed): `max_recovery = "2s"`
+/// holds the suggestion at the largest size `whatif` replays within 2 s,
+/// 640MB, the next readable size (704MB) being beyond; the curve is
+/// `whatif`'s own rows; `max_pg_wal` binds the same way; and on the
+/// standby's log, with no crash recovery, the bound is unchecked.
+#[test]
+fn bounds_hold_the_suggestion_where_whatif_says() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("b.db");
+    import(&db, "main", &fixture_logs(&fixture_dir("15-stderr-default-crashimm")));
+
+    let s = suggest_bounded(&db, "main", "max_recovery = \"2s\"");
+    let b = &s["bounds"];
+    assert_eq!(s["suggested"]["max_wal_size_mb"], 640, "{s:#}");
+    assert_eq!((b["limiting"].as_str(), b["time_driven_max_wal_size_mb"].as_u64()), (Some("max_recovery"), Some(1792)));
+    assert_eq!((b["max_recovery"]["limit_s"].as_f64(), b["max_recovery"]["met"].as_bool()), (Some(2.0), Some(true)));
+    assert_eq!(b["max_pg_wal"], Value::Null);
+    // The replay speed from the raw lines, unrounded: 704MB's 686 MB take 2.03 s.
+    let text = std::fs::read_to_string(&fixture_logs(&fixture_dir("15-stderr-default-crashimm"))[1]).unwrap();
+    let mb = (lsn_after(&text, "redo done at ") - lsn_after(&text, "redo starts at ")) as f64 / 1_048_576.0;
+    let speed = mb / 0.16;
+    let w = whatif_at(&db, &["640MB", "704MB", "1792MB"]);
+    let recovery = |i: usize| w[i]["max_replay_mb"].as_f64().unwrap() / speed;
+    assert!(recovery(0) <= 2.0 && recovery(1) > 2.0 && recovery(2) > 2.0, "{w:?}");
+    assert_eq!(b["max_recovery"]["recovery_s"], w[0]["recovery_s"]);
+    assert_eq!(b["forced_at_suggested"], w[0]["checkpoints"]["wal"]);
+    assert!(b["forced_at_suggested"].as_i64().unwrap() > 0);
+
+    // The curve: current (64MB), half, the suggestion, twice it, and the time-driven size.
+    let curve = s["curve"].as_array().unwrap();
+    let sizes: Vec<u64> = curve.iter().map(|p| p["max_wal_size_mb"].as_u64().unwrap()).collect();
+    assert_eq!(sizes, [64, 320, 640, 1280, 1792]);
+    let rows = whatif_at(&db, &["64MB", "320MB", "640MB", "1280MB", "1792MB"]);
+    for (p, row) in curve.iter().zip(&rows) {
+        let from_whatif =
+            [&row["checkpoints"]["wal"], &row["too_frequent"], &row["peak_pg_wal_mb"], &row["recovery_s"]];
+        assert_eq!([&p["forced"], &p["too_frequent"], &p["peak_pg_wal_mb"], &p["recovery_s"]], from_whatif);
+    }
+
+    let s = suggest_bounded(&db, "main", "max_pg_wal = \"512MB\"");
+    let d = &s["bounds"]["max_pg_wal"];
+    assert_eq!(s["bounds"]["limiting"], "max_pg_wal");
+    assert_eq!((d["limit_mb"].as_u64(), d["met"].as_bool()), (Some(512), Some(true)));
+    let size = s["suggested"]["max_wal_size_mb"].as_u64().unwrap();
+    let w = whatif_at(&db, &[&format!("{size}MB"), &format!("{}MB", size + 64)]);
+    assert!(w[0]["peak_pg_wal_mb"].as_f64().unwrap() <= 512.0, "{w:?}");
+    assert!(w[1]["peak_pg_wal_mb"].as_f64().unwrap() > 512.0, "{w:?}");
+
+    let standby = tmp.path().join("s.db");
+    import(&standby, "standby", &fixture_logs(&fixture_dir("15-stderr-default-standby")));
+    let s = suggest_bounded(&standby, "standby", "max_recovery = \"2s\"");
+    let r = &s["bounds"]["max_recovery"];
+    assert_eq!((&r["met"], &r["recovery_s"], &s["bounds"]["limiting"]), (&Value::Null, &Value::Null, &Value::Null));
+    let explained = s["explanation"].as_array().unwrap().iter().any(|e| {
+        e.as_str().unwrap().contains("max_recovery 2s cannot be checked: no crash recovery in this cluster's logs")
+    });
+    assert!(explained, "{s:#}");
+}

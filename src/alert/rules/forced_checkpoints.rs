@@ -233,6 +233,8 @@ mod tests {
                 replay_measured_at: None,
                 crash_recovery_s: None,
             },
+            bounds: None,
+            curve: Vec::new(),
             explanation: vec!["Peak WAL rate 3000 kB/s.".into(), "2048MB = …".into()],
             sql: sql.map(String::from),
         }

@@ -42,6 +42,16 @@ pub struct Logged {
     pub from_lsn: bool,
 }
 
+impl Logged {
+    /// The period replayed with max_wal_size `mb` throughout, the other
+    /// settings as they were in force.
+    pub fn at_size(&self, mb: f64) -> super::Outcome {
+        let sized = |r: &Rules| Rules { max_wal_size_mb: mb, segments: None, ..*r };
+        let schedule = Schedule(self.schedule.0.iter().map(|(at, r)| (*at, sized(r))).collect());
+        super::replay(&self.timeline, &schedule)
+    }
+}
+
 /// Why there is nothing to replay.
 #[derive(Debug, thiserror::Error)]
 pub enum TimelineError {
