@@ -194,3 +194,23 @@ fn bounds_hold_the_suggestion_where_whatif_says() {
     });
     assert!(explained, "{s:#}");
 }
+
+/// The forced_checkpoints alert carries the same bounded suggestion as
+/// `suggest`: its figure, its sentences and its SQL.
+#[test]
+fn the_forced_checkpoints_alert_carries_the_bounded_suggestion() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("a.db");
+    import(&db, "main", &fixture_logs(&fixture_dir("15-stderr-default-crashimm")));
+    let config = tmp.path().join("a.toml");
+    std::fs::write(&config, "[advice]\nmax_recovery = \"2s\"\n").unwrap();
+    let (db, config) = (db.to_str().unwrap(), config.to_str().unwrap());
+    let json = walwatch_json(&["analyze", "--config", config, "--db", db, "--format", "json"]);
+    let findings = json["clusters"][0]["findings"].as_array().unwrap();
+    let forced = findings.iter().find(|f| f["rule"] == "forced_checkpoints").expect("a forced_checkpoints finding");
+    assert_eq!(forced["figures"]["suggested_max_wal_size_mb"], 640);
+    assert_eq!(forced["suggestion"]["sql"], "ALTER SYSTEM SET max_wal_size = '640MB';\nSELECT pg_reload_conf();");
+    let text: Vec<&str> =
+        forced["suggestion"]["text"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    assert!(text.contains(&"Set max_wal_size to 640MB (now 64MB), held there by max_recovery."), "{text:#?}");
+}
