@@ -14,7 +14,8 @@
 //! directory found from a log file inside it, when the config names none.
 //! `replay_mb_s` (null without one) is the replay speed of the cluster's
 //! crash recoveries, `replay_measured_at` the `redo done` of the newest,
-//! `crash_recoveries` how many it comes from.
+//! `crash_recoveries` how many it comes from; `standby_replays` counts the
+//! replays left out as a standby's (see `analyze::recovery`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
@@ -43,6 +44,7 @@ struct ClusterSettings {
     #[serde(serialize_with = "crate::timefmt::serialize_opt")]
     replay_measured_at: Option<Timestamp>,
     crash_recoveries: usize,
+    standby_replays: usize,
 }
 
 pub fn run(args: SettingsArgs) -> Result<ExitCode> {
@@ -137,11 +139,13 @@ fn describe(store: &Store, configured: &[&config::ClusterConfig], name: String) 
     let current = settings::current(store, &name)?;
     let timeline = settings::timeline(store, &name)?;
     let found = if names_conf(configured, &name) { None } else { settings::data_directory_from_logs(store, &name)? };
-    let speed = crate::analyze::recovery::crash_speed(&store.events().replays(&name)?);
+    let replays = store.events().replays(&name)?;
+    let speed = crate::analyze::recovery::crash_speed(&replays);
     Ok(ClusterSettings {
         replay_mb_s: speed.map(|s| (s.mb_s * 10.0).round() / 10.0),
         replay_measured_at: speed.map(|s| s.measured_at),
         crash_recoveries: speed.map_or(0, |s| s.recoveries),
+        standby_replays: replays.iter().filter(|r| !r.crash).count(),
         version: current.version,
         current: current.values,
         not_inferred: current.not_inferred,
@@ -195,7 +199,7 @@ fn table(out: &mut impl Write, report: &[ClusterSettings]) -> Result<()> {
 
 /// The replay speed the recovery bound and `whatif` use, and where it comes from.
 fn replay_line(c: &ClusterSettings) -> String {
-    match (c.replay_mb_s, c.replay_measured_at) {
+    let line = match (c.replay_mb_s, c.replay_measured_at) {
         (Some(mb_s), Some(at)) => {
             let n = c.crash_recoveries;
             let plural = if n == 1 { "y" } else { "ies" };
@@ -206,6 +210,10 @@ fn replay_line(c: &ClusterSettings) -> String {
             )
         }
         _ => "crash recovery replay speed: not measured (no crash recovery in the log)".to_string(),
+    };
+    match c.standby_replays {
+        0 => line,
+        n => format!("{line}; {n} standby replay{} left out", if n == 1 { "" } else { "s" }),
     }
 }
 
@@ -225,6 +233,7 @@ mod tests {
             replay_mb_s: None,
             replay_measured_at: None,
             crash_recoveries: 0,
+            standby_replays: 0,
         };
         let mut out = Vec::new();
         super::table(&mut out, &[c]).unwrap();

@@ -68,7 +68,7 @@ fn crash_recovery_speed_comes_from_the_log_and_a_standby_gives_none() {
     let s = settings(&db, "main");
     assert_eq!(s["replay_mb_s"].as_f64(), Some(expected));
     assert_eq!(s["replay_measured_at"], "2026-11-22T08:17:30.767+00:00");
-    assert_eq!(s["crash_recoveries"], 1);
+    assert_eq!((s["crash_recoveries"].as_u64(), s["standby_replays"].as_u64()), (Some(1), Some(0)));
 
     let suggest = walwatch_json(&["suggest", "--db", db.to_str().unwrap(), "--cluster", "main", "--format", "json"]);
     assert_eq!(suggest["cost"]["replay_mb_s"].as_f64(), Some(expected));
@@ -92,6 +92,12 @@ fn crash_recovery_speed_comes_from_the_log_and_a_standby_gives_none() {
     import(&standby, "standby", &fixture_logs(&fixture_dir("15-stderr-default-standby")));
     let s = settings(&standby, "standby");
     assert_eq!((&s["replay_mb_s"], s["crash_recoveries"].as_u64()), (&Value::Null, Some(0)));
+    assert_eq!(s["standby_replays"], 1);
+    let out =
+        walwatch().args(["settings", "--db", standby.to_str().unwrap(), "--cluster", "standby"]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = "crash recovery replay speed: not measured (no crash recovery in the log); 1 standby replay left out\n";
+    assert!(text.contains(line), "{text}");
 }
 
 /// Before PostgreSQL 14 `redo done` logs no elapsed time: the replay lies
