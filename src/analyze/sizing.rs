@@ -56,6 +56,8 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
+use crate::analyze::recovery::{crash_speed, ReplaySpeed};
+use crate::analyze::whatif::timeline::{Logged, TimelineError};
 use crate::analyze::window::Window;
 use crate::config::AdviceSection;
 use crate::model::event::Trigger;
@@ -101,6 +103,11 @@ pub struct Suggestion {
     /// "high", "medium" or "low" (too few samples: no suggestion).
     pub confidence: Confidence,
     pub cost: Cost,
+    /// `[advice] max_recovery` and `max_pg_wal` at the suggested size; null
+    /// when neither is set or there is no suggestion.
+    pub bounds: Option<Bounds>,
+    /// Forced checkpoints against size, by the replay of the window (`walwatch suggest` only; else empty).
+    pub curve: Vec<CurvePoint>,
     /// Sentences, in order: what was seen, the formula with numbers, the cost, the confidence.
     pub explanation: Vec<String>,
     /// `ALTER SYSTEM …; SELECT pg_reload_conf();` or None when nothing should change.
@@ -145,8 +152,12 @@ pub struct Cost {
     pub pg_wal_mb: Option<u64>,
     /// WAL a crash just before a checkpoint completes would replay.
     pub crash_recovery_wal_mb: Option<f64>,
-    /// The replay speed seen in this log's own recoveries, if any.
+    /// The replay speed of the cluster's own crash recoveries, if any
+    /// (a standby's replay is no measure of it).
     pub replay_mb_s: Option<f64>,
+    /// The `redo done` of the newest crash recovery that speed comes from.
+    #[serde(serialize_with = "crate::timefmt::serialize_opt")]
+    pub replay_measured_at: Option<Timestamp>,
     pub crash_recovery_s: Option<f64>,
 }
 
@@ -374,6 +385,19 @@ pub fn suggest(
     skew_tolerance: std::time::Duration,
     now: Timestamp,
 ) -> Result<Suggestion, StoreError> {
+    suggest_with(store, cluster, settings, advice, skew_tolerance, now, false)
+}
+
+/// [`suggest`], with `curve` worked out when `curve` is true.
+pub fn suggest_with(
+    store: &Store,
+    cluster: &str,
+    settings: &Settings,
+    advice: &AdviceSection,
+    skew_tolerance: std::time::Duration,
+    now: Timestamp,
+    curve: bool,
+) -> Result<Suggestion, StoreError> {
     // The same window rule as the alerts: it ends now, or at the newest event
     // when the whole log is older (an import of last month's logs is still
     // advice); a line dated beyond the clock-skew tolerance is never the
@@ -381,10 +405,85 @@ pub fn suggest(
     let newest = store.events().log_times(cluster, skew_tolerance)?.newest;
     let window = Window::ending(now, newest, advice.lookback);
     let since = window.start;
-    let history = store.checkpoints().sizing_history(cluster, since, window.end + SignedDuration::from_micros(1))?;
+    let until = window.end + SignedDuration::from_micros(1);
+    let history = store.checkpoints().sizing_history(cluster, since, until)?;
     let params = Params::from_settings(settings);
     let changed = crate::settings::latest_change_in(store, cluster, &SIZING_SETTINGS, &settings.log_changes)?;
-    Ok(from_history(cluster, settings.clone(), &history, since, &params, advice, changed))
+    let bounded = advice.max_recovery.is_some() || advice.max_pg_wal_mb.is_some();
+    // The whatif replay of the window, only when something reads it.
+    let logged = if bounded || curve { window_replay(store, cluster, since, until, settings)? } else { None };
+    let probe = |mb: u64| probe_at(logged.as_ref(), mb);
+    let probe: Option<&dyn Fn(u64) -> Probe> = logged.as_ref().map(|_| &probe as &dyn Fn(u64) -> Probe);
+    let mut s = from_history_probed(cluster, settings.clone(), &history, since, &params, advice, changed, probe);
+    if let (true, Some(probe)) = (curve, probe) {
+        let speed = crash_speed(&history.replays).map(|s| s.mb_s);
+        s.curve = curve_points(&s, &params, speed, probe);
+    }
+    Ok(s)
+}
+
+/// The logged period of the window, ready to replay; None without a checkpoint to start from.
+fn window_replay(
+    store: &Store,
+    cluster: &str,
+    since: Timestamp,
+    until: Timestamp,
+    settings: &Settings,
+) -> Result<Option<Logged>, StoreError> {
+    match crate::analyze::whatif::timeline::read(store, cluster, Some(since), Some(until), settings) {
+        Ok(logged) => Ok(Some(logged)),
+        Err(TimelineError::Empty(_)) => Ok(None),
+        Err(TimelineError::Store(e)) => Err(e),
+    }
+}
+
+fn probe_at(logged: Option<&Logged>, mb: u64) -> Probe {
+    let o = logged.map(|l| l.at_size(mb as f64)).unwrap_or_default();
+    Probe {
+        forced: o.checkpoints.wal,
+        too_frequent: o.too_frequent,
+        peak_pg_wal_mb: o.peak_pg_wal_mb,
+        max_replay_mb: o.max_replay_mb,
+    }
+}
+
+/// One point of forced checkpoints against size: `suggest`'s `curve`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CurvePoint {
+    pub max_wal_size_mb: u64,
+    /// WAL-triggered checkpoints the replay of the window finds.
+    pub forced: i64,
+    pub too_frequent: i64,
+    pub peak_pg_wal_mb: f64,
+    /// A crash at the worst moment, at the crash recoveries' replay speed; null without one.
+    pub recovery_s: Option<f64>,
+}
+
+/// The replay of the window at the current size, half the suggestion, the
+/// suggestion and twice it (and the time-driven size when a bound held the
+/// suggestion below it): how forced checkpoints fall with size.
+fn curve_points(s: &Suggestion, params: &Params, speed: Option<f64>, probe: &dyn Fn(u64) -> Probe) -> Vec<CurvePoint> {
+    let Some(size) = s.suggested.max_wal_size_mb else { return Vec::new() };
+    let seg = params.segment_mb;
+    let whole = |mb: f64| ((mb / seg).round().max(2.0) * seg) as u64;
+    let mut sizes = vec![whole(params.max_wal_size_mb), whole(size as f64 / 2.0), size, 2 * size];
+    // Held below the time-driven size by a bound: that size too.
+    sizes.extend(s.bounds.as_ref().filter(|b| b.limiting.is_some()).map(|b| b.time_driven_max_wal_size_mb));
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
+        .into_iter()
+        .map(|mb| {
+            let p = probe(mb);
+            CurvePoint {
+                max_wal_size_mb: mb,
+                forced: p.forced,
+                too_frequent: p.too_frequent,
+                peak_pg_wal_mb: round1(p.peak_pg_wal_mb),
+                recovery_s: speed.filter(|r| *r > 0.0).map(|r| round1(p.max_replay_mb / r)),
+            }
+        })
+        .collect()
 }
 
 /// The settings that decide when PostgreSQL checkpoints: evidence from
@@ -393,6 +492,7 @@ pub(crate) const SIZING_SETTINGS: [&str; 3] = ["max_wal_size", "checkpoint_timeo
 
 /// The model on a history already read: cycles from `since` on, judged
 /// against the settings in force since `changed` (when known).
+#[cfg(test)]
 pub(crate) fn from_history(
     cluster: &str,
     current: Settings,
@@ -402,7 +502,25 @@ pub(crate) fn from_history(
     advice: &AdviceSection,
     changed: Option<SettingChange>,
 ) -> Suggestion {
-    let mut s = Model::new(history, since, params, advice, changed).into_suggestion(cluster, current);
+    from_history_probed(cluster, current, history, since, params, advice, changed, None)
+}
+
+/// [`from_history`] with the bounds checked by `probe`: the replay of the
+/// window at a given max_wal_size.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn from_history_probed(
+    cluster: &str,
+    current: Settings,
+    history: &SizingHistory,
+    since: Timestamp,
+    params: &Params,
+    advice: &AdviceSection,
+    changed: Option<SettingChange>,
+    probe: Option<&dyn Fn(u64) -> Probe>,
+) -> Suggestion {
+    let mut model = Model::new(history, since, params, advice, changed);
+    model.probe = probe;
+    let mut s = model.into_suggestion(cluster, current);
     s.explanation.extend(explain::inferred_inputs(&s.current));
     s.explanation.extend(explain::assumed_defaults(&s.current));
     s
@@ -424,6 +542,8 @@ struct Model<'a> {
     peak_kb_s: Option<f64>,
     /// W in kB: the time-weighted percentile of [`projected_kb`].
     projected_kb: Option<f64>,
+    /// The replay of the window at a size, for the bounds; None: not checked.
+    probe: Option<&'a dyn Fn(u64) -> Probe>,
     /// Usable cycles longer than checkpoint_timeout by more than [`ON_TIME_S`].
     overran: usize,
     change: Option<Change>,
@@ -476,6 +596,7 @@ impl<'a> Model<'a> {
             replays: history.replays.clone(),
             peak_kb_s,
             projected_kb,
+            probe: None,
             overran,
             cycles,
             left_out,
@@ -520,10 +641,8 @@ impl<'a> Model<'a> {
         (mb as f64 > self.params.min_wal_size_mb).then_some(mb)
     }
 
-    fn replay_mb_s(&self) -> Option<f64> {
-        let bytes: u64 = self.replays.iter().map(|r| r.bytes).sum();
-        let seconds: f64 = self.replays.iter().map(|r| r.seconds).sum();
-        (bytes > 0 && seconds > 0.0).then(|| bytes as f64 / 1_048_576.0 / seconds)
+    fn replay_speed(&self) -> Option<ReplaySpeed> {
+        crash_speed(&self.replays)
     }
 
     fn confidence(&self) -> Confidence {
@@ -539,10 +658,16 @@ impl<'a> Model<'a> {
     }
 
     fn into_suggestion(self, cluster: &str, current: Settings) -> Suggestion {
-        let max = self.enough().then(|| self.max_wal_size_mb()).flatten();
+        let time_driven = self.enough().then(|| self.max_wal_size_mb()).flatten();
+        let speed = self.replay_speed().map(|s| s.mb_s);
+        let choice = time_driven
+            .zip(self.probe)
+            .and_then(|(mb, probe)| bounds::choose(mb, self.params, self.advice, speed, probe));
+        let max = choice.as_ref().map_or(time_driven, |c| Some(c.size));
         let min = max.and_then(|m| self.min_wal_size_mb(m));
-        let cost = self.cost(max);
-        let explanation = self.explain(max, min, &cost);
+        let cost = self.cost(max, choice.as_ref());
+        let explanation = self.explain(max, min, &cost, choice.as_ref());
+        let held = choice.as_ref().is_some_and(|c| c.bounds.limiting.is_some());
         Suggestion {
             cluster: cluster.to_string(),
             current,
@@ -562,25 +687,35 @@ impl<'a> Model<'a> {
             },
             confidence: self.confidence(),
             cost,
+            bounds: choice.map(|c| c.bounds),
+            curve: Vec::new(),
             explanation,
-            sql: self.sql(max, min),
+            sql: self.sql(max, min, held),
         }
     }
 
-    fn cost(&self, max: Option<u64>) -> Cost {
-        let replay = self.replay_mb_s();
-        let wal = self.projected_mb().map(|w| w * (1.0 + self.params.completion_target));
+    fn cost(&self, max: Option<u64>, choice: Option<&bounds::Choice>) -> Cost {
+        let speed = self.replay_speed();
+        let replay = speed.map(|s| s.mb_s);
+        let wal = match choice {
+            // Held below the time-driven size: the replay's worst case at the size suggested.
+            Some(c) if c.bounds.limiting.is_some() => Some(c.at_size.max_replay_mb),
+            _ => self.projected_mb().map(|w| w * (1.0 + self.params.completion_target)),
+        };
         Cost {
             pg_wal_mb: max.map(|m| m + self.params.wal_keep_mb.ceil() as u64),
             crash_recovery_wal_mb: wal.map(round1),
             replay_mb_s: replay.map(round1),
+            replay_measured_at: speed.map(|s| s.measured_at),
             crash_recovery_s: wal.zip(replay).map(|(w, r)| round1(w / r)),
         }
     }
 
-    fn sql(&self, max: Option<u64>, min: Option<u64>) -> Option<String> {
+    /// `held`: a bound holds the size, which may then lower the current one.
+    fn sql(&self, max: Option<u64>, min: Option<u64>, held: bool) -> Option<String> {
         let mut sql = String::new();
-        if let Some(m) = max.filter(|m| *m as f64 > self.params.max_wal_size_mb) {
+        let current = self.params.max_wal_size_mb;
+        if let Some(m) = max.filter(|m| *m as f64 > current || (held && *m as f64 != current)) {
             sql.push_str(&format!("ALTER SYSTEM SET max_wal_size = '{}';\n", pg_size(m)));
         }
         if let Some(m) = min {
@@ -594,7 +729,10 @@ fn round1(v: f64) -> f64 {
     (v * 10.0).round() / 10.0
 }
 
+mod bounds;
 mod explain;
+
+pub use bounds::{Bounds, PgWalBound, Probe, RecoveryBound};
 
 #[cfg(test)]
 mod tests;

@@ -12,6 +12,10 @@
 //! left out when empty) says why a value the log could tell stayed at its
 //! default; `data_directory_from_log` (`{"path", "log"}` or null) is the data
 //! directory found from a log file inside it, when the config names none.
+//! `replay_mb_s` (null without one) is the replay speed of the cluster's
+//! crash recoveries, `replay_measured_at` the `redo done` of the newest,
+//! `crash_recoveries` how many it comes from; `standby_replays` counts the
+//! replays left out as a standby's (see `analyze::recovery`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
@@ -36,6 +40,11 @@ struct ClusterSettings {
     not_inferred: BTreeMap<String, String>,
     data_directory_from_log: Option<FoundDataDirectory>,
     timeline: Vec<SettingChange>,
+    replay_mb_s: Option<f64>,
+    #[serde(serialize_with = "crate::timefmt::serialize_opt")]
+    replay_measured_at: Option<Timestamp>,
+    crash_recoveries: usize,
+    standby_replays: usize,
 }
 
 pub fn run(args: SettingsArgs) -> Result<ExitCode> {
@@ -130,7 +139,13 @@ fn describe(store: &Store, configured: &[&config::ClusterConfig], name: String) 
     let current = settings::current(store, &name)?;
     let timeline = settings::timeline(store, &name)?;
     let found = if names_conf(configured, &name) { None } else { settings::data_directory_from_logs(store, &name)? };
+    let replays = store.events().replays(&name)?;
+    let speed = crate::analyze::recovery::crash_speed(&replays);
     Ok(ClusterSettings {
+        replay_mb_s: speed.map(|s| (s.mb_s * 10.0).round() / 10.0),
+        replay_measured_at: speed.map(|s| s.measured_at),
+        crash_recoveries: speed.map_or(0, |s| s.recoveries),
+        standby_replays: replays.iter().filter(|r| !r.crash).count(),
         version: current.version,
         current: current.values,
         not_inferred: current.not_inferred,
@@ -157,6 +172,7 @@ fn table(out: &mut impl Write, report: &[ClusterSettings]) -> Result<()> {
         for (name, why) in &c.not_inferred {
             output::line(out, format!("{name} not inferred from the log: {why}"))?;
         }
+        writeln!(out, "{}", replay_line(c))?;
         if c.timeline.is_empty() {
             writeln!(out, "no changes recorded")?;
             continue;
@@ -181,6 +197,26 @@ fn table(out: &mut impl Write, report: &[ClusterSettings]) -> Result<()> {
     Ok(())
 }
 
+/// The replay speed the recovery bound and `whatif` use, and where it comes from.
+fn replay_line(c: &ClusterSettings) -> String {
+    let line = match (c.replay_mb_s, c.replay_measured_at) {
+        (Some(mb_s), Some(at)) => {
+            let n = c.crash_recoveries;
+            let plural = if n == 1 { "y" } else { "ies" };
+            format!(
+                "crash recovery replay speed: {} MB/s ({n} crash recover{plural}, the newest done {})",
+                crate::output::grouped_f(mb_s, 1),
+                crate::timefmt::table_time(at)
+            )
+        }
+        _ => "crash recovery replay speed: not measured (no crash recovery in the log)".to_string(),
+    };
+    match c.standby_replays {
+        0 => line,
+        n => format!("{line}; {n} standby replay{} left out", if n == 1 { "" } else { "s" }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     /// Values come from files and logs others write: the table shows a
@@ -194,6 +230,10 @@ mod tests {
             not_inferred: [("max_wal_size".to_string(), "\u{1b}[2Jcleared".to_string())].into(),
             data_directory_from_log: None,
             timeline: Vec::new(),
+            replay_mb_s: None,
+            replay_measured_at: None,
+            crash_recoveries: 0,
+            standby_replays: 0,
         };
         let mut out = Vec::new();
         super::table(&mut out, &[c]).unwrap();

@@ -30,7 +30,7 @@ pub fn run(args: SuggestArgs) -> Result<ExitCode> {
             tracing::warn!("cluster {name:?}: settings not refreshed from its config files: {e}");
         }
         let settings = crate::settings::current(&store, name)?;
-        let s = sizing::suggest(&store, name, &settings, &config.advice, rules.clock_skew_tolerance(), now)?;
+        let s = sizing::suggest_with(&store, name, &settings, &config.advice, rules.clock_skew_tolerance(), now, true)?;
         warn_without_distance(&s);
         // The same window `suggest` reads: its start, against what was pruned.
         let newest = store.events().log_times(name, rules.clock_skew_tolerance())?.newest;
@@ -62,12 +62,74 @@ fn warn_without_distance(s: &Suggestion) {
     }
 }
 
+/// The crash recoveries' replay speed and when the newest was measured.
+fn replay_speed(s: &Suggestion) -> String {
+    match (s.cost.replay_mb_s, s.cost.replay_measured_at) {
+        (Some(mb_s), Some(at)) => {
+            format!("{} MB/s (crash recovery, newest {})", output::grouped_f(mb_s, 1), crate::timefmt::table_time(at))
+        }
+        _ => "not measured (no crash recovery in the log)".into(),
+    }
+}
+
+/// Each bound set: its limit, the value at the suggested size, met or not.
+fn bounds_rows(out: &mut impl Write, b: &sizing::Bounds) -> Result<()> {
+    let verdict = |met: Option<bool>| match met {
+        Some(true) => "met",
+        Some(false) => "NOT met",
+        None => "cannot be checked (no replay speed measured)",
+    };
+    if let Some(r) = &b.max_recovery {
+        let value = r.recovery_s.map_or("-".into(), |s| format!("{} s", output::grouped_f(s, 1)));
+        let limit = crate::guc::units::time_text(r.limit_s.round() as u64);
+        writeln!(out, "  max_recovery            {limit}: worst crash {value}, {}", verdict(r.met))?;
+    }
+    if let Some(d) = &b.max_pg_wal {
+        let peak = output::grouped_f(d.peak_pg_wal_mb, 0);
+        writeln!(out, "  max_pg_wal              {}: peak {peak} MB, {}", pg_size(d.limit_mb), verdict(Some(d.met)))?;
+    }
+    if let Some(limiting) = b.limiting {
+        let time_driven = pg_size(b.time_driven_max_wal_size_mb);
+        writeln!(out, "  limited by              {limiting} (time-driven needs {time_driven})")?;
+    }
+    Ok(())
+}
+
+/// Forced checkpoints against size, by the replay of the window.
+fn curve_table(out: &mut impl Write, s: &Suggestion) -> Result<()> {
+    if s.curve.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\n  The window replayed at other sizes (walwatch whatif):")?;
+    let rows: Vec<Vec<String>> = s
+        .curve
+        .iter()
+        .map(|p| {
+            let mark = if Some(p.max_wal_size_mb) == s.suggested.max_wal_size_mb { " *" } else { "" };
+            vec![
+                format!("  {}{mark}", pg_size(p.max_wal_size_mb)),
+                p.forced.to_string(),
+                p.too_frequent.to_string(),
+                format!("{} MB", output::grouped_f(p.peak_pg_wal_mb, 0)),
+                p.recovery_s.map_or("-".into(), |r| format!("{} s", output::grouped_f(r, 1))),
+            ]
+        })
+        .collect();
+    let header = ["  max_wal_size", "forced", "too_frequent", "peak_pg_wal", "recovery"];
+    output::table(out, &header, &rows, &header[1..])?;
+    Ok(())
+}
+
 fn text(out: &mut impl Write, s: &Suggestion) -> Result<()> {
     let size = |mb: Option<u64>| mb.map(pg_size).unwrap_or_else(|| "-".into());
     output::line(out, format!("cluster {}", s.cluster))?;
     writeln!(out, "  suggested max_wal_size  {}", size(s.suggested.max_wal_size_mb))?;
     writeln!(out, "  suggested min_wal_size  {}", size(s.suggested.min_wal_size_mb))?;
     writeln!(out, "  confidence              {}", s.confidence)?;
+    writeln!(out, "  replay speed            {}", replay_speed(s))?;
+    if let Some(b) = &s.bounds {
+        bounds_rows(out, b)?;
+    }
     for (name, value) in &s.current.values {
         if ["max_wal_size", "min_wal_size", "checkpoint_timeout", "checkpoint_completion_target"]
             .contains(&name.as_str())
@@ -81,6 +143,7 @@ fn text(out: &mut impl Write, s: &Suggestion) -> Result<()> {
     for sentence in &s.explanation {
         output::line(out, format!("  {sentence}"))?;
     }
+    curve_table(out, s)?;
     if let Some(sql) = &s.sql {
         writeln!(out, "\n  To apply:")?;
         for statement in sql.lines() {

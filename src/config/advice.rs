@@ -17,11 +17,22 @@ pub struct AdviceSection {
     pub min_samples: usize,
     /// Safety factor on top of the projected need (>= 1).
     pub headroom: f64,
+    /// The longest a crash recovery may take at the worst moment.
+    pub max_recovery: Option<Duration>,
+    /// The most WAL pg_wal may hold, MB.
+    pub max_pg_wal_mb: Option<u64>,
 }
 
 impl Default for AdviceSection {
     fn default() -> Self {
-        AdviceSection { lookback: Duration::from_secs(7 * 86_400), percentile: 95.0, min_samples: 5, headroom: 1.25 }
+        AdviceSection {
+            lookback: Duration::from_secs(7 * 86_400),
+            percentile: 95.0,
+            min_samples: 5,
+            headroom: 1.25,
+            max_recovery: None,
+            max_pg_wal_mb: None,
+        }
     }
 }
 
@@ -32,6 +43,8 @@ pub(super) struct RawAdvice {
     percentile: Option<Spanned<f64>>,
     min_samples: Option<Spanned<i64>>,
     headroom: Option<Spanned<f64>>,
+    max_recovery: Option<Spanned<String>>,
+    max_pg_wal: Option<Spanned<String>>,
 }
 
 impl RawAdvice {
@@ -53,7 +66,24 @@ impl RawAdvice {
         if let Some(h) = &self.headroom {
             advice.headroom = within(h, |v| (1.0..=10.0).contains(&v), "headroom is a factor from 1 to 10, e.g. 1.25")?;
         }
+        if let Some(text) = &self.max_recovery {
+            advice.max_recovery = Some(interval(text)?);
+        }
+        if let Some(text) = &self.max_pg_wal {
+            advice.max_pg_wal_mb = Some(size_mb(text)?);
+        }
         Ok(advice)
+    }
+}
+
+/// A size as postgresql.conf writes one ("20GB", "512MB"), in whole MB: at
+/// least two 16 MB segments, the least pg_wal ever holds.
+fn size_mb(text: &Spanned<String>) -> Result<u64, Problem> {
+    let hint = "a size such as \"20GB\" or \"512MB\"";
+    match crate::guc::units::parse("max_wal_size", text.get_ref(), None) {
+        Ok(crate::guc::units::Parsed::Bytes(b)) if b >= 32.0 * 1_048_576.0 => Ok((b / 1_048_576.0).floor() as u64),
+        Ok(_) => Err(Problem::at(text, format!("{:?} is below 32MB (two WAL segments): {hint}", text.get_ref()))),
+        Err(e) => Err(Problem::at(text, format!("{e}: {hint}"))),
     }
 }
 
@@ -99,5 +129,18 @@ mod tests {
         let none = "t.toml:2:15: advice.min_samples: min_samples must be at least 1, not 0";
         assert_eq!(advice("min_samples = 0").unwrap_err(), none);
         assert_eq!(advice("").unwrap(), AdviceSection::default());
+    }
+
+    /// The two bounds: a duration and a size as postgresql.conf writes them.
+    #[test]
+    fn bounds_are_a_duration_and_a_size() {
+        let a = advice("max_recovery = \"2min\"\nmax_pg_wal = \"20GB\"").unwrap();
+        assert_eq!((a.max_recovery, a.max_pg_wal_mb), (Some(std::time::Duration::from_secs(120)), Some(20_480)));
+        assert_eq!(advice("max_pg_wal = \"32MB\"").unwrap().max_pg_wal_mb, Some(32));
+        let small = "t.toml:2:14: advice.max_pg_wal: \"31MB\" is below 32MB (two WAL segments): a size such as \
+                     \"20GB\" or \"512MB\"";
+        assert_eq!(advice("max_pg_wal = \"31MB\"").unwrap_err(), small);
+        assert!(advice("max_pg_wal = \"lots\"").unwrap_err().starts_with("t.toml:2:14: advice.max_pg_wal: "));
+        assert!(advice("max_recovery = \"0s\"").unwrap_err().starts_with("t.toml:2:16: advice.max_recovery: "));
     }
 }

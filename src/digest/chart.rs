@@ -16,6 +16,9 @@
 //!   checkpoints allow: checkpoints turn forced. The settings are those
 //!   `suggest` uses ([`crate::settings::current`]); those walwatch only took
 //!   from PostgreSQL's defaults are named in the label.
+//! - The suggested line (dotted, teal), when `suggest` has a change: the
+//!   rate the suggested `max_wal_size` would absorb by the same rule, so the
+//!   peaks the suggestion is sized for are seen below it.
 //! - Every checkpoint and restartpoint start as a tick along the bottom, by
 //!   trigger (forced = wal in orange, time in grey, any other in purple), and
 //!   every "checkpoints are occurring too frequently" warning as a red mark
@@ -88,6 +91,21 @@ pub struct Absorb {
     pub assumed: Vec<String>,
 }
 
+/// The rate the suggested max_wal_size would absorb per checkpoint_timeout.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SuggestedLine {
+    pub max_wal_size_mb: u64,
+    pub kb_s: f64,
+}
+
+/// The suggested line for `max_wal_size_mb` under the other `settings`.
+pub fn suggested_line(settings: &Settings, max_wal_size_mb: u64) -> Option<SuggestedLine> {
+    settings.seconds("checkpoint_timeout").filter(|s| s.is_finite() && *s > 0.0)?;
+    let params = Params::from_settings(settings);
+    let kb_s = params.trigger_mb(max_wal_size_mb as f64) * 1024.0 / params.timeout_s;
+    (kb_s.is_finite() && kb_s > 0.0).then_some(SuggestedLine { max_wal_size_mb, kb_s })
+}
+
 /// Everything the chart draws, read from the store by [`input`].
 #[derive(Debug, Clone)]
 pub struct ChartInput {
@@ -99,6 +117,8 @@ pub struct ChartInput {
     pub cycles: Vec<CyclePoint>,
     /// None when max_wal_size or checkpoint_timeout cannot be read: no line.
     pub absorb: Option<Absorb>,
+    /// The suggested max_wal_size's line; None without a suggested change.
+    pub suggested: Option<SuggestedLine>,
     /// Every checkpoint and restartpoint start read in the range, by the
     /// trigger `history` counts it under.
     pub starts: Vec<(Timestamp, Trigger)>,
@@ -145,6 +165,7 @@ pub fn input(
         to,
         cycles,
         absorb: absorb(settings),
+        suggested: None,
         starts,
         too_frequent,
     })
@@ -200,6 +221,7 @@ const FORCED: RGBColor = RGBColor(230, 81, 0);
 const TIMED: RGBColor = RGBColor(120, 134, 142);
 const OTHER: RGBColor = RGBColor(106, 27, 154);
 const WARNING: RGBColor = RGBColor(198, 40, 40);
+const SUGGESTED: RGBColor = RGBColor(0, 131, 143);
 
 fn trigger_colour(t: Trigger) -> RGBColor {
     match t {
@@ -302,6 +324,10 @@ pub fn alt_text(input: &ChartInput) -> String {
         Some(a) => s.push_str(&format!("; max_wal_size absorbs {}", rate_text(a.kb_s))),
         None => s.push_str("; max_wal_size unknown, so no absorb line"),
     }
+    if let Some(line) = &input.suggested {
+        let size = crate::guc::units::size_text(line.max_wal_size_mb);
+        s.push_str(&format!("; the suggested {size} would absorb {}", rate_text(line.kb_s)));
+    }
     s
 }
 
@@ -383,7 +409,8 @@ where
     let span_h = if span_h.is_finite() { span_h } else { 24.0 };
     let step_h = label_step_h(span_h);
     let absorb_kb = input.absorb.as_ref().and_then(|a| rate(a.kb_s));
-    let top_kb = input.peak_kb_s().into_iter().chain(absorb_kb).fold(0.0, f64::max);
+    let suggested_kb = input.suggested.and_then(|l| rate(l.kb_s));
+    let top_kb = input.peak_kb_s().into_iter().chain(absorb_kb).chain(suggested_kb).fold(0.0, f64::max);
     let u = unit(top_kb);
     let y_max = if top_kb > 0.0 { top_kb / u.kb * 1.15 } else { 1.0 };
     let title = format!(
@@ -469,6 +496,18 @@ where
         let (px, py) = chart.backend_coord(&(span_h / step_h, y));
         let style = (FAMILY, 11).into_font().color(&ABSORB).pos(Pos::new(HPos::Right, VPos::Bottom));
         plot_area.draw(&Text::new(label, (px - 4, py - 3), style)).map_err(draw_error)?;
+    }
+
+    if let (Some(line), Some(kb)) = (&input.suggested, suggested_kb) {
+        let y = kb / u.kb;
+        let style = ShapeStyle::from(&SUGGESTED).stroke_width(2);
+        chart.draw_series(DashedLineSeries::new([(0.0, y), (span_h / step_h, y)], 3, 4, style)).map_err(draw_error)?;
+        let size = crate::guc::units::size_text(line.max_wal_size_mb);
+        let label = format!("suggested {size} absorbs {}", rate_text(kb));
+        // Left-aligned: the absorb line's label is at the right.
+        let (px, py) = chart.backend_coord(&(0.0, y));
+        let style = (FAMILY, 11).into_font().color(&SUGGESTED).pos(Pos::new(HPos::Left, VPos::Bottom));
+        plot_area.draw(&Text::new(label, (px + 4, py - 3), style)).map_err(draw_error)?;
     }
 
     // Starts as ticks along the bottom, too-frequent warnings along the top.

@@ -119,7 +119,15 @@ pub fn pictures(store: &Store, report: &Report) -> Vec<Option<Picture>> {
         .clusters
         .iter()
         .take(report.max_charts)
-        .map(|c| super::chart::input(store, &c.name, &c.settings, (from, to), tz.clone()).map_err(|e| e.to_string()))
+        .map(|c| {
+            let mut input = super::chart::input(store, &c.name, &c.settings, (from, to), tz.clone());
+            // The line at the suggested size: the day's suggestion, when it changes something.
+            let size = c.suggestion.as_ref().and_then(|s| s.suggested.max_wal_size_mb);
+            if let (Ok(input), Some(mb)) = (&mut input, size) {
+                input.suggested = super::chart::suggested_line(&c.settings, mb);
+            }
+            input.map_err(|e| e.to_string())
+        })
         .collect();
     report
         .clusters

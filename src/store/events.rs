@@ -286,21 +286,40 @@ impl<S: Deref<Target = Store>> Events<S> {
 
 // --- Read back: warnings, restarts, replays ---
 
-/// One crash (or archive) recovery: WAL replayed and how long it took.
+/// One recovery: WAL replayed, how long it took, and whether it was a
+/// crash recovery or a standby's (or archive) replay.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Replay {
     pub bytes: u64,
     pub seconds: f64,
+    /// The time of its `redo done` line.
+    pub at: Timestamp,
+    /// A crash recovery: an end-of-recovery checkpoint follows its `redo
+    /// done` and no read-only ready line lies between its two lines. A
+    /// standby replays WAL as it arrives, waiting between, and is promoted
+    /// without that checkpoint: its speed says nothing of a crash's.
+    pub crash: bool,
 }
 
-/// A `redo starts at` or `redo done at` line: its kind, LSN and elapsed seconds.
-type RedoLine = (String, Option<String>, Option<f64>);
+/// A `redo starts at` or `redo done at` line: its kind, time, LSN and elapsed seconds.
+type RedoLine = (String, i64, Option<String>, Option<f64>);
 
 /// The crash recoveries whose replay speed `suggest` reads (the newest).
 const REPLAYS_KEPT: i64 = 100;
 
 /// Markers of a server (re)start in the event table.
 const RESTART_KINDS: &str = "'server_start', 'server_ready', 'crash_reinit', 'redo_start'";
+
+/// Whether the replay from ?2 to ?3 (µs) was a crash recovery: PostgreSQL
+/// ends one with an end-of-recovery checkpoint (`StartupXLOG`: only a
+/// promoted standby skips it), and a standby opens for read-only queries
+/// while it replays. Restartpoints are no mark: from PostgreSQL 15 the
+/// checkpointer runs during crash recovery too.
+const CRASH_RECOVERY: &str =
+    "SELECT EXISTS (SELECT 1 FROM checkpoint k WHERE k.cluster_id = (SELECT id FROM cluster WHERE name = ?1)
+       AND k.trigger = 'end-of-recovery' AND k.started_at >= ?3 AND k.started_at <= ?3 + 60000000)
+   AND NOT EXISTS (SELECT 1 FROM event e WHERE e.cluster_id = (SELECT id FROM cluster WHERE name = ?1)
+       AND e.kind = 'server_ready' AND e.at >= ?2 AND e.at <= ?3 AND json_extract(e.data, '$.read_only') IS 1)";
 
 impl<S: Deref<Target = Store>> Events<S> {
     /// Too-frequent warnings of `cluster` with log time in `[since, until]`: (time, seconds apart).
@@ -368,38 +387,53 @@ impl<S: Deref<Target = Store>> Events<S> {
         q().map_err(|e| self.0.sql(e))
     }
 
-    /// Every `redo starts at` followed by its `redo done at … elapsed: S s`.
-    pub(super) fn replays(&self, cluster: &str) -> Result<Vec<Replay>, StoreError> {
+    /// Every `redo starts at` followed by its `redo done at`: the time from
+    /// the `elapsed` PostgreSQL 14+ logs with it, else from the two lines'
+    /// log times (the replay lies between them; before 14 nothing else
+    /// times it).
+    pub(crate) fn replays(&self, cluster: &str) -> Result<Vec<Replay>, StoreError> {
         // The newest recoveries only: a replay speed is a property of today's
         // hardware, and a store of years with a crash a day would otherwise
         // read (and JSON-decode) thousands of rows at every suggestion.
         let q = || -> rusqlite::Result<Vec<RedoLine>> {
             let mut stmt = self.0.conn.prepare_cached(
-                "SELECT e.kind, json_extract(e.data, '$.lsn'), json_extract(e.data, '$.elapsed_s')
+                "SELECT e.kind, e.at, json_extract(e.data, '$.lsn'), json_extract(e.data, '$.elapsed_s')
                  FROM event e JOIN cluster c ON c.id = e.cluster_id
                  WHERE c.name = ?1 AND e.kind IN ('redo_start', 'redo_done') ORDER BY e.at DESC, e.id DESC LIMIT ?2",
             )?;
             let rows = stmt.query_map(params![cluster, 2 * REPLAYS_KEPT], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?, r.get::<_, Option<f64>>(2)?))
+                Ok((r.get::<_, String>(0)?, r.get(1)?, r.get::<_, Option<String>>(2)?, r.get::<_, Option<f64>>(3)?))
             })?;
             rows.collect()
         };
         let mut newest_first = q().map_err(|e| self.0.sql(e))?;
         newest_first.reverse();
         let mut replays = Vec::new();
-        let mut start: Option<u64> = None;
-        for (kind, lsn, elapsed) in newest_first {
+        let mut start: Option<(i64, u64)> = None;
+        for (kind, at, lsn, elapsed) in newest_first {
             let lsn = lsn.as_deref().and_then(parse_lsn);
-            match (kind.as_str(), start, lsn, elapsed) {
-                ("redo_start", _, _, _) => start = lsn,
-                ("redo_done", Some(from), Some(to), Some(seconds)) if to > from && seconds > 0.0 => {
-                    replays.push(Replay { bytes: to - from, seconds });
+            match (kind.as_str(), start, lsn) {
+                ("redo_start", _, _) => start = lsn.map(|l| (at, l)),
+                ("redo_done", Some((from_at, from)), Some(to)) => {
+                    let seconds = elapsed.unwrap_or((at - from_at) as f64 / 1e6);
+                    if to > from && seconds > 0.0 {
+                        let crash = self.crash_recovery(cluster, from_at, at)?;
+                        replays.push(Replay { bytes: to - from, seconds, at: from_micros(at), crash });
+                    }
                     start = None;
                 }
                 _ => start = None,
             }
         }
         Ok(replays)
+    }
+
+    /// Whether the replay from `from` to `to` (µs) was a crash recovery.
+    fn crash_recovery(&self, cluster: &str, from: i64, to: i64) -> Result<bool, StoreError> {
+        let q = || -> rusqlite::Result<bool> {
+            self.0.conn.prepare_cached(CRASH_RECOVERY)?.query_row(params![cluster, from, to], |r| r.get(0))
+        };
+        q().map_err(|e| self.0.sql(e))
     }
 
     /// Server (re)starts in `[since, until)`, in time order (few: held whole).

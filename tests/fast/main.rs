@@ -26,6 +26,7 @@ mod managed_samples;
 mod mail_config;
 mod never_silent;
 mod readme_formats;
+mod recovery;
 mod retention;
 mod settings_cli;
 mod store_found;

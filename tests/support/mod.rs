@@ -227,6 +227,36 @@ impl PgCluster {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// pgbench against database `postgres` in the background, its output discarded.
+    pub fn pgbench_spawn(&self, args: &[&str]) -> std::process::Child {
+        let mut cmd = self.client_cmd("pgbench");
+        cmd.args(args).arg("postgres").stdout(Stdio::null()).stderr(Stdio::null());
+        cmd.spawn().expect("spawn pgbench")
+    }
+
+    /// A crash: SIGKILL to the postmaster and every process it forked, by
+    /// their ids, then wait until all are gone (a surviving backend would
+    /// keep the shared memory, and the next start would refuse to run).
+    pub fn kill9(&mut self) {
+        let text = fs::read_to_string(self.data_dir().join("postmaster.pid")).expect("postmaster.pid");
+        let postmaster: i32 = text.lines().next().and_then(|l| l.trim().parse().ok()).expect("pid in postmaster.pid");
+        let children: Vec<i32> = fs::read_dir("/proc")
+            .expect("read /proc")
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|pid| parent_of(*pid) == Some(postmaster))
+            .collect();
+        let all: Vec<i32> = std::iter::once(postmaster).chain(children).collect();
+        for pid in &all {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while all.iter().any(|pid| Path::new(&format!("/proc/{pid}")).exists()) {
+            assert!(Instant::now() < deadline, "server processes still alive after kill -9: {all:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.running = false;
+    }
+
     /// A login over TCP with a wrong password, as a client that never logs
     /// in sends it: `user` and `database` go into the startup packet as they
     /// are (line breaks included). Needs a password rule for 127.0.0.1
@@ -377,6 +407,13 @@ impl Drop for PgCluster {
             let _ = self.stop_output(StopMode::Immediate);
         }
     }
+}
+
+/// The parent process id of `pid` (field 4 of /proc/PID/stat, after the
+/// command name in parentheses).
+fn parent_of(pid: i32) -> Option<i32> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Server binaries: $PG_BINDIR, `pg_config --bindir`, the highest

@@ -226,7 +226,15 @@ mod tests {
                 left_out: Default::default(),
             },
             confidence: crate::analyze::sizing::Confidence::High,
-            cost: Cost { pg_wal_mb: None, crash_recovery_wal_mb: None, replay_mb_s: None, crash_recovery_s: None },
+            cost: Cost {
+                pg_wal_mb: None,
+                crash_recovery_wal_mb: None,
+                replay_mb_s: None,
+                replay_measured_at: None,
+                crash_recovery_s: None,
+            },
+            bounds: None,
+            curve: Vec::new(),
             explanation: vec!["Peak WAL rate 3000 kB/s.".into(), "2048MB = …".into()],
             sql: sql.map(String::from),
         }

@@ -2,6 +2,7 @@
 //! explanation, built from the model's intermediate results. The numbers
 //! themselves are worked out in the parent module; nothing here decides.
 
+use super::bounds::Choice;
 use super::{percentile, pg_size, required_mb, window_text, Cost, LeftOut, Model};
 use crate::config::plural;
 use crate::output::grouped_f;
@@ -68,7 +69,13 @@ pub(super) fn assumed_defaults(current: &Settings) -> Option<String> {
 }
 
 impl Model<'_> {
-    pub(super) fn explain(&self, max: Option<u64>, min: Option<u64>, cost: &Cost) -> Vec<String> {
+    pub(super) fn explain(
+        &self,
+        max: Option<u64>,
+        min: Option<u64>,
+        cost: &Cost,
+        choice: Option<&Choice>,
+    ) -> Vec<String> {
         let p = self.params;
         let mut out = vec![format!(
             "Seen in the last {}: {} checkpoint cycles usable for a WAL rate, {} WAL-triggered (forced) and {} \
@@ -85,6 +92,8 @@ impl Model<'_> {
             out.push(self.no_suggestion());
             return out;
         };
+        // The formula gives the time-driven size; a bound may hold the suggestion below it.
+        let time_driven = choice.map_or(max, |c| c.bounds.time_driven_max_wal_size_mb);
         let div = p.divisor();
         let divisor_text = if div >= 2.0 {
             "2 + checkpoint_completion_target (PostgreSQL 9.6/10)"
@@ -128,9 +137,19 @@ impl Model<'_> {
             p.segment_mb,
             grouped_f(div * (w * self.advice.headroom + p.segment_mb), 0),
             grouped_f(required_mb(w * self.advice.headroom, p), 0),
-            pg_size(max)
+            pg_size(time_driven)
         ));
-        out.push(self.verdict(max));
+        if let Some(c) = choice {
+            out.extend(c.sentences.iter().cloned());
+        }
+        match choice.and_then(|c| c.bounds.limiting.filter(|_| c.size != time_driven)) {
+            Some(limiting) => out.push(format!(
+                "Set max_wal_size to {} (now {}), held there by {limiting}.",
+                pg_size(max),
+                pg_size(p.max_wal_size_mb as u64)
+            )),
+            None => out.push(self.verdict(max)),
+        }
         if let Some(note) = self.short_cycles_note() {
             out.push(note);
         }

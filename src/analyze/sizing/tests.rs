@@ -128,7 +128,7 @@ fn steady(rate_kb_s: i64, n: i64, period: i64, trigger: &str) -> SizingHistory {
         points: (0..=n).map(|i| point(i * period, trigger, Some(rate_kb_s * period), 0)).collect(),
         restarts: vec![],
         too_frequent: 3,
-        replays: vec![Replay { bytes: 512 * 1_048_576, seconds: 4.0 }],
+        replays: vec![crash(512 * 1_048_576, 4.0)],
         without_distance: 0,
     }
 }
@@ -360,6 +360,11 @@ fn min_wal_size_is_advised_only_when_files_were_added_on_most_cycles() {
     assert_eq!(min(&adding_on(10, 10), &Params { min_wal_size_mb: 575.0, ..p }), Some(576));
 }
 
+/// A crash recovery that replayed `bytes` in `seconds`.
+fn crash(bytes: u64, seconds: f64) -> Replay {
+    Replay { bytes, seconds, at: t0(), crash: true }
+}
+
 #[test]
 fn replay_speed_needs_both_bytes_and_time() {
     let p = pg(15, 32.0, 0.9);
@@ -370,11 +375,10 @@ fn replay_speed_needs_both_bytes_and_time() {
     let none = replay(vec![]);
     assert_eq!((none.replay_mb_s, none.crash_recovery_s), (None, None));
     // A recovery that replayed nothing, and one logged with an elapsed time of 0.00 s.
-    assert_eq!(replay(vec![Replay { bytes: 0, seconds: 2.0 }]).replay_mb_s, None);
-    assert_eq!(replay(vec![Replay { bytes: 8 * 1_048_576, seconds: 0.0 }]).replay_mb_s, None);
+    assert_eq!(replay(vec![crash(0, 2.0)]).replay_mb_s, None);
+    assert_eq!(replay(vec![crash(8 * 1_048_576, 0.0)]).replay_mb_s, None);
     // Several recoveries: total bytes over total time.
-    let two =
-        replay(vec![Replay { bytes: 96 * 1_048_576, seconds: 1.0 }, Replay { bytes: 32 * 1_048_576, seconds: 3.0 }]);
+    let two = replay(vec![crash(96 * 1_048_576, 1.0), crash(32 * 1_048_576, 3.0)]);
     assert_eq!((two.replay_mb_s, two.crash_recovery_s), (Some(32.0), Some(17.4)));
 }
 

@@ -42,6 +42,16 @@ pub struct Logged {
     pub from_lsn: bool,
 }
 
+impl Logged {
+    /// The period replayed with max_wal_size `mb` throughout, the other
+    /// settings as they were in force.
+    pub fn at_size(&self, mb: f64) -> super::Outcome {
+        let sized = |r: &Rules| Rules { max_wal_size_mb: mb, segments: None, ..*r };
+        let schedule = Schedule(self.schedule.0.iter().map(|(at, r)| (*at, sized(r))).collect());
+        super::replay(&self.timeline, &schedule)
+    }
+}
+
 /// Why there is nothing to replay.
 #[derive(Debug, thiserror::Error)]
 pub enum TimelineError {
@@ -194,9 +204,7 @@ pub fn read(
     let warn_from = if start_mark.is_some() { origin } else { origin + jiff::SignedDuration::from_micros(1) };
     let too_frequent = store.events().too_frequent(cluster, warn_from, until.unwrap_or(window_to))?.len() as i64;
     let history = store.checkpoints().sizing_history(cluster, window_from, window_to)?;
-    let bytes: u64 = history.replays.iter().map(|r| r.bytes).sum();
-    let seconds: f64 = history.replays.iter().map(|r| r.seconds).sum();
-    let replay_mb_s = (bytes > 0 && seconds > 0.0).then(|| bytes as f64 / MB / seconds);
+    let replay_mb_s = crate::analyze::recovery::crash_speed(&history.replays).map(|s| s.mb_s);
     let from_lsn = rows.iter().all(|r| r.redo_lsn.as_deref().and_then(parse_lsn).is_some());
     Ok(Logged {
         origin,

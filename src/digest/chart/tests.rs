@@ -175,6 +175,7 @@ fn empty(from: &str, to: &str, tz: &str) -> ChartInput {
         to: ts(to),
         cycles: vec![],
         absorb: None,
+        suggested: None,
         starts: vec![],
         too_frequent: vec![],
     }
@@ -289,4 +290,25 @@ fn x_labels_step_by_a_person_s_hours() {
     for span_h in [0.5, 9.5, 30.0, 100.0, 1000.0, 50_000.0] {
         assert!(span_h / label_step_h(span_h) <= MAX_X_TICKS as f64, "{span_h}");
     }
+}
+
+/// The suggested size's line: the same trigger rule as the absorb line
+/// (1792MB, PG 15, cct 0.9: 58 segments, requested after 57 = 912 MB, over
+/// 30 s), drawn in its own colour on the real crash run, and said in the
+/// alt text; none without a suggestion.
+#[test]
+fn the_suggested_size_is_a_line_of_its_own() {
+    let s = settings(15, &[("max_wal_size", "64MB"), ("checkpoint_timeout", "30s")]);
+    let line = suggested_line(&s, 1792).unwrap();
+    assert_eq!((line.max_wal_size_mb, line.kb_s), (1792, 912.0 * 1024.0 / 30.0));
+    let (_dir, store) = store_of(&CRASHIMM);
+    let tz = TimeZone::get("UTC").unwrap();
+    let day = (ts("2026-11-22T08:13:00Z"), ts("2026-11-22T08:18:30Z"));
+    let mut input = input(&store, "c", &current(&store), day, tz).unwrap();
+    let (_, without) = decode(&render_png(&input).unwrap());
+    assert!(!has(&without, SUGGESTED));
+    input.suggested = Some(line);
+    let (_, rgb) = decode(&render_png(&input).unwrap());
+    assert!(has(&rgb, SUGGESTED));
+    assert!(alt_text(&input).ends_with("; the suggested 1792MB would absorb 30 MB/s"), "{}", alt_text(&input));
 }
