@@ -72,9 +72,15 @@ fn commit_batch_checked(
     Ok(added)
 }
 
-const INSERT_EVENT: &str =
-    "INSERT OR IGNORE INTO event(cluster_id, source_id, offset, line, at, pid, kind, nth, data, ahead_us)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+/// An event, unless its place (source, offset, kind, nth) already holds
+/// one: a line read again (a rewind, another process reading the same
+/// file) is stored once. The place's index event_place leaves the kind out
+/// (at most one event of a record has a given nth), which halves its size;
+/// the kind is compared in the row that one seek finds, so the rule is the
+/// one the unique constraint before migrations/0021_compact.sql enforced.
+const INSERT_EVENT: &str = "INSERT INTO event(cluster_id, source_id, offset, line, at, pid, kind, nth, data, ahead_us)
+     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10
+     WHERE NOT EXISTS (SELECT 1 FROM event WHERE source_id = ?2 AND offset = ?3 AND nth = ?8 AND kind = ?7)";
 
 /// One batch of a source's events being stored, in its transaction: the
 /// events, and the checkpoint rows they make ([`EventBatch::points`]).
@@ -158,16 +164,13 @@ fn ahead_of_clock(at: Timestamp) -> Option<i64> {
     (ahead > 0).then_some(ahead)
 }
 
-/// Kind-specific fields kept with each event, as JSON.
+/// Kind-specific fields kept with each event, as JSON. A checkpoint or
+/// restartpoint line's fields live in its `checkpoint` row (flags, figures,
+/// truncated), which no query reads from here: copying them into every
+/// event cost a third of the event table (migrations/0021_compact.sql).
 fn event_data(body: &EventBody) -> serde_json::Value {
     match body {
-        EventBody::PointStart { flags, .. } => json!({ "flags": flags }),
-        EventBody::PointComplete { stats, .. } => {
-            json!({ "distance_kb": stats.distance_kb, "estimate_kb": stats.estimate_kb })
-        }
-        EventBody::PointCut { stats, .. } => {
-            json!({ "distance_kb": stats.distance_kb, "estimate_kb": stats.estimate_kb, "truncated": true })
-        }
+        EventBody::PointStart { .. } | EventBody::PointComplete { .. } | EventBody::PointCut { .. } => json!({}),
         EventBody::TooFrequent { seconds, hint } => json!({ "seconds": seconds, "hint": hint }),
         EventBody::RecoveryRestartPoint { lsn } | EventBody::RedoStart { lsn } => json!({ "lsn": lsn }),
         EventBody::ParameterChanged { name, value } => json!({ "name": name, "value": value }),

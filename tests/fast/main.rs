@@ -28,6 +28,7 @@ mod never_silent;
 mod readme_formats;
 mod retention;
 mod settings_cli;
+mod store_compact;
 mod store_found;
 mod tailer_model;
 mod terminal_text;

@@ -162,7 +162,8 @@ fn the_start_queries_select_the_columns_point_start_reads_in_order() {
 /// The cycles the model reads, on a store imported from a real log:
 /// the same starts as the definition (the start before the window, then
 /// every start in it, in time order), read through the index of
-/// migration 0009 (checkpoint_cluster_started), never a scan.
+/// the point time (checkpoint_cluster_time, migrations/0021_compact.sql),
+/// never a scan.
 #[test]
 fn point_starts_are_the_window_and_the_start_before_it_through_the_index() {
     use crate::frame::time::TimeContext;
@@ -225,14 +226,14 @@ fn point_starts_are_the_window_and_the_start_before_it_through_the_index() {
         rows.map(Result::unwrap).collect()
     };
     assert!(plan.iter().all(|step| !step.starts_with("SCAN k")), "{plan:?}");
-    assert!(plan.iter().any(|step| step.contains("checkpoint_cluster_started")), "{plan:?}");
+    assert!(plan.iter().any(|step| step.contains("checkpoint_cluster_time")), "{plan:?}");
     assert!(!plan.iter().any(|step| step.contains("TEMP B-TREE")), "no sort: {plan:?}");
     let plan: Vec<String> = {
         let mut stmt = store.conn.prepare(&format!("EXPLAIN QUERY PLAN {RECENT_STARTS}")).unwrap();
         let rows = stmt.query_map(rusqlite::params!["a", 0, 10], |r| r.get::<_, String>(3)).unwrap();
         rows.map(Result::unwrap).collect()
     };
-    assert!(plan.iter().any(|step| step.contains("checkpoint_cluster_started")), "{plan:?}");
+    assert!(plan.iter().any(|step| step.contains("checkpoint_cluster_time")), "{plan:?}");
     assert!(!plan.iter().any(|step| step.contains("TEMP B-TREE")), "no sort: {plan:?}");
     // The newest starts, oldest first, as the settings inference reads them.
     let recent = store.checkpoints().recent_starts("b", None, 5).unwrap();
