@@ -526,6 +526,13 @@ static CHECKPOINT_COLUMNS: LazyLock<String> = LazyLock::new(|| {
     HEAD.iter().map(|h| h.to_string()).chain(figures).chain(tail).collect::<Vec<_>>().join(", ")
 });
 
+/// The count of [`Checkpoints::truncated`], before the filter's conditions.
+/// INDEXED BY: the cut rows are few, their index is the shortest read
+/// whatever the window; given a time range, SQLite chose checkpoint_time
+/// and read every row of the range.
+pub(super) const TRUNCATED: &str = "SELECT count(*) FROM checkpoint k INDEXED BY checkpoint_truncated
+     JOIN cluster c ON c.id = k.cluster_id WHERE k.truncated = 1";
+
 impl<S: Deref<Target = Store>> Checkpoints<S> {
     /// Checkpoints and restartpoints of `cluster` that started (or, with no
     /// start line, completed) in `[since, until]`.
@@ -562,13 +569,12 @@ impl<S: Deref<Target = Store>> Checkpoints<S> {
     }
 
     /// How many checkpoints and restartpoints of `filter` were stored from
-    /// a complete line cut short (migrations/0020_truncated.sql).
+    /// a complete line cut short (migrations/0020_truncated.sql): the rows
+    /// of the partial index checkpoint_truncated (0021_compact.sql).
     pub fn truncated(&self, filter: &Filter) -> Result<i64, StoreError> {
         let store = &*self.0;
         let (cond, values) = filter.conditions(POINT_TIME);
-        let sql = format!(
-            "SELECT count(*) FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id WHERE k.truncated = 1 {cond}"
-        );
+        let sql = format!("{TRUNCATED} {cond}");
         store.conn.query_row(&sql, params_from_iter(values), |r| r.get(0)).map_err(|e| store.sql(e))
     }
 
