@@ -600,7 +600,8 @@ fn a_store_that_counted_a_log_twice_is_repaired_when_opened() {
          DROP TABLE digest; DROP TABLE retention; ALTER TABLE alert DROP COLUMN resolution;
          DROP TABLE listener; DROP TABLE ingest_damage; DROP TABLE store_identity;
          DROP TABLE ingest_stream; ALTER TABLE cluster DROP COLUMN server_uid;
-         ALTER TABLE cluster DROP COLUMN forgets; ALTER TABLE checkpoint DROP COLUMN truncated;
+         ALTER TABLE cluster DROP COLUMN forgets;
+         DROP INDEX checkpoint_truncated; ALTER TABLE checkpoint DROP COLUMN truncated;
          PRAGMA user_version = 5;",
     )
     .unwrap();
