@@ -24,7 +24,8 @@
 #   RUNS rounds, each running in turn the reference `wc -l` through all the
 #   clusters' log files (~345 MB) before every query:
 #     suggest --cluster c01, summary, checkpoints --since 1d,
-#     checkpoints --format csv --cluster c01 (50 000 rows, stdout to /dev/null)
+#     checkpoints --format csv --cluster c01 (50 000 rows, stdout to /dev/null),
+#     history --since 30d (every cluster, a row per day)
 #   each measured by /usr/bin/time -v (wall, peak RSS). Quoted: the median
 #   wall time, and the median over rounds of the query's wall time divided
 #   by the reference's in the same round (holds when the machine's speed
@@ -151,6 +152,7 @@ suggest --cluster c01|suggest --cluster c01
 summary|summary
 checkpoints --since 1d|checkpoints --since 1d
 checkpoints --format csv --cluster c01|checkpoints --format csv --cluster c01
+history --since 30d|history --since 30d
 EOF
 }
 

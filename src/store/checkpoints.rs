@@ -526,6 +526,13 @@ static CHECKPOINT_COLUMNS: LazyLock<String> = LazyLock::new(|| {
     HEAD.iter().map(|h| h.to_string()).chain(figures).chain(tail).collect::<Vec<_>>().join(", ")
 });
 
+/// The count of [`Checkpoints::truncated`], before the filter's conditions.
+/// INDEXED BY: the cut rows are few, their index is the shortest read
+/// whatever the window; given a time range, SQLite chose checkpoint_time
+/// and read every row of the range.
+pub(super) const TRUNCATED: &str = "SELECT count(*) FROM checkpoint k INDEXED BY checkpoint_truncated
+     JOIN cluster c ON c.id = k.cluster_id WHERE k.truncated = 1";
+
 impl<S: Deref<Target = Store>> Checkpoints<S> {
     /// Checkpoints and restartpoints of `cluster` that started (or, with no
     /// start line, completed) in `[since, until]`.
@@ -562,13 +569,12 @@ impl<S: Deref<Target = Store>> Checkpoints<S> {
     }
 
     /// How many checkpoints and restartpoints of `filter` were stored from
-    /// a complete line cut short (migrations/0020_truncated.sql).
+    /// a complete line cut short (migrations/0020_truncated.sql): the rows
+    /// of the partial index checkpoint_truncated (0021_compact.sql).
     pub fn truncated(&self, filter: &Filter) -> Result<i64, StoreError> {
         let store = &*self.0;
         let (cond, values) = filter.conditions(POINT_TIME);
-        let sql = format!(
-            "SELECT count(*) FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id WHERE k.truncated = 1 {cond}"
-        );
+        let sql = format!("{TRUNCATED} {cond}");
         store.conn.query_row(&sql, params_from_iter(values), |r| r.get(0)).map_err(|e| store.sql(e))
     }
 
@@ -902,26 +908,29 @@ pub struct RecentStarts {
 /// The cluster and the lower bound are uncorrelated scalar subqueries,
 /// computed once; as CTEs joined to the rows, bundled SQLite re-ran the
 /// bound's co-routine for every row (13 ms for a week of 5-minute
-/// checkpoints instead of 0.4). Both the bound and the rows are ranges of the
-/// index checkpoint_cluster_started (migrations/0009_scale.sql).
+/// checkpoints instead of 0.4). A row with a start has the point's time
+/// COALESCE(started_at, completed_at) = started_at, so both the bound and
+/// the rows are ranges of checkpoint_cluster_time in start order; an index
+/// of the start alone cost 20 bytes a row for the same order
+/// (migrations/0021_compact.sql).
 const POINT_STARTS: &str = "SELECT k.kind, k.started_at, k.trigger, k.distance_kb, k.wal_files_added
      FROM checkpoint k
      WHERE k.cluster_id = (SELECT id FROM cluster WHERE name = ?1)
-       AND k.started_at IS NOT NULL AND k.started_at < ?3
-       AND k.started_at >= COALESCE((SELECT max(k2.started_at) FROM checkpoint k2
-                                     WHERE k2.cluster_id = (SELECT id FROM cluster WHERE name = ?1)
-                                       AND k2.started_at < ?2), ?2)
-     ORDER BY k.started_at, k.id";
+       AND k.started_at IS NOT NULL AND COALESCE(k.started_at, k.completed_at) < ?3
+       AND COALESCE(k.started_at, k.completed_at) >= COALESCE(
+             (SELECT k2.started_at FROM checkpoint k2
+              WHERE k2.cluster_id = (SELECT id FROM cluster WHERE name = ?1)
+                AND COALESCE(k2.started_at, k2.completed_at) < ?2 AND k2.started_at IS NOT NULL
+              ORDER BY COALESCE(k2.started_at, k2.completed_at) DESC LIMIT 1), ?2)
+     ORDER BY COALESCE(k.started_at, k.completed_at), k.id";
 
-/// The newest ?3 starts of cluster ?1 at or after ?2, newest first. Ordered
-/// by the start itself (for a row with a start, the same order as the
-/// point's time): the index checkpoint_cluster_started then yields them in
-/// that order and the LIMIT stops the read; ordered by the point's time,
-/// SQLite read every start of the cluster since ?2 and sorted them.
+/// The newest ?3 starts of cluster ?1 at or after ?2, newest first, in the
+/// order of checkpoint_cluster_time (for a row with a start, the start's
+/// order): the index yields them in that order and the LIMIT stops the read.
 const RECENT_STARTS: &str = "SELECT k.kind, k.started_at, k.trigger, k.distance_kb, k.wal_files_added
      FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id
-     WHERE c.name = ?1 AND k.started_at IS NOT NULL AND k.started_at >= ?2
-     ORDER BY k.started_at DESC, k.id DESC LIMIT ?3";
+     WHERE c.name = ?1 AND k.started_at IS NOT NULL AND COALESCE(k.started_at, k.completed_at) >= ?2
+     ORDER BY COALESCE(k.started_at, k.completed_at) DESC, k.id DESC LIMIT ?3";
 
 impl<S: Deref<Target = Store>> Checkpoints<S> {
     /// The history of `cluster` in `[since, until)` that the sizing model

@@ -73,6 +73,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0018_forgets.sql"),
     include_str!("migrations/0019_prune_progress.sql"),
     include_str!("migrations/0020_truncated.sql"),
+    include_str!("migrations/0021_compact.sql"),
 ];
 
 /// `PRAGMA cache_size` for an import: negative is KiB (64 MiB).
@@ -503,14 +504,34 @@ fn schema_version(conn: &Connection) -> rusqlite::Result<i64> {
 /// others wait (busy timeout), then find the schema up to date. Reading the
 /// version first and migrating after let them all run the first step.
 fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
-    let failed = |e: rusqlite::Error| match e.sqlite_error_code() {
-        Some(ErrorCode::CannotOpen | ErrorCode::ReadOnly | ErrorCode::PermissionDenied) => write_refused(path, e),
-        _ => StoreError::Migrate { path: path.into(), message: describe(&e) },
-    };
+    let failed = |e| migrate_failed(path, e);
     // Up to date: no write lock needed (every open but the first).
     if schema_version(conn).map_err(failed)? == MIGRATIONS.len() as i64 {
         return Ok(());
     }
+    // Foreign keys off while the steps run (the pragma cannot change inside
+    // a transaction): a step that rebuilds the event table drops the old
+    // one, which with them on is a row-by-row delete of every event (minutes
+    // at a million checkpoints) instead of freeing its pages. Steps copy
+    // rows with their ids and make no reference dangle.
+    conn.pragma_update(None, "foreign_keys", false).map_err(failed)?;
+    let steps = migrate_steps(conn, path);
+    let restored = conn.pragma_update(None, "foreign_keys", true).map_err(failed);
+    steps?;
+    restored
+}
+
+/// A migration's error: a store this process may not write, or a step that failed.
+fn migrate_failed(path: &Path, e: rusqlite::Error) -> StoreError {
+    match e.sqlite_error_code() {
+        Some(ErrorCode::CannotOpen | ErrorCode::ReadOnly | ErrorCode::PermissionDenied) => write_refused(path, e),
+        _ => StoreError::Migrate { path: path.into(), message: describe(&e) },
+    }
+}
+
+/// [`migrate`]'s steps, in one write transaction.
+fn migrate_steps(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    let failed = |e| migrate_failed(path, e);
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(failed)?;
     let found = schema_version(&tx).map_err(failed)?;
     let Some(missing) = usize::try_from(found).ok().and_then(|v| MIGRATIONS.get(v..)) else {
@@ -519,8 +540,20 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
     for sql in missing {
         tx.execute_batch(sql).map_err(failed)?;
     }
+    give_back_free_pages(&tx).map_err(failed)?;
     tx.pragma_update(None, "user_version", MIGRATIONS.len() as i64).map_err(failed)?;
     tx.commit().map_err(failed)
+}
+
+/// Truncates the file by its free pages, where the store was made with
+/// auto_vacuum = INCREMENTAL (elsewhere a no-op): a step that rewrites a
+/// table (0021_compact.sql: half the file at a million checkpoints) leaves
+/// the old one's pages free. The pragma frees one page per row stepped.
+fn give_back_free_pages(conn: &Connection) -> rusqlite::Result<()> {
+    let mut stmt = conn.prepare("PRAGMA incremental_vacuum")?;
+    let mut rows = stmt.query([])?;
+    while rows.next()?.is_some() {}
+    Ok(())
 }
 
 #[cfg(test)]

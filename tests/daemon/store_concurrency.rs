@@ -594,13 +594,14 @@ fn a_store_that_counted_a_log_twice_is_repaired_when_opened() {
          DROP INDEX checkpoint_start_event; DROP INDEX checkpoint_complete_event;
          ALTER TABLE source DROP COLUMN head; ALTER TABLE source DROP COLUMN unmatched;
          ALTER TABLE cluster DROP COLUMN follow_format; ALTER TABLE cluster DROP COLUMN follow_prefix;
-         DROP INDEX checkpoint_cluster_started; DROP INDEX checkpoint_time; DROP INDEX checkpoint_waiting;
+         DROP INDEX checkpoint_time; DROP INDEX checkpoint_waiting;
          DROP TRIGGER point_tally_insert; DROP TRIGGER point_tally_delete; DROP TRIGGER point_tally_update;
          DROP TABLE point_tally; ALTER TABLE source DROP COLUMN rejected_lines;
          DROP TABLE digest; DROP TABLE retention; ALTER TABLE alert DROP COLUMN resolution;
          DROP TABLE listener; DROP TABLE ingest_damage; DROP TABLE store_identity;
          DROP TABLE ingest_stream; ALTER TABLE cluster DROP COLUMN server_uid;
-         ALTER TABLE cluster DROP COLUMN forgets; ALTER TABLE checkpoint DROP COLUMN truncated;
+         ALTER TABLE cluster DROP COLUMN forgets;
+         DROP INDEX checkpoint_truncated; ALTER TABLE checkpoint DROP COLUMN truncated;
          PRAGMA user_version = 5;",
     )
     .unwrap();

@@ -29,6 +29,7 @@ mod readme_formats;
 mod recovery;
 mod retention;
 mod settings_cli;
+mod store_compact;
 mod store_found;
 mod tailer_model;
 mod terminal_text;

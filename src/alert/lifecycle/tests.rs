@@ -435,7 +435,7 @@ fn migration_13_forgets_firing_notices_that_were_never_queued() {
          ALTER TABLE cluster DROP COLUMN server_uid;
          ALTER TABLE cluster DROP COLUMN forgets;
          ALTER TABLE retention DROP COLUMN unrecorded;
-         ALTER TABLE checkpoint DROP COLUMN truncated;
+         DROP INDEX checkpoint_truncated; ALTER TABLE checkpoint DROP COLUMN truncated;
          PRAGMA user_version = 12;",
     )
     .unwrap();

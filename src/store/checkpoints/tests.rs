@@ -4,7 +4,7 @@
 
 use jiff::Timestamp;
 
-use super::{whole_days, CompleteStats, CHECKPOINT_COLUMNS, DAY_US, POINT_STARTS, RECENT_STARTS};
+use super::{whole_days, CompleteStats, CHECKPOINT_COLUMNS, DAY_US, POINT_STARTS, RECENT_STARTS, TRUNCATED};
 use crate::store::test_store::{import, AFTER_CRASH, CRASH, NOISE};
 use crate::store::{Filter, Store};
 
@@ -162,7 +162,8 @@ fn the_start_queries_select_the_columns_point_start_reads_in_order() {
 /// The cycles the model reads, on a store imported from a real log:
 /// the same starts as the definition (the start before the window, then
 /// every start in it, in time order), read through the index of
-/// migration 0009 (checkpoint_cluster_started), never a scan.
+/// the point time (checkpoint_cluster_time, migrations/0021_compact.sql),
+/// never a scan.
 #[test]
 fn point_starts_are_the_window_and_the_start_before_it_through_the_index() {
     use crate::frame::time::TimeContext;
@@ -225,14 +226,14 @@ fn point_starts_are_the_window_and_the_start_before_it_through_the_index() {
         rows.map(Result::unwrap).collect()
     };
     assert!(plan.iter().all(|step| !step.starts_with("SCAN k")), "{plan:?}");
-    assert!(plan.iter().any(|step| step.contains("checkpoint_cluster_started")), "{plan:?}");
+    assert!(plan.iter().any(|step| step.contains("checkpoint_cluster_time")), "{plan:?}");
     assert!(!plan.iter().any(|step| step.contains("TEMP B-TREE")), "no sort: {plan:?}");
     let plan: Vec<String> = {
         let mut stmt = store.conn.prepare(&format!("EXPLAIN QUERY PLAN {RECENT_STARTS}")).unwrap();
         let rows = stmt.query_map(rusqlite::params!["a", 0, 10], |r| r.get::<_, String>(3)).unwrap();
         rows.map(Result::unwrap).collect()
     };
-    assert!(plan.iter().any(|step| step.contains("checkpoint_cluster_started")), "{plan:?}");
+    assert!(plan.iter().any(|step| step.contains("checkpoint_cluster_time")), "{plan:?}");
     assert!(!plan.iter().any(|step| step.contains("TEMP B-TREE")), "no sort: {plan:?}");
     // The newest starts, oldest first, as the settings inference reads them.
     let recent = store.checkpoints().recent_starts("b", None, 5).unwrap();
@@ -270,4 +271,23 @@ fn the_migration_marks_every_older_row_whole() {
         .unwrap();
     assert_eq!(rows, [(Some(25), Some(0.192), false)]);
     assert_eq!(store.checkpoints().truncated(&Filter::default()).unwrap(), 0);
+}
+
+/// `summary`'s count of rows read from a cut line reads the partial index
+/// of those rows, with or without a cluster and a time range, never every
+/// checkpoint row (migrations/0021_compact.sql).
+#[test]
+fn the_truncated_rows_are_read_through_their_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("t.db")).unwrap();
+    for cond in ["", " AND c.name = ?", " AND COALESCE(k.started_at, k.completed_at) >= ?"] {
+        let mut stmt = store.conn.prepare(&format!("EXPLAIN QUERY PLAN {TRUNCATED} {cond}")).unwrap();
+        let values: Vec<rusqlite::types::Value> = if cond.is_empty() { vec![] } else { vec![0.into()] };
+        let plan: Vec<String> = stmt
+            .query_map(rusqlite::params_from_iter(values), |r| r.get::<_, String>(3))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert!(plan.iter().any(|step| step.contains("checkpoint_truncated")), "{cond}: {plan:?}");
+    }
 }
