@@ -9,6 +9,7 @@
 //! has any (see [`Score`]).
 
 use std::cmp::Reverse;
+use std::collections::HashMap;
 
 use regex::Regex;
 
@@ -196,6 +197,10 @@ struct Score {
     /// Lines whose names it puts in a field the connection lines never
     /// gave them (`%m %u %d ` on `appdb alice` when alice is the user).
     names_misread: Reverse<usize>,
+    /// Pids it gives both a server process's lines and a client session's:
+    /// one process is one or the other, so a reading that mixes them took
+    /// another number (`%l`, `[%l]` where the pid is) for the pid.
+    pids_mixed: Reverse<usize>,
     /// Bytes of the matched prefixes that literals (not fields) account for.
     literal: usize,
     /// Client sessions' lines in which it finds session fields.
@@ -211,6 +216,7 @@ struct Score {
 fn score(p: &Prefix, sample: &Sample<'_>, index: usize) -> Score {
     let (mut matched, mut literal, mut server, mut refused, mut seen) = (0, 0, 0, 0, 0);
     let (mut sessions, mut misread) = (0, 0);
+    let mut writers: HashMap<u32, (bool, bool)> = HashMap::new();
     for line in &sample.lines {
         let Some(caps) = p.re.captures(line.text) else {
             continue;
@@ -225,6 +231,11 @@ fn score(p: &Prefix, sample: &Sample<'_>, index: usize) -> Score {
         misread += usize::from(sample.names.misread(&m));
         server += usize::from(line.writer == Writer::Server);
         sessions += usize::from(line.writer == Writer::Session);
+        if let Some(pid) = m.pid {
+            let seen = writers.entry(pid).or_default();
+            seen.0 |= line.writer == Writer::Server;
+            seen.1 |= line.writer == Writer::Session;
+        }
         match (line.writer, m.is_session() || !server_backend(m.backend_type)) {
             (Writer::Server, true) => refused += 1,
             (Writer::Session, true) => seen += 1,
@@ -237,6 +248,7 @@ fn score(p: &Prefix, sample: &Sample<'_>, index: usize) -> Score {
         matched,
         refuses_server: Reverse(refused * 2 > server),
         names_misread: Reverse(misread),
+        pids_mixed: Reverse(writers.values().filter(|(server, session)| *server && *session).count()),
         literal,
         sessions_seen: seen,
         // Sessions' lines it cannot read (a failed login's name broken
@@ -383,6 +395,14 @@ fn cuts(spec: &str) -> Vec<usize> {
     out
 }
 
+/// `spec` with its `%p` and `%l` exchanged, when it has one of each on
+/// their own (not `[%p-%l]` or `[%l-1]`, whose order is fixed).
+fn pid_and_line_swapped(spec: &str) -> Option<String> {
+    let once = |e: &str| spec.matches(e).count() == 1;
+    let fixed = ["%p-%l", "%l-"].iter().any(|f| spec.contains(f));
+    (once("%p") && once("%l") && !fixed).then(|| spec.replace("%p", "\0").replace("%l", "%p").replace('\0', "%l"))
+}
+
 /// At most this many distinct prefixes are inferred from one sample.
 const MAX_INFERRED: usize = 24;
 
@@ -410,7 +430,10 @@ fn structural(sample: &Sample<'_>, dates: Dates) -> Vec<Prefix> {
             if writer == Writer::Server && server_heads.len() < 4 && !server_heads.contains(&head) {
                 server_heads.push(head);
             }
-            for s in [Some(spec), Some(plain), tail].into_iter().flatten() {
+            // `[%l]` after a bare `%p` reads like `%m [%p]` with a `%l` before
+            // it: both are tried, and the score's pids_mixed tells them apart.
+            let swapped = pid_and_line_swapped(&spec);
+            for s in [Some(spec), Some(plain), tail, swapped].into_iter().flatten() {
                 if !specs.contains(&s) {
                     specs.push(s);
                 }

@@ -96,10 +96,13 @@ fn field(e: char, w: &Writer, line_no: u32, ts: u32, sqlstate: &str) -> String {
 /// and `RAISE LOG` look-alike, twice over.
 fn log(spec: &str) -> String {
     let mut out = String::new();
-    let mut lines = 0;
+    // `%l` counts each process's lines, as PostgreSQL numbers them: one
+    // count for the whole log made `[%l]` look like a pid to the detector.
+    let mut lines = std::collections::HashMap::new();
     let mut put = |w: &Writer, ts: u32, level: &str, message: &str, sqlstate: &str| {
-        lines += 1;
-        out.push_str(&print(spec, w, lines, ts, sqlstate));
+        let line = lines.entry(w.pid).or_insert(0);
+        *line += 1;
+        out.push_str(&print(spec, w, *line, ts, sqlstate));
         out.push_str(&format!("{level}:  {message}\n"));
     };
     put(&SERVER, 0, "LOG", "database system is ready to accept connections", "00000");
