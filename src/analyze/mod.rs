@@ -6,6 +6,7 @@
 
 pub mod buckets;
 pub mod history;
+pub mod inputs;
 pub mod recovery;
 pub mod sizing;
 pub mod storm;

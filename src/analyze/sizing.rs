@@ -56,6 +56,8 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
+pub use crate::analyze::inputs::percentile;
+pub(crate) use crate::analyze::inputs::Params;
 use crate::analyze::recovery::{crash_speed, ReplaySpeed};
 use crate::analyze::whatif::timeline::{Logged, TimelineError};
 use crate::analyze::window::Window;
@@ -159,45 +161,6 @@ pub struct Cost {
     #[serde(serialize_with = "crate::timefmt::serialize_opt")]
     pub replay_measured_at: Option<Timestamp>,
     pub crash_recovery_s: Option<f64>,
-}
-
-/// The numbers the model needs, out of the settings.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Params {
-    pub max_wal_size_mb: f64,
-    pub min_wal_size_mb: f64,
-    pub timeout_s: f64,
-    pub completion_target: f64,
-    pub segment_mb: f64,
-    pub wal_keep_mb: f64,
-    pub version: Option<u32>,
-}
-
-impl Params {
-    /// Settings are filled with version defaults by `settings::current`;
-    /// the fallbacks here are PostgreSQL 14+'s defaults for a partial set.
-    pub(crate) fn from_settings(s: &Settings) -> Params {
-        Params {
-            max_wal_size_mb: s.mb("max_wal_size").unwrap_or(1024.0),
-            min_wal_size_mb: s.mb("min_wal_size").unwrap_or(80.0),
-            timeout_s: s.seconds("checkpoint_timeout").unwrap_or(300.0),
-            completion_target: s.number("checkpoint_completion_target").unwrap_or(0.9),
-            segment_mb: s.mb("wal_segment_size").filter(|m| *m > 0.0).unwrap_or(16.0),
-            wal_keep_mb: s.mb("wal_keep_size").unwrap_or(0.0),
-            version: s.version,
-        }
-    }
-
-    /// 1 + cct from PG 11 on; 2 + cct in 9.6 and 10, which kept two cycles of WAL.
-    pub fn divisor(&self) -> f64 {
-        crate::guc::trigger::divisor(self.version, self.completion_target)
-    }
-
-    /// WAL since the last REDO at which a checkpoint is requested, in MB.
-    pub(crate) fn trigger_mb(&self, max_wal_size_mb: f64) -> f64 {
-        let segments = (max_wal_size_mb / self.segment_mb / self.divisor()).floor().max(1.0);
-        (segments - 1.0) * self.segment_mb
-    }
 }
 
 /// One measured checkpoint cycle: from one checkpoint start to the next.
@@ -326,17 +289,6 @@ const ON_TIME_S: f64 = 1.0;
 /// forced one.
 pub(crate) fn projected_kb(c: &Cycle, timeout_s: f64) -> f64 {
     c.rate_kb_s * c.seconds.max(timeout_s)
-}
-
-/// Nearest-rank percentile: the smallest value with at least p% of the values at or below it.
-pub fn percentile(values: &[f64], p: f64) -> Option<f64> {
-    let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
-    if sorted.is_empty() {
-        return None;
-    }
-    sorted.sort_by(f64::total_cmp);
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
-    Some(sorted[rank.min(sorted.len()) - 1])
 }
 
 /// The smallest whole-segment max_wal_size whose trigger stays above `wal_mb`.

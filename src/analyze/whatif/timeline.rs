@@ -5,7 +5,7 @@
 use jiff::Timestamp;
 
 use super::{Fixed, Knot, Rules, Run, Schedule, Secs, Timeline, Wal};
-use crate::analyze::sizing::Params;
+use crate::analyze::inputs::{percentile, Params};
 use crate::model::event::{PointKind, Trigger};
 use crate::settings::Settings;
 use crate::store::checkpoints::{ByTrigger, CheckpointRow};
@@ -180,7 +180,7 @@ pub fn read(
         .filter(|p| p.completed && matches!(p.trigger, Some(Trigger::Wal | Trigger::Time)))
         .map(|p| (p.total_s - p.write_s).max(0.0))
         .collect();
-    let sync_s = crate::analyze::sizing::percentile(&syncs, 50.0).unwrap_or(0.0);
+    let sync_s = percentile(&syncs, 50.0).unwrap_or(0.0);
 
     let wal = Wal::new(knots);
     // Checkpoints whose writes took longer than their pace under the settings then: the disk's time.
