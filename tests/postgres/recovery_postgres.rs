@@ -118,9 +118,15 @@ fn a_crash_replays_the_wal_the_model_predicts() {
     );
     // The replay starts at the control file's REDO and ends where WAL stood
     // at the kill: at most the few ms of WAL after the query.
+    // The server logs the first record it reads at or after that REDO:
+    // the same LSN, or (seen once in many runs) a record's length later.
     let redo_logged = nth_lsn(&text, "redo starts at ", 1);
-    assert_eq!(redo_logged, redo, "recovery starts at the last completed checkpoint's REDO");
-    assert!(replayed >= wal && (replayed - wal) < 16 * 1_048_576, "replayed {replayed}, predicted {wal}");
+    assert!(
+        redo_logged >= redo && redo_logged - redo < 8192,
+        "recovery starts at the last completed checkpoint's REDO: logged {redo_logged}, control file {redo}"
+    );
+    let from_redo = replayed + (redo_logged - redo);
+    assert!(from_redo >= wal && (from_redo - wal) < 16 * 1_048_576, "replayed {from_redo}, predicted {wal}");
     assert!(actual_s > 0.0 && predicted_s > 0.0);
 
     // And walwatch, reading both recoveries, keeps them both as crash recoveries.
