@@ -426,6 +426,8 @@ pub use reader::lexicon;
 #[cfg(test)]
 mod batch_tests;
 #[cfg(test)]
+mod rewrite_tests;
+#[cfg(test)]
 mod uid_tests;
 #[cfg(test)]
 mod verdict_tests;

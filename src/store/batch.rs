@@ -88,6 +88,17 @@ const INSERT_EVENT: &str = "INSERT INTO event(cluster_id, source_id, offset, lin
 const EVENT_AT_PLACE: &str =
     "SELECT EXISTS (SELECT 1 FROM event WHERE source_id = ?1 AND offset = ?2 AND nth = ?3 AND kind = ?4)";
 
+/// Whether the source holds the same event somewhere else: same cluster,
+/// kind, time, pid, nth and fields (one seek of event_cluster_kind_at).
+/// Asked only of an event at or before the last offset stored of its
+/// source ([`EventBatch::insert`]): a file rewritten in place, shorter,
+/// and read again from its start (an editor's save, an older copy put
+/// back) has its remaining lines at other offsets, usually earlier ones.
+/// Two real events of one process alike in all of that, down to the time
+/// the prefix gives, would be one checkpoint logged twice.
+const SAME_EVENT: &str = "SELECT EXISTS (SELECT 1 FROM event WHERE cluster_id = ?1 AND kind = ?2 AND at = ?3
+     AND source_id = ?4 AND pid IS ?5 AND nth = ?6 AND data = ?7)";
+
 /// One batch of a source's events being stored, in its transaction: the
 /// events, and the checkpoint rows they make ([`EventBatch::points`]).
 pub(crate) struct EventBatch<'a> {
@@ -99,6 +110,9 @@ pub(crate) struct EventBatch<'a> {
     insert: CachedStatement<'a>,
     stored: CachedStatement<'a>,
     points: PointRows<'a>,
+    /// The last offset of the source holding a stored event when the
+    /// batch began (None: none); read on first use.
+    last_stored: Option<Option<i64>>,
 }
 
 impl<'a> EventBatch<'a> {
@@ -106,7 +120,20 @@ impl<'a> EventBatch<'a> {
         let points = PointRows::new(tx, path)?;
         let insert = tx.prepare_cached(INSERT_EVENT)?;
         let stored = tx.prepare_cached(EVENT_AT_PLACE)?;
-        Ok(EventBatch { tx, path, source, insert, stored, points })
+        Ok(EventBatch { tx, path, source, insert, stored, points, last_stored: None })
+    }
+
+    /// Whether `event` is stored at another place of its source (see [`SAME_EVENT`]).
+    fn stored_elsewhere(&self, event: &Event, kind: &str, at: i64, data: &str) -> Result<bool, StoreError> {
+        let source = self.source;
+        self.tx
+            .prepare_cached(SAME_EVENT)
+            .and_then(|mut same| {
+                same.query_row(params![source.cluster_id, kind, at, source.id, event.pid, event.nth, data], |r| {
+                    r.get(0)
+                })
+            })
+            .map_err(|e| self.sql(e))
     }
 
     fn sql(&self, source: rusqlite::Error) -> StoreError {
@@ -129,8 +156,18 @@ impl<'a> EventBatch<'a> {
     /// (always so for a file read for the first time or followed as it
     /// grows; not after a rewind, or where another process read further).
     /// One index seek.
-    pub(crate) fn nothing_stored_from(&self, offset: u64) -> Result<bool, StoreError> {
-        nothing_stored_from(self.tx, self.source, offset).map_err(|e| self.sql(e))
+    pub(crate) fn nothing_stored_from(&mut self, offset: u64) -> Result<bool, StoreError> {
+        Ok(self.last_stored()?.is_none_or(|last| last < offset as i64))
+    }
+
+    /// See [`EventBatch::last_stored`]'s field.
+    fn last_stored(&mut self) -> Result<Option<i64>, StoreError> {
+        if let Some(last) = self.last_stored {
+            return Ok(last);
+        }
+        let last = last_stored(self.tx, self.source).map_err(|e| self.sql(e))?;
+        self.last_stored = Some(last);
+        Ok(last)
     }
 
     /// Stores `event`; its id, or None when it was already stored.
@@ -141,11 +178,15 @@ impl<'a> EventBatch<'a> {
         let stored: bool = self
             .stored
             .query_row(params![source.id, event.offset as i64, event.nth, kind], |r| r.get(0))
-            .map_err(|e| StoreError::Sql { path: self.path.into(), source: e })?;
+            .map_err(|e| self.sql(e))?;
         if stored {
             return Ok(None);
         }
         let data = event_data(&event.body).to_string();
+        let at = to_micros(event.at);
+        if !self.nothing_stored_from(event.offset)? && self.stored_elsewhere(event, kind, at, &data)? {
+            return Ok(None);
+        }
         let inserted = self
             .insert
             .execute(params![
@@ -153,7 +194,7 @@ impl<'a> EventBatch<'a> {
                 source.id,
                 event.offset as i64,
                 event.line as i64,
-                to_micros(event.at),
+                at,
                 event.pid,
                 kind,
                 event.nth,
@@ -167,10 +208,12 @@ impl<'a> EventBatch<'a> {
 
 /// See [`EventBatch::nothing_stored_from`].
 pub(super) fn nothing_stored_from(tx: &Transaction<'_>, source: &SourceRow, offset: u64) -> rusqlite::Result<bool> {
-    let last: Option<i64> = tx
-        .prepare_cached("SELECT max(offset) FROM event WHERE source_id = ?1")?
-        .query_row(params![source.id], |r| r.get(0))?;
-    Ok(last.is_none_or(|last| last < offset as i64))
+    Ok(last_stored(tx, source)?.is_none_or(|last| last < offset as i64))
+}
+
+/// The last offset of `source` holding a stored event (one seek of event_place).
+fn last_stored(tx: &Transaction<'_>, source: &SourceRow) -> rusqlite::Result<Option<i64>> {
+    tx.prepare_cached("SELECT max(offset) FROM event WHERE source_id = ?1")?.query_row(params![source.id], |r| r.get(0))
 }
 
 /// How far (µs) `at` is ahead of this machine's clock now, while its event
