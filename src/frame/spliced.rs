@@ -27,6 +27,13 @@
 //! prefix whose head has no time or pid (`%u@%d %m …`), or a forged line
 //! that survives a separator character glued to it — is documented in the
 //! README's trust section.
+//!
+//! The checks read up to one prefix's span of lines on either side of an
+//! entry, so a read must hold that much: the driver's reads
+//! ([`super::CHUNK_BYTES`], 2 MiB) always do, and the tests cut reads from
+//! one span up. Reads shorter than a span (about 120 bytes for Debian's
+//! prefix) would decide some entries without the lines after them and let
+//! a spliced line through; no reader of walwatch reads that little.
 
 use super::lines;
 use super::prefix::{Prefix, Spanning};
