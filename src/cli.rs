@@ -423,6 +423,10 @@ pub struct ImportArgs {
     /// the alert rules or the digest).
     #[arg(long)]
     pub undated: bool,
+    /// How the report of each file is printed: table (text to read), or json (one array of one object per file
+    /// on standard output, printed at the end; a file that could not be read has its "error").
+    #[arg(long, value_enum, default_value = "table")]
+    pub report: ReportFormat,
     /// Log files; "-" reads standard input.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<String>,
@@ -496,7 +500,7 @@ pub struct HistoryArgs {
     pub chart: Option<std::path::PathBuf>,
 }
 
-/// Output format of `summary`.
+/// Output format of `summary`, `analyze`, `whatif`, `doctor` and `import`'s report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ReportFormat {
     Table,

@@ -1,5 +1,6 @@
 //! `walwatch import`: read log files into the store.
 
+mod json;
 mod progress;
 mod undated;
 
@@ -11,7 +12,7 @@ use anyhow::{Context, Result};
 
 use clap::ValueEnum;
 
-use crate::cli::{FormatArg, ImportArgs};
+use crate::cli::{FormatArg, ImportArgs, ReportFormat};
 use crate::frame::time::TimeContext;
 use crate::frame::Format;
 use crate::ingest::{self, ImportReport, Options};
@@ -47,6 +48,8 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
     };
     let (mut failed, mut misfits, mut damaged) = (0, 0, 0);
     let mut stdout = std::io::stdout().lock();
+    let as_json = args.report == ReportFormat::Json;
+    let mut reports = Vec::new();
     for file in &args.files {
         let cluster = args.cluster.clone().unwrap_or_else(|| crate::config::cluster_name(file));
         let cluster_id = store.clusters_mut().find_or_create(&cluster)?;
@@ -60,7 +63,9 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
         bar.clear();
         match result {
             Ok(report) => {
-                if !super::quiet() {
+                if as_json {
+                    reports.push(json::FileJson::of(&cluster, &report));
+                } else if !super::quiet() {
                     print_report(&mut stdout, &cluster, &report)?;
                 }
                 if report.truncated > 0 && report.misfit.is_none() {
@@ -87,8 +92,12 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
             Err(err) => {
                 failed += 1;
                 output::line(&mut std::io::stderr().lock(), format!("walwatch: {err}"))?;
+                reports.push(json::FileJson::Failed { file: file.clone(), cluster, error: err.to_string() });
             }
         }
+    }
+    if as_json {
+        output::json(&mut stdout, &reports)?;
     }
     if failed > 0 {
         eprintln!(

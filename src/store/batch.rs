@@ -206,7 +206,8 @@ impl<'a> EventBatch<'a> {
     }
 }
 
-/// See [`EventBatch::nothing_stored_from`].
+/// See [`EventBatch::nothing_stored_from`] (which asks once per batch).
+#[cfg(test)]
 pub(super) fn nothing_stored_from(tx: &Transaction<'_>, source: &SourceRow, offset: u64) -> rusqlite::Result<bool> {
     Ok(last_stored(tx, source)?.is_none_or(|last| last < offset as i64))
 }

@@ -315,3 +315,55 @@ fn zstd_tool(args: &[&str], out: &Path, input: &Path) {
         .expect("the zstd tool (apt-get install zstd; tests/run.sh installs it)");
     assert!(st.success(), "zstd {args:?} {out:?} {input:?}");
 }
+
+/// `--report json`: each file's report as one object, in order, the counts
+/// those of the text report (a real PostgreSQL 15 log with a cut line's
+/// neighbours whole: 9 checkpoints, 6 warnings), a second import of the
+/// same file resumed at its end with nothing new, and a missing file as
+/// its error; exit 1 for the missing one, the array printed whole.
+#[test]
+fn the_report_as_json_has_each_file_in_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("w.db");
+    let log = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cut/postgresql-15.log");
+    let missing = tmp.path().join("missing.log");
+    let (db_s, log_s) = (db.to_str().unwrap(), log.to_str().unwrap());
+    let out = walwatch(&[
+        "import",
+        "--db",
+        db_s,
+        "--cluster",
+        "c",
+        "--report",
+        "json",
+        log_s,
+        log_s,
+        missing.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let files: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let files = files.as_array().unwrap();
+    assert_eq!(files.len(), 3);
+    let first = &files[0];
+    let size = std::fs::metadata(&log).unwrap().len();
+    assert_eq!(first["file"], log_s);
+    assert_eq!((first["cluster"].as_str(), first["format"].as_str()), (Some("c"), Some("stderr")));
+    assert_eq!(first["prefix"], "%m [%p] %q%u@%d ");
+    assert_eq!((first["resumed_at"].as_u64(), first["bytes"].as_u64()), (Some(0), Some(size)));
+    assert_eq!((first["lines"].as_u64(), first["entries"].as_u64()), (Some(39), Some(39)));
+    let events: Value = serde_json::json!({
+        "checkpoint_complete": 9, "checkpoint_start": 9, "server_ready": 1, "server_shutdown": 1,
+        "server_start": 1, "shutdown_request": 1, "too_frequent": 6
+    });
+    assert_eq!(first["events"], events);
+    for key in ["rejected", "unmatched", "unparsed", "unreadable", "truncated"] {
+        assert_eq!(first[key], 0, "{key}");
+    }
+    assert_eq!((first["stored"].as_u64(), first["misfit"].is_null()), (Some(28), true));
+    assert_eq!(first["warnings"], serde_json::json!([]));
+    assert_eq!((files[1]["resumed_at"].as_u64(), files[1]["stored"].as_u64()), (Some(size), Some(0)));
+    assert_eq!(files[1]["bytes"], 0);
+    let error = files[2]["error"].as_str().unwrap();
+    assert!(error.starts_with("cannot open ") && error.contains("missing.log"), "{error}");
+    assert_eq!(files[2].as_object().unwrap().len(), 3, "file, cluster, error: {}", files[2]);
+}

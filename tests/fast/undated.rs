@@ -60,6 +60,42 @@ fn undated_reads_the_log_in_file_order_and_stores_nothing() {
     assert!(!db.exists(), "nothing stored: no store is even created");
 }
 
+/// `--report json`: the same figures as the text, and every point in file
+/// order with its line, trigger and distance.
+#[test]
+fn undated_reports_as_json() {
+    let log = fixture("undated/postgresql-15.log");
+    let out = walwatch(&["import", "--undated", "--report", "json", log.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let files: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(files.as_array().unwrap().len(), 1);
+    let r = &files[0];
+    assert_eq!(
+        (r["mode"].as_str(), r["format"].as_str(), r["prefix"].as_str()),
+        (Some("undated"), Some("stderr"), Some(""))
+    );
+    assert_eq!((r["lines"].as_u64(), r["entries"].as_u64()), (Some(35), Some(35)));
+    assert_eq!(r["events"]["too_frequent"], 5);
+    let c = &r["checkpoints"];
+    assert_eq!((c["started"].as_u64(), c["completed"].as_u64(), c["truncated"].as_u64()), (Some(8), Some(8), Some(0)));
+    assert_eq!(
+        c["by_trigger"],
+        serde_json::json!({"shutdown": 1, "end-of-recovery": 0, "wal": 4, "time": 1, "manual": 2})
+    );
+    assert_eq!(c["distance_kb"], serde_json::json!({"known": 8, "smallest": 0, "median": 25283, "largest": 31573}));
+    assert_eq!((c["estimate_kb_max"].as_i64(), c["max_wal_size_must_exceed_kb"].as_i64()), (Some(31573), Some(59989)));
+    assert!(r["restartpoints"].is_null());
+    assert_eq!(r["checkpoint_completion_target"], serde_json::json!({"value": 0.9, "source": "default"}));
+    let points = r["points"].as_array().unwrap();
+    let triggers: Vec<&str> = points.iter().map(|p| p["trigger"].as_str().unwrap()).collect();
+    let distances: Vec<i64> = points.iter().map(|p| p["distance_kb"].as_i64().unwrap()).collect();
+    assert_eq!(triggers, ["manual", "wal", "wal", "wal", "wal", "manual", "time", "shutdown"]);
+    assert_eq!(distances, [0, 15358, 27161, 31573, 25283, 28866, 831, 0]);
+    assert!(points.iter().all(|p| p["kind"] == "checkpoint" && p["completed"] == true && p["truncated"] == false));
+    let lines: Vec<u64> = points.iter().map(|p| p["line"].as_u64().unwrap()).collect();
+    assert_eq!(lines, [5, 9, 13, 17, 21, 25, 27, 33]);
+}
+
 /// A log whose lines are dated is imported as such, never undated.
 #[test]
 fn undated_refuses_a_dated_log() {
