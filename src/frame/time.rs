@@ -214,6 +214,18 @@ impl TimeContext {
         }
     }
 
+    /// A server process's message in Chinese (Han characters, and no kana
+    /// or hangul, which Japanese and Korean write): the same evidence as a
+    /// Chinese severity word, for formats that leave the severity
+    /// untranslated (jsonlog). Call it only for text the server wrote.
+    pub(crate) fn learn_text_language(&self, text: &str) {
+        let han = |c: char| ('\u{4e00}'..='\u{9fff}').contains(&c);
+        let kana_or_hangul = |c: char| ('\u{3040}'..='\u{30ff}').contains(&c) || ('\u{ac00}'..='\u{d7af}').contains(&c);
+        if text.chars().any(han) && !text.chars().any(kana_or_hangul) {
+            self.evidence.borrow_mut().chinese = true;
+        }
+    }
+
     /// [`TimeContext::parse`] without the ambiguity warning.
     pub(crate) fn parse_quietly(&self, text: &str) -> Result<Timestamp, TimeError> {
         self.quiet.set(true);

@@ -1,7 +1,7 @@
 //! `CST` read by what the log itself says (tests/fixtures/cst/README.md),
 //! without `--timezone`: a reload that set log_timezone to Asia/Shanghai,
-//! a server that writes Chinese. The stored times are UTC to the
-//! millisecond, as the servers' clock was (UTC 2026-11-28 19:22–19:34).
+//! a server that writes Chinese, in stderr, csvlog and jsonlog. The stored
+//! times are UTC to the millisecond, as the servers' clock was.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -37,7 +37,11 @@ fn import(name: &str) -> (String, Vec<(String, String)>, Value) {
 }
 
 fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
-    let utc = |t: &str| format!("2026-11-28T{t}+00:00");
+    pairs_on("2026-11-28", list)
+}
+
+fn pairs_on(day: &str, list: &[(&str, &str)]) -> Vec<(String, String)> {
+    let utc = |t: &str| format!("{day}T{t}+00:00");
     list.iter().map(|(s, c)| (utc(s), utc(c))).collect()
 }
 
@@ -135,4 +139,68 @@ fn evidence_stays_with_its_cluster() {
     let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
     // 03:22:51.993 CST read as UTC-06:00: the complete line of a start in the file before.
     assert_eq!(rows[0]["completed_at"], "2026-11-29T09:22:51.993+00:00", "{rows}");
+}
+
+/// csvlog and jsonlog of real servers (tests/fixtures/cst/README.md): the
+/// reload of log_timezone, and the Chinese of a server (csvlog's severity
+/// column, jsonlog's messages of the server's processes), read as the
+/// stderr log is, every time UTC to the millisecond.
+#[test]
+fn csvlog_and_jsonlog_carry_the_same_evidence() {
+    let reload = pairs_on(
+        "2026-11-29",
+        &[
+            ("01:38:27.394", "01:38:27.450"),
+            ("01:38:27.782", "01:38:28.162"),
+            ("01:38:28.162", "01:38:28.950"),
+            ("01:38:28.951", "01:38:30.571"),
+            ("01:38:30.571", "01:38:30.602"),
+            ("01:38:30.622", "01:38:30.639"),
+        ],
+    );
+    let chinese = pairs_on(
+        "2026-11-29",
+        &[
+            ("01:38:32.683", "01:38:32.744"),
+            ("01:38:32.998", "01:38:33.506"),
+            ("01:38:33.506", "01:38:34.183"),
+            ("01:38:34.188", "01:38:34.550"),
+            ("01:38:34.566", "01:38:34.630"),
+            ("01:38:34.650", "01:38:34.681"),
+        ],
+    );
+    for ext in ["csv", "json"] {
+        let (report, times, _) = import(&format!("reload-asia-shanghai.{ext}"));
+        assert!(report.contains("read in Asia/Shanghai, the log_timezone the log itself set"), "{ext}: {report}");
+        assert!(!report.contains("US Central"), "{report}");
+        assert_eq!(times, reload, "{ext}");
+        let (report, times, _) = import(&format!("zh_CN-asia-shanghai.{ext}"));
+        assert!(report.contains("read as China Standard Time (UTC+08:00)"), "{ext}: {report}");
+        assert_eq!(times, chinese, "{ext}");
+    }
+}
+
+/// A client's Chinese text is no evidence: the jsonlog lines after the
+/// reload (CST, English) with a client backend's entry in Chinese before
+/// them are read as US Central, as without it.
+#[test]
+fn a_clients_chinese_is_no_evidence() {
+    let reload = std::fs::read_to_string(fixture("reload-asia-shanghai.json")).unwrap();
+    let zh = std::fs::read_to_string(fixture("zh_CN-asia-shanghai.json")).unwrap();
+    let ready = zh.lines().find(|l| l.contains("数据库系统准备接受连接")).unwrap();
+    let client = ready
+        .replace("\"backend_type\":\"postmaster\"", "\"backend_type\":\"client backend\"")
+        .replace("\"pid\":", "\"user\":\"alice\",\"dbname\":\"app\",\"pid\":");
+    assert_ne!(client, ready);
+    let after: Vec<&str> = reload.lines().skip_while(|l| !l.contains("log_timezone")).skip(1).collect();
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("postgresql.json");
+    std::fs::write(&log, format!("{client}\n{}\n", after.join("\n"))).unwrap();
+    let db = tmp.path().join("w.db");
+    let out = walwatch(&["import", "--db", db.to_str().unwrap(), "--cluster", "c", log.to_str().unwrap()]);
+    let report = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{report}");
+    assert!(report.contains("assuming US Central Standard Time (UTC-06:00)"), "{report}");
+    assert!(!report.contains("read as China"), "{report}");
+    assert!(report.contains("  rejected 1, "), "the client's entry was read, and refused: {report}");
 }

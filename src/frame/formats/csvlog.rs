@@ -8,6 +8,7 @@
 //! Columns (PostgreSQL docs, "Using CSV-Format Log Output"): 23 up to 12,
 //! 24 in 13 (+backend_type), 26 from 14 (+leader_pid, query_id).
 
+use super::zone_evidence;
 use crate::catalog::Catalog;
 use crate::frame::time::TimeContext;
 use crate::frame::{lines, Consumed, Cut, FrameStats, Lexicon, Needles, Origin, Overflow, Pos, Record, Scan};
@@ -177,10 +178,10 @@ impl<'t> CsvScanner<'t> {
             return None;
         };
         let session = [USER, DATABASE, CONNECTION_FROM, APPLICATION].iter().any(|&i| get(i).is_some());
-        Some(Record {
+        let mut record = Record {
             offset: pos.offset,
             line: pos.line,
-            time: get(LOG_TIME).and_then(|t| self.time.parse(&t).ok()),
+            time: None,
             origin: Origin {
                 pid: get(PID).and_then(|p| p.parse().ok()),
                 backend_type: get(BACKEND_TYPE),
@@ -196,7 +197,12 @@ impl<'t> CsvScanner<'t> {
             context: get(CONTEXT),
             statement: get(QUERY).or_else(|| get(INTERNAL_QUERY)),
             cut: Cut::Whole,
-        })
+        };
+        // What the row says of the zone first: a reload of log_timezone is
+        // written in the zone it sets.
+        zone_evidence::learn_from_columns(self.time, self.catalog, &record, &severity_word);
+        record.time = get(LOG_TIME).and_then(|t| self.time.parse(&t).ok());
+        Some(record)
     }
 }
 

@@ -8,6 +8,7 @@
 
 use serde::Deserialize;
 
+use super::zone_evidence;
 use crate::catalog::Catalog;
 use crate::frame::time::TimeContext;
 use crate::frame::{lines, Consumed, Cut, FrameStats, Lexicon, Needles, Origin, Pos, Record, Scan};
@@ -53,10 +54,10 @@ impl<'t> JsonScanner<'t> {
         };
         let present = |f: &Option<String>| f.as_deref().is_some_and(|v| !v.is_empty());
         let session = present(&e.user) || present(&e.dbname) || present(&e.remote_host) || present(&e.application_name);
-        Some(Record {
+        let mut record = Record {
             offset: pos.offset,
             line: pos.line,
-            time: e.timestamp.as_deref().and_then(|t| self.time.parse(t).ok()),
+            time: None,
             origin: Origin {
                 pid: e.pid,
                 backend_type: e.backend_type,
@@ -72,7 +73,13 @@ impl<'t> JsonScanner<'t> {
             context: e.context,
             statement: e.statement.or(e.internal_query),
             cut: Cut::Whole,
-        })
+        };
+        // What the entry says of the zone first: a reload of log_timezone
+        // is written in the zone it sets.
+        let severity_word = e.error_severity.as_deref().unwrap_or_default();
+        zone_evidence::learn_from_columns(self.time, self.catalog, &record, severity_word);
+        record.time = e.timestamp.as_deref().and_then(|t| self.time.parse(t).ok());
+        Some(record)
     }
 }
 

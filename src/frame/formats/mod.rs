@@ -14,3 +14,4 @@ pub mod jsonlog;
 pub mod stderr;
 pub mod syslog;
 pub mod wrapper;
+pub(crate) mod zone_evidence;

@@ -4,6 +4,7 @@
 //! lines, and the prefixed DETAIL/HINT/CONTEXT/STATEMENT lines of the same
 //! process that follow it. Only entries around a needle are framed.
 
+use super::zone_evidence::{self, LOG_TIMEZONE};
 use crate::catalog::Catalog;
 use crate::frame::lines;
 use crate::frame::prefix::{Prefix, PrefixMatch};
@@ -191,32 +192,14 @@ impl<'t> StderrScanner<'t> {
     }
 }
 
-/// The setting whose reload line dates the lines after it (and itself).
-const LOG_TIMEZONE: &str = "log_timezone";
-
 impl StderrScanner<'_> {
     /// A record that mentions log_timezone: when the trust checks take it
     /// for the postmaster's `parameter "log_timezone" changed to "X"`, the
     /// log's lines from it on are in X (it is itself written in X); its
     /// time is read again, with the ambiguity warning if X does not settle it.
     fn settle_zone(&mut self, record: &mut Record, first: &[u8]) {
-        use crate::catalog::Classification;
-        use crate::model::event::EventBody;
-        // The trust checks' rules for the postmaster's line (classify::trust,
-        // a layer above): LOG, not doubted, no session, postmaster if `%b`
-        // says, no CONTEXT or STATEMENT.
-        let postmasters = record.severity == crate::frame::LogSeverity::Log
-            && record.origin.doubt.is_none()
-            && !record.origin.session
-            && record.origin.backend_type.as_deref().is_none_or(|b| b == "postmaster")
-            && record.context.is_none()
-            && record.statement.is_none();
-        if let (true, Classification::Event(EventBody::ParameterChanged { name, value })) =
-            (postmasters, self.catalog.classify(&record.message))
-        {
-            if name == LOG_TIMEZONE {
-                self.time.learn_zone(&value);
-            }
+        if let Some(zone) = zone_evidence::zone_set_by(self.catalog, record) {
+            self.time.learn_zone(&zone);
         }
         let first = lines::lossy(first);
         if let Some(ts) = self.prefix.parse(&first).and_then(|pm| pm.timestamp) {
