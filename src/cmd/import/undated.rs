@@ -32,7 +32,7 @@ pub(super) fn run(args: &ImportArgs) -> Result<ExitCode> {
     let mut reports = Vec::new();
     for file in &args.files {
         match ingest::read_undated(file, &opts, &time) {
-            Ok(report) if args.report == ReportFormat::Json => reports.push(FileJson::Read(json(&report))),
+            Ok(report) if args.report == ReportFormat::Json => reports.push(FileJson::Read(Box::new(json(&report)))),
             Ok(report) => {
                 for line in text(&report) {
                     output::line(&mut stdout, line)?;
@@ -197,7 +197,7 @@ fn distances(points: &Points, (cct, from_log): (f64, bool)) -> Vec<String> {
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
 enum FileJson {
-    Read(UndatedJson),
+    Read(Box<UndatedJson>),
     Failed { file: String, error: String },
 }
 
