@@ -255,3 +255,58 @@ fn only_a_certain_cut_makes_a_line_truncated() {
     assert!(!out.contains("truncated"), "{out}");
     assert_eq!(json(&["summary", "--db", db.to_str().unwrap(), "--format", "json"])["truncated"], 0);
 }
+
+/// csvlog and jsonlog of a real PostgreSQL 15 server
+/// (tests/fixtures/cst/reload-asia-shanghai.*) ending inside the last
+/// complete line (the shutdown checkpoint's, after `write=0.00`): kept up to
+/// the cut, marked truncated, exit 4, like a stderr log. Cut before its
+/// message, the row says nothing of a checkpoint and is a plain line; cut
+/// inside the next key (`"backend_ty`, csv's `"","checkpointer`) the
+/// message is whole and so is the row.
+#[test]
+fn csvlog_and_jsonlog_ending_inside_a_complete_line_keep_it_up_to_the_cut() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (ext, after_message) in [("csv", "\",,,,,,,,,\"\",\"checkp"), ("json", "\",\"backend_ty")] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/cst/reload-asia-shanghai.{ext}"));
+        let log = std::fs::read_to_string(path).unwrap();
+        let last = log.rfind("checkpoint complete:").unwrap();
+        let write = last + log[last..].find("write=0.00").unwrap() + "write=0.00".len();
+        let message_end = last + log[last..].find("estimate=").unwrap();
+        let message_end = message_end + log[message_end..].find(" kB").unwrap() + 3;
+        assert_eq!(&log[message_end..message_end + after_message.len()], after_message, "{ext}");
+        for (name, cut, truncated) in [
+            ("inside", write, true),
+            ("after", message_end + after_message.len(), false),
+            ("before", log[..last].rfind('\n').unwrap() + 10, false),
+        ] {
+            let file = tmp.path().join(format!("{name}.{ext}"));
+            std::fs::write(&file, &log[..cut]).unwrap();
+            let old = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
+            std::fs::File::options().write(true).open(&file).unwrap().set_modified(old).unwrap();
+            let db = tmp.path().join(format!("{name}-{ext}.db"));
+            let (code, out) = import(&db, &file);
+            let rows = checkpoints(&db);
+            let shutdown = rows.iter().find(|r| r["trigger"] == "shutdown").unwrap();
+            if truncated {
+                assert_eq!(code, 4, "{ext} {name}: {out}");
+                assert!(out.contains("a checkpoint_complete line cut by the end of the input"), "{out}");
+                assert_eq!(
+                    (&shutdown["truncated"], &shutdown["buffers_written"]),
+                    (&Value::from(true), &Value::from(0))
+                );
+                assert_eq!((&shutdown["wal_files_recycled"], &shutdown["write_s"]), (&Value::from(0), &Value::Null));
+                assert!(!shutdown["completed_at"].is_null());
+            } else if name == "after" {
+                assert_eq!(code, 0, "{ext} {name}: {out}");
+                assert_eq!(shutdown["truncated"], false);
+                assert_eq!(shutdown["distance_kb"], 0);
+            } else {
+                assert_eq!(code, 0, "{ext} {name}: {out}");
+                assert!(shutdown["completed_at"].is_null(), "{ext} {name}: the start only");
+            }
+            assert_eq!(rows.len(), 6, "{ext} {name}");
+            let summary = json(&["summary", "--db", db.to_str().unwrap(), "--format", "json"]);
+            assert_eq!(summary["truncated"], i64::from(truncated), "{ext} {name}");
+        }
+    }
+}

@@ -165,8 +165,18 @@ impl<'t> CsvScanner<'t> {
         }
     }
 
-    fn parse(&mut self, bytes: &[u8], pos: Pos) -> Option<Record> {
-        if !self.fields.read(bytes) || self.fields.len() < MIN_COLUMNS {
+    /// `bytes` as a row; `at_end`: the input ended inside it, so it may be
+    /// cut short: a row with its columns up to the message (cut or not)
+    /// is read, marked so, its later columns unknown.
+    fn parse(&mut self, bytes: &[u8], pos: Pos, at_end: bool) -> Option<Record> {
+        let enough = if at_end { MESSAGE + 1 } else { MIN_COLUMNS };
+        let read = self.fields.read(bytes);
+        if at_end && self.fields.len() > MESSAGE + 1 {
+            // The column the input ended in may be cut (`checkp` for
+            // `checkpointer`): one after the message is left unknown.
+            self.fields.len -= 1;
+        }
+        if !read || self.fields.len() < enough {
             self.stats.misfit(self.catalog, pos.line, &lines::lossy(bytes));
             return None;
         }
@@ -196,7 +206,7 @@ impl<'t> CsvScanner<'t> {
             hint: get(HINT),
             context: get(CONTEXT),
             statement: get(QUERY).or_else(|| get(INTERNAL_QUERY)),
-            cut: Cut::Whole,
+            cut: if at_end { Cut::AtEnd } else { Cut::Whole },
         };
         // What the row says of the zone first: a reload of log_timezone is
         // written in the zone it sets.
@@ -213,10 +223,14 @@ impl Scan for CsvScanner<'_> {
         let (mut start, mut line) = (0usize, pos.line);
         while start < region.len() {
             let mut quotes = Quotes::default();
-            let end = match quotes.end_in(&region[start..]) {
-                Some(len) => start + len,
-                // A finished stream's last record, without its newline.
-                None if last && !quotes.open => region.len(),
+            let (end, at_end) = match quotes.end_in(&region[start..]) {
+                Some(len) => (start + len, false),
+                // A finished stream's last record, without its newline: it
+                // may be cut short, even inside quotes (see `parse`). A
+                // region ends without a newline only when the input has
+                // ended for good; one that ends in a newline inside quotes
+                // may be a record still being written.
+                None if last && (!quotes.open || region.last() != Some(&b'\n')) => (region.len(), true),
                 // Still being written, or longer than the buffer: a record
                 // open inside quotes is never framed as if it were whole.
                 None => break,
@@ -231,7 +245,7 @@ impl Scan for CsvScanner<'_> {
             if candidate {
                 self.stats.candidates += 1;
                 let at = Pos { offset: pos.offset + start as u64, line };
-                if let Some(record) = self.parse(&region[start..end], at) {
+                if let Some(record) = self.parse(&region[start..end], at, at_end) {
                     emit(record);
                 }
             }

@@ -6,6 +6,8 @@
 //! the buffer (a client's statement) is skipped to its newline and the next
 //! record starts there, with no state to carry.
 
+mod cut;
+
 use serde::Deserialize;
 
 use super::zone_evidence;
@@ -43,8 +45,19 @@ impl<'t> JsonScanner<'t> {
         JsonScanner { time, needles: &lexicon.needles, catalog: lexicon.catalog, stats: FrameStats::default() }
     }
 
-    fn parse(&mut self, line: &[u8], pos: Pos) -> Option<Record> {
-        let Ok(e) = serde_json::from_slice::<Entry>(line) else {
+    /// `line` as an entry; `at_end`: the input ended inside it (it has no
+    /// newline and nothing follows), so it may be cut short: what it holds
+    /// up to the cut is read ([`cut::close`]) and the record marked so.
+    fn parse(&mut self, line: &[u8], pos: Pos, at_end: bool) -> Option<Record> {
+        let (entry, cut) = match serde_json::from_slice::<Entry>(line) {
+            Ok(e) => (Some(e), Cut::Whole),
+            Err(_) if at_end => {
+                let closed = cut::close(line).and_then(|json| serde_json::from_slice::<Entry>(&json).ok());
+                (closed, Cut::AtEnd)
+            }
+            Err(_) => (None, Cut::Whole),
+        };
+        let Some(e) = entry else {
             self.stats.misfit(self.catalog, pos.line, &lines::lossy(line));
             return None;
         };
@@ -72,7 +85,7 @@ impl<'t> JsonScanner<'t> {
             hint: e.hint,
             context: e.context,
             statement: e.statement.or(e.internal_query),
-            cut: Cut::Whole,
+            cut,
         };
         // What the entry says of the zone first: a reload of log_timezone
         // is written in the zone it sets.
@@ -84,7 +97,7 @@ impl<'t> JsonScanner<'t> {
 }
 
 impl Scan for JsonScanner<'_> {
-    fn scan(&mut self, region: &[u8], pos: Pos, _last: bool, emit: &mut dyn FnMut(Record)) -> Consumed {
+    fn scan(&mut self, region: &[u8], pos: Pos, last: bool, emit: &mut dyn FnMut(Record)) -> Consumed {
         let newlines = lines::count(region);
         let physical = newlines + u64::from(region.last().is_some_and(|&b| b != b'\n'));
         self.stats.lines += physical;
@@ -101,7 +114,8 @@ impl Scan for JsonScanner<'_> {
             done = lines::next_start(region, start);
             self.stats.candidates += 1;
             let at = Pos { offset: pos.offset + start as u64, line };
-            if let Some(record) = self.parse(lines::text(region, start), at) {
+            let at_end = last && done == region.len() && region.last() != Some(&b'\n');
+            if let Some(record) = self.parse(lines::text(region, start), at, at_end) {
                 emit(record);
             }
         }
