@@ -161,6 +161,30 @@ fn syslog_without_a_prefix_time(split: bool) {
             assert_complete_numbers(&cps, &truth, who);
         }
     }
+    cut_inside_the_last_complete_line(work.path(), rfc3339);
+}
+
+/// The rsyslog file ending inside its last `checkpoint complete:` line,
+/// just after `wrote N`: the line is kept up to the cut (its buffers
+/// written), the checkpoint marked truncated, the import exits 4.
+fn cut_inside_the_last_complete_line(dir: &Path, file: &Path) {
+    let text = fs::read_to_string(file).unwrap();
+    let last = text.rfind("checkpoint complete: wrote ").unwrap() + "checkpoint complete: wrote ".len();
+    let digits = text[last..].find(' ').unwrap();
+    let buffers: i64 = text[last..last + digits].parse().unwrap();
+    let cut = dir.join("cut.syslog");
+    fs::write(&cut, &text[..last + digits + 3]).unwrap();
+    let old = std::time::SystemTime::now() - Duration::from_secs(10);
+    fs::File::options().write(true).open(&cut).unwrap().set_modified(old).unwrap();
+    let store = dir.join("cut.db").to_str().unwrap().to_string();
+    let out = walwatch().args(["import", "--db", &store, "--cluster", "c"]).arg(&cut).output().unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", describe(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("a checkpoint_complete line cut by the end of the input"));
+    assert_eq!(summary(&store)["truncated"], 1);
+    let cps = checkpoints(&store);
+    let cut_row = cps.iter().find(|c| c["truncated"] == true).expect("a truncated row");
+    assert_eq!((cut_row["buffers_written"].as_i64(), cut_row["write_s"].is_null()), (Some(buffers), true));
+    assert!(!cut_row["completed_at"].is_null());
 }
 
 #[test]

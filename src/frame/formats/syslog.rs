@@ -23,7 +23,7 @@ use std::sync::OnceLock;
 use regex::bytes::Regex;
 
 use super::stderr::StderrScanner;
-use crate::frame::{lines, Consumed, FrameStats, Needles, Pos, Record, Scan};
+use crate::frame::{lines, Consumed, Cut, FrameStats, Needles, Pos, Record, Scan};
 
 /// Why a record whose prefix names another process than its sender is refused.
 pub(crate) const FOREIGN_PID: &str = "its log_line_prefix names another pid than the process that sent it to syslog";
@@ -268,6 +268,12 @@ impl Scan for SyslogScanner<'_> {
             }
             record.origin.pid = record.origin.pid.or(Some(fh.pid));
             record.time = record.time.or_else(|| self.envelope_instant(fh.time));
+            // The input ended inside the message's last chunk: a region
+            // ends without a newline only when the input has ended for good.
+            let last_chunk = starts.last().copied().unwrap_or(first);
+            if last && work.last() != Some(&b'\n') && lines::next_start(work, last_chunk) >= work.len() {
+                record.cut = Cut::AtEnd;
+            }
             self.stats.candidates += 1;
             emit(record);
         }
