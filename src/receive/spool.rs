@@ -272,3 +272,6 @@ fn write_at_end(file: &mut File, at: u64, bytes: &[u8]) -> io::Result<()> {
     file.flush()?;
     file.sync_data()
 }
+
+#[cfg(test)]
+mod tests;
