@@ -56,7 +56,11 @@ pub fn run(args: ImportArgs) -> Result<ExitCode> {
         let bar = progress::Bar::new(super::quiet());
         let time = match times.entry(cluster.clone()) {
             Entry::Occupied(known) => known.into_mut(),
-            Entry::Vacant(new) => new.insert(TimeContext::new(args.timezone.as_deref())?),
+            Entry::Vacant(new) => {
+                let time = TimeContext::new(args.timezone.as_deref())?;
+                ingest::remember_zone(&store, cluster_id, &time)?;
+                new.insert(time)
+            }
         };
         let result = ingest::import_watched(&mut store, cluster_id, file, &opts, time, &|p| bar.update(p));
         // The report and errors go where the bar was drawn: gone first.

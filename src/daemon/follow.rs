@@ -130,12 +130,14 @@ impl Follower {
         // Problems are found again by the first round; those of an earlier run may be gone.
         store.daemon_mut().clear_problems(cluster_id)?;
         let forgets = store.clusters().forgets(cluster_id)?;
+        let time = TimeContext::new(config.timezone.as_deref())?;
+        crate::ingest::remember_zone(store, cluster_id, &time)?;
         Ok(Follower {
             name: config.name.clone(),
             cluster_id,
             config: config.clone(),
             opts,
-            time: TimeContext::new(config.timezone.as_deref())?,
+            time,
             files: HashMap::new(),
             closed: HashMap::new(),
             refused: HashSet::new(),

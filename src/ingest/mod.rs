@@ -167,6 +167,23 @@ impl ImportReport {
     }
 }
 
+/// Gives `time` what `cluster_id`'s stored log said of its zone: the
+/// latest `parameter "log_timezone" changed to "X"` the trust checks took
+/// for the postmaster's. A daemon restarted, or an import resumed, after
+/// such a line reads an ambiguous abbreviation (`CST`) in X, as the read
+/// that saw the line did, not in its common meaning 14 hours away.
+pub(crate) fn remember_zone(
+    store: &Store,
+    cluster_id: i64,
+    time: &TimeContext,
+) -> Result<(), crate::store::StoreError> {
+    let changes = store.events().parameter_changes(cluster_id)?;
+    if let Some(change) = changes.iter().rev().find(|c| c.name == "log_timezone") {
+        time.learn_zone(&change.value);
+    }
+    Ok(())
+}
+
 /// Imports `path` into `cluster_id`, resuming where an earlier import of
 /// the same content stopped.
 pub fn import(

@@ -201,6 +201,7 @@ impl Streams {
         let time = TimeContext::new(placement.timezone.as_deref())
             .or_else(|_| TimeContext::new(None))
             .expect("no zone is UTC");
+        crate::ingest::remember_zone(store, row.cluster_id, &time)?;
         self.clock += 1;
         Ok(Stream { spool, placement, time, pending: false, written_at: Instant::now(), used: self.clock })
     }

@@ -204,3 +204,29 @@ fn a_clients_chinese_is_no_evidence() {
     assert!(!report.contains("read as China"), "{report}");
     assert!(report.contains("  rejected 1, "), "the client's entry was read, and refused: {report}");
 }
+
+/// The reload line read by one import, the lines after it by the next (a
+/// file that grew, a restarted daemon): the second reads `CST` in the zone
+/// the first learned, from the store, not as US Central.
+#[test]
+fn a_zone_learned_before_holds_for_the_next_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = std::fs::read_to_string(fixture("reload-asia-shanghai.log")).unwrap();
+    let after = log.find("\n2026-11-29 03:22:51.993 CST").unwrap() + 1;
+    let file = tmp.path().join("postgresql.log");
+    std::fs::write(&file, &log[..after]).unwrap();
+    let db = tmp.path().join("w.db");
+    let import = || walwatch(&["import", "--db", db.to_str().unwrap(), "--cluster", "c", file.to_str().unwrap()]);
+    assert!(import().status.success());
+    std::fs::write(&file, &log).unwrap();
+    let out = import();
+    let report = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{report}");
+    assert!(report.contains("resumed at byte"), "{report}");
+    assert!(report.contains("read in Asia/Shanghai"), "{report}");
+    assert!(!report.contains("US Central"), "{report}");
+    let out = walwatch(&["checkpoints", "--db", db.to_str().unwrap(), "--format", "json"]);
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let last = rows.as_array().unwrap().last().unwrap();
+    assert_eq!(last["started_at"], "2026-11-28T19:34:09.766+00:00", "{rows}");
+}
