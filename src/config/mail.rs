@@ -44,7 +44,7 @@ pub enum MailTransport {
 }
 
 impl MailTransport {
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             MailTransport::Smtp(_) => "smtp",
             MailTransport::Sendmail { .. } => "sendmail",
@@ -87,7 +87,7 @@ impl SmtpSecurity {
         }
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SmtpSecurity::StartTls => "starttls",
             SmtpSecurity::Tls => "tls",
