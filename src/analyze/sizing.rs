@@ -684,7 +684,7 @@ fn round1(v: f64) -> f64 {
 mod bounds;
 mod explain;
 
-pub(crate) use bounds::{Bounds, PgWalBound, Probe, RecoveryBound};
+pub(crate) use bounds::{Bounds, Probe};
 
 #[cfg(test)]
 mod tests;

@@ -20,7 +20,9 @@ mod raw;
 pub(crate) use advice::AdviceSection;
 pub(crate) use alerts::value;
 pub use alerts::{AlertsSection, RuleTables};
-pub(crate) use digest::{DigestSection, MAX_CHARTS};
+pub(crate) use digest::DigestSection;
+#[cfg(test)]
+pub(crate) use digest::MAX_CHARTS;
 pub(crate) use ingest::{IngestCluster, DEFAULT_NAME as DEFAULT_INGEST_NAME};
 pub use ingest::{IngestSection, SUGGESTED_PORT as SUGGESTED_INGEST_PORT};
 pub(crate) use mail::{MailSection, WebhookSection};
@@ -35,7 +37,7 @@ use std::time::Duration;
 
 use thiserror::Error;
 
-pub(crate) use discover::{cluster_name, Discovery};
+pub(crate) use discover::cluster_name;
 pub use discover::{current_logfiles, discover};
 
 /// Where the configuration is read when `--config` is not given.

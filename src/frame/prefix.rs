@@ -20,7 +20,7 @@ use crate::frame::record::LineLevel;
 #[cfg(test)]
 pub(crate) use detect::detect;
 pub(crate) use detect::{detect_dated_by, Dates};
-pub(crate) use spanning::{Spanning, RAW_NAME_BYTES};
+pub(crate) use spanning::Spanning;
 
 /// Why a `log_line_prefix` could not be compiled.
 #[derive(Debug, thiserror::Error)]

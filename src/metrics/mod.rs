@@ -30,7 +30,7 @@ use crate::store::StoreError;
 use histogram::ClusterHists;
 
 pub use read::{AdviceBoard, Advisor, Scraper};
-pub(crate) use server::{Endpoint, ServeError};
+pub(crate) use server::Endpoint;
 
 /// The OpenMetrics content type of the answer, as the specification spells it.
 pub(crate) const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";

@@ -27,7 +27,7 @@ use crate::store::StoreError;
 
 pub(crate) use compose::{compose, Head};
 pub use send::{flush, next_due, spawn_sender};
-pub(crate) use send::{flush_channel, send_now, spawn_senders, FlushReport, SendOutcome};
+pub(crate) use send::{send_now, spawn_senders, SendOutcome};
 pub(crate) use text::{body_text, escape_html, header_text, host_name};
 pub(crate) use transport::probe;
 

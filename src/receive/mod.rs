@@ -17,6 +17,5 @@ mod spool_dir;
 pub(crate) mod streams;
 pub(crate) mod tokens;
 
-pub(crate) use server::{check, Prepared, Receiver, StartError, PATH};
-pub(crate) use spool_dir::locate as spool_dir;
-pub(crate) use tokens::{read_tokens, Token, TokenError};
+pub(crate) use server::{check, Receiver, PATH};
+pub(crate) use tokens::{read_tokens, Token};

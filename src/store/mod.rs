@@ -48,7 +48,7 @@ pub(crate) use events::{DatedAhead, LogTimes};
 pub(crate) use filter::Filter;
 pub(crate) use listeners::ListenerRow;
 pub(crate) use sources::{LogGrowth, SourceRow, SourceSpec};
-pub(crate) use streams::{Damage, Damaged, StreamRow};
+pub(crate) use streams::{Damage, StreamRow};
 
 /// Forward-only schema steps; the version is SQLite's user_version (the
 /// number of steps applied). Never edit a step once released: add one.

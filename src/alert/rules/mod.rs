@@ -51,7 +51,6 @@ use crate::store::{Store, StoreError};
 pub(crate) use crate::analyze::window::Window;
 
 pub(crate) use clock_skew::ahead_text;
-pub(crate) use logging_missing::LogObservation;
 
 /// Declares each rule's module, exports its type and lists it in
 /// [`REGISTRY`], in the order given.
