@@ -178,8 +178,6 @@ pub(crate) enum CatalogError {
     Toml { file: &'static str, source: toml::de::Error },
     #[error("message {id}: {what}")]
     Message { id: String, what: String },
-    #[error("bad regex for {id}: {pattern}")]
-    Regex { id: String, pattern: String },
     #[error("needle automaton: {0}")]
     Needles(String),
     #[error("levels.toml: {0}")]

@@ -43,16 +43,6 @@ pub enum MailTransport {
     },
 }
 
-impl MailTransport {
-    pub(crate) fn name(&self) -> &'static str {
-        match self {
-            MailTransport::Smtp(_) => "smtp",
-            MailTransport::Sendmail { .. } => "sendmail",
-            MailTransport::File { .. } => "file",
-        }
-    }
-}
-
 /// `[mail.smtp]`
 #[derive(Debug, Clone, PartialEq)]
 pub struct SmtpSettings {

@@ -165,17 +165,13 @@ impl Follower {
         &self.config
     }
 
-    /// Files to follow now, oldest first, so a rotated file is finished
+    /// The files to follow now, oldest first, so a rotated file is finished
     /// before its successor: logrotate's numbered copies (`.2` before `.1`
     /// before the live name) whatever their mtimes (a coarse clock often
-    /// gives the old and the new file the same one), then by mtime and name.
-    pub(crate) fn paths(&self) -> Vec<PathBuf> {
-        self.listing().0
-    }
-
-    /// The files to follow now (see [`Follower::paths`]), and what keeps
-    /// the cluster's logs from being found: a current_logfiles that cannot
-    /// be read, a directory that cannot be listed, a glob matching nothing.
+    /// gives the old and the new file the same one), then by mtime and name;
+    /// and what keeps the cluster's logs from being found: a current_logfiles
+    /// that cannot be read, a directory that cannot be listed, a glob
+    /// matching nothing.
     fn listing(&self) -> (Vec<PathBuf>, Problems) {
         listing(&self.config)
     }

@@ -78,11 +78,6 @@ impl Format {
         ALL.into_iter().find(|f| f.as_str() == name)
     }
 
-    /// Whether the lines are another program's envelopes around PostgreSQL's.
-    pub(crate) fn is_envelope(self) -> bool {
-        !matches!(self, Format::Stderr | Format::Csvlog | Format::Jsonlog | Format::Syslog)
-    }
-
     /// Guesses the format from the first bytes of a source.
     pub(crate) fn detect(head: &[u8]) -> Format {
         let first = head.split(|&b| b == b'\n').find(|l| !l.is_empty()).unwrap_or_default();

@@ -7,7 +7,7 @@
 use std::ops::{Deref, DerefMut};
 
 use jiff::Timestamp;
-use rusqlite::{params, OptionalExtension, Row};
+use rusqlite::{params, Row};
 
 use super::columns::to_micros;
 use super::{Store, StoreError};
@@ -59,15 +59,6 @@ impl<S: Deref<Target = Store>> Streams<S> {
             self.0.conn.prepare_cached(&format!("{COLUMNS} ORDER BY id"))?.query_map([], stream_row)?.collect()
         };
         read().map_err(|e| self.0.sql(e))
-    }
-
-    /// The stream `id` as committed.
-    pub(crate) fn get(&self, id: i64) -> Result<Option<StreamRow>, StoreError> {
-        self.0
-            .conn
-            .prepare_cached(&format!("{COLUMNS} WHERE id = ?1"))
-            .and_then(|mut s| s.query_row([id], stream_row).optional())
-            .map_err(|e| self.0.sql(e))
     }
 
     /// This store's identity: what its spool directory records as its owner.
