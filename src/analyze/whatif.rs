@@ -90,6 +90,7 @@ impl Wal {
         Wal { knots }
     }
 
+    #[cfg(test)]
     pub(crate) fn knots(&self) -> &[Knot] {
         &self.knots
     }
@@ -213,6 +214,7 @@ const MB: f64 = 1024.0 * 1024.0;
 pub(crate) struct Schedule(pub(crate) Vec<(Secs, Rules)>);
 
 impl Schedule {
+    #[cfg(test)]
     pub(crate) fn constant(rules: Rules) -> Schedule {
         Schedule(vec![(f64::NEG_INFINITY, rules)])
     }

@@ -169,6 +169,7 @@ impl ImportReport {
 
 /// Imports `path` into `cluster_id`, resuming where an earlier import of
 /// the same content stopped.
+#[cfg(test)]
 pub(crate) fn import(
     store: &mut Store,
     cluster_id: i64,

@@ -147,6 +147,7 @@ impl Settings {
 
     /// A memory setting in kB: the page-counted checkpoint_flush_after and
     /// backend_flush_after (8kB pages: the default 32 pages is 256 kB).
+    #[cfg(test)]
     pub(crate) fn kb(&self, name: &str) -> Option<f64> {
         self.bytes(name).map(|b| b / 1024.0)
     }
@@ -509,6 +510,7 @@ fn resolve(version: Option<u32>, known: &Known) -> Settings {
 /// config or the conf files at the latest `parameter` line that announced
 /// the same value before the read that found it, else at that read. The
 /// first read of a source is no change: it is where walwatch started looking.
+#[cfg(test)]
 pub(crate) fn latest_change(store: &Store, cluster: &str, names: &[&str]) -> Result<Option<SettingChange>, StoreError> {
     let Some(id) = store.clusters().find(cluster)? else { return Ok(None) };
     latest_change_given(store, id, names, &store.events().parameter_changes(id)?)

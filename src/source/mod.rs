@@ -58,6 +58,7 @@ impl Fingerprint {
     }
 
     /// Whether `head` starts with the bytes this fingerprint was taken from.
+    #[cfg(test)]
     pub(crate) fn matches(&self, head: &[u8]) -> bool {
         head.len() >= self.len && xxh3_64(&head[..self.len]) == self.hash
     }

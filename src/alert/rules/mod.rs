@@ -100,6 +100,7 @@ pub trait Rule: Serialize + DeserializeOwned + Default + fmt::Debug + Send + Syn
 pub(crate) struct Registered {
     pub(crate) id: &'static str,
     read: fn(&RuleTables) -> Result<Arc<dyn Configured>, ConfigError>,
+    #[cfg(test)]
     documented: fn() -> String,
 }
 
@@ -109,7 +110,12 @@ pub(crate) fn ids() -> impl Iterator<Item = &'static str> {
 }
 
 const fn register<R: Rule>() -> Registered {
-    Registered { id: R::ID, read: read::<R>, documented: documented::<R> }
+    Registered {
+        id: R::ID,
+        read: read::<R>,
+        #[cfg(test)]
+        documented: documented::<R>,
+    }
 }
 
 fn read<R: Rule>(tables: &RuleTables) -> Result<Arc<dyn Configured>, ConfigError> {
@@ -117,6 +123,7 @@ fn read<R: Rule>(tables: &RuleTables) -> Result<Arc<dyn Configured>, ConfigError
 }
 
 /// `[alerts.<id>]`, its comment and its keys at their defaults.
+#[cfg(test)]
 fn documented<R: Rule>() -> String {
     let doc: String = R::DOC.lines().map(|line| format!("## {line}\n").replace("## \n", "##\n")).collect();
     let keys = toml::to_string(&R::default()).expect("a rule's defaults serialize to TOML");
@@ -221,6 +228,7 @@ impl RuleSet {
 
 /// The `[alerts.<id>]` tables of config/walwatch.toml: every rule's comment
 /// and keys at their defaults, in registry order, one blank line apart.
+#[cfg(test)]
 pub(crate) fn documented_defaults() -> String {
     REGISTRY.iter().map(|r| (r.documented)()).collect::<Vec<_>>().join("\n")
 }
