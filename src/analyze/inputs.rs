@@ -42,6 +42,22 @@ impl Params {
         let segments = (max_wal_size_mb / self.segment_mb / self.divisor()).floor().max(1.0);
         (segments - 1.0) * self.segment_mb
     }
+
+    /// For tests: PostgreSQL `version` at its defaults (max_wal_size 1GB,
+    /// min_wal_size 80MB, checkpoint_timeout 5min, cct 0.9, 16 MB segments,
+    /// no wal_keep_size).
+    #[cfg(test)]
+    pub(crate) fn test_defaults(version: u32) -> Params {
+        Params {
+            max_wal_size_mb: 1024.0,
+            min_wal_size_mb: 80.0,
+            timeout_s: 300.0,
+            completion_target: 0.9,
+            segment_mb: 16.0,
+            wal_keep_mb: 0.0,
+            version: Some(version),
+        }
+    }
 }
 
 /// Nearest-rank percentile: the smallest value with at least p% of the values at or below it.
