@@ -21,6 +21,10 @@
 //! [`output`] and [`serve`] (the HTTP listener under [`metrics`] and
 //! [`receive`]). No module imports one above it: there is no import cycle.
 
+// A `pub` item is one the binary, a test, the benchmark or the example
+// uses; everything else is pub(crate) (docs/dev/architecture.md).
+#![warn(unreachable_pub)]
+
 // Bottom: vocabulary and knowledge.
 pub mod catalog;
 pub mod config;
