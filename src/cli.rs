@@ -16,19 +16,19 @@ const GLOBAL: &str = "Global options";
 pub struct Cli {
     /// More log output (-v info about each file, -vv debug).
     #[arg(short, long, action = clap::ArgAction::Count, global = true, help_heading = GLOBAL, display_order = 900)]
-    pub verbose: u8,
+    pub(crate) verbose: u8,
     /// Only errors.
     #[arg(short, long, global = true, help_heading = GLOBAL, display_order = 901)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
     /// Tables show times in UTC, not in the local time zone (JSON and CSV are always UTC).
     #[arg(long, global = true, help_heading = GLOBAL, display_order = 902)]
-    pub utc: bool,
+    pub(crate) utc: bool,
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Import PostgreSQL log files (plain, .gz, .zst, or - for stdin) into the store.
     #[command(after_help = "Exit status: 0 every file read; 1 an error (a file that cannot be read, an unknown \
                             log_line_prefix, the store; what was read before it is kept); 3 a file held lines that \
@@ -118,169 +118,169 @@ pub enum Command {
 
 /// `walwatch vector-config`.
 #[derive(Debug, Args)]
-pub struct VectorConfigArgs {
+pub(crate) struct VectorConfigArgs {
     /// The central walwatch, as the agents reach it: its [ingest] listen address (https:// behind a TLS proxy).
     #[arg(long, value_name = "URL", default_value = "http://walwatch-central:10188")]
-    pub central: String,
+    pub(crate) central: String,
     /// The PostgreSQL log files on the host (a glob; repeat for more). Default: the Debian and RHEL/PGDG layouts.
     #[arg(long, value_name = "GLOB")]
-    pub logs: Vec<String>,
+    pub(crate) logs: Vec<String>,
 }
 
 /// `walwatch completions`.
 #[derive(Debug, Args)]
-pub struct CompletionsArgs {
+pub(crate) struct CompletionsArgs {
     /// The shell to complete for.
     #[arg(value_enum)]
-    pub shell: clap_complete::Shell,
+    pub(crate) shell: clap_complete::Shell,
 }
 
 /// `walwatch man`.
 #[derive(Debug, Args)]
-pub struct ManArgs {
+pub(crate) struct ManArgs {
     /// Write walwatch.1 and walwatch-<command>.1 for every command into DIR (created if missing) instead of printing walwatch.1.
     #[arg(long, value_name = "DIR")]
-    pub dir: Option<PathBuf>,
+    pub(crate) dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
-pub struct DigestArgs {
+pub(crate) struct DigestArgs {
     #[command(flatten)]
-    pub common: ConfigDbArgs,
+    pub(crate) common: ConfigDbArgs,
     /// The day to digest (YYYY-MM-DD) [default: yesterday in the digest's time zone]
     #[arg(long, value_name = "YYYY-MM-DD")]
-    pub date: Option<jiff::civil::Date>,
+    pub(crate) date: Option<jiff::civil::Date>,
     /// Only this cluster (repeat for several) [default: [digest] clusters, else all].
     #[arg(long)]
-    pub cluster: Vec<String>,
+    pub(crate) cluster: Vec<String>,
     /// The zone whose day it is (IANA name) [default: [digest] timezone, else the system's]
     #[arg(long, value_name = "IANA")]
-    pub tz: Option<String>,
+    pub(crate) tz: Option<String>,
     #[command(flatten)]
-    pub output: DigestOutput,
+    pub(crate) output: DigestOutput,
 }
 
 /// Where `walwatch digest` puts the digest: one of them at most.
 #[derive(Debug, Args)]
 #[group(multiple = false)]
-pub struct DigestOutput {
+pub(crate) struct DigestOutput {
     /// Send it now to this address through [mail].
     #[arg(long, value_name = "ADDR")]
-    pub to: Option<String>,
+    pub(crate) to: Option<String>,
     /// Write the whole mail (RFC 5322, with the chart) to FILE.
     #[arg(long, value_name = "FILE")]
-    pub eml: Option<PathBuf>,
+    pub(crate) eml: Option<PathBuf>,
     /// Write the HTML part to FILE, the charts beside it as FILE-N.png.
     #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
+    pub(crate) html: Option<PathBuf>,
     /// Print the text part (the default).
     #[arg(long)]
-    pub text: bool,
+    pub(crate) text: bool,
 }
 
 #[derive(Debug, Args)]
-pub struct ForgetArgs {
+pub(crate) struct ForgetArgs {
     #[command(flatten)]
-    pub common: ConfigDbArgs,
+    pub(crate) common: ConfigDbArgs,
     /// Only this cluster's sources; without FILE, all of them.
     #[arg(long)]
-    pub cluster: Option<String>,
+    pub(crate) cluster: Option<String>,
     /// Log files to forget, found by their content (or, when gone, by the path they were read under).
     #[arg(value_name = "FILE")]
-    pub files: Vec<String>,
+    pub(crate) files: Vec<String>,
     /// Forget the records of damage to shipped files — spools cut outside walwatch, bytes the agent never shipped — which status names until then (set-aside spools stay in the spool's quarantine/ directory).
     #[arg(long, conflicts_with_all = ["cluster", "files"])]
-    pub damaged: bool,
+    pub(crate) damaged: bool,
 }
 
 /// The configuration (cluster settings, thresholds, mail) and the store.
 #[derive(Debug, Args, Clone)]
-pub struct ConfigDbArgs {
+pub(crate) struct ConfigDbArgs {
     /// Configuration file [default: /etc/walwatch/walwatch.toml; built-in defaults if absent]
     #[arg(long, value_name = "PATH", env = "WALWATCH_CONFIG")]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     #[command(flatten)]
-    pub db: DbArg,
+    pub(crate) db: DbArg,
 }
 
 /// A per-cluster report from the config and the store (`settings`, `suggest`).
 #[derive(Debug, Args)]
-pub struct ClusterReportArgs {
+pub(crate) struct ClusterReportArgs {
     #[command(flatten)]
-    pub common: ConfigDbArgs,
+    pub(crate) common: ConfigDbArgs,
     /// Only this cluster.
     #[arg(long)]
-    pub cluster: Option<String>,
+    pub(crate) cluster: Option<String>,
     /// Output: a table to read, or JSON for scripts.
     #[arg(long, value_enum, default_value = "table")]
-    pub format: ReportFormat,
+    pub(crate) format: ReportFormat,
 }
 
 /// `walwatch whatif`.
 #[derive(Debug, Args)]
-pub struct WhatifArgs {
+pub(crate) struct WhatifArgs {
     #[command(flatten)]
-    pub common: ConfigDbArgs,
+    pub(crate) common: ConfigDbArgs,
     #[command(flatten)]
-    pub window: WindowArgs,
+    pub(crate) window: WindowArgs,
     /// A max_wal_size to replay (1GB, 512MB; a bare number is MB); repeat it or give several, one row each [default: the settings in force]
     #[arg(long, value_name = "SIZE", num_args = 1..)]
-    pub max_wal_size: Vec<String>,
+    pub(crate) max_wal_size: Vec<String>,
     /// The checkpoint_timeout to replay with (5min, 300s; a bare number is seconds) [default: the one in force]
     #[arg(long, value_name = "T")]
-    pub checkpoint_timeout: Option<String>,
+    pub(crate) checkpoint_timeout: Option<String>,
     /// The checkpoint_completion_target to replay with, 0 to 1 [default: the one in force]
     #[arg(long, value_name = "F")]
-    pub checkpoint_completion_target: Option<String>,
+    pub(crate) checkpoint_completion_target: Option<String>,
     /// Output: a table to read, or JSON (an array, one object per setting) for scripts.
     #[arg(long, value_enum, default_value = "table")]
-    pub format: ReportFormat,
+    pub(crate) format: ReportFormat,
 }
 
 pub(crate) type SettingsArgs = ClusterReportArgs;
 pub(crate) type SuggestArgs = ClusterReportArgs;
 
 #[derive(Debug, Args)]
-pub struct AnalyzeArgs {
+pub(crate) struct AnalyzeArgs {
     #[command(flatten)]
-    pub common: ConfigDbArgs,
+    pub(crate) common: ConfigDbArgs,
     /// Only this cluster.
     #[arg(long)]
-    pub cluster: Option<String>,
+    pub(crate) cluster: Option<String>,
     /// Record the alerts but do not deliver them now.
     #[arg(long)]
-    pub no_send: bool,
+    pub(crate) no_send: bool,
     /// Output: a table to read, or JSON for scripts.
     #[arg(long, value_enum, default_value = "table")]
-    pub format: ReportFormat,
+    pub(crate) format: ReportFormat,
 }
 
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
-pub struct AlertsArgs {
+pub(crate) struct AlertsArgs {
     #[command(subcommand)]
-    pub command: Option<AlertsCommand>,
+    pub(crate) command: Option<AlertsCommand>,
     #[command(flatten)]
-    pub list: AlertsListArgs,
+    pub(crate) list: AlertsListArgs,
 }
 
 #[derive(Debug, Args)]
-pub struct AlertsListArgs {
+pub(crate) struct AlertsListArgs {
     #[command(flatten)]
-    pub common: ConfigDbArgs,
+    pub(crate) common: ConfigDbArgs,
     /// Only this cluster.
     #[arg(long)]
-    pub cluster: Option<String>,
+    pub(crate) cluster: Option<String>,
     /// Resolved alerts too, not only open ones.
     #[arg(long)]
-    pub all: bool,
+    pub(crate) all: bool,
     /// Output: a table to read, JSON for scripts, or CSV for a spreadsheet.
     #[arg(long, value_enum, default_value = "table")]
-    pub format: OutputFormat,
+    pub(crate) format: OutputFormat,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum AlertsCommand {
+pub(crate) enum AlertsCommand {
     /// Acknowledge an alert: no more reminders for it.
     Ack {
         #[command(flatten)]
@@ -327,52 +327,52 @@ pub enum AlertsCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// Configuration file [default: /etc/walwatch/walwatch.toml]
     #[arg(long, value_name = "PATH", env = "WALWATCH_CONFIG")]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     /// Store to write to, overriding the config's [store] path.
     #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
+    pub(crate) db: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
-pub struct StatusArgs {
+pub(crate) struct StatusArgs {
     // The config gives [alerts.clock_skew] (events dated ahead) and, without --db, the store.
     #[command(flatten)]
-    pub common: ConfigDbArgs,
+    pub(crate) common: ConfigDbArgs,
     /// Only this cluster.
     #[arg(long)]
-    pub cluster: Option<String>,
+    pub(crate) cluster: Option<String>,
     /// Output: a table to read, or JSON for scripts.
     #[arg(long, value_enum, default_value = "table")]
-    pub format: ReportFormat,
+    pub(crate) format: ReportFormat,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum ConfigCommand {
+pub(crate) enum ConfigCommand {
     /// Validate the configuration (every error names file:line:column and the key).
     Check(ConfigArgs),
 }
 
 #[derive(Debug, Args)]
-pub struct ConfigArgs {
+pub(crate) struct ConfigArgs {
     /// Configuration file [default: /etc/walwatch/walwatch.toml]
     #[arg(long, value_name = "PATH", env = "WALWATCH_CONFIG")]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
 }
 
 /// Where the store lives.
 #[derive(Debug, Args, Clone)]
-pub struct DbArg {
+pub(crate) struct DbArg {
     /// SQLite store [default: the config's [store] path (/var/lib/walwatch/walwatch.db) when a config file is read, else $XDG_STATE_HOME/walwatch/walwatch.db]
     #[arg(long, value_name = "PATH", env = "WALWATCH_DB")]
-    pub db: Option<PathBuf>,
+    pub(crate) db: Option<PathBuf>,
 }
 
 /// Input format of a log file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FormatArg {
+pub(crate) enum FormatArg {
     Auto,
     Stderr,
     Csvlog,
@@ -403,38 +403,38 @@ pub enum FormatArg {
 }
 
 #[derive(Debug, Args)]
-pub struct ImportArgs {
+pub(crate) struct ImportArgs {
     #[command(flatten)]
-    pub common: ConfigDbArgs,
+    pub(crate) common: ConfigDbArgs,
     /// Cluster the events belong to [default: derived from the file path].
     #[arg(long)]
-    pub cluster: Option<String>,
+    pub(crate) cluster: Option<String>,
     /// The log's format: stderr (any log_line_prefix), csvlog, jsonlog, syslog, a collector's or a platform's wrapper around one, or auto to tell from the file.
     #[arg(long, value_enum, default_value = "auto")]
-    pub format: FormatArg,
+    pub(crate) format: FormatArg,
     /// The server's log_line_prefix (SHOW log_line_prefix), or "auto" to infer it from the file.
     #[arg(long, default_value = "auto", value_name = "STR")]
-    pub prefix: String,
+    pub(crate) prefix: String,
     /// The server's log_timezone (IANA name), used for ambiguous zone abbreviations.
     #[arg(long, value_name = "TZ")]
-    pub timezone: Option<String>,
+    pub(crate) timezone: Option<String>,
     /// Read stderr logs whose lines carry no time (an empty log_line_prefix, a paste without it) in file order:
     /// counts, triggers and distances are reported, nothing is stored (undated events cannot join the history,
     /// the alert rules or the digest).
     #[arg(long)]
-    pub undated: bool,
+    pub(crate) undated: bool,
     /// How the report of each file is printed: table (text to read), or json (one array of one object per file
     /// on standard output, printed at the end; a file that could not be read has its "error").
     #[arg(long, value_enum, default_value = "table")]
-    pub report: ReportFormat,
+    pub(crate) report: ReportFormat,
     /// Log files; "-" reads standard input.
     #[arg(required = true, value_name = "FILE")]
-    pub files: Vec<String>,
+    pub(crate) files: Vec<String>,
 }
 
 /// Output format of query commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
+pub(crate) enum OutputFormat {
     Table,
     Json,
     Csv,
@@ -442,35 +442,35 @@ pub enum OutputFormat {
 
 /// Time window shared by query commands.
 #[derive(Debug, Args, Clone)]
-pub struct WindowArgs {
+pub(crate) struct WindowArgs {
     /// Only this cluster.
     #[arg(long)]
-    pub cluster: Option<String>,
+    pub(crate) cluster: Option<String>,
     /// From this time: RFC 3339, a date (2026-11-22), or a duration back from now (24h, 7d).
     #[arg(long, value_name = "T")]
-    pub since: Option<String>,
+    pub(crate) since: Option<String>,
     /// Up to this time (same forms as --since).
     #[arg(long, value_name = "T")]
-    pub until: Option<String>,
+    pub(crate) until: Option<String>,
 }
 
 #[derive(Debug, Args)]
-pub struct CheckpointsArgs {
+pub(crate) struct CheckpointsArgs {
     #[command(flatten)]
-    pub common: ConfigDbArgs,
+    pub(crate) common: ConfigDbArgs,
     #[command(flatten)]
-    pub window: WindowArgs,
+    pub(crate) window: WindowArgs,
     /// Only this trigger: shutdown, end-of-recovery, wal, time, manual.
     #[arg(long, value_name = "T")]
-    pub trigger: Option<String>,
+    pub(crate) trigger: Option<String>,
     /// Output: a table to read, JSON for scripts, or CSV for a spreadsheet.
     #[arg(long, value_enum, default_value = "table")]
-    pub format: OutputFormat,
+    pub(crate) format: OutputFormat,
 }
 
 /// Bucket width of `history`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ByArg {
+pub(crate) enum ByArg {
     Hour,
     Day,
     Week,
@@ -478,67 +478,67 @@ pub enum ByArg {
 }
 
 #[derive(Debug, Args)]
-pub struct HistoryArgs {
+pub(crate) struct HistoryArgs {
     #[command(flatten)]
-    pub common: ConfigDbArgs,
+    pub(crate) common: ConfigDbArgs,
     #[command(flatten)]
-    pub window: WindowArgs,
+    pub(crate) window: WindowArgs,
     /// Bucket width; weeks start on Monday.
     #[arg(long, value_enum, default_value = "day")]
-    pub by: ByArg,
+    pub(crate) by: ByArg,
     /// Time zone of the buckets (IANA name, e.g. Europe/Berlin) [default: the system's]
     #[arg(long, value_name = "IANA")]
-    pub tz: Option<String>,
+    pub(crate) tz: Option<String>,
     /// Output: a table to read, JSON for scripts, or CSV for a spreadsheet.
     #[arg(long, value_enum, default_value = "table")]
-    pub format: OutputFormat,
+    pub(crate) format: OutputFormat,
     /// Per cluster, the whole range against the period of as many buckets before it, with the change in %.
     #[arg(long)]
-    pub compare: bool,
+    pub(crate) compare: bool,
     /// Also draw the range's WAL rate per checkpoint cycle as a PNG (one cluster: with several, add --cluster).
     #[arg(long, value_name = "FILE.png")]
-    pub chart: Option<std::path::PathBuf>,
+    pub(crate) chart: Option<std::path::PathBuf>,
 }
 
 /// Output format of `summary`, `analyze`, `whatif`, `doctor` and `import`'s report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ReportFormat {
+pub(crate) enum ReportFormat {
     Table,
     Json,
 }
 
 #[derive(Debug, Args)]
-pub struct SummaryArgs {
+pub(crate) struct SummaryArgs {
     // The config gives [alerts.clock_skew] (events dated ahead) and, without --db, the store.
     #[command(flatten)]
-    pub common: ConfigDbArgs,
+    pub(crate) common: ConfigDbArgs,
     #[command(flatten)]
-    pub window: WindowArgs,
+    pub(crate) window: WindowArgs,
     /// Output: a table to read, or JSON for scripts.
     #[arg(long, value_enum, default_value = "table")]
-    pub format: ReportFormat,
+    pub(crate) format: ReportFormat,
 }
 
 #[derive(Debug, Args)]
-pub struct DoctorArgs {
+pub(crate) struct DoctorArgs {
     #[command(flatten)]
-    pub common: ConfigDbArgs,
+    pub(crate) common: ConfigDbArgs,
     /// Only this configured (or discovered) cluster.
     #[arg(long, conflicts_with = "data_directory")]
-    pub cluster: Option<String>,
+    pub(crate) cluster: Option<String>,
     /// Check this data directory's server instead of the configured clusters.
     #[arg(long, value_name = "DIR")]
-    pub data_directory: Option<PathBuf>,
+    pub(crate) data_directory: Option<PathBuf>,
     /// Check file access for this user [default: the current one; as root, walwatch when it exists]
     #[arg(long, value_name = "NAME")]
-    pub user: Option<String>,
+    pub(crate) user: Option<String>,
     /// rsyslog's config (with what it includes), for whether it writes the pid the kernel gives for a
     /// syslog line's sender
     #[arg(long, value_name = "PATH", default_value = "/etc/rsyslog.conf")]
-    pub rsyslog_conf: PathBuf,
+    pub(crate) rsyslog_conf: PathBuf,
     /// Output: a report to read, or JSON (an array of findings) for scripts.
     #[arg(long, value_enum, default_value = "table")]
-    pub format: ReportFormat,
+    pub(crate) format: ReportFormat,
 }
 
 #[cfg(test)]

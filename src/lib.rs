@@ -21,6 +21,10 @@
 //! [`output`] and [`serve`] (the HTTP listener under [`metrics`] and
 //! [`receive`]). No module imports one above it: there is no import cycle.
 
+// A `pub` item is one the binary, a test, the benchmark or the example
+// uses; everything else is pub(crate) (docs/dev/architecture.md).
+#![warn(unreachable_pub)]
+
 // Bottom: vocabulary and knowledge.
 pub mod catalog;
 pub mod config;
@@ -29,18 +33,18 @@ pub mod model;
 pub mod output;
 pub mod timefmt;
 // The HTTP listener the endpoints run on, bounded against every peer.
-pub mod serve;
+pub(crate) mod serve;
 
 // The pipeline, in order.
-pub mod source;
+pub(crate) mod source;
 pub mod frame;
 pub mod classify;
 pub mod store;
 pub mod ingest;
 // Lines shipped by Vector agents, through `ingest` like a local log.
-pub mod receive;
-pub mod settings;
-pub mod analyze;
+pub(crate) mod receive;
+pub(crate) mod settings;
+pub(crate) mod analyze;
 // What leaves walwatch: alerts and the digest queue their mails here.
 pub mod outbox;
 pub mod alert;

@@ -19,7 +19,7 @@ use std::io::{self, Write};
 /// marks, embeddings, overrides and isolates, zero-width characters, the
 /// BOM, …) escaped as Rust writes them (`\n`, `\t`, `\u{1b}`, `\u{202e}`);
 /// everything else as it is.
-pub fn shown(text: &str) -> Cow<'_, str> {
+pub(crate) fn shown(text: &str) -> Cow<'_, str> {
     let hidden = |c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') || is_format(c);
     if !text.chars().any(hidden) {
         return Cow::Borrowed(text);
@@ -37,7 +37,7 @@ pub fn shown(text: &str) -> Cow<'_, str> {
 
 /// One line of a report (status, doctor, summary, …): `text` [`shown`],
 /// then a line break.
-pub fn line(out: &mut impl Write, text: impl AsRef<str>) -> io::Result<()> {
+pub(crate) fn line(out: &mut impl Write, text: impl AsRef<str>) -> io::Result<()> {
     writeln!(out, "{}", shown(text.as_ref()))
 }
 
@@ -63,7 +63,7 @@ pub(crate) fn is_format(c: char) -> bool {
 
 /// A plain text table: a header, rows, columns padded to their widest cell;
 /// columns whose header is in `right` are right-aligned (numbers).
-pub fn table(out: &mut impl Write, header: &[&str], rows: &[Vec<String>], right: &[&str]) -> io::Result<()> {
+pub(crate) fn table(out: &mut impl Write, header: &[&str], rows: &[Vec<String>], right: &[&str]) -> io::Result<()> {
     let mut layout = TableLayout::new(header, right);
     for row in rows {
         layout.widen(row);
@@ -79,30 +79,30 @@ pub fn table(out: &mut impl Write, header: &[&str], rows: &[Vec<String>], right:
 /// too many to hold is printed in two passes over them, the first to
 /// [`widen`](TableLayout::widen), the second to print each
 /// [`line`](TableLayout::line), the same text as [`table`] prints.
-pub struct TableLayout<'a> {
+pub(crate) struct TableLayout<'a> {
     header: &'a [&'a str],
     right: &'a [&'a str],
     widths: Vec<usize>,
 }
 
 impl<'a> TableLayout<'a> {
-    pub fn new(header: &'a [&'a str], right: &'a [&'a str]) -> Self {
+    pub(crate) fn new(header: &'a [&'a str], right: &'a [&'a str]) -> Self {
         TableLayout { header, right, widths: header.iter().map(|h| h.chars().count()).collect() }
     }
 
     /// Makes room for `row`'s cells (as [`shown`]).
-    pub fn widen(&mut self, row: &[String]) {
+    pub(crate) fn widen(&mut self, row: &[String]) {
         for (w, cell) in self.widths.iter_mut().zip(row) {
             *w = (*w).max(shown(cell).chars().count());
         }
     }
 
-    pub fn header(&self, out: &mut impl Write) -> io::Result<()> {
+    pub(crate) fn header(&self, out: &mut impl Write) -> io::Result<()> {
         self.write(out, self.header)
     }
 
     /// One row, padded to the widths learnt.
-    pub fn line(&self, out: &mut impl Write, row: &[String]) -> io::Result<()> {
+    pub(crate) fn line(&self, out: &mut impl Write, row: &[String]) -> io::Result<()> {
         self.write(out, row)
     }
 
@@ -128,13 +128,13 @@ impl<'a> TableLayout<'a> {
 }
 
 /// Pretty JSON followed by a newline.
-pub fn json(out: &mut impl Write, value: &impl serde::Serialize) -> io::Result<()> {
+pub(crate) fn json(out: &mut impl Write, value: &impl serde::Serialize) -> io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, value)?;
     writeln!(out)
 }
 
 /// CSV with a header row.
-pub fn csv(out: &mut impl Write, header: &[&str], rows: &[Vec<String>]) -> io::Result<()> {
+pub(crate) fn csv(out: &mut impl Write, header: &[&str], rows: &[Vec<String>]) -> io::Result<()> {
     let mut w = csv::Writer::from_writer(out);
     w.write_record(header)?;
     for row in rows {
@@ -145,7 +145,7 @@ pub fn csv(out: &mut impl Write, header: &[&str], rows: &[Vec<String>]) -> io::R
 
 /// CSV with a header row and the rows `each` hands over one at a time: the
 /// same text as [`csv`] of the whole list, without ever holding it.
-pub fn csv_rows<E: From<io::Error>>(
+pub(crate) fn csv_rows<E: From<io::Error>>(
     out: &mut impl Write,
     header: &[&str],
     each: impl FnOnce(&mut dyn FnMut(&[String]) -> io::Result<()>) -> Result<(), E>,
@@ -160,7 +160,7 @@ pub fn csv_rows<E: From<io::Error>>(
 /// A pretty JSON array of the values `each` hands over one at a time,
 /// followed by a newline: the same text as [`json`] of the whole list,
 /// without ever holding the list.
-pub fn json_array<T: serde::Serialize, E: From<io::Error>>(
+pub(crate) fn json_array<T: serde::Serialize, E: From<io::Error>>(
     out: &mut impl Write,
     each: impl FnOnce(&mut dyn FnMut(&T) -> io::Result<()>) -> Result<(), E>,
 ) -> Result<(), E> {
@@ -179,7 +179,7 @@ pub(crate) fn cell<T: ToString>(v: &Option<T>) -> String {
 }
 
 /// ▁ to █ scaled to the largest value; a missing value is a blank.
-pub fn spark(values: &[Option<f64>]) -> String {
+pub(crate) fn spark(values: &[Option<f64>]) -> String {
     const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
     let max = values.iter().flatten().fold(0.0f64, |m, v| m.max(*v));
     values
@@ -193,7 +193,7 @@ pub fn spark(values: &[Option<f64>]) -> String {
 }
 
 /// 1234567 -> "1,234,567".
-pub fn grouped(n: i64) -> String {
+pub(crate) fn grouped(n: i64) -> String {
     let digits = n.unsigned_abs().to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
@@ -209,7 +209,7 @@ pub fn grouped(n: i64) -> String {
 }
 
 /// 12345.678 with 1 decimal -> "12,345.7".
-pub fn grouped_f(v: f64, decimals: usize) -> String {
+pub(crate) fn grouped_f(v: f64, decimals: usize) -> String {
     let text = format!("{:.*}", decimals, v.abs());
     let (int, frac) = text.split_once('.').map_or((text.as_str(), None), |(i, f)| (i, Some(f)));
     let int = grouped(int.parse().unwrap_or(0));

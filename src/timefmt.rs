@@ -45,13 +45,13 @@ fn written(t: Timestamp, offset: jiff::tz::Offset, between: char, before_offset:
 static TABLE_ZONE: std::sync::OnceLock<TimeZone> = std::sync::OnceLock::new();
 
 /// `--utc` or not: called once, before the command runs.
-pub fn set_table_zone(utc: bool) {
+pub(crate) fn set_table_zone(utc: bool) {
     let _ = TABLE_ZONE.set(if utc { TimeZone::UTC } else { system_zone() });
 }
 
 /// The system's time zone (TZ, else /etc/localtime); UTC, said once on
 /// stderr, when it cannot be found.
-pub fn system_zone() -> TimeZone {
+pub(crate) fn system_zone() -> TimeZone {
     TimeZone::try_system().unwrap_or_else(|e| {
         tracing::warn!("the system's time zone is unknown ({e}): times are shown in UTC");
         TimeZone::UTC
@@ -59,18 +59,18 @@ pub fn system_zone() -> TimeZone {
 }
 
 /// The zone tables print times in ([`set_table_zone`]).
-pub fn table_zone() -> &'static TimeZone {
+pub(crate) fn table_zone() -> &'static TimeZone {
     TABLE_ZONE.get_or_init(system_zone)
 }
 
 /// A time as a table shows it: in the table zone, to the millisecond
 /// (PostgreSQL's `%m`), with its offset, e.g. `2026-11-22 09:04:23.497 +01:00`.
-pub fn table_time(t: Timestamp) -> String {
+pub(crate) fn table_time(t: Timestamp) -> String {
     table_time_in(t, table_zone())
 }
 
 /// [`table_time`] in `tz`.
-pub fn table_time_in(t: Timestamp, tz: &TimeZone) -> String {
+pub(crate) fn table_time_in(t: Timestamp, tz: &TimeZone) -> String {
     written(t, tz.to_offset(t), ' ', " ")
 }
 

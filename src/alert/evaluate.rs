@@ -26,7 +26,7 @@ pub enum EvaluateError {
 /// One cluster's evaluation: what the rules found and what changed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClusterEvaluation {
-    pub cluster: String,
+    pub(crate) cluster: String,
     pub findings: Vec<Finding>,
     pub changes: Changes,
 }
@@ -35,7 +35,7 @@ pub struct ClusterEvaluation {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Evaluation {
     #[serde(serialize_with = "crate::timefmt::serialize")]
-    pub evaluated_at: Timestamp,
+    pub(crate) evaluated_at: Timestamp,
     pub clusters: Vec<ClusterEvaluation>,
 }
 
@@ -67,7 +67,7 @@ pub(crate) fn all_until(
 }
 
 /// [`all`] for the named clusters only.
-pub fn clusters(
+pub(crate) fn clusters(
     store: &mut Store,
     config: &Config,
     rules: &RuleSet,
@@ -82,7 +82,7 @@ pub fn clusters(
 }
 
 /// The rules for one cluster, with its settings and max_wal_size suggestion, then [`lifecycle::apply`].
-pub fn cluster(
+pub(crate) fn cluster(
     store: &mut Store,
     config: &Config,
     rules: &RuleSet,

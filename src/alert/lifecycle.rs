@@ -43,31 +43,31 @@ use crate::store::{Store, StoreError};
 /// One alert that changed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AlertChange {
-    pub alert_id: i64,
+    pub(crate) alert_id: i64,
     pub rule: String,
-    pub key: String,
-    pub severity: Severity,
-    pub summary: String,
+    pub(crate) key: String,
+    pub(crate) severity: Severity,
+    pub(crate) summary: String,
 }
 
 /// What one [`apply`] did for a cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct Changes {
-    pub cluster: String,
+    pub(crate) cluster: String,
     /// Opened now, or held back by a silence that ended or by the lack of a
     /// transport: firing notice queued (only recorded while no transport exists).
     pub fired: Vec<AlertChange>,
     /// Opened (or still open) while the rule is silenced: no notice.
-    pub silenced: Vec<AlertChange>,
+    pub(crate) silenced: Vec<AlertChange>,
     /// Still open, refreshed, nothing queued.
     pub still_open: Vec<AlertChange>,
     /// Still open, reminder queued.
-    pub reminded: Vec<AlertChange>,
+    pub(crate) reminded: Vec<AlertChange>,
     pub resolved: Vec<AlertChange>,
     /// Closed because their rule is not enabled any more: no notice.
     pub rule_disabled: Vec<AlertChange>,
     /// Every notice queued, in order (rendered only when `[mail]` or `[webhook]` is configured).
-    pub notices: Vec<Notice>,
+    pub(crate) notices: Vec<Notice>,
 }
 
 /// Applies one evaluation's findings for `cluster` (see the module

@@ -9,7 +9,7 @@ use thiserror::Error;
 
 /// How wide a bucket is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum By {
+pub(crate) enum By {
     Hour,
     Day,
     Week,
@@ -18,13 +18,13 @@ pub enum By {
 
 /// One bucket: `[start, end)`, both in the report's time zone.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Bucket {
-    pub start: Zoned,
-    pub end: Zoned,
+pub(crate) struct Bucket {
+    pub(crate) start: Zoned,
+    pub(crate) end: Zoned,
 }
 
 /// More buckets than any screen or script wants: a year by hour is 8 760.
-pub const MAX_BUCKETS: usize = 100_000;
+pub(crate) const MAX_BUCKETS: usize = 100_000;
 
 #[derive(Debug, Error)]
 pub enum BucketError {
@@ -35,7 +35,7 @@ pub enum BucketError {
 }
 
 /// The start of the bucket holding `t`.
-pub fn floor(t: Timestamp, by: By, tz: &TimeZone) -> Result<Zoned, BucketError> {
+pub(crate) fn floor(t: Timestamp, by: By, tz: &TimeZone) -> Result<Zoned, BucketError> {
     let z = t.to_zoned(tz.clone());
     Ok(match by {
         // Minutes and seconds off, keeping the offset in force at `t`: in a
@@ -53,7 +53,7 @@ pub fn floor(t: Timestamp, by: By, tz: &TimeZone) -> Result<Zoned, BucketError> 
 }
 
 /// The start of the bucket after the one starting at `start`.
-pub fn next(start: &Zoned, by: By) -> Result<Zoned, BucketError> {
+pub(crate) fn next(start: &Zoned, by: By) -> Result<Zoned, BucketError> {
     let tz = start.time_zone();
     Ok(match by {
         By::Hour => start.timestamp().checked_add(SignedDuration::from_hours(1))?.to_zoned(tz.clone()),
@@ -65,7 +65,7 @@ pub fn next(start: &Zoned, by: By) -> Result<Zoned, BucketError> {
 
 /// The start of the bucket `n` buckets before the one starting at `start`
 /// (`--compare`: the previous period of as many buckets).
-pub fn back(start: &Zoned, by: By, n: usize) -> Result<Zoned, BucketError> {
+pub(crate) fn back(start: &Zoned, by: By, n: usize) -> Result<Zoned, BucketError> {
     let tz = start.time_zone();
     let n = i64::try_from(n).unwrap_or(i64::MAX);
     Ok(match by {
@@ -83,7 +83,7 @@ fn day_start(d: Date, tz: &TimeZone) -> Result<Zoned, jiff::Error> {
 
 /// The buckets covering `[from, to)`: the first holds `from`, the last
 /// holds the instant before `to`. `from == to` gives the one bucket holding it.
-pub fn cover(from: Timestamp, to: Timestamp, by: By, tz: &TimeZone) -> Result<Vec<Bucket>, BucketError> {
+pub(crate) fn cover(from: Timestamp, to: Timestamp, by: By, tz: &TimeZone) -> Result<Vec<Bucket>, BucketError> {
     let mut start = floor(from, by, tz)?;
     let mut out = Vec::new();
     loop {
@@ -101,7 +101,7 @@ pub fn cover(from: Timestamp, to: Timestamp, by: By, tz: &TimeZone) -> Result<Ve
 }
 
 /// RFC 3339 with the zone's offset at that instant, e.g. `2026-03-29T03:00:00+02:00`.
-pub fn rfc3339_local(z: &Zoned) -> String {
+pub(crate) fn rfc3339_local(z: &Zoned) -> String {
     z.strftime("%Y-%m-%dT%H:%M:%S%:z").to_string()
 }
 

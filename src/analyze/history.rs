@@ -57,44 +57,44 @@ use crate::store::checkpoints::PointStart;
 use crate::store::{Store, StoreError};
 
 /// Started points by trigger: `summary`'s counts, keys and order.
-pub use crate::store::ByTrigger as Triggers;
+pub(crate) use crate::store::ByTrigger as Triggers;
 
 /// WAL rate per checkpoint cycle, kB/s.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct Rates {
-    pub p50: Option<f64>,
-    pub p95: Option<f64>,
-    pub max: Option<f64>,
+pub(crate) struct Rates {
+    pub(crate) p50: Option<f64>,
+    pub(crate) p95: Option<f64>,
+    pub(crate) max: Option<f64>,
 }
 
 /// One row of `walwatch history --format json`; the keys are a public interface.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Row {
-    pub cluster: String,
+pub(crate) struct Row {
+    pub(crate) cluster: String,
     #[serde(serialize_with = "zoned")]
-    pub bucket_start: jiff::Zoned,
+    pub(crate) bucket_start: jiff::Zoned,
     #[serde(serialize_with = "zoned")]
-    pub bucket_end: jiff::Zoned,
-    pub checkpoints: Triggers,
-    pub restartpoints: Triggers,
-    pub forced_share: Option<f64>,
-    pub too_frequent: i64,
-    pub wal_written_mb: f64,
-    pub wal_rate_kb_s: Rates,
-    pub write_s_p95: Option<f64>,
-    pub write_mb_s_p95: Option<f64>,
-    pub pace_ratio_p95: Option<f64>,
-    pub sync_s_p95: Option<f64>,
-    pub sync_s_max: Option<f64>,
-    pub sync_longest_s_max: Option<f64>,
-    pub buffers_written: i64,
-    pub wal_files_added: i64,
-    pub wal_files_removed: i64,
-    pub wal_files_recycled: i64,
-    pub server_starts: i64,
-    pub crashes: i64,
-    pub parameter_changes: i64,
-    pub alerts_fired: i64,
+    pub(crate) bucket_end: jiff::Zoned,
+    pub(crate) checkpoints: Triggers,
+    pub(crate) restartpoints: Triggers,
+    pub(crate) forced_share: Option<f64>,
+    pub(crate) too_frequent: i64,
+    pub(crate) wal_written_mb: f64,
+    pub(crate) wal_rate_kb_s: Rates,
+    pub(crate) write_s_p95: Option<f64>,
+    pub(crate) write_mb_s_p95: Option<f64>,
+    pub(crate) pace_ratio_p95: Option<f64>,
+    pub(crate) sync_s_p95: Option<f64>,
+    pub(crate) sync_s_max: Option<f64>,
+    pub(crate) sync_longest_s_max: Option<f64>,
+    pub(crate) buffers_written: i64,
+    pub(crate) wal_files_added: i64,
+    pub(crate) wal_files_removed: i64,
+    pub(crate) wal_files_recycled: i64,
+    pub(crate) server_starts: i64,
+    pub(crate) crashes: i64,
+    pub(crate) parameter_changes: i64,
+    pub(crate) alerts_fired: i64,
 }
 
 fn zoned<S: serde::Serializer>(z: &jiff::Zoned, s: S) -> Result<S::Ok, S::Error> {
@@ -103,7 +103,7 @@ fn zoned<S: serde::Serializer>(z: &jiff::Zoned, s: S) -> Result<S::Ok, S::Error>
 
 impl Row {
     /// Whether nothing at all was seen in the bucket.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.checkpoints.total() + self.restartpoints.total() == 0
             && self.wal_written_mb == 0.0
             && self.write_s_p95.is_none()
@@ -113,13 +113,13 @@ impl Row {
     }
 
     /// WAL-triggered checkpoints and restartpoints.
-    pub fn forced(&self) -> i64 {
+    pub(crate) fn forced(&self) -> i64 {
         self.checkpoints.wal + self.restartpoints.wal
     }
 }
 
 /// The change from `before` to `now` in %, to one decimal.
-pub fn change(before: Option<f64>, now: Option<f64>) -> Option<f64> {
+pub(crate) fn change(before: Option<f64>, now: Option<f64>) -> Option<f64> {
     match (before, now) {
         (Some(b), Some(n)) if b != 0.0 => Some(((n - b) / b * 1000.0).round() / 10.0),
         _ => None,
@@ -213,14 +213,18 @@ impl<'a> Table<'a> {
 type Counter = fn(&mut Acc) -> &mut i64;
 
 /// The rows of `cluster` over `buckets` (contiguous, in time order).
-pub fn rows(store: &Store, cluster: &str, buckets: &[Bucket]) -> Result<Vec<Row>, StoreError> {
+pub(crate) fn rows(store: &Store, cluster: &str, buckets: &[Bucket]) -> Result<Vec<Row>, StoreError> {
     Ok(rows_of_each(store, cluster, &[buckets])?.remove(0))
 }
 
 /// [`rows`] for several bucketings at once (the digest's days and hours of
 /// the same week) from one read of the store: the points and each event
 /// kind are read once over the span of all of them and counted into each.
-pub fn rows_of_each(store: &Store, cluster: &str, bucketings: &[&[Bucket]]) -> Result<Vec<Vec<Row>>, StoreError> {
+pub(crate) fn rows_of_each(
+    store: &Store,
+    cluster: &str,
+    bucketings: &[&[Bucket]],
+) -> Result<Vec<Vec<Row>>, StoreError> {
     let mut tables: Vec<Table<'_>> = bucketings.iter().map(|b| Table::new(b)).collect();
     let Some((since, until)) = span(&tables) else { return Ok(bucketings.iter().map(|_| Vec::new()).collect()) };
     let pacing = PacingTimeline::load(store, cluster)?;
@@ -280,7 +284,7 @@ fn points(
 /// cycle its start ends when that gives a WAL rate ([`sizing::cycle`]; the
 /// first cycle from the last start before `since`). The one pass behind
 /// history's rows and the digest's chart, so that both count the same cycles.
-pub fn walk(
+pub(crate) fn walk(
     store: &Store,
     cluster: &str,
     since: Timestamp,

@@ -8,13 +8,13 @@ use crate::settings::Settings;
 /// The numbers the model needs, out of the settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Params {
-    pub max_wal_size_mb: f64,
-    pub min_wal_size_mb: f64,
-    pub timeout_s: f64,
-    pub completion_target: f64,
-    pub segment_mb: f64,
-    pub wal_keep_mb: f64,
-    pub version: Option<u32>,
+    pub(crate) max_wal_size_mb: f64,
+    pub(crate) min_wal_size_mb: f64,
+    pub(crate) timeout_s: f64,
+    pub(crate) completion_target: f64,
+    pub(crate) segment_mb: f64,
+    pub(crate) wal_keep_mb: f64,
+    pub(crate) version: Option<u32>,
 }
 
 impl Params {
@@ -33,7 +33,7 @@ impl Params {
     }
 
     /// 1 + cct from PG 11 on; 2 + cct in 9.6 and 10, which kept two cycles of WAL.
-    pub fn divisor(&self) -> f64 {
+    pub(crate) fn divisor(&self) -> f64 {
         crate::guc::trigger::divisor(self.version, self.completion_target)
     }
 
@@ -42,10 +42,26 @@ impl Params {
         let segments = (max_wal_size_mb / self.segment_mb / self.divisor()).floor().max(1.0);
         (segments - 1.0) * self.segment_mb
     }
+
+    /// For tests: PostgreSQL `version` at its defaults (max_wal_size 1GB,
+    /// min_wal_size 80MB, checkpoint_timeout 5min, cct 0.9, 16 MB segments,
+    /// no wal_keep_size).
+    #[cfg(test)]
+    pub(crate) fn test_defaults(version: u32) -> Params {
+        Params {
+            max_wal_size_mb: 1024.0,
+            min_wal_size_mb: 80.0,
+            timeout_s: 300.0,
+            completion_target: 0.9,
+            segment_mb: 16.0,
+            wal_keep_mb: 0.0,
+            version: Some(version),
+        }
+    }
 }
 
 /// Nearest-rank percentile: the smallest value with at least p% of the values at or below it.
-pub fn percentile(values: &[f64], p: f64) -> Option<f64> {
+pub(crate) fn percentile(values: &[f64], p: f64) -> Option<f64> {
     let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
     if sorted.is_empty() {
         return None;

@@ -4,11 +4,11 @@
 //! of `history` and the time a rule looks at ([`window`]); the alert rules
 //! that read them are in `crate::alert`.
 
-pub mod buckets;
-pub mod history;
-pub mod inputs;
-pub mod recovery;
-pub mod sizing;
-pub mod storm;
-pub mod whatif;
-pub mod window;
+pub(crate) mod buckets;
+pub(crate) mod history;
+pub(crate) mod inputs;
+pub(crate) mod recovery;
+pub(crate) mod sizing;
+pub(crate) mod storm;
+pub(crate) mod whatif;
+pub(crate) mod window;

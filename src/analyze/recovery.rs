@@ -15,18 +15,18 @@ use crate::store::events::Replay;
 
 /// The replay speed of the crash recoveries the log shows.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct ReplaySpeed {
-    pub mb_s: f64,
+pub(crate) struct ReplaySpeed {
+    pub(crate) mb_s: f64,
     /// The `redo done` of the newest crash recovery measured.
     #[serde(serialize_with = "crate::timefmt::serialize")]
-    pub measured_at: Timestamp,
+    pub(crate) measured_at: Timestamp,
     /// How many crash recoveries the speed comes from.
-    pub recoveries: usize,
+    pub(crate) recoveries: usize,
 }
 
 /// Total WAL over total time of the crash recoveries; None without one that
 /// replayed some WAL in some time.
-pub fn crash_speed(replays: &[Replay]) -> Option<ReplaySpeed> {
+pub(crate) fn crash_speed(replays: &[Replay]) -> Option<ReplaySpeed> {
     let crashes: Vec<&Replay> = replays.iter().filter(|r| r.crash && r.bytes > 0 && r.seconds > 0.0).collect();
     let bytes: u64 = crashes.iter().map(|r| r.bytes).sum();
     let seconds: f64 = crashes.iter().map(|r| r.seconds).sum();

@@ -56,7 +56,7 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
-pub use crate::analyze::inputs::percentile;
+pub(crate) use crate::analyze::inputs::percentile;
 pub(crate) use crate::analyze::inputs::Params;
 use crate::analyze::recovery::{crash_speed, ReplaySpeed};
 use crate::analyze::whatif::timeline::{Logged, TimelineError};
@@ -72,7 +72,7 @@ use crate::store::{Store, StoreError};
 /// high with four times that over a day or more, medium between.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Confidence {
+pub(crate) enum Confidence {
     Low,
     Medium,
     High,
@@ -94,92 +94,92 @@ fn settings_values<S: serde::Serializer>(settings: &Settings, serializer: S) -> 
 
 /// `walwatch suggest --format json`; the keys are a public interface.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Suggestion {
-    pub cluster: String,
+pub(crate) struct Suggestion {
+    pub(crate) cluster: String,
     /// The settings the advice used, each with its source: in JSON the same
     /// `{name: {"value", "source"}}` as `walwatch settings`' `current`.
     #[serde(serialize_with = "settings_values")]
-    pub current: Settings,
-    pub suggested: Suggested,
-    pub basis: Basis,
+    pub(crate) current: Settings,
+    pub(crate) suggested: Suggested,
+    pub(crate) basis: Basis,
     /// "high", "medium" or "low" (too few samples: no suggestion).
-    pub confidence: Confidence,
-    pub cost: Cost,
+    pub(crate) confidence: Confidence,
+    pub(crate) cost: Cost,
     /// `[advice] max_recovery` and `max_pg_wal` at the suggested size; null
     /// when neither is set or there is no suggestion.
-    pub bounds: Option<Bounds>,
+    pub(crate) bounds: Option<Bounds>,
     /// Forced checkpoints against size, by the replay of the window (`walwatch suggest` only; else empty).
-    pub curve: Vec<CurvePoint>,
+    pub(crate) curve: Vec<CurvePoint>,
     /// Sentences, in order: what was seen, the formula with numbers, the cost, the confidence.
-    pub explanation: Vec<String>,
+    pub(crate) explanation: Vec<String>,
     /// `ALTER SYSTEM …; SELECT pg_reload_conf();` or None when nothing should change.
-    pub sql: Option<String>,
+    pub(crate) sql: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Suggested {
-    pub max_wal_size_mb: Option<u64>,
-    pub min_wal_size_mb: Option<u64>,
+pub(crate) struct Suggested {
+    pub(crate) max_wal_size_mb: Option<u64>,
+    pub(crate) min_wal_size_mb: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Basis {
+pub(crate) struct Basis {
     /// Usable checkpoint cycles in the window.
-    pub samples: usize,
+    pub(crate) samples: usize,
     /// The lookback window, e.g. "7d".
-    pub window: String,
-    pub peak_wal_rate_kb_s: Option<f64>,
-    pub projected_wal_per_timeout_mb: Option<f64>,
+    pub(crate) window: String,
+    pub(crate) peak_wal_rate_kb_s: Option<f64>,
+    pub(crate) projected_wal_per_timeout_mb: Option<f64>,
     /// WAL-triggered checkpoints in the window.
-    pub forced_checkpoints: i64,
+    pub(crate) forced_checkpoints: i64,
     /// Those since the latest settings change: the ones that say the current
     /// max_wal_size is too small (all of them when no change is known).
-    pub forced_at_current_settings: i64,
-    pub timed_checkpoints: i64,
-    pub too_frequent: i64,
+    pub(crate) forced_at_current_settings: i64,
+    pub(crate) timed_checkpoints: i64,
+    pub(crate) too_frequent: i64,
     /// Checkpoints in the window whose complete line has no `distance`
     /// (PostgreSQL 9.4 and older): nothing to size from.
-    pub checkpoints_without_distance: i64,
+    pub(crate) checkpoints_without_distance: i64,
     /// The latest change of max_wal_size, checkpoint_timeout or
     /// checkpoint_completion_target walwatch knows of, if any.
-    pub settings_changed: Option<SettingChange>,
+    pub(crate) settings_changed: Option<SettingChange>,
     /// Cycles in the window that gave no WAL rate, by why.
-    pub left_out: BTreeMap<LeftOut, usize>,
+    pub(crate) left_out: BTreeMap<LeftOut, usize>,
 }
 
 /// What following the suggestion costs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Cost {
+pub(crate) struct Cost {
     /// pg_wal may grow to about max_wal_size + wal_keep_size.
-    pub pg_wal_mb: Option<u64>,
+    pub(crate) pg_wal_mb: Option<u64>,
     /// WAL a crash just before a checkpoint completes would replay.
-    pub crash_recovery_wal_mb: Option<f64>,
+    pub(crate) crash_recovery_wal_mb: Option<f64>,
     /// The replay speed of the cluster's own crash recoveries, if any
     /// (a standby's replay is no measure of it).
-    pub replay_mb_s: Option<f64>,
+    pub(crate) replay_mb_s: Option<f64>,
     /// The `redo done` of the newest crash recovery that speed comes from.
     #[serde(serialize_with = "crate::timefmt::serialize_opt")]
-    pub replay_measured_at: Option<Timestamp>,
-    pub crash_recovery_s: Option<f64>,
+    pub(crate) replay_measured_at: Option<Timestamp>,
+    pub(crate) crash_recovery_s: Option<f64>,
 }
 
 /// One measured checkpoint cycle: from one checkpoint start to the next.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Cycle {
+pub(crate) struct Cycle {
     /// The start of the checkpoint that ends the cycle.
-    pub at: Timestamp,
+    pub(crate) at: Timestamp,
     /// The start of the checkpoint before it, where the cycle's WAL begins.
-    pub from: Timestamp,
-    pub seconds: f64,
-    pub distance_kb: i64,
-    pub rate_kb_s: f64,
-    pub wal_files_added: Option<i64>,
+    pub(crate) from: Timestamp,
+    pub(crate) seconds: f64,
+    pub(crate) distance_kb: i64,
+    pub(crate) rate_kb_s: f64,
+    pub(crate) wal_files_added: Option<i64>,
 }
 
 /// Why a cycle in the window gives no WAL rate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum LeftOut {
+pub(crate) enum LeftOut {
     /// It spans a shutdown, restart or recovery: its time includes downtime.
     Downtime,
     /// It ends in a requested checkpoint (CHECKPOINT, a base backup, CREATE
@@ -197,9 +197,9 @@ pub enum LeftOut {
 
 /// The cycles in a window: those that give a WAL rate, and how many did not and why.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Cycles {
-    pub usable: Vec<Cycle>,
-    pub left_out: BTreeMap<LeftOut, usize>,
+pub(crate) struct Cycles {
+    pub(crate) usable: Vec<Cycle>,
+    pub(crate) left_out: BTreeMap<LeftOut, usize>,
 }
 
 /// Checkpoints that end or follow a server run: their cycle includes downtime.
@@ -208,7 +208,7 @@ const NOT_A_CYCLE: [Trigger; 2] = [Trigger::Shutdown, Trigger::EndOfRecovery];
 /// The cycles whose checkpoint started at or after `since`. Left out by
 /// what ends them, never by their length: under a small max_wal_size the
 /// busiest WAL-triggered cycles are shorter than a second.
-pub fn cycles(history: &SizingHistory, since: Timestamp) -> Cycles {
+pub(crate) fn cycles(history: &SizingHistory, since: Timestamp) -> Cycles {
     // A binary search per cycle, not a scan of every restart: a long log with
     // many restarts made that quadratic (a minute per alert pass).
     let mut restarts = history.restarts.clone();
@@ -252,7 +252,7 @@ pub(crate) fn cycle(a: &PointStart, b: &PointStart, restarted: bool) -> Result<C
 
 /// The time-weighted percentile of the cycles' rates: the smallest rate such
 /// that the cycles at or below it cover at least p% of the cycles' time.
-pub fn time_percentile(cycles: &[Cycle], p: f64) -> Option<f64> {
+pub(crate) fn time_percentile(cycles: &[Cycle], p: f64) -> Option<f64> {
     time_weighted(cycles, p, |c| c.rate_kb_s)
 }
 
@@ -314,7 +314,7 @@ pub(crate) fn readable_mb(mb: f64, segment_mb: f64) -> u64 {
 }
 
 /// "4GB", "1536MB": how the SQL and the text spell a size.
-pub fn pg_size(mb: u64) -> String {
+pub(crate) fn pg_size(mb: u64) -> String {
     crate::guc::units::size_text(mb)
 }
 
@@ -329,7 +329,7 @@ fn window_text(d: Duration) -> String {
 }
 
 /// The suggestion for `cluster` from its history in the lookback window.
-pub fn suggest(
+pub(crate) fn suggest(
     store: &Store,
     cluster: &str,
     settings: &Settings,
@@ -341,7 +341,7 @@ pub fn suggest(
 }
 
 /// [`suggest`], with `curve` worked out when `curve` is true.
-pub fn suggest_with(
+pub(crate) fn suggest_with(
     store: &Store,
     cluster: &str,
     settings: &Settings,
@@ -401,14 +401,14 @@ fn probe_at(logged: Option<&Logged>, mb: u64) -> Probe {
 
 /// One point of forced checkpoints against size: `suggest`'s `curve`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CurvePoint {
-    pub max_wal_size_mb: u64,
+pub(crate) struct CurvePoint {
+    pub(crate) max_wal_size_mb: u64,
     /// WAL-triggered checkpoints the replay of the window finds.
-    pub forced: i64,
-    pub too_frequent: i64,
-    pub peak_pg_wal_mb: f64,
+    pub(crate) forced: i64,
+    pub(crate) too_frequent: i64,
+    pub(crate) peak_pg_wal_mb: f64,
     /// A crash at the worst moment, at the crash recoveries' replay speed; null without one.
-    pub recovery_s: Option<f64>,
+    pub(crate) recovery_s: Option<f64>,
 }
 
 /// The replay of the window at the current size, half the suggestion, the
@@ -684,7 +684,7 @@ fn round1(v: f64) -> f64 {
 mod bounds;
 mod explain;
 
-pub use bounds::{Bounds, PgWalBound, Probe, RecoveryBound};
+pub(crate) use bounds::{Bounds, Probe};
 
 #[cfg(test)]
 mod tests;

@@ -20,20 +20,20 @@ use crate::store::{Store, StoreError};
 
 /// PostgreSQL's block size (BLCKSZ): 8 kB in every packaged build; the log
 /// counts buffers, not bytes.
-pub const BLOCK_BYTES: f64 = 8192.0;
+pub(crate) const BLOCK_BYTES: f64 = 8192.0;
 
 const MB: f64 = 1024.0 * 1024.0;
 
 /// The two settings that pace a checkpoint, as they were at one time.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Pacing {
-    pub timeout_s: f64,
-    pub completion_target: f64,
+pub(crate) struct Pacing {
+    pub(crate) timeout_s: f64,
+    pub(crate) completion_target: f64,
 }
 
 impl Pacing {
     /// The time a timed checkpoint spreads its writes over.
-    pub fn spread_s(&self) -> f64 {
+    pub(crate) fn spread_s(&self) -> f64 {
         self.timeout_s * self.completion_target
     }
 }
@@ -41,7 +41,7 @@ impl Pacing {
 /// The rate a checkpoint wrote at, in MB/s: its buffers over its write
 /// phase. None when the log lacks either figure or the write took no
 /// measurable time.
-pub fn write_mb_s(buffers: Option<i64>, write_s: Option<f64>) -> Option<f64> {
+pub(crate) fn write_mb_s(buffers: Option<i64>, write_s: Option<f64>) -> Option<f64> {
     let (buffers, write_s) = (buffers?, write_s?);
     (write_s > 0.0 && buffers >= 0).then(|| buffers as f64 * BLOCK_BYTES / MB / write_s)
 }
@@ -51,7 +51,7 @@ pub fn write_mb_s(buffers: Option<i64>, write_s: Option<f64>) -> Option<f64> {
 /// paces, those requested by WAL or by the timeout: a `CHECKPOINT`, a
 /// shutdown or the end of recovery write at full speed by design. None
 /// also when the write time is missing or zero.
-pub fn pace_ratio(pacing: Pacing, trigger: Option<Trigger>, write_s: Option<f64>) -> Option<f64> {
+pub(crate) fn pace_ratio(pacing: Pacing, trigger: Option<Trigger>, write_s: Option<f64>) -> Option<f64> {
     let write_s = write_s?;
     let paced = matches!(trigger, Some(Trigger::Wal | Trigger::Time));
     (paced && write_s > 0.0 && pacing.spread_s() > 0.0).then(|| pacing.spread_s() / write_s)
@@ -69,7 +69,7 @@ pub fn pace_ratio(pacing: Pacing, trigger: Option<Trigger>, write_s: Option<f64>
 /// `checkpoint_completion_target` is taken (0.5 to 0.9 by version and
 /// habit: the ratio is off by at most 1.8×, and most servers keep it).
 #[derive(Debug, Clone, Default)]
-pub struct PacingTimeline {
+pub(crate) struct PacingTimeline {
     version: Option<u32>,
     timeout_s: Option<f64>,
     completion_target: Option<f64>,
@@ -81,14 +81,14 @@ const TARGET: &str = "checkpoint_completion_target";
 
 impl PacingTimeline {
     /// What the store knows of `cluster`'s pacing settings.
-    pub fn load(store: &Store, cluster: &str) -> Result<PacingTimeline, StoreError> {
+    pub(crate) fn load(store: &Store, cluster: &str) -> Result<PacingTimeline, StoreError> {
         let current = settings::current(store, cluster)?;
         // Every change: each value is looked up by its own name.
         Ok(PacingTimeline::new(&current, settings::timeline(store, cluster)?))
     }
 
     /// From the values in force now and the changes, oldest first.
-    pub fn new(current: &Settings, changes: Vec<SettingChange>) -> PacingTimeline {
+    pub(crate) fn new(current: &Settings, changes: Vec<SettingChange>) -> PacingTimeline {
         PacingTimeline {
             version: current.version,
             timeout_s: current.seconds(TIMEOUT).filter(|_| !current.assumed(TIMEOUT)),
@@ -100,7 +100,7 @@ impl PacingTimeline {
     /// The settings in force at `at`: the latest change at or before it, else
     /// the value the first later change replaced, else today's. None while
     /// `checkpoint_timeout` is not known.
-    pub fn at(&self, at: Timestamp) -> Option<Pacing> {
+    pub(crate) fn at(&self, at: Timestamp) -> Option<Pacing> {
         let timeout_s = self.value_at(TIMEOUT, at).and_then(|t| self.seconds(&t)).or(self.timeout_s)?;
         let completion_target = self.value_at(TARGET, at).and_then(|t| self.number(&t)).or(self.completion_target)?;
         Some(Pacing { timeout_s, completion_target })

@@ -48,10 +48,10 @@ use crate::model::event::Trigger;
 use crate::store::checkpoints::ByTrigger;
 
 /// Seconds since the replay's origin.
-pub type Secs = f64;
+pub(crate) type Secs = f64;
 
 /// WAL position, in bytes since the timeline's origin.
-pub type Lsn = f64;
+pub(crate) type Lsn = f64;
 
 /// What WAL a finished write of less than this since the previous
 /// checkpoint leaves it: the checkpoint record itself. A time checkpoint
@@ -60,26 +60,26 @@ const IDLE_BYTES: f64 = 512.0;
 
 /// How long after its whole second the checkpointer's timer starts a time
 /// checkpoint: the log's time checkpoints start 0.05 to 0.2 s past it.
-pub const WAKE_S: f64 = 0.1;
+pub(crate) const WAKE_S: f64 = 0.1;
 
 /// A known WAL position at a time.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Knot {
-    pub at: Secs,
-    pub lsn: Lsn,
+pub(crate) struct Knot {
+    pub(crate) at: Secs,
+    pub(crate) lsn: Lsn,
 }
 
 /// The WAL position over time: linear between the knots, flat before the
 /// first and after the last.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Wal {
+pub(crate) struct Wal {
     knots: Vec<Knot>,
 }
 
 impl Wal {
     /// The knots in time order; WAL never goes back (a knot below the one
     /// before it is raised to it).
-    pub fn new(mut knots: Vec<Knot>) -> Wal {
+    pub(crate) fn new(mut knots: Vec<Knot>) -> Wal {
         knots.retain(|k| k.at.is_finite() && k.lsn.is_finite());
         knots.sort_by(|a, b| a.at.total_cmp(&b.at));
         let mut high = f64::NEG_INFINITY;
@@ -90,12 +90,13 @@ impl Wal {
         Wal { knots }
     }
 
-    pub fn knots(&self) -> &[Knot] {
+    #[cfg(test)]
+    pub(crate) fn knots(&self) -> &[Knot] {
         &self.knots
     }
 
     /// The WAL position at `t`.
-    pub fn at(&self, t: Secs) -> Lsn {
+    pub(crate) fn at(&self, t: Secs) -> Lsn {
         let i = self.knots.partition_point(|k| k.at <= t);
         match (i.checked_sub(1).map(|j| self.knots[j]), self.knots.get(i)) {
             (None, Some(k)) => k.lsn,
@@ -108,7 +109,7 @@ impl Wal {
 
     /// The first time at or after `from` when WAL has reached `lsn`, None
     /// when it never does.
-    pub fn reaches(&self, lsn: Lsn, from: Secs) -> Option<Secs> {
+    pub(crate) fn reaches(&self, lsn: Lsn, from: Secs) -> Option<Secs> {
         if self.at(from) >= lsn {
             return Some(from);
         }
@@ -128,38 +129,38 @@ impl Wal {
 /// A time the server was up: the checkpointer's clock starts at `from`,
 /// and no time or WAL checkpoint starts at or after `to`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Run {
-    pub from: Secs,
-    pub to: Secs,
+pub(crate) struct Run {
+    pub(crate) from: Secs,
+    pub(crate) to: Secs,
 }
 
 /// A checkpoint no setting decides, where the log has it: CHECKPOINT, a base
 /// backup, CREATE DATABASE, a shutdown, the end of a recovery.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Fixed {
-    pub at: Secs,
-    pub end: Secs,
-    pub trigger: Trigger,
+pub(crate) struct Fixed {
+    pub(crate) at: Secs,
+    pub(crate) end: Secs,
+    pub(crate) trigger: Trigger,
 }
 
 /// What a replay reads: the WAL, the runs, the fixed checkpoints.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Timeline {
-    pub start: Secs,
-    pub end: Secs,
-    pub wal: Wal,
+pub(crate) struct Timeline {
+    pub(crate) start: Secs,
+    pub(crate) end: Secs,
+    pub(crate) wal: Wal,
     /// In time order, not overlapping.
-    pub runs: Vec<Run>,
+    pub(crate) runs: Vec<Run>,
     /// In time order.
-    pub fixed: Vec<Fixed>,
+    pub(crate) fixed: Vec<Fixed>,
     /// The sync phase after a checkpoint's writes, seconds (what the log's
     /// time and WAL checkpoints took besides their writes).
-    pub sync_s: f64,
+    pub(crate) sync_s: f64,
     /// Each logged time or WAL checkpoint's start, with how long its writes
     /// took where that was longer than its pace allowed (the disk, not the
     /// schedule, set the time), else 0: until the next, a checkpoint's
     /// writes take at least this long. In time order.
-    pub slow_writes: Vec<(Secs, f64)>,
+    pub(crate) slow_writes: Vec<(Secs, f64)>,
 }
 
 impl Timeline {
@@ -172,24 +173,24 @@ impl Timeline {
 
 /// The settings one replay runs under, from some time on.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Rules {
-    pub max_wal_size_mb: f64,
-    pub min_wal_size_mb: f64,
-    pub timeout_s: f64,
-    pub completion_target: f64,
-    pub wal_keep_mb: f64,
+pub(crate) struct Rules {
+    pub(crate) max_wal_size_mb: f64,
+    pub(crate) min_wal_size_mb: f64,
+    pub(crate) timeout_s: f64,
+    pub(crate) completion_target: f64,
+    pub(crate) wal_keep_mb: f64,
     /// checkpoint_warning; 0 disables the warning.
-    pub warning_s: f64,
-    pub segment_mb: f64,
-    pub version: Option<u32>,
+    pub(crate) warning_s: f64,
+    pub(crate) segment_mb: f64,
+    pub(crate) version: Option<u32>,
     /// CheckPointSegments when the log tells it but not max_wal_size (a
     /// value in force before a change whose old value no line states).
-    pub segments: Option<u64>,
+    pub(crate) segments: Option<u64>,
 }
 
 impl Rules {
     /// CheckPointSegments: max_wal_size in whole segments over the divisor, at least 1.
-    pub fn checkpoint_segments(&self) -> u64 {
+    pub(crate) fn checkpoint_segments(&self) -> u64 {
         self.segments.unwrap_or_else(|| {
             let segments = (self.max_wal_size_mb / self.segment_mb).floor().max(0.0) as u64;
             trigger::checkpoint_segments(segments, trigger::divisor(self.version, self.completion_target))
@@ -210,15 +211,16 @@ const MB: f64 = 1024.0 * 1024.0;
 
 /// The settings from each time on: the first applies from the start.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Schedule(pub Vec<(Secs, Rules)>);
+pub(crate) struct Schedule(pub(crate) Vec<(Secs, Rules)>);
 
 impl Schedule {
-    pub fn constant(rules: Rules) -> Schedule {
+    #[cfg(test)]
+    pub(crate) fn constant(rules: Rules) -> Schedule {
         Schedule(vec![(f64::NEG_INFINITY, rules)])
     }
 
     /// The rules in force at `t`.
-    pub fn at(&self, t: Secs) -> Rules {
+    pub(crate) fn at(&self, t: Secs) -> Rules {
         let i = self.0.partition_point(|(from, _)| *from <= t);
         self.0[i.saturating_sub(1)].1
     }
@@ -232,7 +234,7 @@ impl Schedule {
 /// When the writes of a checkpoint starting at `s` with REDO `lsn` end by
 /// its pace alone: `cct x checkpoint_timeout` later, or once `cct x
 /// CheckPointSegments` segments of WAL followed, whichever is first.
-pub fn paced_end(wal: &Wal, s: Secs, lsn: Lsn, rules: &Rules) -> Secs {
+pub(crate) fn paced_end(wal: &Wal, s: Secs, lsn: Lsn, rules: &Rules) -> Secs {
     let segments = rules.checkpoint_segments() as f64;
     let by_time = s + rules.completion_target * rules.timeout_s;
     let by_wal = wal.reaches(lsn + rules.completion_target * segments * rules.segment_bytes(), s);
@@ -241,13 +243,13 @@ pub fn paced_end(wal: &Wal, s: Secs, lsn: Lsn, rules: &Rules) -> Secs {
 
 /// What one replay predicts over the timeline.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Outcome {
-    pub checkpoints: ByTrigger,
-    pub too_frequent: i64,
+pub(crate) struct Outcome {
+    pub(crate) checkpoints: ByTrigger,
+    pub(crate) too_frequent: i64,
     /// The most WAL segments pg_wal held at once, in MB.
-    pub peak_pg_wal_mb: f64,
+    pub(crate) peak_pg_wal_mb: f64,
     /// The most WAL a crash at the worst moment would have replayed, MB.
-    pub max_replay_mb: f64,
+    pub(crate) max_replay_mb: f64,
 }
 
 /// A checkpoint in progress.
@@ -279,7 +281,7 @@ struct Sim<'a> {
 }
 
 /// The timeline replayed under `schedule`.
-pub fn replay(timeline: &Timeline, schedule: &Schedule) -> Outcome {
+pub(crate) fn replay(timeline: &Timeline, schedule: &Schedule) -> Outcome {
     let start = timeline.start;
     let rules = schedule.at(start);
     let seg = rules.segment_bytes();
@@ -471,7 +473,7 @@ impl Sim<'_> {
     }
 }
 
-pub mod timeline;
+pub(crate) mod timeline;
 
 #[cfg(test)]
 mod tests;

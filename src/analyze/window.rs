@@ -8,10 +8,10 @@ use jiff::{SignedDuration, Timestamp};
 
 /// The log times a windowed rule looks at, both ends included.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Window {
-    pub start: Timestamp,
-    pub end: Timestamp,
-    pub length: Duration,
+pub(crate) struct Window {
+    pub(crate) start: Timestamp,
+    pub(crate) end: Timestamp,
+    pub(crate) length: Duration,
 }
 
 impl Window {
@@ -20,7 +20,7 @@ impl Window {
     /// than now: an event dated ahead waits for its time (at most the
     /// clock_skew tolerance, or the daemon's next pass) instead of moving
     /// the window; the callers pass the newest event not dated ahead.
-    pub fn ending(now: Timestamp, newest_event: Option<Timestamp>, length: Duration) -> Window {
+    pub(crate) fn ending(now: Timestamp, newest_event: Option<Timestamp>, length: Duration) -> Window {
         let span = SignedDuration::try_from(length).unwrap_or(SignedDuration::MAX);
         let back = |t: Timestamp| t.checked_sub(span).unwrap_or(Timestamp::MIN);
         let end = match newest_event {
@@ -30,12 +30,12 @@ impl Window {
         Window { start: back(end), end, length }
     }
 
-    pub fn contains(&self, t: Timestamp) -> bool {
+    pub(crate) fn contains(&self, t: Timestamp) -> bool {
         self.start <= t && t <= self.end
     }
 
     /// "1h", "24h", "30m".
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         crate::timefmt::format_duration(self.length)
     }
 

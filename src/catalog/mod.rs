@@ -10,7 +10,7 @@
 //! printf arguments in C order (translations keep that order).
 
 mod data;
-pub mod level;
+pub(crate) mod level;
 mod template;
 #[cfg(test)]
 mod tests;
@@ -173,13 +173,11 @@ pub struct Catalog {
 
 /// A data error found while building the catalog (a bug in `parsers/`).
 #[derive(Debug, thiserror::Error)]
-pub enum CatalogError {
+pub(crate) enum CatalogError {
     #[error("{file}: {source}")]
     Toml { file: &'static str, source: toml::de::Error },
     #[error("message {id}: {what}")]
     Message { id: String, what: String },
-    #[error("bad regex for {id}: {pattern}")]
-    Regex { id: String, pattern: String },
     #[error("needle automaton: {0}")]
     Needles(String),
     #[error("levels.toml: {0}")]
@@ -200,7 +198,7 @@ impl Catalog {
     }
 
     /// Build from the embedded data. Regexes are compiled lazily.
-    pub fn build() -> Result<Catalog, CatalogError> {
+    pub(crate) fn build() -> Result<Catalog, CatalogError> {
         let tr = load_translations();
         let mut messages = Vec::new();
         let mut templates = Vec::new();
@@ -306,7 +304,7 @@ impl Catalog {
     /// Literal strings for a multi-needle prefilter: every classifiable
     /// template (every language) contains at least one of them, within its
     /// Unparsed prefix when it has one.
-    pub fn needles(&self) -> &[String] {
+    pub(crate) fn needles(&self) -> &[String] {
         &self.needles
     }
 
@@ -318,7 +316,7 @@ impl Catalog {
     }
 
     /// A severity word as csvlog (translated) or jsonlog (English) writes it.
-    pub fn severity(&self, word: &str) -> Option<LogSeverity> {
+    pub(crate) fn severity(&self, word: &str) -> Option<LogSeverity> {
         self.severities.get(word).copied()
     }
 
@@ -390,7 +388,7 @@ impl Catalog {
     /// follows one of the complete line's shapes (any version, any
     /// language) up to its end. Of several shapes, the one that reads the
     /// most of the message wins; they name the same figures up to there.
-    pub fn classify_cut(&self, message: &str) -> Option<EventBody> {
+    pub(crate) fn classify_cut(&self, message: &str) -> Option<EventBody> {
         let mut best: Option<(usize, &Template, Vec<Option<&str>>)> = None;
         for t in self.templates.iter().filter(|t| !t.pieces.is_empty()) {
             let msg = &self.messages[t.msg];

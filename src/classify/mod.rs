@@ -1,7 +1,7 @@
 //! Classification: a framed [`Record`] becomes a typed, trusted event — or a
 //! counted rejection when a client session wrote something that looks like one.
 
-pub mod trust;
+pub(crate) mod trust;
 
 #[cfg(test)]
 mod each_check;

@@ -14,7 +14,7 @@ use crate::config::Config;
 use crate::output;
 use crate::store::Store;
 
-pub fn run(args: AnalyzeArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     let super::Loaded { config, rules, db: path } = super::config_and_db(&args.common)?;
     let mut store = Store::open_existing(&path)?;
     let now = Timestamp::now();

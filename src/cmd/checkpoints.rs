@@ -70,7 +70,7 @@ const CUT_MARK: &str = " (cut)";
 const CUT_NOTE: &str =
     "(cut): its complete line was cut short (a pager's `>`, the end of the input); the figures after the cut are unknown";
 
-pub fn run(args: CheckpointsArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: CheckpointsArgs) -> Result<ExitCode> {
     let trigger = match args.trigger.as_deref().map(|t| (t, Trigger::parse(t))) {
         Some((t, None)) => {
             let names: Vec<&str> = Trigger::ALL.iter().map(|t| t.as_str()).collect();

@@ -8,7 +8,7 @@ use clap::CommandFactory;
 
 use crate::cli::{Cli, CompletionsArgs};
 
-pub fn run(args: CompletionsArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: CompletionsArgs) -> Result<ExitCode> {
     // Written whole at the end: clap_complete panics on a write error, and a
     // closed stdout (`| head`) is an error to return, not a panic.
     std::io::stdout().lock().write_all(&script(args.shell))?;
@@ -16,7 +16,7 @@ pub fn run(args: CompletionsArgs) -> Result<ExitCode> {
 }
 
 /// The completion script for `shell`, completing the command `walwatch`.
-pub fn script(shell: clap_complete::Shell) -> Vec<u8> {
+pub(crate) fn script(shell: clap_complete::Shell) -> Vec<u8> {
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "walwatch", &mut out);
     out

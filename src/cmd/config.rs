@@ -9,7 +9,7 @@ use crate::alert::rules::RuleSet;
 use crate::cli::ConfigCommand;
 use crate::config::{Config, MailTransport};
 
-pub fn run(cmd: ConfigCommand) -> Result<ExitCode> {
+pub(crate) fn run(cmd: ConfigCommand) -> Result<ExitCode> {
     match cmd {
         ConfigCommand::Check(args) => {
             crate::output::lines(&mut std::io::stdout().lock(), &check(args.config.as_deref(), Path::new("/"))?)?;

@@ -16,7 +16,7 @@ use crate::digest::report::{self, Inputs, Report};
 use crate::digest::schedule::Schedule;
 use crate::store::Store;
 
-pub fn run(args: DigestArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: DigestArgs) -> Result<ExitCode> {
     let super::Loaded { config, rules, db } = super::config_and_db(&args.common)?;
     let store = Store::open_existing(&db)?;
     let mut schedule = Schedule::of(&config.digest).context("[digest] timezone")?;

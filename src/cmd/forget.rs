@@ -14,7 +14,7 @@ use crate::source::Source;
 use crate::store::sources::KnownSource;
 use crate::store::{Damage, Store};
 
-pub fn run(args: ForgetArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: ForgetArgs) -> Result<ExitCode> {
     if args.damaged {
         return damaged(&args);
     }

@@ -29,7 +29,7 @@ use crate::output::{self, grouped, grouped_f, spark};
 use crate::store::Store;
 use crate::timefmt::{parse_when, rfc3339};
 
-pub fn run(args: HistoryArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: HistoryArgs) -> Result<ExitCode> {
     let tz = zone(args.tz.as_deref())?;
     let by = by(args.by);
     let super::Loaded { rules, db, .. } = super::config_and_db(&args.common)?;

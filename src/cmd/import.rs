@@ -19,7 +19,7 @@ use crate::ingest::{self, ImportReport, Options};
 use crate::output;
 use crate::store::Store;
 
-pub fn run(args: ImportArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: ImportArgs) -> Result<ExitCode> {
     if args.undated {
         return undated::run(&args);
     }

@@ -10,7 +10,7 @@ use clap::CommandFactory;
 
 use crate::cli::{Cli, ManArgs};
 
-pub fn run(args: ManArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: ManArgs) -> Result<ExitCode> {
     match args.dir {
         None => {
             let mut page = Vec::new();
@@ -51,7 +51,7 @@ fn man(cmd: clap::Command) -> clap_mangen::Man {
 /// Writes walwatch.1 and walwatch-<command>[-<subcommand>].1 for every
 /// command into `dir` (created when missing); returns the paths written,
 /// in the order of the command tree.
-pub fn write_pages(dir: &Path) -> Result<Vec<PathBuf>> {
+pub(crate) fn write_pages(dir: &Path) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     fn write(cmd: &clap::Command, dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
         let man = man(cmd.clone());

@@ -35,21 +35,21 @@ pub const EXIT_FAILURE: u8 = 1;
 
 /// `import`: a file held lines that look like PostgreSQL events but did not
 /// fit the format or prefix it was read with; nothing of it was recorded as read.
-pub const EXIT_MISFIT: u8 = 3;
+pub(crate) const EXIT_MISFIT: u8 = 3;
 
 /// `status`: a cluster has a problem — a log the daemon cannot read, or one
 /// whose lines did not fit its format or prefix. `import`: a file was read
 /// with problems — complete lines cut short, stored as far as they go and
 /// marked truncated.
-pub const EXIT_PROBLEMS: u8 = 4;
+pub(crate) const EXIT_PROBLEMS: u8 = 4;
 
 /// `status`: a daemon ran on this store and is not running now (stopped,
 /// killed, crashed or hung).
-pub const EXIT_DAEMON_DOWN: u8 = 5;
+pub(crate) const EXIT_DAEMON_DOWN: u8 = 5;
 
 /// `status`: a followed log holds a megabyte or more that the daemon has
 /// not read yet.
-pub const EXIT_BEHIND: u8 = 6;
+pub(crate) const EXIT_BEHIND: u8 = 6;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
     QUIET.store(cli.quiet, Ordering::Relaxed);

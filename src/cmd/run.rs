@@ -6,7 +6,7 @@ use anyhow::Result;
 
 use crate::cli::RunArgs;
 
-pub fn run(args: RunArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: RunArgs) -> Result<ExitCode> {
     crate::daemon::run(args.config.as_deref(), args.db.as_deref())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -47,7 +47,7 @@ struct ClusterSettings {
     standby_replays: usize,
 }
 
-pub fn run(args: SettingsArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: SettingsArgs) -> Result<ExitCode> {
     let super::Loaded { config, db, .. } = super::config_and_db(&args.common)?;
     let configured: Vec<&config::ClusterConfig> =
         config.clusters.iter().filter(|c| args.cluster.as_ref().is_none_or(|only| &c.name == only)).collect();

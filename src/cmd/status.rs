@@ -136,10 +136,10 @@ struct FileReport {
 /// prints it, whether one ran on this store and is not running now, whether
 /// none ever ran, and the followed files it is a megabyte or more behind on.
 pub(super) struct DaemonSummary {
-    pub line: String,
-    pub down: bool,
-    pub never: bool,
-    pub behind: Vec<String>,
+    pub(crate) line: String,
+    pub(crate) down: bool,
+    pub(crate) never: bool,
+    pub(crate) behind: Vec<String>,
 }
 
 pub(super) fn daemon_summary(store: &Store) -> Result<DaemonSummary> {
@@ -155,7 +155,7 @@ pub(super) fn daemon_summary(store: &Store) -> Result<DaemonSummary> {
 }
 
 /// With `-q` nothing is printed: the exit status only.
-pub fn run(args: StatusArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: StatusArgs) -> Result<ExitCode> {
     let super::Loaded { config, rules, db } = super::config_and_db(&args.common)?;
     let store = Store::open_read_only(&db)?;
     super::check_cluster(&store, args.cluster.as_deref())?;

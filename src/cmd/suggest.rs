@@ -11,7 +11,7 @@ use crate::analyze::sizing::{self, pg_size, Suggestion};
 use crate::cli::{ReportFormat, SuggestArgs};
 use crate::output;
 
-pub fn run(args: SuggestArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: SuggestArgs) -> Result<ExitCode> {
     let super::Loaded { config, rules, db } = super::config_and_db(&args.common)?;
     let mut store = super::writable_or_read_only(&db)?;
     let now = Timestamp::now();

@@ -21,27 +21,27 @@ use crate::timefmt::table_time;
 /// What `walwatch summary` prints.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Summary {
-    pub checkpoints: PointCounts,
-    pub restartpoints: PointCounts,
-    pub too_frequent: i64,
-    pub parameter_changes: i64,
+    pub(crate) checkpoints: PointCounts,
+    pub(crate) restartpoints: PointCounts,
+    pub(crate) too_frequent: i64,
+    pub(crate) parameter_changes: i64,
     /// Records the trust rule proved a client session wrote.
-    pub rejected: i64,
+    pub(crate) rejected: i64,
     /// Lines that look like events but that their file's format or prefix
     /// did not fit (who wrote them cannot be said), in the files read for
     /// the clusters chosen: such a line has no time, so --since/--until do
     /// not apply.
-    pub unmatched: i64,
+    pub(crate) unmatched: i64,
     /// Checkpoints and restartpoints stored from a complete line cut short:
     /// their figures after the cut are unknown.
-    pub truncated: i64,
+    pub(crate) truncated: i64,
     /// First and last event, leaving out those dated ahead.
     #[serde(serialize_with = "crate::timefmt::serialize_opt")]
-    pub first_at: Option<Timestamp>,
+    pub(crate) first_at: Option<Timestamp>,
     #[serde(serialize_with = "crate::timefmt::serialize_opt")]
-    pub last_at: Option<Timestamp>,
+    pub(crate) last_at: Option<Timestamp>,
     /// Events dated more than the tolerance ahead of walwatch's clock when read (counted above, no first/last).
-    pub dated_ahead: i64,
+    pub(crate) dated_ahead: i64,
 }
 
 /// The counts cover every stored record; first and last event leave out
@@ -62,7 +62,7 @@ pub(crate) fn summary(store: &Store, filter: &Filter, tolerance: Duration) -> Re
     })
 }
 
-pub fn run(args: SummaryArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: SummaryArgs) -> Result<ExitCode> {
     let filter = super::filter(&args.window, None)?;
     let super::Loaded { rules, db, .. } = super::config_and_db(&args.common)?;
     let store = Store::open_read_only(&db)?;

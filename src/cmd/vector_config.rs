@@ -20,7 +20,7 @@ use crate::cli::VectorConfigArgs;
 /// Where PostgreSQL writes its logs on Debian and on RHEL/PGDG.
 const DEFAULT_LOGS: [&str; 2] = ["/var/log/postgresql/*.log", "/var/lib/pgsql/*/data/log/*.log"];
 
-pub fn run(args: VectorConfigArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: VectorConfigArgs) -> Result<ExitCode> {
     let logs: Vec<String> =
         if args.logs.is_empty() { DEFAULT_LOGS.iter().map(|s| s.to_string()).collect() } else { args.logs };
     std::io::stdout().lock().write_all(render(&args.central, &logs).as_bytes())?;
@@ -75,7 +75,7 @@ impl Kind {
 }
 
 /// The whole config for agents reaching the central walwatch at `central`.
-pub fn render(central: &str, logs: &[String]) -> String {
+pub(crate) fn render(central: &str, logs: &[String]) -> String {
     let mut kinds: Vec<Kind> = logs.iter().map(|g| Kind::of(g)).collect();
     kinds.sort();
     kinds.dedup();

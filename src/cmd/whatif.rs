@@ -19,14 +19,14 @@ use crate::store::checkpoints::ByTrigger;
 /// these; the keys are a public interface.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Prediction {
-    pub max_wal_size_mb: u64,
-    pub checkpoint_timeout_s: u64,
-    pub checkpoints: ByTrigger,
-    pub too_frequent: i64,
-    pub peak_pg_wal_mb: f64,
-    pub max_replay_mb: f64,
+    pub(crate) max_wal_size_mb: u64,
+    pub(crate) checkpoint_timeout_s: u64,
+    pub(crate) checkpoints: ByTrigger,
+    pub(crate) too_frequent: i64,
+    pub(crate) peak_pg_wal_mb: f64,
+    pub(crate) max_replay_mb: f64,
     /// At the replay speed of the log's crash recoveries; None without one.
-    pub recovery_s: Option<f64>,
+    pub(crate) recovery_s: Option<f64>,
 }
 
 /// What the replay cannot know, said under the table.
@@ -35,7 +35,7 @@ const LIMITS: &str = "The replay keeps the WAL the log shows. Full-page writes f
                       sizes are upper bounds, for smaller sizes lower ones. Replication slots and archive backlog \
                       are not in the log.";
 
-pub fn run(args: WhatifArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: WhatifArgs) -> Result<ExitCode> {
     let asked = Asked::of(&args)?;
     let super::Loaded { config, db, .. } = super::config_and_db(&args.common)?;
     let mut store = super::writable_or_read_only(&db)?;
@@ -175,9 +175,9 @@ pub(crate) struct BadValue {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub(crate) struct Asked {
     /// max_wal_size values, MB; empty: the settings in force.
-    pub sizes: Vec<f64>,
-    pub timeout_s: Option<f64>,
-    pub completion_target: Option<f64>,
+    pub(crate) sizes: Vec<f64>,
+    pub(crate) timeout_s: Option<f64>,
+    pub(crate) completion_target: Option<f64>,
 }
 
 impl Asked {

@@ -10,17 +10,17 @@ use super::problem::{interval, Problem};
 #[derive(Debug, Clone, PartialEq)]
 pub struct AdviceSection {
     /// How far back the WAL rate is sampled.
-    pub lookback: Duration,
+    pub(crate) lookback: Duration,
     /// The percentile of per-cycle WAL rates, weighted by each cycle's time, taken as the peak (0 < p <= 100).
-    pub percentile: f64,
+    pub(crate) percentile: f64,
     /// Fewer usable checkpoint cycles than this: no suggestion, only a note.
-    pub min_samples: usize,
+    pub(crate) min_samples: usize,
     /// Safety factor on top of the projected need (>= 1).
-    pub headroom: f64,
+    pub(crate) headroom: f64,
     /// The longest a crash recovery may take at the worst moment.
-    pub max_recovery: Option<Duration>,
+    pub(crate) max_recovery: Option<Duration>,
     /// The most WAL pg_wal may hold, MB.
-    pub max_pg_wal_mb: Option<u64>,
+    pub(crate) max_pg_wal_mb: Option<u64>,
 }
 
 impl Default for AdviceSection {

@@ -54,7 +54,7 @@ impl RuleTables {
 
     /// `[alerts.<id>]` read as `T` (whose `Deserialize` checks the values);
     /// None when the file has no such table.
-    pub fn read<T: DeserializeOwned>(&self, id: &str) -> Result<Option<T>, ConfigError> {
+    pub(crate) fn read<T: DeserializeOwned>(&self, id: &str) -> Result<Option<T>, ConfigError> {
         if !self.ids.iter().any(|(i, _)| i == id) {
             return Ok(None);
         }
@@ -64,7 +64,7 @@ impl RuleTables {
     }
 
     /// The error for `[alerts.<id>]` when no rule has that id.
-    pub fn unknown(&self, id: &str, known: &[&str]) -> ConfigError {
+    pub(crate) fn unknown(&self, id: &str, known: &[&str]) -> ConfigError {
         let span = self.ids.iter().find(|(i, _)| i == id).map_or(0..0, |(_, span)| span.clone());
         let expected: Vec<String> =
             std::iter::once("reminder_interval").chain(known.iter().copied()).map(|k| format!("`{k}`")).collect();
@@ -160,14 +160,14 @@ impl RawAlerts {
 
 /// Serde helpers for the values of rule tables, with the messages the rest
 /// of the file uses; an error points at the value.
-pub mod value {
+pub(crate) mod value {
     use std::time::Duration;
 
     use serde::de::Error as _;
     use serde::{Deserialize, Deserializer, Serializer};
 
     /// A duration written "1h", "30m", "7d".
-    pub mod interval {
+    pub(crate) mod interval {
         use super::*;
 
         pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
@@ -190,12 +190,16 @@ pub mod value {
     }
 
     /// A share: above 0, at most 1.
-    pub fn share<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    pub(crate) fn share<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
         within(d, |v| v > 0.0 && v <= 1.0, "a share is above 0 and at most 1, e.g. 0.5")
     }
 
     /// A finite number for which `ok` holds, else `message` and the value.
-    pub fn within<'de, D: Deserializer<'de>>(d: D, ok: impl Fn(f64) -> bool, message: &str) -> Result<f64, D::Error> {
+    pub(crate) fn within<'de, D: Deserializer<'de>>(
+        d: D,
+        ok: impl Fn(f64) -> bool,
+        message: &str,
+    ) -> Result<f64, D::Error> {
         let v = f64::deserialize(d)?;
         if v.is_finite() && ok(v) {
             Ok(v)

@@ -15,26 +15,26 @@ use crate::model::alert::NoticeKind;
 #[derive(Debug, Clone, PartialEq)]
 pub struct DigestSection {
     /// Default: true when `[mail]` is set (there is no digest without it).
-    pub enabled: bool,
+    pub(crate) enabled: bool,
     /// The wall-clock time the previous day's digest goes out.
-    pub at: Time,
+    pub(crate) at: Time,
     /// An IANA zone; None: the system's.
-    pub timezone: Option<String>,
+    pub(crate) timezone: Option<String>,
     /// Empty: the alert recipients (`[mail] to`).
-    pub to: Vec<Mailbox>,
+    pub(crate) to: Vec<Mailbox>,
     /// Empty: every cluster.
-    pub clusters: Vec<String>,
+    pub(crate) clusters: Vec<String>,
     /// false: a healthy day still sends a short "all well" digest, so that
     /// silence means something is broken.
-    pub skip_quiet_days: bool,
+    pub(crate) skip_quiet_days: bool,
     /// Charts drawn in one digest: the first clusters' (those needing
     /// attention first). A fleet's digest stays a mail a server takes.
-    pub max_charts: usize,
+    pub(crate) max_charts: usize,
 }
 
 /// A chart is some 35 KB of PNG: 25 keep a digest near 1 MB, far below the
 /// 10-25 MB mail servers take.
-pub const MAX_CHARTS: usize = 25;
+pub(crate) const MAX_CHARTS: usize = 25;
 
 impl Config {
     /// Who a mail of `kind` is addressed to: the digest to `[digest] to`
@@ -42,7 +42,7 @@ impl Config {
     /// `[mail] to`; nobody without `[mail]`. A renderer writes it in the To
     /// header and the outbox sends with it as the envelope, so the one
     /// setting that gives a kind recipients of its own is read here alone.
-    pub fn mail_recipients(&self, kind: NoticeKind) -> Vec<Mailbox> {
+    pub(crate) fn mail_recipients(&self, kind: NoticeKind) -> Vec<Mailbox> {
         match (kind, &self.mail) {
             (NoticeKind::Digest, _) if !self.digest.to.is_empty() => self.digest.to.clone(),
             (_, Some(mail)) => mail.to.to_vec(),

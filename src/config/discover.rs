@@ -68,7 +68,7 @@ fn debian(root: &Path, found: &mut Discovery) {
 /// it too), the data directory's name for `$PGDATA/log/…` and
 /// `$PGDATA/pg_log/…` (see `data_dir_name` for versioned layouts),
 /// else the directory name.
-pub fn cluster_name(path: &str) -> String {
+pub(crate) fn cluster_name(path: &str) -> String {
     if path == "-" {
         return "default".into();
     }

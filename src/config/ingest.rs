@@ -19,12 +19,12 @@ pub const SUGGESTED_PORT: u16 = 10188;
 /// The largest request body taken, after decompression: Vector's http sink
 /// batches at most 10 MB (`batch.max_bytes`) before encoding; JSON adds the
 /// field names.
-pub const DEFAULT_MAX_BATCH: u64 = 64 << 20;
+pub(crate) const DEFAULT_MAX_BATCH: u64 = 64 << 20;
 
 /// How long a shipped file's last entry waits for lines that may belong to
 /// it (a HINT, continuation lines) by default: the agent may send them in
 /// its next batch, a `batch.timeout_secs` (1 s by default) later.
-pub const DEFAULT_SETTLE: std::time::Duration = std::time::Duration::from_secs(5);
+pub(crate) const DEFAULT_SETTLE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// `[ingest]`
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,11 +32,11 @@ pub struct IngestSection {
     /// Where `POST /ingest/vector` is served; None: no receiver.
     pub listen: Option<SocketAddr>,
     /// The accepted bearer tokens, one a line.
-    pub token_file: Option<PathBuf>,
+    pub(crate) token_file: Option<PathBuf>,
     /// Where each shipped file's lines are kept; None: `ingest/` beside the store.
-    pub spool: Option<PathBuf>,
+    pub(crate) spool: Option<PathBuf>,
     /// `tls_cert` and `tls_key` (PEM): HTTPS instead of HTTP.
-    pub tls: Option<(PathBuf, PathBuf)>,
+    pub(crate) tls: Option<(PathBuf, PathBuf)>,
     /// The largest request body, decompressed.
     pub max_batch_bytes: u64,
     /// How long a file's last entry is held after its last batch.
@@ -44,30 +44,30 @@ pub struct IngestSection {
     /// `[[ingest.cluster]]`: which cluster a (host, file) belongs to, first match wins.
     pub clusters: Vec<IngestCluster>,
     /// Connections open at once, in all and from one address (an IPv6 /64).
-    pub max_connections: usize,
-    pub max_connections_per_peer: usize,
+    pub(crate) max_connections: usize,
+    pub(crate) max_connections_per_peer: usize,
 }
 
 /// Connections the receiver keeps open at once: well under the unit's
 /// LimitNOFILE, with room for the store, the logs and the spools.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 2048;
+pub(crate) const DEFAULT_MAX_CONNECTIONS: usize = 2048;
 
 /// Connections from one address: an agent keeps one or two; a few hosts
 /// behind one NAT address each have theirs.
-pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 64;
+pub(crate) const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 64;
 
 /// `[[ingest.cluster]]`: shipped files whose host and path match the globs
 /// belong to the cluster `name` (`{host}` in it is the host's name).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IngestCluster {
     pub host: String,
-    pub file: String,
+    pub(crate) file: String,
     pub name: String,
     /// One of [`FORMATS`].
-    pub format: String,
+    pub(crate) format: String,
     /// The server's log_line_prefix, or "auto".
-    pub prefix: String,
-    pub timezone: Option<String>,
+    pub(crate) prefix: String,
+    pub(crate) timezone: Option<String>,
 }
 
 impl Default for IngestSection {
@@ -90,7 +90,7 @@ impl IngestSection {
     /// The spool directory for a store at `store`: `[ingest] spool`, else
     /// `<store's name>-ingest` beside it (`walwatch.db` → `walwatch-ingest`),
     /// one per store even when several share a directory.
-    pub fn spool_dir(&self, store: &Path) -> PathBuf {
+    pub(crate) fn spool_dir(&self, store: &Path) -> PathBuf {
         if let Some(dir) = &self.spool {
             return dir.clone();
         }
@@ -100,7 +100,7 @@ impl IngestSection {
 
     /// Where releases before the per-store spool kept it when `spool` is
     /// not set: `ingest/` beside the store (shared by every store there).
-    pub fn shared_spool_dir(&self, store: &Path) -> Option<PathBuf> {
+    pub(crate) fn shared_spool_dir(&self, store: &Path) -> Option<PathBuf> {
         match self.spool {
             Some(_) => None,
             None => Some(store.parent().unwrap_or(Path::new(".")).join("ingest")),
@@ -235,7 +235,7 @@ fn count(value: &Option<Spanned<i64>>, key: &str) -> Result<Option<usize>, Probl
 }
 
 /// The cluster name of a file no `[[ingest.cluster]]` names otherwise.
-pub const DEFAULT_NAME: &str = "{host}:{file}";
+pub(crate) const DEFAULT_NAME: &str = "{host}:{file}";
 
 fn pattern(text: &Spanned<String>) -> Result<String, Problem> {
     glob::Pattern::new(text.get_ref())

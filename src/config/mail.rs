@@ -43,16 +43,6 @@ pub enum MailTransport {
     },
 }
 
-impl MailTransport {
-    pub fn name(&self) -> &'static str {
-        match self {
-            MailTransport::Smtp(_) => "smtp",
-            MailTransport::Sendmail { .. } => "sendmail",
-            MailTransport::File { .. } => "file",
-        }
-    }
-}
-
 /// `[mail.smtp]`
 #[derive(Debug, Clone, PartialEq)]
 pub struct SmtpSettings {
@@ -87,7 +77,7 @@ impl SmtpSecurity {
         }
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SmtpSecurity::StartTls => "starttls",
             SmtpSecurity::Tls => "tls",

@@ -17,14 +17,18 @@ mod position;
 mod problem;
 mod raw;
 
-pub use advice::AdviceSection;
-pub use alerts::{value, AlertsSection, RuleTables};
-pub use digest::{DigestSection, MAX_CHARTS};
-pub use ingest::{
-    IngestCluster, IngestSection, DEFAULT_NAME as DEFAULT_INGEST_NAME, SUGGESTED_PORT as SUGGESTED_INGEST_PORT,
-};
-pub use mail::{MailSection, MailTransport, PasswordSource, Retry, SmtpSecurity, SmtpSettings, WebhookSection};
-pub use metrics::{MetricsSection, SUGGESTED_PORT as SUGGESTED_METRICS_PORT};
+pub(crate) use advice::AdviceSection;
+pub(crate) use alerts::value;
+pub use alerts::{AlertsSection, RuleTables};
+pub(crate) use digest::DigestSection;
+#[cfg(test)]
+pub(crate) use digest::MAX_CHARTS;
+pub(crate) use ingest::{IngestCluster, DEFAULT_NAME as DEFAULT_INGEST_NAME};
+pub use ingest::{IngestSection, SUGGESTED_PORT as SUGGESTED_INGEST_PORT};
+pub(crate) use mail::{MailSection, WebhookSection};
+pub use mail::{MailTransport, PasswordSource, Retry, SmtpSecurity, SmtpSettings};
+pub(crate) use metrics::MetricsSection;
+pub use metrics::SUGGESTED_PORT as SUGGESTED_METRICS_PORT;
 
 use std::collections::BTreeMap;
 use std::io;
@@ -33,13 +37,14 @@ use std::time::Duration;
 
 use thiserror::Error;
 
-pub use discover::{cluster_name, current_logfiles, discover, Discovery};
+pub(crate) use discover::cluster_name;
+pub use discover::{current_logfiles, discover};
 
 /// Where the configuration is read when `--config` is not given.
 pub(crate) const DEFAULT_PATH: &str = "/etc/walwatch/walwatch.toml";
 
 /// The formats `import --format` accepts; "auto" detects from the content.
-pub const FORMATS: [&str; 15] = [
+pub(crate) const FORMATS: [&str; 15] = [
     "auto",
     "stderr",
     "csvlog",
@@ -58,7 +63,7 @@ pub const FORMATS: [&str; 15] = [
 ];
 
 /// The values of `[daemon] log_level`.
-pub const LOG_LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
+pub(crate) const LOG_LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
 
 /// A configuration that has been parsed and validated.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -90,14 +95,14 @@ pub struct StoreSection {
 }
 
 /// `[store] keep` by default: a year and a bit, so a year ago can be compared.
-pub const DEFAULT_KEEP: Duration = Duration::from_secs(400 * 86_400);
+pub(crate) const DEFAULT_KEEP: Duration = Duration::from_secs(400 * 86_400);
 
 /// The shortest `keep`: a unit typo ("400s") must not empty the store.
-pub const MIN_KEEP: Duration = Duration::from_secs(86_400);
+pub(crate) const MIN_KEEP: Duration = Duration::from_secs(86_400);
 
 /// "keeps 400 days" / "keeps 36h": how `status`, `config check` and the
 /// daemon's log say a `keep`.
-pub fn keep_text(keep: Duration) -> String {
+pub(crate) fn keep_text(keep: Duration) -> String {
     let days = keep.as_secs() / 86_400;
     if keep.as_secs().is_multiple_of(86_400) {
         format!("keeps {}", plural(days as usize, "day"))
@@ -191,7 +196,7 @@ pub enum StartAt {
 }
 
 impl StartAt {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             StartAt::Beginning => "beginning",
             StartAt::End => "end",
@@ -344,7 +349,7 @@ pub fn load_or_default_at(path: Option<&Path>, default: &Path) -> Result<(Config
 
 /// The human report of `config check`, but for the alert rules, which
 /// this module does not know (`walwatch config check` adds them).
-pub fn describe(config: &Config, source: &ConfigSource, root: &Path) -> String {
+pub(crate) fn describe(config: &Config, source: &ConfigSource, root: &Path) -> String {
     let mut out = match source {
         ConfigSource::File(p) => format!("config {} is valid", p.display()),
         ConfigSource::Defaults(p) => format!("no config file at {}: using the defaults", p.display()),
@@ -405,7 +410,7 @@ pub(crate) fn plural(n: usize, what: &str) -> String {
 
 impl ClusterConfig {
     /// One line: name, sources and how they are read.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut out = format!("{}:", self.name);
         if !self.logs.is_empty() {
             out.push_str(&format!(" logs {}", self.logs.join(" ")));

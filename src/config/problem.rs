@@ -10,12 +10,12 @@ use toml::Spanned;
 /// An error at a byte range of the file.
 #[derive(Debug)]
 pub(super) struct Problem {
-    pub span: Range<usize>,
-    pub message: String,
+    pub(crate) span: Range<usize>,
+    pub(crate) message: String,
 }
 
 impl Problem {
-    pub fn at<T>(value: &Spanned<T>, message: String) -> Problem {
+    pub(crate) fn at<T>(value: &Spanned<T>, message: String) -> Problem {
         Problem { span: value.span(), message }
     }
 

@@ -10,7 +10,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// Problems found by one listing: path (or glob) → what is wrong.
-pub type Problems = BTreeMap<String, String>;
+pub(crate) type Problems = BTreeMap<String, String>;
 
 /// How to let the walwatch service read the logs at `path`, for the two
 /// layouts packagers use (see systemd/walwatch.service).

@@ -47,7 +47,7 @@ pub(crate) struct Alerting {
 impl Alerting {
     /// Starts the analysis thread, and a sender per channel when `[mail]`
     /// or `[webhook]` is configured.
-    pub fn start(store_path: &Path, config: &Config) -> Alerting {
+    pub(crate) fn start(store_path: &Path, config: &Config) -> Alerting {
         let analyst = Analyst::start(store_path)
             .map_err(|e| tracing::error!(error = %e, "Cannot start the alert rules; alerts are not evaluated."))
             .ok();
@@ -57,7 +57,7 @@ impl Alerting {
     }
 
     /// SIGHUP: the senders take the new transports; settings are re-read.
-    pub fn reload(&mut self, store_path: &Path, config: &Config) {
+    pub(crate) fn reload(&mut self, store_path: &Path, config: &Config) {
         self.stop_senders();
         self.start_senders(store_path, config);
         self.last_settings = None;
@@ -116,7 +116,7 @@ impl Alerting {
 
     /// Stops the analysis (cancelling a running pass) and the senders
     /// (abandoning a send in progress: its message stays queued).
-    pub fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         // Both told at once: they wind down side by side.
         if let Some((stop, _)) = &self.senders {
             stop.store(true, Ordering::Relaxed);

@@ -52,10 +52,10 @@ pub const MAX_OPEN: usize = 64;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Round {
     /// Some file's last entry is held back (poll again soon to flush it).
-    pub pending: bool,
+    pub(crate) pending: bool,
     /// The deadline or a stop request ended the round before every file was
     /// read: poll again at once.
-    pub unfinished: bool,
+    pub(crate) unfinished: bool,
 }
 
 struct Tracked {
@@ -78,7 +78,7 @@ struct Tracked {
 }
 
 pub struct Follower {
-    pub name: String,
+    pub(crate) name: String,
     cluster_id: i64,
     config: ClusterConfig,
     opts: Options,
@@ -163,21 +163,17 @@ impl Follower {
         std::mem::take(&mut self.stored)
     }
 
-    pub fn config(&self) -> &ClusterConfig {
+    pub(crate) fn config(&self) -> &ClusterConfig {
         &self.config
     }
 
-    /// Files to follow now, oldest first, so a rotated file is finished
+    /// The files to follow now, oldest first, so a rotated file is finished
     /// before its successor: logrotate's numbered copies (`.2` before `.1`
     /// before the live name) whatever their mtimes (a coarse clock often
-    /// gives the old and the new file the same one), then by mtime and name.
-    pub fn paths(&self) -> Vec<PathBuf> {
-        self.listing().0
-    }
-
-    /// The files to follow now (see [`Follower::paths`]), and what keeps
-    /// the cluster's logs from being found: a current_logfiles that cannot
-    /// be read, a directory that cannot be listed, a glob matching nothing.
+    /// gives the old and the new file the same one), then by mtime and name;
+    /// and what keeps the cluster's logs from being found: a current_logfiles
+    /// that cannot be read, a directory that cannot be listed, a glob
+    /// matching nothing.
     fn listing(&self) -> (Vec<PathBuf>, Problems) {
         listing(&self.config)
     }
@@ -542,7 +538,7 @@ fn patterns_checked(cluster: &ClusterConfig) -> (Vec<String>, Problems) {
 
 /// Why the daemon could not follow all of `config`'s logs now, as it would
 /// record them (`walwatch config check` shows them too).
-pub fn listing_problems(cluster: &ClusterConfig) -> Problems {
+pub(crate) fn listing_problems(cluster: &ClusterConfig) -> Problems {
     listing(cluster).1
 }
 
@@ -653,7 +649,7 @@ fn leading_dir(pattern: &str) -> PathBuf {
 }
 
 /// Loads the clusters to follow: the configured ones, or the discovered ones.
-pub fn clusters(cfg: &config::Config) -> Vec<ClusterConfig> {
+pub(crate) fn clusters(cfg: &config::Config) -> Vec<ClusterConfig> {
     // A central walwatch ([ingest] without [[cluster]]) reads what agents
     // ship, not whatever PostgreSQL happens to run beside it.
     if !cfg.clusters.is_empty() || cfg.ingest.listen.is_some() {

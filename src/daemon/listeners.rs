@@ -13,22 +13,22 @@ use crate::receive::Receiver;
 use crate::serve::Report;
 use crate::store::{ListenerRow, Store, StoreError};
 
-pub const METRICS: &str = "metrics";
-pub const INGEST: &str = "ingest";
+pub(crate) const METRICS: &str = "metrics";
+pub(crate) const INGEST: &str = "ingest";
 
 /// What a reload could not apply, by listener.
-pub type ReloadProblems = HashMap<&'static str, String>;
+pub(crate) type ReloadProblems = HashMap<&'static str, String>;
 
 /// What the daemon runs, as of now.
-pub struct Seen<'a> {
-    pub config: &'a Config,
-    pub metrics: Option<&'a Endpoint>,
-    pub receiver: Option<&'a Receiver>,
-    pub reload_problems: &'a ReloadProblems,
+pub(crate) struct Seen<'a> {
+    pub(crate) config: &'a Config,
+    pub(crate) metrics: Option<&'a Endpoint>,
+    pub(crate) receiver: Option<&'a Receiver>,
+    pub(crate) reload_problems: &'a ReloadProblems,
 }
 
 /// Records each configured listener (a row each) and forgets the others.
-pub fn record(store: &mut Store, seen: &Seen) -> Result<(), StoreError> {
+pub(crate) fn record(store: &mut Store, seen: &Seen) -> Result<(), StoreError> {
     let metrics = seen.metrics.map(|e| (format!("http://{}", e.addr()), e.health().report()));
     let ingest = seen.receiver.map(|r| (format!("{}://{}", r.scheme(), r.addr()), r.health().report()));
     let wanted = [(METRICS, seen.config.metrics.listen, metrics), (INGEST, seen.config.ingest.listen, ingest)];

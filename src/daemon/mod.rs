@@ -11,13 +11,13 @@
 //! SIGHUP reloads the clusters and the transports, SIGTERM commits and exits
 //! without waiting for an alert pass or a network peer.
 
-pub mod access;
+pub(crate) mod access;
 mod alerting;
 pub mod follow;
 mod listeners;
-pub mod notify;
+pub(crate) mod notify;
 mod retention;
-pub mod watch;
+pub(crate) mod watch;
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::RecvTimeoutError;
@@ -74,7 +74,7 @@ struct Daemon {
 }
 
 /// Runs until SIGTERM/SIGINT.
-pub fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<()> {
+pub(crate) fn run(config_path: Option<&Path>, store_override: Option<&Path>) -> Result<()> {
     // Signal handlers first: a SIGHUP or SIGTERM during start-up must not kill us.
     let wake = Wakeups::new().context("cannot set up signal handling")?;
     let (config, source) = config::load_or_default(config_path)?;

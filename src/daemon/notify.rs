@@ -3,11 +3,11 @@
 
 use sd_notify::NotifyState;
 
-pub fn ready(status: &str) {
+pub(crate) fn ready(status: &str) {
     send(&[NotifyState::Ready, NotifyState::Status(status)]);
 }
 
-pub fn status(status: &str) {
+pub(crate) fn status(status: &str) {
     send(&[NotifyState::Status(status)]);
 }
 
@@ -15,12 +15,12 @@ pub(crate) fn reloading() {
     send(&[NotifyState::Reloading]);
 }
 
-pub fn stopping() {
+pub(crate) fn stopping() {
     send(&[NotifyState::Stopping]);
 }
 
 /// A keep-alive; systemd restarts the service when they stop (WatchdogSec).
-pub fn watchdog() {
+pub(crate) fn watchdog() {
     send(&[NotifyState::Watchdog]);
 }
 

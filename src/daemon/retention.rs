@@ -28,7 +28,7 @@ pub(crate) struct Pruner {
 
 impl Pruner {
     /// Starts the thread; with `keep` None (forever) it only waits for a reload.
-    pub fn start(db: &Path, keep: Option<Duration>) -> Pruner {
+    pub(crate) fn start(db: &Path, keep: Option<Duration>) -> Pruner {
         let shared = Arc::new(Mutex::new(keep));
         let (stop, stopped) = mpsc::channel();
         let (db, keep) = (db.to_path_buf(), shared.clone());
@@ -41,11 +41,11 @@ impl Pruner {
     }
 
     /// SIGHUP: the new `keep` applies from the next prune.
-    pub fn reload(&self, keep: Option<Duration>) {
+    pub(crate) fn reload(&self, keep: Option<Duration>) {
         *self.keep.lock().unwrap_or_else(|e| e.into_inner()) = keep;
     }
 
-    pub fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         drop(self.stop.take());
         if let Some(thread) = self.thread.take() {
             let deadline = std::time::Instant::now() + JOIN_WAIT;

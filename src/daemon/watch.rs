@@ -23,9 +23,9 @@ pub(crate) enum Wake {
 }
 
 pub(crate) struct Wakeups {
-    pub rx: Receiver<Wake>,
+    pub(crate) rx: Receiver<Wake>,
     /// Set at SIGTERM/SIGINT, so that a long read stops at its next chunk.
-    pub stop: Arc<AtomicBool>,
+    pub(crate) stop: Arc<AtomicBool>,
     /// Never read: held so the channel stays open (the main loop's timed
     /// wait never sees "disconnected") whatever becomes of the watcher.
     _tx: Sender<Wake>,
@@ -34,7 +34,7 @@ pub(crate) struct Wakeups {
 
 impl Wakeups {
     /// Starts the signal thread; inotify watches are added with [`Wakeups::watch`].
-    pub fn new() -> std::io::Result<Wakeups> {
+    pub(crate) fn new() -> std::io::Result<Wakeups> {
         let (tx, rx) = mpsc::channel();
         let mut signals = Signals::new([SIGHUP, SIGINT, SIGTERM])?;
         let signal_tx = tx.clone();

@@ -12,24 +12,24 @@ use crate::analyze::sizing::{readable_mb, required_mb, Params};
 
 /// A window recurs when it has forced checkpoints on this many days of the
 /// ones looked at (three: twice may be chance, three times is a schedule).
-pub const MIN_DAYS: usize = 3;
+pub(crate) const MIN_DAYS: usize = 3;
 
 /// Forced checkpoints in the same local hours on several days.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Burst {
+pub(crate) struct Burst {
     /// Local hours `[from, to)` of the window, 0–24.
-    pub from_hour: i8,
-    pub to_hour: i8,
+    pub(crate) from_hour: i8,
+    pub(crate) to_hour: i8,
     /// The days with forced checkpoints in the window, oldest first.
-    pub days: Vec<Date>,
+    pub(crate) days: Vec<Date>,
     /// The days looked at (the digest's day and the week before it).
-    pub of_days: usize,
-    pub forced: i64,
+    pub(crate) of_days: usize,
+    pub(crate) forced: i64,
     /// The highest WAL rate of a checkpoint cycle in the window, kB/s.
-    pub peak_kb_s: Option<f64>,
+    pub(crate) peak_kb_s: Option<f64>,
     /// The max_wal_size whose trigger covers that rate for a whole
     /// checkpoint_timeout, in MB (None without a rate).
-    pub absorbing_max_wal_size_mb: Option<u64>,
+    pub(crate) absorbing_max_wal_size_mb: Option<u64>,
 }
 
 /// The recurring windows in `hours` (hour rows of one cluster, in time

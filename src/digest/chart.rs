@@ -55,11 +55,11 @@ use crate::settings::Settings;
 use crate::store::{Store, StoreError};
 
 /// The picture's size in pixels: fits a 640 px mail column.
-pub const WIDTH: u32 = 600;
-pub const HEIGHT: u32 = 260;
+pub(crate) const WIDTH: u32 = 600;
+pub(crate) const HEIGHT: u32 = 260;
 
 /// A cluster's name is cut to this many characters on the chart.
-pub const NAME_CHARS: usize = 32;
+pub(crate) const NAME_CHARS: usize = 32;
 
 /// The font, compiled in: DejaVu Sans from Debian's fonts-dejavu-core
 /// (licence: assets/fonts/LICENSE-DejaVu).
@@ -74,32 +74,32 @@ const RATE_CAP_KB_S: f64 = 1e12;
 
 /// One checkpoint cycle's WAL rate.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CyclePoint {
+pub(crate) struct CyclePoint {
     /// The start that opens the cycle (it may lie before the range).
-    pub from: Timestamp,
+    pub(crate) from: Timestamp,
     /// The start that ends it: the time history buckets it by.
-    pub at: Timestamp,
-    pub rate_kb_s: f64,
+    pub(crate) at: Timestamp,
+    pub(crate) rate_kb_s: f64,
 }
 
 /// The rate the current settings absorb per checkpoint_timeout.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Absorb {
-    pub kb_s: f64,
+pub(crate) struct Absorb {
+    pub(crate) kb_s: f64,
     /// The settings it rests on that walwatch only took from PostgreSQL's
     /// defaults (nothing stated or inferred them).
-    pub assumed: Vec<String>,
+    pub(crate) assumed: Vec<String>,
 }
 
 /// The rate the suggested max_wal_size would absorb per checkpoint_timeout.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SuggestedLine {
-    pub max_wal_size_mb: u64,
-    pub kb_s: f64,
+pub(crate) struct SuggestedLine {
+    pub(crate) max_wal_size_mb: u64,
+    pub(crate) kb_s: f64,
 }
 
 /// The suggested line for `max_wal_size_mb` under the other `settings`.
-pub fn suggested_line(settings: &Settings, max_wal_size_mb: u64) -> Option<SuggestedLine> {
+pub(crate) fn suggested_line(settings: &Settings, max_wal_size_mb: u64) -> Option<SuggestedLine> {
     settings.seconds("checkpoint_timeout").filter(|s| s.is_finite() && *s > 0.0)?;
     let params = Params::from_settings(settings);
     let kb_s = params.trigger_mb(max_wal_size_mb as f64) * 1024.0 / params.timeout_s;
@@ -108,31 +108,31 @@ pub fn suggested_line(settings: &Settings, max_wal_size_mb: u64) -> Option<Sugge
 
 /// Everything the chart draws, read from the store by [`input`].
 #[derive(Debug, Clone)]
-pub struct ChartInput {
-    pub cluster: String,
-    pub tz: TimeZone,
-    pub from: Timestamp,
-    pub to: Timestamp,
+pub(crate) struct ChartInput {
+    pub(crate) cluster: String,
+    pub(crate) tz: TimeZone,
+    pub(crate) from: Timestamp,
+    pub(crate) to: Timestamp,
     /// In time order.
-    pub cycles: Vec<CyclePoint>,
+    pub(crate) cycles: Vec<CyclePoint>,
     /// None when max_wal_size or checkpoint_timeout cannot be read: no line.
-    pub absorb: Option<Absorb>,
+    pub(crate) absorb: Option<Absorb>,
     /// The suggested max_wal_size's line; None without a suggested change.
-    pub suggested: Option<SuggestedLine>,
+    pub(crate) suggested: Option<SuggestedLine>,
     /// Every checkpoint and restartpoint start read in the range, by the
     /// trigger `history` counts it under.
-    pub starts: Vec<(Timestamp, Trigger)>,
-    pub too_frequent: Vec<Timestamp>,
+    pub(crate) starts: Vec<(Timestamp, Trigger)>,
+    pub(crate) too_frequent: Vec<Timestamp>,
 }
 
 impl ChartInput {
     /// Starts with a `wal` trigger: history's `forced`.
-    pub fn forced(&self) -> usize {
+    pub(crate) fn forced(&self) -> usize {
         self.starts.iter().filter(|(_, t)| *t == Trigger::Wal).count()
     }
 
     /// The highest finite cycle rate, kB/s.
-    pub fn peak_kb_s(&self) -> Option<f64> {
+    pub(crate) fn peak_kb_s(&self) -> Option<f64> {
         self.cycles.iter().filter_map(|c| rate(c.rate_kb_s)).reduce(f64::max)
     }
 }
@@ -140,7 +140,7 @@ impl ChartInput {
 /// The chart of `cluster` over `[from, to)` from the store: the cycles and
 /// starts as `walwatch history` reads them, the too-frequent warnings, and
 /// the absorb line from the settings `suggest` uses.
-pub fn input(
+pub(crate) fn input(
     store: &Store,
     cluster: &str,
     settings: &Settings,
@@ -174,7 +174,7 @@ pub fn input(
 /// The WAL rate (kB/s) at which checkpoints turn forced under `settings`:
 /// the distance that requests one divided by checkpoint_timeout. None when
 /// max_wal_size or checkpoint_timeout cannot be read.
-pub fn absorb(settings: &Settings) -> Option<Absorb> {
+pub(crate) fn absorb(settings: &Settings) -> Option<Absorb> {
     settings.mb("max_wal_size").filter(|mb| mb.is_finite() && *mb > 0.0)?;
     settings.seconds("checkpoint_timeout").filter(|s| s.is_finite() && *s > 0.0)?;
     let params = Params::from_settings(settings);
@@ -186,7 +186,7 @@ pub fn absorb(settings: &Settings) -> Option<Absorb> {
 
 /// Why the chart could not be drawn.
 #[derive(Debug, thiserror::Error)]
-pub enum ChartError {
+pub(crate) enum ChartError {
     #[error("the chart's font could not be loaded")]
     Font,
     #[error("drawing the chart: {0}")]
@@ -252,7 +252,7 @@ fn unit(max_kb_s: f64) -> Unit {
 }
 
 /// "5.8 MB/s", "640 kB/s", "3.2 kB/s".
-pub fn rate_text(kb_s: f64) -> String {
+pub(crate) fn rate_text(kb_s: f64) -> String {
     let u = unit(kb_s);
     let v = kb_s / u.kb;
     if v < 10.0 {
@@ -303,7 +303,7 @@ fn abbreviations(input: &ChartInput) -> String {
 }
 
 /// One sentence for `<img alt>`: what the picture shows, in numbers.
-pub fn alt_text(input: &ChartInput) -> String {
+pub(crate) fn alt_text(input: &ChartInput) -> String {
     let mut s = format!(
         "WAL rate per checkpoint cycle on {}, {} ({}): ",
         short_name(&input.cluster, 64),
@@ -332,7 +332,7 @@ pub fn alt_text(input: &ChartInput) -> String {
 }
 
 /// The chart as a PNG of [`WIDTH`] × [`HEIGHT`].
-pub fn render_png(input: &ChartInput) -> Result<Vec<u8>, ChartError> {
+pub(crate) fn render_png(input: &ChartInput) -> Result<Vec<u8>, ChartError> {
     font()?;
     let mut rgb = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
     {

@@ -8,11 +8,11 @@
 //! one transaction, so each day is queued once and delivered by the
 //! outbox like every other message (retries, stable Message-ID).
 
-pub mod bursts;
-pub mod chart;
+pub(crate) mod bursts;
+pub(crate) mod chart;
 pub mod queue;
-pub mod render;
-pub mod report;
+pub(crate) mod render;
+pub(crate) mod report;
 pub mod schedule;
 
 /// A store holding a real PostgreSQL 15 log of 2026-11-22 (UTC), as cluster "c".

@@ -103,14 +103,14 @@ pub fn tick(store: &mut Store, config: &Config, rules: &RuleSet, now: Timestamp)
 
 /// `[digest] to`, else the alert recipients: the To of the digest, and
 /// the envelope the outbox sends it with.
-pub fn recipients(config: &Config) -> Vec<lettre::message::Mailbox> {
+pub(crate) fn recipients(config: &Config) -> Vec<lettre::message::Mailbox> {
     config.mail_recipients(NoticeKind::Digest)
 }
 
 /// Each cluster's chart of the day, for the first `max_charts` clusters
 /// (None where it cannot be drawn: the mail goes out without it, and the
 /// log says why; None past the limit, which the mail names).
-pub fn pictures(store: &Store, report: &Report) -> Vec<Option<Picture>> {
+pub(crate) fn pictures(store: &Store, report: &Report) -> Vec<Option<Picture>> {
     let (from, to) = (report.start.timestamp(), report.end.timestamp());
     let tz = report.start.time_zone().clone();
     // The store is read here, on this connection; the drawing is done on

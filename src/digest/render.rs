@@ -25,13 +25,13 @@ use crate::store::alerts::AlertRow;
 
 /// A cluster's chart, ready to embed.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Picture {
-    pub png: Vec<u8>,
-    pub alt: String,
+pub(crate) struct Picture {
+    pub(crate) png: Vec<u8>,
+    pub(crate) alt: String,
 }
 
 /// `[walwatch] digest <date>: <N> of <M> clusters need attention` or `…: all healthy`.
-pub fn subject(report: &Report) -> String {
+pub(crate) fn subject(report: &Report) -> String {
     let n = report.attention();
     let verdict = match n {
         _ if report.clusters.is_empty() => "no cluster's log read yet".to_string(),
@@ -44,7 +44,7 @@ pub fn subject(report: &Report) -> String {
 /// The stable Message-ID of `report`'s digest: the same day to the same
 /// recipients is the same message, so a re-render after a crash is
 /// recognised by the outbox, and a client threads nothing together.
-pub fn message_id(report: &Report, to: &[Mailbox]) -> String {
+pub(crate) fn message_id(report: &Report, to: &[Mailbox]) -> String {
     let recipients: Vec<String> = to.iter().map(|m| m.email.to_string()).collect();
     let hash = xxhash_rust::xxh3::xxh3_64(recipients.join(",").as_bytes()) as u32;
     format!("<walwatch.digest.{}.{hash:08x}@{}>", report.day, host_name())
@@ -118,7 +118,7 @@ fn missed_line(report: &Report) -> Option<String> {
 }
 
 /// The whole text part.
-pub fn text(report: &Report) -> String {
+pub(crate) fn text(report: &Report) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "walwatch digest of {} ({})", report.day.strftime("%A %Y-%m-%d"), report.zone);
     let _ = writeln!(out, "{}\n", summary_line(report));
@@ -208,7 +208,7 @@ fn suggestion_line(s: &crate::analyze::sizing::Suggestion) -> String {
 }
 
 /// The whole HTML part; `pictures[i]` is cluster i's chart (`cid:` of [`content_id`]).
-pub fn html(report: &Report, pictures: &[Option<Picture>]) -> String {
+pub(crate) fn html(report: &Report, pictures: &[Option<Picture>]) -> String {
     let h = |s: &str| escape_html(&body_text(s));
     let mut out = String::new();
     let _ = write!(
@@ -359,12 +359,12 @@ fn html_figures(out: &mut String, c: &ClusterDay) {
 }
 
 /// The `cid:` of cluster i's chart.
-pub fn content_id(i: usize) -> String {
+pub(crate) fn content_id(i: usize) -> String {
     format!("chart{i}@walwatch")
 }
 
 /// The RFC 5322 message: text and HTML alternatives, the charts related to the HTML.
-pub fn mail(
+pub(crate) fn mail(
     report: &Report,
     pictures: &[Option<Picture>],
     from: &Mailbox,

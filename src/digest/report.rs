@@ -23,28 +23,28 @@ use crate::store::events::LogChange;
 use crate::store::{Store, StoreError};
 
 /// The days before the digest's day that its 7-day median covers.
-pub const MEDIAN_DAYS: usize = 7;
+pub(crate) const MEDIAN_DAYS: usize = 7;
 
 /// Everything one digest mail says.
 #[derive(Debug, Clone)]
-pub struct Report {
-    pub day: Date,
+pub(crate) struct Report {
+    pub(crate) day: Date,
     /// The zone whose day it is, by name ("Europe/Berlin").
-    pub zone: String,
-    pub start: Zoned,
-    pub end: Zoned,
-    pub clusters: Vec<ClusterDay>,
+    pub(crate) zone: String,
+    pub(crate) start: Zoned,
+    pub(crate) end: Zoned,
+    pub(crate) clusters: Vec<ClusterDay>,
     /// Days whose digest was never sent (downtime), named here instead.
-    pub missed: Vec<Date>,
-    pub missed_total: usize,
+    pub(crate) missed: Vec<Date>,
+    pub(crate) missed_total: usize,
     /// Charts drawn: the first clusters' ([digest] max_charts).
-    pub max_charts: usize,
+    pub(crate) max_charts: usize,
 }
 
 impl Report {
     /// The clusters whose verdict is not "healthy" (a store without any
     /// cluster: one, walwatch itself, which has read no log).
-    pub fn attention(&self) -> usize {
+    pub(crate) fn attention(&self) -> usize {
         if self.clusters.is_empty() {
             return 1;
         }
@@ -53,58 +53,58 @@ impl Report {
 
     /// True when every cluster is healthy and walwatch had nothing to say
     /// (what `skip_quiet_days` skips).
-    pub fn quiet(&self) -> bool {
+    pub(crate) fn quiet(&self) -> bool {
         self.attention() == 0 && self.missed_total == 0
     }
 }
 
 /// One cluster's day.
 #[derive(Debug, Clone)]
-pub struct ClusterDay {
-    pub name: String,
+pub(crate) struct ClusterDay {
+    pub(crate) name: String,
     /// `walwatch history --by day` for the day, the day before, and the
     /// [`MEDIAN_DAYS`] days before it (oldest first).
-    pub day: Row,
-    pub previous: Row,
-    pub week: Vec<Row>,
+    pub(crate) day: Row,
+    pub(crate) previous: Row,
+    pub(crate) week: Vec<Row>,
     /// The day by hour (the text part's sparklines).
-    pub hours: Vec<Row>,
+    pub(crate) hours: Vec<Row>,
     /// Why the cluster needs attention; empty: healthy.
-    pub reasons: Vec<String>,
-    pub fired: Vec<AlertRow>,
-    pub resolved: Vec<AlertRow>,
+    pub(crate) reasons: Vec<String>,
+    pub(crate) fired: Vec<AlertRow>,
+    pub(crate) resolved: Vec<AlertRow>,
     /// Alerts still open at the end of the day (fired that day or before).
-    pub open: usize,
+    pub(crate) open: usize,
     /// The suggestion as `walwatch suggest` gives it at the end of the day,
     /// kept only when it asks for a change (it has SQL).
-    pub suggestion: Option<Suggestion>,
-    pub changes: Vec<LogChange>,
-    pub bursts: Vec<Burst>,
+    pub(crate) suggestion: Option<Suggestion>,
+    pub(crate) changes: Vec<LogChange>,
+    pub(crate) bursts: Vec<Burst>,
     /// The settings in effect now, as `walwatch settings` gives them (read
     /// once: the suggestion and the chart's absorb line both use them).
-    pub settings: Settings,
+    pub(crate) settings: Settings,
     /// walwatch's own trouble with this cluster's logs.
-    pub problems: Vec<String>,
+    pub(crate) problems: Vec<String>,
 }
 
 impl ClusterDay {
-    pub fn healthy(&self) -> bool {
+    pub(crate) fn healthy(&self) -> bool {
         self.reasons.is_empty()
     }
 }
 
 /// What the report is built from besides the store.
 #[derive(Debug, Clone)]
-pub struct Inputs<'a> {
-    pub day: Date,
-    pub tz: TimeZone,
+pub(crate) struct Inputs<'a> {
+    pub(crate) day: Date,
+    pub(crate) tz: TimeZone,
     /// Empty: every cluster in the store.
-    pub clusters: &'a [String],
-    pub advice: &'a AdviceSection,
-    pub skew_tolerance: Duration,
-    pub missed: Vec<Date>,
-    pub missed_total: usize,
-    pub max_charts: usize,
+    pub(crate) clusters: &'a [String],
+    pub(crate) advice: &'a AdviceSection,
+    pub(crate) skew_tolerance: Duration,
+    pub(crate) missed: Vec<Date>,
+    pub(crate) missed_total: usize,
+    pub(crate) max_charts: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -120,7 +120,7 @@ pub enum ReportError {
 }
 
 /// Reads the digest of `inputs.day` from the store.
-pub fn build(store: &Store, inputs: &Inputs<'_>) -> Result<Report, ReportError> {
+pub(crate) fn build(store: &Store, inputs: &Inputs<'_>) -> Result<Report, ReportError> {
     let start = inputs.day.to_zoned(inputs.tz.clone()).map_err(|_| ReportError::Calendar(inputs.day))?;
     let end = buckets::next(&start, By::Day)?;
     let names = cluster_names(store, inputs.clusters)?;
@@ -268,7 +268,7 @@ fn reasons(c: &ClusterDay) -> Vec<String> {
 }
 
 /// The median of the days before, for a figure of a row (None: no day had one).
-pub fn median(rows: &[Row], figure: impl Fn(&Row) -> Option<f64>) -> Option<f64> {
+pub(crate) fn median(rows: &[Row], figure: impl Fn(&Row) -> Option<f64>) -> Option<f64> {
     let mut values: Vec<f64> = rows.iter().filter_map(figure).filter(|v| v.is_finite()).collect();
     if values.is_empty() {
         return None;

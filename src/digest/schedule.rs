@@ -26,13 +26,13 @@ const MISSED_NAMED: usize = 31;
 /// When digests go out.
 #[derive(Debug, Clone)]
 pub struct Schedule {
-    pub at: Time,
-    pub tz: TimeZone,
+    pub(crate) at: Time,
+    pub(crate) tz: TimeZone,
 }
 
 /// What is due at a given instant.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Due {
+pub(crate) enum Due {
     /// The digest of every day up to this one is sent (or was never asked
     /// for); the next falls due at [`Schedule::next_after`].
     Nothing,
@@ -69,7 +69,7 @@ impl Schedule {
     }
 
     /// The latest day whose digest is due at `now`.
-    pub fn latest_due(&self, now: Timestamp) -> Date {
+    pub(crate) fn latest_due(&self, now: Timestamp) -> Date {
         let today = Zoned::new(now, self.tz.clone()).date();
         let yesterday = today.yesterday().unwrap_or(today);
         match now >= self.due_at(yesterday) {
@@ -80,7 +80,7 @@ impl Schedule {
 
     /// What is due at `now` when `last_sent` is the last day whose digest
     /// was sent (None: never).
-    pub fn due(&self, now: Timestamp, last_sent: Option<Date>) -> Due {
+    pub(crate) fn due(&self, now: Timestamp, last_sent: Option<Date>) -> Due {
         let latest = self.latest_due(now);
         let Some(last) = last_sent else { return Due::Baseline(latest) };
         if last >= latest {
@@ -101,7 +101,7 @@ impl Schedule {
 
     /// When the next digest falls due after `last_sent` (what the daemon
     /// sleeps until when nothing is due now).
-    pub fn next_after(&self, last_sent: Date) -> Timestamp {
+    pub(crate) fn next_after(&self, last_sent: Date) -> Timestamp {
         self.due_at(last_sent.tomorrow().unwrap_or(last_sent))
     }
 }

@@ -8,7 +8,7 @@ const JSON_SNIFF_LINES: usize = 20;
 
 /// The log formats walwatch reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     Stderr,
     Csvlog,
     Jsonlog,
@@ -54,7 +54,7 @@ const ALL: [Format; 14] = [
 ];
 
 impl Format {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Format::Stderr => "stderr",
             Format::Csvlog => "csvlog",
@@ -74,13 +74,8 @@ impl Format {
     }
 
     /// The format named `name` (as [`Format::as_str`] spells it).
-    pub fn named(name: &str) -> Option<Format> {
+    pub(crate) fn named(name: &str) -> Option<Format> {
         ALL.into_iter().find(|f| f.as_str() == name)
-    }
-
-    /// Whether the lines are another program's envelopes around PostgreSQL's.
-    pub fn is_envelope(self) -> bool {
-        !matches!(self, Format::Stderr | Format::Csvlog | Format::Jsonlog | Format::Syslog)
     }
 
     /// Guesses the format from the first bytes of a source.

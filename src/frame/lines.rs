@@ -22,14 +22,14 @@ pub(crate) fn prev_start(buf: &[u8], start: usize) -> Option<usize> {
 }
 
 /// The text of the line starting at `start`, without newline or carriage return.
-pub fn text(buf: &[u8], start: usize) -> &[u8] {
+pub(crate) fn text(buf: &[u8], start: usize) -> &[u8] {
     let end = end_of(buf, start);
     let line = &buf[start..end];
     line.strip_suffix(b"\r").unwrap_or(line)
 }
 
 /// Number of newlines in `buf`.
-pub fn count(buf: &[u8]) -> u64 {
+pub(crate) fn count(buf: &[u8]) -> u64 {
     memchr::memchr_iter(b'\n', buf).count() as u64
 }
 

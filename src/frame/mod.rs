@@ -10,14 +10,14 @@
 //! position reached, so the caller can commit both in one transaction.
 
 pub mod formats;
-pub mod lines;
+pub(crate) mod lines;
 pub mod prefix;
-pub mod record;
-pub mod spliced;
+pub(crate) mod record;
+pub(crate) mod spliced;
 pub mod time;
-pub mod unmatched;
+pub(crate) mod unmatched;
 
-pub use record::{Cut, LineLevel, LogSeverity, Origin, Record, Secondary};
+pub(crate) use record::{Cut, LineLevel, LogSeverity, Origin, Record, Secondary};
 
 mod detect;
 mod driver;
@@ -27,16 +27,17 @@ mod stats;
 #[cfg(test)]
 pub(crate) mod testing;
 
-pub use detect::Format;
+pub(crate) use detect::Format;
 #[cfg(test)]
 pub(crate) use driver::drive_sized;
 pub use driver::{drive, Tail, CHUNK_BYTES};
 #[cfg(test)]
 pub(crate) use needles::test_lexicon;
-pub use needles::Lexicon;
+pub(crate) use needles::Lexicon;
 pub(crate) use needles::Needles;
-pub use scan::{Consumed, Overflow, Pos, Scan};
-pub use stats::FrameStats;
+pub(crate) use scan::{Consumed, Overflow};
+pub use scan::{Pos, Scan};
+pub(crate) use stats::FrameStats;
 
 #[cfg(test)]
 mod real_rows;

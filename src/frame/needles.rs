@@ -17,7 +17,7 @@ pub struct Lexicon {
 }
 
 impl Lexicon {
-    pub fn new(catalog: &'static Catalog) -> Lexicon {
+    pub(crate) fn new(catalog: &'static Catalog) -> Lexicon {
         Lexicon { catalog, needles: Needles::new(catalog.needles()) }
     }
 }
@@ -77,7 +77,7 @@ impl Needles {
     /// Builds the finders. Needles are cut at characters that csvlog and
     /// jsonlog escape (quotes, backslashes, newlines), keeping the longest
     /// piece: a piece of a needle still occurs wherever the needle does.
-    pub fn new(needles: &[String]) -> Needles {
+    pub(crate) fn new(needles: &[String]) -> Needles {
         let mut pieces: Vec<&str> = needles
             .iter()
             .filter_map(|n| n.split(['"', '\\', '\n', '\t']).max_by_key(|p| p.len()))
@@ -97,7 +97,7 @@ impl Needles {
 
     /// Start offsets of needle occurrences in `hay`, in order: those of
     /// one non-overlapping search with every needle over all of `hay`.
-    pub fn hits(&self, hay: &[u8]) -> Vec<usize> {
+    pub(crate) fn hits(&self, hay: &[u8]) -> Vec<usize> {
         self.hits_by(hay, SEGMENT)
     }
 

@@ -20,7 +20,7 @@ use crate::frame::record::LineLevel;
 #[cfg(test)]
 pub(crate) use detect::detect;
 pub(crate) use detect::{detect_dated_by, Dates};
-pub use spanning::{Spanning, RAW_NAME_BYTES};
+pub(crate) use spanning::Spanning;
 
 /// Why a `log_line_prefix` could not be compiled.
 #[derive(Debug, thiserror::Error)]
@@ -59,34 +59,34 @@ pub(crate) enum DetectError {
 
 /// The fields of one line, borrowed from it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PrefixMatch<'a> {
+pub(crate) struct PrefixMatch<'a> {
     /// `%t` / `%m`: raw text including the zone. (`%s`, the session start, is
     /// not the log time and is not reported.)
-    pub timestamp: Option<&'a str>,
+    pub(crate) timestamp: Option<&'a str>,
     /// `%n`.
-    pub epoch: Option<&'a str>,
+    pub(crate) epoch: Option<&'a str>,
     /// `%p`.
-    pub pid: Option<u32>,
+    pub(crate) pid: Option<u32>,
     /// `%u`.
-    pub user: Option<&'a str>,
+    pub(crate) user: Option<&'a str>,
     /// `%d`.
-    pub database: Option<&'a str>,
+    pub(crate) database: Option<&'a str>,
     /// `%a`.
-    pub application: Option<&'a str>,
+    pub(crate) application: Option<&'a str>,
     /// `%h` or `%r`.
-    pub remote_host: Option<&'a str>,
+    pub(crate) remote_host: Option<&'a str>,
     /// `%b`.
-    pub backend_type: Option<&'a str>,
+    pub(crate) backend_type: Option<&'a str>,
     /// `%c`.
-    pub session_id: Option<&'a str>,
+    pub(crate) session_id: Option<&'a str>,
     /// `%l`.
-    pub line_num: Option<u64>,
+    pub(crate) line_num: Option<u64>,
     /// The part after `%q` was present.
-    pub q_tail: bool,
+    pub(crate) q_tail: bool,
     /// Which marker followed the prefix.
-    pub level: LineLevel,
+    pub(crate) level: LineLevel,
     /// The text after the marker.
-    pub message: &'a str,
+    pub(crate) message: &'a str,
 }
 
 impl PrefixMatch<'_> {
@@ -365,7 +365,7 @@ impl Prefix {
 
     /// `line` has no trailing newline. None when the line does not start with
     /// this prefix followed by a marker.
-    pub fn parse<'a>(&self, line: &'a str) -> Option<PrefixMatch<'a>> {
+    pub(crate) fn parse<'a>(&self, line: &'a str) -> Option<PrefixMatch<'a>> {
         let caps = self.re.captures(line)?;
         let marker = caps.get(self.marker_group)?;
         let level = *self.levels.get(marker.as_str())?;
@@ -448,7 +448,7 @@ impl Prefix {
     }
 
     /// The `log_line_prefix` this was compiled from.
-    pub fn spec(&self) -> &str {
+    pub(crate) fn spec(&self) -> &str {
         &self.spec
     }
 

@@ -3,36 +3,36 @@
 
 use jiff::Timestamp;
 
-pub use crate::catalog::level::{LineLevel, LogSeverity, Secondary};
+pub(crate) use crate::catalog::level::{LineLevel, LogSeverity, Secondary};
 
 /// Who wrote the record, as far as the log format tells. Used by the trust
 /// check: only background processes may produce checkpoint events.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Origin {
-    pub pid: Option<u32>,
+pub(crate) struct Origin {
+    pub(crate) pid: Option<u32>,
     /// `%b` / csvlog / jsonlog `backend_type`, when known.
-    pub backend_type: Option<String>,
+    pub(crate) backend_type: Option<String>,
     /// True when any session-only field (`%u %d %a %h %r`, the `%q` tail,
     /// csv/json user/database/application/remote host) is present and non-empty.
-    pub session: bool,
+    pub(crate) session: bool,
     /// Whether the format could have shown session fields at all.
-    pub session_checkable: bool,
+    pub(crate) session_checkable: bool,
     /// Set when the framing itself shows that the record is not what it
     /// looks like (text a client spliced into another entry's prefix, a pid
     /// that is not the sender's): the reason, for the rejection.
-    pub doubt: Option<&'static str>,
+    pub(crate) doubt: Option<&'static str>,
     /// The uid of the process that sent the record, when the log's writer
     /// took it from the kernel (journald's `_UID`, from the socket's
     /// credentials) rather than from the message; None for every log
     /// PostgreSQL writes itself and for syslog files, which carry none.
-    pub uid: Option<u32>,
+    pub(crate) uid: Option<u32>,
 }
 
 /// Whether a record's message reaches its end, as far as the framing can
 /// tell. Only a cut that is certain counts: a line that merely fails to
 /// parse is not cut.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Cut {
+pub(crate) enum Cut {
     /// Nothing says the line was cut.
     #[default]
     Whole,
@@ -49,18 +49,18 @@ pub enum Cut {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Record {
     /// Byte offset of the first line within the (decompressed) source.
-    pub offset: u64,
+    pub(crate) offset: u64,
     /// 1-based line number of the first line.
-    pub line: u64,
-    pub time: Option<Timestamp>,
-    pub origin: Origin,
-    pub severity: LogSeverity,
+    pub(crate) line: u64,
+    pub(crate) time: Option<Timestamp>,
+    pub(crate) origin: Origin,
+    pub(crate) severity: LogSeverity,
     /// The primary message; continuation lines joined with '\n' (leading TAB removed).
-    pub message: String,
-    pub detail: Option<String>,
-    pub hint: Option<String>,
-    pub context: Option<String>,
-    pub statement: Option<String>,
+    pub(crate) message: String,
+    pub(crate) detail: Option<String>,
+    pub(crate) hint: Option<String>,
+    pub(crate) context: Option<String>,
+    pub(crate) statement: Option<String>,
     /// Whether the message's line was cut short.
-    pub cut: Cut,
+    pub(crate) cut: Cut,
 }

@@ -17,9 +17,9 @@ impl Pos {
 /// How much of a region a scanner consumed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Consumed {
-    pub bytes: usize,
+    pub(crate) bytes: usize,
     /// Newlines within those bytes.
-    pub newlines: u64,
+    pub(crate) newlines: u64,
 }
 
 /// What happens to an entry that does not end inside a full buffer.

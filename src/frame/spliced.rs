@@ -43,11 +43,11 @@ use super::prefix::{Prefix, Spanning};
 pub(crate) struct Around<'a> {
     /// Up to a prefix's span of lines before the entry, the entry, and at
     /// least a prefix's span after its start (or the end of the input).
-    pub text: &'a [u8],
+    pub(crate) text: &'a [u8],
     /// Start of the entry's first line.
-    pub start: usize,
+    pub(crate) start: usize,
     /// Start of the line after the entry (its TAB and secondary lines included).
-    pub next: usize,
+    pub(crate) next: usize,
 }
 
 /// Whether the entry is text inside another entry's prefix.

@@ -266,7 +266,7 @@ impl TimeContext {
     /// Parse PostgreSQL's `%t` / `%m` / `%s` output and the csvlog/jsonlog
     /// timestamp, e.g. "2026-11-22 08:04:20.708 UTC", "2026-11-22 10:00:00 -03",
     /// "2026-11-22 13:53:00.123 +05:30".
-    pub fn parse(&self, text: &str) -> Result<Timestamp, TimeError> {
+    pub(crate) fn parse(&self, text: &str) -> Result<Timestamp, TimeError> {
         let split = split(text).map_err(|reason| malformed(text, reason))?;
         let zone = split.zone;
         let first = zone.as_bytes()[0];

@@ -17,7 +17,7 @@ pub(crate) const OLDEST: u32 = 9;
 /// The default of `name` in major `version` (9 means 9.6), as PostgreSQL
 /// spells it; None for a setting walwatch does not know. A version outside
 /// 9.6–18 gets the nearest known version's defaults.
-pub fn default(name: &str, version: u32) -> Option<&'static str> {
+pub(crate) fn default(name: &str, version: u32) -> Option<&'static str> {
     let v = version.clamp(OLDEST, NEWEST);
     Some(match name {
         "max_wal_size" => "1GB",
@@ -49,7 +49,7 @@ pub fn default(name: &str, version: u32) -> Option<&'static str> {
 
 /// The major version of a version string from the log ("15.18", "9.6.10",
 /// "18beta1"): 9 for 9.x, else the first number.
-pub fn major(version: &str) -> Option<u32> {
+pub(crate) fn major(version: &str) -> Option<u32> {
     let first: String = version.chars().take_while(char::is_ascii_digit).collect();
     first.parse().ok()
 }

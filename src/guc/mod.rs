@@ -7,8 +7,8 @@
 //! settings.) [`crate::settings`] finds a cluster's values; `config` checks
 //! `[cluster.settings]` against what is here.
 
-pub mod defaults;
-pub mod trigger;
+pub(crate) mod defaults;
+pub(crate) mod trigger;
 pub mod units;
 
 /// The settings the advice and the alerts read.

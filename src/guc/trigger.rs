@@ -15,7 +15,7 @@
 
 /// The divisor of max_wal_size in `CalculateCheckpointSegments`; an unknown
 /// version is read as the newest.
-pub fn divisor(version: Option<u32>, completion_target: f64) -> f64 {
+pub(crate) fn divisor(version: Option<u32>, completion_target: f64) -> f64 {
     match version {
         Some(v) if v < 11 => 2.0 + completion_target,
         _ => 1.0 + completion_target,
@@ -24,14 +24,14 @@ pub fn divisor(version: Option<u32>, completion_target: f64) -> f64 {
 
 /// CheckPointSegments for a max_wal_size of `segments` WAL segments: the
 /// quotient truncated as C's `(int)` does, at least 1.
-pub fn checkpoint_segments(segments: u64, divisor: f64) -> u64 {
+pub(crate) fn checkpoint_segments(segments: u64, divisor: f64) -> u64 {
     ((segments as f64 / divisor) as u64).max(1)
 }
 
 /// Every max_wal_size, in whole segments, whose CheckPointSegments is
 /// `wanted`: an inclusive range, None when no size gives it. PostgreSQL's
 /// smallest max_wal_size is 2 segments.
-pub fn sizes_for(wanted: u64, divisor: f64) -> Option<(u64, u64)> {
+pub(crate) fn sizes_for(wanted: u64, divisor: f64) -> Option<(u64, u64)> {
     // The quotient grows with the size: start just below the first candidate.
     let mut low = ((wanted as f64 * divisor) as u64).saturating_sub(2).max(2);
     while checkpoint_segments(low, divisor) < wanted {

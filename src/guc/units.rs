@@ -24,7 +24,7 @@ pub(crate) const DEFAULT_SEGMENT_BYTES: f64 = 16.0 * MB;
 
 /// How a setting's text is read.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ValueKind {
+pub(crate) enum ValueKind {
     /// An integer amount of memory; `base` is the size in bytes of one unit
     /// of a bare number.
     Memory {
@@ -61,7 +61,7 @@ pub enum Parsed {
 
 /// How `name` is read by major version `version` (None: the newest).
 /// `segment_bytes` is the WAL segment size, the unit of max/min_wal_size in 9.6.
-pub fn kind(name: &str, version: Option<u32>, segment_bytes: f64) -> Option<ValueKind> {
+pub(crate) fn kind(name: &str, version: Option<u32>, segment_bytes: f64) -> Option<ValueKind> {
     let v = version.unwrap_or(NEWEST);
     Some(match name {
         "max_wal_size" | "min_wal_size" if v < 10 => ValueKind::Memory { base: segment_bytes },
@@ -114,7 +114,7 @@ pub(crate) fn parse_with_segment(
 }
 
 /// A size in MB as SHOW spells it: "1GB" for whole gigabytes, else "1280MB".
-pub fn size_text(mb: u64) -> String {
+pub(crate) fn size_text(mb: u64) -> String {
     if mb >= 1024 && mb.is_multiple_of(1024) {
         format!("{}GB", mb / 1024)
     } else {
@@ -124,7 +124,7 @@ pub fn size_text(mb: u64) -> String {
 
 /// A time in seconds as SHOW spells it, in the largest unit that divides
 /// it: "30s", "5min", "1h", "1d".
-pub fn time_text(seconds: u64) -> String {
+pub(crate) fn time_text(seconds: u64) -> String {
     match seconds {
         s if s > 0 && s.is_multiple_of(86_400) => format!("{}d", s / 86_400),
         s if s > 0 && s.is_multiple_of(3600) => format!("{}h", s / 3600),
@@ -289,7 +289,7 @@ fn real(text: &str) -> Result<f64, String> {
 
 /// parse_bool: true/false/yes/no by any prefix, on, off (or "of"), 1, 0;
 /// case-insensitive; whitespace around is not allowed.
-pub fn boolean(text: &str) -> Option<bool> {
+pub(crate) fn boolean(text: &str) -> Option<bool> {
     let t = text.to_ascii_lowercase();
     let prefix_of = |word: &str| !t.is_empty() && word.starts_with(t.as_str());
     match t.as_bytes().first()? {

@@ -16,14 +16,14 @@ use crate::store::{SourceRow, SourceSpec, Store, StoreError};
 /// end of the input, the daemon's stop flag and keep-alive, and the
 /// progress told after every chunk.
 pub(super) struct Reading<'a> {
-    pub scanner: &'a mut dyn Scan,
-    pub start: Pos,
-    pub tail: Tail,
-    pub stop: Option<&'a AtomicBool>,
-    pub alive: Option<fn()>,
+    pub(crate) scanner: &'a mut dyn Scan,
+    pub(crate) start: Pos,
+    pub(crate) tail: Tail,
+    pub(crate) stop: Option<&'a AtomicBool>,
+    pub(crate) alive: Option<fn()>,
     /// The size of a plain file, for `progress`.
-    pub total: Option<u64>,
-    pub progress: &'a dyn Fn(super::Progress),
+    pub(crate) total: Option<u64>,
+    pub(crate) progress: &'a dyn Fn(super::Progress),
 }
 
 pub(super) fn run(

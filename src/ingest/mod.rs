@@ -17,7 +17,7 @@ use batch::{run, Reading};
 use reader::{FormatReader, PrefixChoice};
 
 #[derive(Debug, Error)]
-pub enum IngestError {
+pub(crate) enum IngestError {
     #[error(transparent)]
     Source(#[from] SourceError),
     #[error(transparent)]
@@ -39,73 +39,73 @@ pub enum IngestError {
 
 /// What to import and how to read it.
 #[derive(Debug, Clone, Default)]
-pub struct Options {
+pub(crate) struct Options {
     /// None: detect from the content.
-    pub format: Option<Format>,
+    pub(crate) format: Option<Format>,
     /// None: infer from the content ("auto").
-    pub prefix: Option<String>,
+    pub(crate) prefix: Option<String>,
     /// A source never seen before starts at its end (the daemon's
     /// `start_at = "end"` for files present at its first start).
-    pub new_files_from_end: bool,
+    pub(crate) new_files_from_end: bool,
     /// Leave the last entry of a plain file for a later read: a followed
     /// file may still get that entry's HINT or continuation lines.
-    pub hold_last_entry: bool,
+    pub(crate) hold_last_entry: bool,
     /// A plain file not written for this long is finished: its last entry
     /// is read even without a line break (`import`; the daemon follows live
     /// files and waits for the line break instead).
-    pub finished_after: Option<std::time::Duration>,
+    pub(crate) finished_after: Option<std::time::Duration>,
     /// Set (by SIGTERM) to stop reading after the current chunk; what was
     /// read is committed and the import ends early without an error.
-    pub stop: Option<Arc<AtomicBool>>,
+    pub(crate) stop: Option<Arc<AtomicBool>>,
     /// Called after every chunk: the daemon tells systemd's watchdog it is
     /// alive while it reads a large file in one go.
-    pub alive: Option<fn()>,
+    pub(crate) alive: Option<fn()>,
 }
 
 /// What one import of one source did.
 #[derive(Debug, Clone, Default)]
-pub struct ImportReport {
-    pub name: String,
-    pub format: &'static str,
-    pub prefix: Option<String>,
+pub(crate) struct ImportReport {
+    pub(crate) name: String,
+    pub(crate) format: &'static str,
+    pub(crate) prefix: Option<String>,
     /// Byte offset where reading started (non-zero when resuming).
-    pub resumed_at: u64,
+    pub(crate) resumed_at: u64,
     /// Bytes read in this run.
-    pub bytes: u64,
-    pub frame: FrameStats,
+    pub(crate) bytes: u64,
+    pub(crate) frame: FrameStats,
     /// Events read, by kind (rejected ones excluded).
-    pub events: BTreeMap<&'static str, u64>,
+    pub(crate) events: BTreeMap<&'static str, u64>,
     /// Records the trust rule proved a client session wrote (`classify::trust`).
-    pub rejected: u64,
+    pub(crate) rejected: u64,
     /// The first of them: its line and why it was refused.
-    pub first_rejected: Option<(u64, &'static str)>,
+    pub(crate) first_rejected: Option<(u64, &'static str)>,
     /// Lines that hold an event's message head but that the format or
     /// log_line_prefix did not fit: who wrote them cannot be said
     /// (`frame::unmatched`).
-    pub unmatched: u64,
+    pub(crate) unmatched: u64,
     /// The first of them: its line number and text.
-    pub first_unmatched: Option<(u64, String)>,
+    pub(crate) first_unmatched: Option<(u64, String)>,
     /// Records with an event's message head that could not be read as one:
     /// no time, or a shape walwatch does not know (also in `unparsed`).
-    pub unreadable: u64,
-    pub unparsed: u64,
+    pub(crate) unreadable: u64,
+    pub(crate) unparsed: u64,
     /// Complete lines read cut short (also in `events`): what they say up to
     /// the cut is stored, the checkpoint marked truncated.
-    pub truncated: u64,
+    pub(crate) truncated: u64,
     /// Events that were new to the store.
-    pub stored: u64,
-    pub seconds: f64,
-    pub warnings: Vec<String>,
+    pub(crate) stored: u64,
+    pub(crate) seconds: f64,
+    pub(crate) warnings: Vec<String>,
     /// Why this read does not count as reading the source (see
     /// [`ImportReport::verdict`]): what it stored was taken back, and the
     /// source is not recorded as read.
-    pub misfit: Option<String>,
+    pub(crate) misfit: Option<String>,
 }
 
 /// Unmatched lines above this share of the lines that look like events make
 /// a read a misfit: a log read with its own format and prefix has none (a
 /// few may be lines written to stderr by something other than the server).
-pub const UNMATCHED_SHARE: f64 = 0.05;
+pub(crate) const UNMATCHED_SHARE: f64 = 0.05;
 
 impl ImportReport {
     pub(crate) fn mb_per_s(&self) -> f64 {
@@ -113,17 +113,17 @@ impl ImportReport {
     }
 
     /// Events read, every kind.
-    pub fn event_count(&self) -> u64 {
+    pub(crate) fn event_count(&self) -> u64 {
         self.events.values().sum()
     }
 
     /// Lines that look like events: read as events, rejected, unmatched or unreadable.
-    pub fn candidates(&self) -> u64 {
+    pub(crate) fn candidates(&self) -> u64 {
         self.event_count() + self.rejected + self.unmatched + self.unreadable
     }
 
     /// The format and prefix the source was read with, as a phrase.
-    pub fn layout(&self) -> String {
+    pub(crate) fn layout(&self) -> String {
         match &self.prefix {
             Some(p) => format!("{} format with log_line_prefix '{p}'", self.format),
             None => format!("{} format", self.format),
@@ -140,7 +140,7 @@ impl ImportReport {
     /// look-alikes as it likes, and must not make walwatch refuse the log.
     /// None when the read is believable — a log with no such line at all
     /// included (its warning asks whether log_checkpoints is on).
-    pub fn verdict(&self) -> Option<String> {
+    pub(crate) fn verdict(&self) -> Option<String> {
         let (events, candidates) = (self.event_count(), self.candidates());
         let layout = self.layout();
         if candidates == 0 {
@@ -186,7 +186,8 @@ pub(crate) fn remember_zone(
 
 /// Imports `path` into `cluster_id`, resuming where an earlier import of
 /// the same content stopped.
-pub fn import(
+#[cfg(test)]
+pub(crate) fn import(
     store: &mut Store,
     cluster_id: i64,
     path: &str,
@@ -198,20 +199,20 @@ pub fn import(
 
 /// How far an import has got, told after every chunk (`import`'s progress bar).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Progress {
+pub(crate) struct Progress {
     /// Byte offset reached in the source: in the file for a plain one, in
     /// the decompressed stream for a compressed one or stdin.
-    pub read_to: u64,
+    pub(crate) read_to: u64,
     /// Bytes read in this import (less than `read_to` when resuming).
-    pub read: u64,
+    pub(crate) read: u64,
     /// Where `read_to` ends: the size of a plain file; None for a stream.
-    pub total: Option<u64>,
+    pub(crate) total: Option<u64>,
     /// Events found so far in this import.
-    pub events: u64,
+    pub(crate) events: u64,
 }
 
 /// [`import`], telling `progress` how far it got after every chunk.
-pub fn import_watched(
+pub(crate) fn import_watched(
     store: &mut Store,
     cluster_id: i64,
     path: &str,
@@ -436,7 +437,7 @@ pub(crate) mod pairing;
 mod reader;
 mod undated;
 
-pub use undated::{read_undated, UndatedPoint, UndatedReport};
+pub(crate) use undated::{read_undated, UndatedPoint, UndatedReport};
 
 pub use reader::lexicon;
 

@@ -251,9 +251,9 @@ fn dated(prefix: Prefix, path: &str) -> Result<Prefix, IngestError> {
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct PrefixChoice<'a> {
     /// `--prefix`, the config, or the prefix this source was first read with.
-    pub given: Option<&'a str>,
+    pub(crate) given: Option<&'a str>,
     /// The prefix the cluster's most recent other source was read with.
-    pub hint: Option<&'a str>,
+    pub(crate) hint: Option<&'a str>,
 }
 
 /// The prefix of a file nobody named one for: the cluster's earlier prefix

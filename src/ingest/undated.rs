@@ -20,38 +20,38 @@ use crate::source::Source;
 
 /// One checkpoint or restartpoint of an undated log, in file order.
 #[derive(Debug, Clone, PartialEq)]
-pub struct UndatedPoint {
-    pub kind: PointKind,
+pub(crate) struct UndatedPoint {
+    pub(crate) kind: PointKind,
     /// The line of its start (or of its complete line, without a start).
-    pub line: u64,
+    pub(crate) line: u64,
     /// None without a start line.
-    pub trigger: Option<Trigger>,
-    pub completed: bool,
+    pub(crate) trigger: Option<Trigger>,
+    pub(crate) completed: bool,
     /// The complete line was cut short (see `frame::Cut`).
-    pub truncated: bool,
-    pub distance_kb: Option<i64>,
-    pub estimate_kb: Option<i64>,
+    pub(crate) truncated: bool,
+    pub(crate) distance_kb: Option<i64>,
+    pub(crate) estimate_kb: Option<i64>,
 }
 
 /// What an undated log says, in file order.
 #[derive(Debug, Clone, Default)]
-pub struct UndatedReport {
-    pub name: String,
-    pub prefix: String,
-    pub lines: u64,
-    pub entries: u64,
+pub(crate) struct UndatedReport {
+    pub(crate) name: String,
+    pub(crate) prefix: String,
+    pub(crate) lines: u64,
+    pub(crate) entries: u64,
     /// Events read, by kind (rejected ones excluded).
-    pub events: BTreeMap<&'static str, u64>,
-    pub rejected: u64,
-    pub unparsed: u64,
-    pub unmatched: u64,
-    pub points: Vec<UndatedPoint>,
+    pub(crate) events: BTreeMap<&'static str, u64>,
+    pub(crate) rejected: u64,
+    pub(crate) unparsed: u64,
+    pub(crate) unmatched: u64,
+    pub(crate) points: Vec<UndatedPoint>,
     /// `parameter "X" changed to "Y"` lines, in order.
-    pub changes: Vec<(String, String)>,
+    pub(crate) changes: Vec<(String, String)>,
 }
 
 /// Reads `path`, a stderr log whose `log_line_prefix` has no time.
-pub fn read_undated(path: &str, opts: &Options, time: &TimeContext) -> Result<UndatedReport, IngestError> {
+pub(crate) fn read_undated(path: &str, opts: &Options, time: &TimeContext) -> Result<UndatedReport, IngestError> {
     let source = Source::open(path)?;
     let name = source.name.clone();
     let format = opts.format.unwrap_or_else(|| Format::detect_named(&source.name, source.head()));

@@ -14,7 +14,7 @@ use crate::model::event::Trigger;
 
 /// A snapshot to encode once.
 #[derive(Debug)]
-pub(super) struct Families(pub Snapshot);
+pub(super) struct Families(pub(crate) Snapshot);
 
 type Labels<'a> = Vec<(&'static str, &'a str)>;
 

@@ -12,11 +12,11 @@ use crate::store::{Store, StoreError};
 
 /// Upper bounds of the duration buckets (seconds). 2 and 5 are the
 /// slow_sync rule's thresholds, so the rules file can count slow syncs.
-pub const DURATION_BOUNDS: [f64; 14] =
+pub(crate) const DURATION_BOUNDS: [f64; 14] =
     [0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0];
 
 /// Upper bounds of the WAL distance buckets (bytes): 1 MiB to 64 GiB by 4.
-pub const DISTANCE_BOUNDS: [f64; 9] = [
+pub(crate) const DISTANCE_BOUNDS: [f64; 9] = [
     1048576.0,
     4194304.0,
     16777216.0,
@@ -31,63 +31,63 @@ pub const DISTANCE_BOUNDS: [f64; 9] = [
 const MB: f64 = 1024.0 * 1024.0;
 
 /// Upper bounds of the write-rate buckets (bytes/s): 1 MiB/s to 1 GiB/s by 4.
-pub const RATE_BOUNDS: [f64; 6] = [1048576.0, 4194304.0, 16777216.0, 67108864.0, 268435456.0, 1073741824.0];
+pub(crate) const RATE_BOUNDS: [f64; 6] = [1048576.0, 4194304.0, 16777216.0, 67108864.0, 268435456.0, 1073741824.0];
 
 /// A histogram: counts per bucket (not cumulative; the last is +Inf), sum.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Hist {
-    pub bounds: &'static [f64],
+pub(crate) struct Hist {
+    pub(crate) bounds: &'static [f64],
     /// `bounds.len() + 1` counts: one per bound, then the overflow.
-    pub counts: Vec<u64>,
-    pub sum: f64,
+    pub(crate) counts: Vec<u64>,
+    pub(crate) sum: f64,
 }
 
 impl Hist {
-    pub fn new(bounds: &'static [f64]) -> Hist {
+    pub(crate) fn new(bounds: &'static [f64]) -> Hist {
         Hist { bounds, counts: vec![0; bounds.len() + 1], sum: 0.0 }
     }
 
     /// A value lands in the first bucket whose bound is >= it (`le`).
-    pub fn observe(&mut self, v: f64) {
+    pub(crate) fn observe(&mut self, v: f64) {
         let i = self.bounds.iter().position(|b| v <= *b).unwrap_or(self.bounds.len());
         self.counts[i] += 1;
         self.sum += v;
     }
 
-    pub fn count(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.counts.iter().sum()
     }
 
     /// (upper bound, count) per bucket as the encoder takes them: not
     /// cumulative, +Inf last.
-    pub fn buckets(&self) -> Vec<(f64, u64)> {
+    pub(crate) fn buckets(&self) -> Vec<(f64, u64)> {
         self.bounds.iter().copied().chain([f64::INFINITY]).zip(self.counts.iter().copied()).collect()
     }
 }
 
 /// One cluster's histograms and its newest completed checkpoint.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ClusterHists {
-    pub write: Hist,
-    pub sync: Hist,
-    pub total: Hist,
-    pub distance: Hist,
+pub(crate) struct ClusterHists {
+    pub(crate) write: Hist,
+    pub(crate) sync: Hist,
+    pub(crate) total: Hist,
+    pub(crate) distance: Hist,
     /// The rate each checkpoint wrote its buffers at ([`storm::write_mb_s`]).
-    pub write_rate: Hist,
+    pub(crate) write_rate: Hist,
     /// The newest complete line by its time.
-    pub last: Option<LastPoint>,
+    pub(crate) last: Option<LastPoint>,
 }
 
 /// The figures of a cluster's newest completed checkpoint.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LastPoint {
-    pub completed_at_us: i64,
-    pub distance_kb: Option<i64>,
-    pub estimate_kb: Option<i64>,
+pub(crate) struct LastPoint {
+    pub(crate) completed_at_us: i64,
+    pub(crate) distance_kb: Option<i64>,
+    pub(crate) estimate_kb: Option<i64>,
     /// Bytes/s its buffers were written at.
-    pub write_rate: Option<f64>,
-    pub write_s: Option<f64>,
-    pub trigger: Option<Trigger>,
+    pub(crate) write_rate: Option<f64>,
+    pub(crate) write_s: Option<f64>,
+    pub(crate) trigger: Option<Trigger>,
 }
 
 impl Default for ClusterHists {
@@ -135,18 +135,18 @@ impl ClusterHists {
 
 /// The histograms of every cluster, as of the last complete line read.
 #[derive(Debug, Default)]
-pub struct Histograms {
+pub(crate) struct Histograms {
     watermark: i64,
     /// Completed rows counted: when the store holds another number after
     /// the new ones are read, rows were deleted (pruning, `forget`) and
     /// everything is counted again, so no deleted row stays counted.
     rows: i64,
-    pub clusters: BTreeMap<String, ClusterHists>,
+    pub(crate) clusters: BTreeMap<String, ClusterHists>,
 }
 
 impl Histograms {
     /// Reads what was completed since the last call.
-    pub fn update(&mut self, store: &Store) -> Result<(), StoreError> {
+    pub(crate) fn update(&mut self, store: &Store) -> Result<(), StoreError> {
         self.read_new(store)?;
         if self.rows != store.checkpoints().completed_total()? {
             *self = Histograms::default();

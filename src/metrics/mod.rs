@@ -13,10 +13,10 @@
 //! [`Snapshot`].
 
 mod encode;
-pub mod histogram;
+pub(crate) mod histogram;
 mod newest;
 mod read;
-pub mod server;
+pub(crate) mod server;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -30,17 +30,17 @@ use crate::store::StoreError;
 use histogram::ClusterHists;
 
 pub use read::{AdviceBoard, Advisor, Scraper};
-pub use server::{Endpoint, ServeError};
+pub(crate) use server::Endpoint;
 
 /// The OpenMetrics content type of the answer, as the specification spells it.
-pub const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+pub(crate) const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 /// The Prometheus text format's content type.
-pub const PROMETHEUS_TEXT: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
+pub(crate) const PROMETHEUS_TEXT: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
 
 /// The two text formats a scrape can be answered in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     OpenMetrics,
     PrometheusText,
 }
@@ -50,7 +50,7 @@ impl Format {
     /// `application/openmetrics-text` at least as high as any other type
     /// it accepts (Prometheus sends it first), the 0.0.4 text otherwise,
     /// which is also what a scraper sending no header gets.
-    pub fn negotiate(accept: Option<&str>) -> Format {
+    pub(crate) fn negotiate(accept: Option<&str>) -> Format {
         let Some(accept) = accept else { return Format::PrometheusText };
         let mut best: Option<(f64, Format)> = None;
         for item in accept.split(',') {
@@ -72,7 +72,7 @@ impl Format {
         best.map_or(Format::PrometheusText, |(_, f)| f)
     }
 
-    pub fn content_type(self) -> &'static str {
+    pub(crate) fn content_type(self) -> &'static str {
         match self {
             Format::OpenMetrics => OPENMETRICS,
             Format::PrometheusText => PROMETHEUS_TEXT,
@@ -96,34 +96,34 @@ pub struct Params {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Advice {
     /// The suggest model's peak (the `[advice] percentile`) WAL rate, bytes/s.
-    pub wal_rate: Option<f64>,
+    pub(crate) wal_rate: Option<f64>,
     pub suggested_max_wal_size: Option<f64>,
     /// max_wal_size, min_wal_size (bytes), checkpoint_timeout (seconds),
     /// checkpoint_completion_target, as in effect now.
-    pub settings: Vec<(&'static str, f64)>,
+    pub(crate) settings: Vec<(&'static str, f64)>,
     /// The pacing in force now, when checkpoint_timeout is known
     /// ([`crate::analyze::storm::PacingTimeline`]): the newest
     /// checkpoint's pace ratio is judged by it.
-    pub pacing: Option<crate::analyze::storm::Pacing>,
+    pub(crate) pacing: Option<crate::analyze::storm::Pacing>,
 }
 
 /// Everything one scrape exposes, read from the store.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     /// Every cluster in the store, in name order.
-    pub clusters: Vec<String>,
-    pub points: Vec<PointTotal>,
-    pub too_frequent: BTreeMap<String, i64>,
-    pub histograms: BTreeMap<String, ClusterHists>,
-    pub advice: BTreeMap<String, Advice>,
+    pub(crate) clusters: Vec<String>,
+    pub(crate) points: Vec<PointTotal>,
+    pub(crate) too_frequent: BTreeMap<String, i64>,
+    pub(crate) histograms: BTreeMap<String, ClusterHists>,
+    pub(crate) advice: BTreeMap<String, Advice>,
     /// Open alerts by (cluster, rule, severity).
-    pub alerts: BTreeMap<(String, String, String), i64>,
+    pub(crate) alerts: BTreeMap<(String, String, String), i64>,
     /// (cluster, file, bytes written but not read yet).
-    pub lag: Vec<(String, String, u64)>,
+    pub(crate) lag: Vec<(String, String, u64)>,
     /// Seconds since the epoch of each cluster's newest event.
     pub last_event: BTreeMap<String, f64>,
     /// The daemon's listeners as it last recorded them.
-    pub listeners: Vec<crate::store::ListenerRow>,
+    pub(crate) listeners: Vec<crate::store::ListenerRow>,
 }
 
 #[derive(Debug, Error)]
@@ -136,7 +136,7 @@ pub enum ScrapeError {
 
 impl Snapshot {
     /// The exposition text in `format`.
-    pub fn render(self, format: Format) -> Result<String, ScrapeError> {
+    pub(crate) fn render(self, format: Format) -> Result<String, ScrapeError> {
         let mut registry = Registry::default();
         registry.register_collector(Box::new(encode::Families(self)));
         let mut out = String::new();

@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::store::{Store, StoreError};
 
 #[derive(Debug, Default)]
-pub struct NewestEvents {
+pub(crate) struct NewestEvents {
     /// The store's lowest event id when last read: when it moves, events
     /// were deleted and the times are read again from all of them (so too
     /// when the highest id falls below what was read: the newest events
@@ -19,11 +19,11 @@ pub struct NewestEvents {
     tolerance_us: i64,
     watermark: i64,
     /// Log time (µs) of each cluster's newest recognised event not dated ahead.
-    pub newest: BTreeMap<String, i64>,
+    pub(crate) newest: BTreeMap<String, i64>,
 }
 
 impl NewestEvents {
-    pub fn update(&mut self, store: &Store, tolerance: Duration) -> Result<(), StoreError> {
+    pub(crate) fn update(&mut self, store: &Store, tolerance: Duration) -> Result<(), StoreError> {
         let floor = store.events().first_id()?;
         let tolerance_us = i64::try_from(tolerance.as_micros()).unwrap_or(i64::MAX);
         let newest_gone = store.events().last_id()?.unwrap_or(0) < self.watermark;

@@ -20,7 +20,7 @@ use crate::serve::{self, Admit, Handler, Head, Limits, Reply, Server};
 const ADVISE_EVERY: Duration = Duration::from_secs(1);
 
 #[derive(Debug, Error)]
-pub enum ServeError {
+pub(crate) enum ServeError {
     /// The address is taken or not this machine's: the daemon refuses to
     /// start rather than run without the endpoint it was asked for.
     #[error("[metrics] listen = \"{addr}\": cannot listen there: {reason}")]
@@ -30,7 +30,7 @@ pub enum ServeError {
 }
 
 /// The running endpoint; [`Endpoint::stop`] ends it.
-pub struct Endpoint {
+pub(crate) struct Endpoint {
     server: Server,
     scrapes: Arc<Scrapes>,
     /// Dropped to stop the advisor.
@@ -50,7 +50,7 @@ struct Scrapes {
 impl Endpoint {
     /// Listens on `addr` (port 0: any free port, see [`Endpoint::addr`]) and
     /// serves the store at `db`.
-    pub fn start(addr: SocketAddr, db: &Path, params: Params) -> Result<Endpoint, ServeError> {
+    pub(crate) fn start(addr: SocketAddr, db: &Path, params: Params) -> Result<Endpoint, ServeError> {
         let listener =
             std::net::TcpListener::bind(addr).map_err(|e| ServeError::Bind { addr, reason: e.to_string() })?;
         let board = AdviceBoard::default();
@@ -75,26 +75,26 @@ impl Endpoint {
     }
 
     /// The address bound.
-    pub fn addr(&self) -> SocketAddr {
+    pub(crate) fn addr(&self) -> SocketAddr {
         self.server.addr()
     }
 
     /// The address it was asked to listen on.
-    pub fn listen(&self) -> SocketAddr {
+    pub(crate) fn listen(&self) -> SocketAddr {
         self.listen
     }
 
-    pub fn health(&self) -> &Arc<serve::Health> {
+    pub(crate) fn health(&self) -> &Arc<serve::Health> {
         self.server.health()
     }
 
     /// New settings from a reloaded config, from the next scrape on.
-    pub fn reload(&self, params: Params) {
+    pub(crate) fn reload(&self, params: Params) {
         *self.scrapes.params.lock().unwrap_or_else(PoisonError::into_inner) = params;
     }
 
     /// Stops listening; a scrape under way is finished first.
-    pub fn stop(mut self) {
+    pub(crate) fn stop(mut self) {
         self.server.stop();
         self.advisor_stop.take();
         if let Some(thread) = self.advisor.take() {

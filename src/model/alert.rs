@@ -17,11 +17,11 @@ pub enum Severity {
 }
 
 impl Severity {
-    pub fn parse(name: &str) -> Option<Severity> {
+    pub(crate) fn parse(name: &str) -> Option<Severity> {
         [Severity::Info, Severity::Warning, Severity::Critical].into_iter().find(|s| s.as_str() == name)
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Severity::Info => "info",
             Severity::Warning => "warning",
@@ -43,13 +43,13 @@ pub enum NoticeKind {
 }
 
 impl NoticeKind {
-    pub fn parse(name: &str) -> Option<NoticeKind> {
+    pub(crate) fn parse(name: &str) -> Option<NoticeKind> {
         [NoticeKind::Firing, NoticeKind::Reminder, NoticeKind::Resolved, NoticeKind::Test, NoticeKind::Digest]
             .into_iter()
             .find(|k| k.as_str() == name)
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             NoticeKind::Firing => "firing",
             NoticeKind::Reminder => "reminder",
@@ -69,17 +69,17 @@ pub struct SuggestionText {
 
 /// Where a queued message goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Channel {
+pub(crate) enum Channel {
     Mail,
     Webhook,
 }
 
 impl Channel {
-    pub fn parse(name: &str) -> Option<Channel> {
+    pub(crate) fn parse(name: &str) -> Option<Channel> {
         [Channel::Mail, Channel::Webhook].into_iter().find(|c| c.as_str() == name)
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Channel::Mail => "mail",
             Channel::Webhook => "webhook",
@@ -98,7 +98,7 @@ pub enum AlertState {
 }
 
 impl AlertState {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             AlertState::Firing => "firing",
             AlertState::Notified => "notified",
@@ -106,7 +106,7 @@ impl AlertState {
         }
     }
 
-    pub fn parse(name: &str) -> Option<AlertState> {
+    pub(crate) fn parse(name: &str) -> Option<AlertState> {
         [AlertState::Firing, AlertState::Notified, AlertState::Resolved].into_iter().find(|s| s.as_str() == name)
     }
 }
@@ -123,14 +123,14 @@ pub enum Resolution {
 }
 
 impl Resolution {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Resolution::Cleared => "cleared",
             Resolution::RuleDisabled => "rule_disabled",
         }
     }
 
-    pub fn parse(name: &str) -> Option<Resolution> {
+    pub(crate) fn parse(name: &str) -> Option<Resolution> {
         [Resolution::Cleared, Resolution::RuleDisabled].into_iter().find(|s| s.as_str() == name)
     }
 }

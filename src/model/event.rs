@@ -10,19 +10,19 @@ use serde::Serialize;
 
 /// One recognised, trusted (or explicitly rejected) log event.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Event {
+pub(crate) struct Event {
     /// When PostgreSQL wrote the line, as a UTC instant.
-    pub at: Timestamp,
+    pub(crate) at: Timestamp,
     /// Process that wrote the line, when the format carries it.
-    pub pid: Option<u32>,
+    pub(crate) pid: Option<u32>,
     /// Byte offset of the record's first line within its (decompressed) source.
-    pub offset: u64,
+    pub(crate) offset: u64,
     /// 1-based line number of the record's first line within its source.
-    pub line: u64,
+    pub(crate) line: u64,
     /// Tells apart several events of one kind from the same record (0 for
     /// the record's own event; 1, 2, … for forged lines embedded in it).
-    pub nth: u32,
-    pub body: EventBody,
+    pub(crate) nth: u32,
+    pub(crate) body: EventBody,
 }
 
 /// Whether a checkpoint-shaped event came from a primary (checkpoint) or a
@@ -35,14 +35,14 @@ pub enum PointKind {
 }
 
 impl PointKind {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             PointKind::Checkpoint => "checkpoint",
             PointKind::Restartpoint => "restartpoint",
         }
     }
 
-    pub fn parse(name: &str) -> Option<PointKind> {
+    pub(crate) fn parse(name: &str) -> Option<PointKind> {
         [PointKind::Checkpoint, PointKind::Restartpoint].into_iter().find(|k| k.as_str() == name)
     }
 }
@@ -133,13 +133,13 @@ macro_rules! complete_stats {
 
         impl CompleteStats {
             /// The figures' names, in order.
-            pub const FIGURES: &'static [&'static str] = &[$(stringify!($name)),*];
+            pub(crate) const FIGURES: &'static [&'static str] = &[$(stringify!($name)),*];
             /// How many figures there are.
-            pub const COUNT: usize = Self::FIGURES.len();
+            pub(crate) const COUNT: usize = Self::FIGURES.len();
 
             /// The figures read from their text: `text` gives a figure's
             /// text by name, `real` reads a decimal.
-            pub fn parse<'t>(
+            pub(crate) fn parse<'t>(
                 text: impl Fn(&str) -> Option<&'t str>,
                 real: impl Fn(&str) -> Option<f64>,
             ) -> Option<CompleteStats> {
@@ -147,7 +147,7 @@ macro_rules! complete_stats {
             }
 
             /// The figures' values, in [`CompleteStats::FIGURES`]' order.
-            pub fn values(&self) -> [Figure<'_>; Self::COUNT] {
+            pub(crate) fn values(&self) -> [Figure<'_>; Self::COUNT] {
                 [$(Figure::from(&self.$name)),*]
             }
         }
@@ -162,14 +162,14 @@ macro_rules! cut_stats {
         /// printed whole before the cut, `None` for the rest.
         #[derive(Debug, Clone, PartialEq, Default)]
         pub struct CutStats {
-            $(pub $name: figure_type!($kind, optional),)*
+            $(pub(crate) $name: figure_type!($kind, optional),)*
         }
 
         impl CutStats {
             /// The figures read from their text (`text` gives a figure's
             /// text by name, None for one after the cut); None when a text
             /// does not read.
-            pub fn parse<'t>(
+            pub(crate) fn parse<'t>(
                 text: impl Fn(&str) -> Option<&'t str>,
                 real: impl Fn(&str) -> Option<f64>,
             ) -> Option<CutStats> {
@@ -177,7 +177,7 @@ macro_rules! cut_stats {
             }
 
             /// The figures' values, in [`CompleteStats::FIGURES`]' order.
-            pub fn values(&self) -> [Figure<'_>; CompleteStats::COUNT] {
+            pub(crate) fn values(&self) -> [Figure<'_>; CompleteStats::COUNT] {
                 [$(Figure::from(&self.$name)),*]
             }
         }
@@ -187,7 +187,7 @@ point_figures!(cut_stats);
 
 /// One figure's value, typed as the store keeps it.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Figure<'a> {
+pub(crate) enum Figure<'a> {
     Int(Option<i64>),
     Real(Option<f64>),
     Text(Option<&'a str>),
@@ -311,7 +311,7 @@ impl EventBody {
 
 /// Why a checkpoint or restartpoint started, as walwatch reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Trigger {
+pub(crate) enum Trigger {
     #[serde(rename = "shutdown")]
     Shutdown,
     #[serde(rename = "end-of-recovery")]
@@ -330,10 +330,10 @@ pub enum Trigger {
 
 impl Trigger {
     /// Every trigger, in the documented order.
-    pub const ALL: [Trigger; 5] =
+    pub(crate) const ALL: [Trigger; 5] =
         [Trigger::Shutdown, Trigger::EndOfRecovery, Trigger::Wal, Trigger::Time, Trigger::Manual];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Trigger::Shutdown => "shutdown",
             Trigger::EndOfRecovery => "end-of-recovery",
@@ -344,13 +344,13 @@ impl Trigger {
     }
 
     /// The trigger named `name` ("wal", "end-of-recovery", …).
-    pub fn parse(name: &str) -> Option<Trigger> {
+    pub(crate) fn parse(name: &str) -> Option<Trigger> {
         Trigger::ALL.into_iter().find(|t| t.as_str() == name)
     }
 
     /// The trigger of a checkpoint, from its flag words: the first that
     /// applies in the order shutdown, end-of-recovery, wal, time, manual.
-    pub fn of(flags: &[String]) -> Trigger {
+    pub(crate) fn of(flags: &[String]) -> Trigger {
         let has = |w: &str| flags.iter().any(|f| f == w);
         [Trigger::Shutdown, Trigger::EndOfRecovery, Trigger::Wal, Trigger::Time]
             .into_iter()

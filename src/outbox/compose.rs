@@ -12,12 +12,12 @@ use lettre::Message;
 
 /// The headers of one mail.
 pub(crate) struct Head<'a> {
-    pub from: &'a Mailbox,
-    pub to: &'a [Mailbox],
+    pub(crate) from: &'a Mailbox,
+    pub(crate) to: &'a [Mailbox],
     /// Already mail-safe ([`header_text`](super::header_text)).
-    pub subject: String,
-    pub message_id: &'a str,
-    pub date: Timestamp,
+    pub(crate) subject: String,
+    pub(crate) message_id: &'a str,
+    pub(crate) date: Timestamp,
 }
 
 /// The full RFC 5322 text of `body` under `head`, rendered once, stored

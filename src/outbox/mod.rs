@@ -21,12 +21,13 @@ mod transport;
 
 use thiserror::Error;
 
-pub use crate::model::alert::Channel;
+pub(crate) use crate::model::alert::Channel;
 pub use crate::store::outbox::NewMessage;
 use crate::store::StoreError;
 
 pub(crate) use compose::{compose, Head};
-pub use send::{flush, flush_channel, next_due, send_now, spawn_sender, spawn_senders, FlushReport, SendOutcome};
+pub use send::{flush, next_due, spawn_sender};
+pub(crate) use send::{send_now, spawn_senders, SendOutcome};
 pub(crate) use text::{body_text, escape_html, header_text, host_name};
 pub(crate) use transport::probe;
 

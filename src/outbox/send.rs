@@ -31,12 +31,12 @@ use crate::store::Store;
 #[derive(Debug, Clone, PartialEq)]
 pub struct SendOutcome {
     pub message_id: String,
-    pub channel: Channel,
-    pub alert_id: Option<i64>,
+    pub(crate) channel: Channel,
+    pub(crate) alert_id: Option<i64>,
     /// Err: why it was not accepted (also the row's last_error).
     pub result: Result<(), String>,
     /// For a failure: when it is tried again.
-    pub retry_at: Option<Timestamp>,
+    pub(crate) retry_at: Option<Timestamp>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -63,7 +63,7 @@ pub fn flush(store: &mut Store, config: &Config, now: Timestamp) -> Result<Flush
 
 /// [`flush`] for one channel (None: all), giving up when `stop` is raised:
 /// a send in progress is abandoned and its message re-queued, due at once.
-pub fn flush_channel(
+pub(crate) fn flush_channel(
     store: &mut Store,
     config: &Config,
     now: Timestamp,
@@ -227,7 +227,7 @@ fn lease(config: &Config, channel: Channel) -> SignedDuration {
 
 /// Sends one message now through `[mail]`'s transport to `to`, without the
 /// outbox (`walwatch digest --to`: the user waits for the answer).
-pub fn send_now(
+pub(crate) fn send_now(
     mail: &crate::config::MailSection,
     payload: &str,
     to: &[lettre::message::Mailbox],
@@ -251,7 +251,7 @@ pub fn spawn_sender(store_path: PathBuf, config: Config, stop: Arc<AtomicBool>) 
 /// what is due on its channel, then sleeps until the next message is due or
 /// a second passes (the daemon queues new notices through its own
 /// connection), in short steps so `stop` is seen within 100 ms.
-pub fn spawn_senders(
+pub(crate) fn spawn_senders(
     store_path: PathBuf,
     config: Config,
     stop: Arc<AtomicBool>,

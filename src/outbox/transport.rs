@@ -25,7 +25,7 @@ enum MailKind {
 }
 
 impl MailSender {
-    pub fn new(mail: &MailSection) -> Result<MailSender, DeliverError> {
+    pub(crate) fn new(mail: &MailSection) -> Result<MailSender, DeliverError> {
         let to = mail.to.iter().map(|m| m.email.clone()).collect();
         let envelope = Envelope::new(Some(mail.from.email.clone()), to)
             .map_err(|e| DeliverError::Setup(format!("mail envelope: {e}")))?;
@@ -47,7 +47,7 @@ impl MailSender {
     /// its kind, or `walwatch digest --to`), with `[mail] from` as the
     /// envelope sender; the payload's To header names the same addresses.
     /// Err is the reason, fit for the outbox's last_error.
-    pub fn send_to(&self, payload: &str, to: &[Mailbox]) -> Result<(), String> {
+    pub(crate) fn send_to(&self, payload: &str, to: &[Mailbox]) -> Result<(), String> {
         let envelope = Envelope::new(self.envelope.from().cloned(), to.iter().map(|m| m.email.clone()).collect())
             .map_err(|e| format!("mail envelope: {e}"))?;
         self.send_with(&envelope, payload)
@@ -129,7 +129,7 @@ fn tls_parameters(smtp: &SmtpSettings) -> Result<TlsParameters, DeliverError> {
 
 /// Read at each connection so a rotated secret needs no restart. A file's
 /// trailing newline (what `echo secret > file` leaves) is not part of it.
-pub fn password(source: &PasswordSource) -> Result<String, DeliverError> {
+pub(crate) fn password(source: &PasswordSource) -> Result<String, DeliverError> {
     match source {
         PasswordSource::File(path) => {
             let text = std::fs::read_to_string(path).map_err(|e| {
@@ -157,7 +157,7 @@ pub(crate) struct WebhookSender {
 }
 
 impl WebhookSender {
-    pub fn new(webhook: &WebhookSection) -> Result<WebhookSender, DeliverError> {
+    pub(crate) fn new(webhook: &WebhookSection) -> Result<WebhookSender, DeliverError> {
         let config = ureq::Agent::config_builder().timeout_global(Some(webhook.timeout)).build();
         let authorization = match &webhook.authorization_env {
             Some(name) => {
@@ -178,7 +178,7 @@ impl WebhookSender {
         Ok(WebhookSender { agent: config.into(), url: webhook.url.clone(), authorization })
     }
 
-    pub fn send(&self, message_id: &str, payload: &str) -> Result<(), String> {
+    pub(crate) fn send(&self, message_id: &str, payload: &str) -> Result<(), String> {
         let mut request = self
             .agent
             .post(&self.url)

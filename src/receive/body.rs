@@ -12,18 +12,18 @@ use thiserror::Error;
 /// `message`, the agent's host name as `host`, the file's path as `file`
 /// and, with `offset_key = "offset"`, where in the file the line is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Shipped {
-    pub host: String,
-    pub file: String,
-    pub offset: u64,
+pub(crate) struct Shipped {
+    pub(crate) host: String,
+    pub(crate) file: String,
+    pub(crate) offset: u64,
     /// The line's bytes as the server wrote them (see [`raw_bytes`]).
-    pub message: Vec<u8>,
+    pub(crate) message: Vec<u8>,
 }
 
 /// Why a body was refused: each is a 4xx answer, never retried by Vector,
 /// so the message says what to change in the agent's config.
 #[derive(Debug, Error, PartialEq, Eq)]
-pub enum BodyError {
+pub(crate) enum BodyError {
     #[error("the body is over {limit} bytes decompressed (raise [ingest] max_batch_bytes or lower the sink's batch.max_bytes)")]
     TooLarge { limit: u64 },
     #[error(
@@ -46,9 +46,9 @@ pub enum BodyError {
 }
 
 /// The longest host name taken (a DNS name's length).
-pub const MAX_HOST: usize = 253;
+pub(crate) const MAX_HOST: usize = 253;
 /// The longest file path taken (Linux's PATH_MAX).
-pub const MAX_FILE: usize = 4096;
+pub(crate) const MAX_FILE: usize = 4096;
 
 fn hint(field: &str) -> &'static str {
     match field {
@@ -60,7 +60,7 @@ fn hint(field: &str) -> &'static str {
 }
 
 /// Decompresses `body` as `encoding` says, to at most `limit` bytes.
-pub fn decode(body: Vec<u8>, encoding: Option<&str>, limit: u64) -> Result<Vec<u8>, BodyError> {
+pub(crate) fn decode(body: Vec<u8>, encoding: Option<&str>, limit: u64) -> Result<Vec<u8>, BodyError> {
     let encoding = encoding.map(str::trim).filter(|e| !e.is_empty()).unwrap_or("identity");
     let reader: Box<dyn Read + '_> = match encoding.to_ascii_lowercase().as_str() {
         "identity" => {
@@ -105,7 +105,7 @@ enum Offset {
 }
 
 /// The events of a decompressed body, in the order sent.
-pub fn events(body: &[u8]) -> Result<Vec<Shipped>, BodyError> {
+pub(crate) fn events(body: &[u8]) -> Result<Vec<Shipped>, BodyError> {
     let start = body.iter().position(|b| !b.is_ascii_whitespace());
     let raw: Vec<Event> = match start.map(|i| body[i]) {
         None => Vec::new(),
@@ -149,7 +149,7 @@ fn shipped(index: usize, e: Event) -> Result<Shipped, BodyError> {
 /// replaced such bytes with U+FFFD, changing what the trust checks read.
 /// A line with any other non-ASCII character came from an agent decoding
 /// UTF-8: it is kept as it came.
-pub fn raw_bytes(message: String) -> Vec<u8> {
+pub(crate) fn raw_bytes(message: String) -> Vec<u8> {
     const FIRST: u32 = 0xF780;
     let mapped = |c: char| (FIRST..FIRST + 0x80).contains(&(c as u32));
     if message.is_ascii() || !message.chars().all(|c| c.is_ascii() || mapped(c)) {

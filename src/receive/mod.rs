@@ -8,15 +8,14 @@
 //! store's own; damaged ones set aside by quarantine) → streams (commit,
 //! then read into the store) ← server (the `serve` listener's handler).
 
-pub mod body;
-pub mod naming;
+pub(crate) mod body;
+pub(crate) mod naming;
 mod quarantine;
-pub mod server;
+pub(crate) mod server;
 mod spool;
 mod spool_dir;
-pub mod streams;
-pub mod tokens;
+pub(crate) mod streams;
+pub(crate) mod tokens;
 
-pub use server::{check, Prepared, Receiver, StartError, PATH};
-pub use spool_dir::locate as spool_dir;
-pub use tokens::{read_tokens, Token, TokenError};
+pub(crate) use server::{check, Receiver, PATH};
+pub(crate) use tokens::{read_tokens, Token};

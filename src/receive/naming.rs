@@ -7,15 +7,15 @@ use crate::config::{IngestCluster, DEFAULT_INGEST_NAME};
 
 /// How a shipped file is read and where its events go.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Placement {
-    pub cluster: String,
-    pub format: String,
-    pub prefix: String,
-    pub timezone: Option<String>,
+pub(crate) struct Placement {
+    pub(crate) cluster: String,
+    pub(crate) format: String,
+    pub(crate) prefix: String,
+    pub(crate) timezone: Option<String>,
 }
 
 /// The placement of (`host`, `file`) by the first rule that matches.
-pub fn place(rules: &[IngestCluster], host: &str, file: &str) -> Placement {
+pub(crate) fn place(rules: &[IngestCluster], host: &str, file: &str) -> Placement {
     let matches = |pattern: &str, text: &str| glob::Pattern::new(pattern).is_ok_and(|p| p.matches(text));
     match rules.iter().find(|r| matches(&r.host, host) && matches(&r.file, file)) {
         Some(rule) => Placement {
@@ -46,7 +46,7 @@ const GENERIC: [&str; 13] =
 /// weekdays and rotation numbers ("postgresql-15-main.log" → "15-main");
 /// when nothing is left, the directories above it that are not generic
 /// ("/var/lib/pgsql/15/data/log/postgresql-Mon.log" → "15").
-pub fn server_of(file: &str) -> String {
+pub(crate) fn server_of(file: &str) -> String {
     let (dirs, base) = file.rsplit_once('/').unwrap_or(("", file));
     let stem = base.split('.').next().unwrap_or("");
     // A date's month and day are digits like a version's ("15"): only those

@@ -14,7 +14,7 @@ use crate::store::StreamRow;
 /// index is copied when it is whole (the next generation still answers a
 /// batch sent again from it), moved when not. Returns where they went,
 /// as `<kept_dir>/<stream>-<generation>-<time>`.
-pub fn set_aside(dir: &Path, kept_dir: &Path, row: &StreamRow, at: Timestamp) -> io::Result<PathBuf> {
+pub(crate) fn set_aside(dir: &Path, kept_dir: &Path, row: &StreamRow, at: Timestamp) -> io::Result<PathBuf> {
     std::fs::create_dir_all(kept_dir)?;
     let stem = format!("{}-{}-{}", row.id, row.generation, at.as_second());
     let base = kept_dir.join(&stem);

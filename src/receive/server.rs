@@ -31,13 +31,13 @@ use crate::serve::{self, Admit, Handler, Head, Limits, Reply, Server};
 use crate::store::Store;
 
 /// Where Vector's http sink posts.
-pub const PATH: &str = "/ingest/vector";
+pub(crate) const PATH: &str = "/ingest/vector";
 
 /// How often the receiver looks for quiet files whose last entry it holds.
 const TICK: Duration = Duration::from_millis(250);
 
 #[derive(Debug, Error)]
-pub enum StartError {
+pub(crate) enum StartError {
     #[error("[ingest] listen = \"{addr}\": cannot listen there: {reason}")]
     Bind { addr: SocketAddr, reason: String },
     #[error(transparent)]
@@ -54,7 +54,7 @@ pub enum StartError {
 
 /// What a receiver needs that can fail, read before the one serving is
 /// stopped: a reload whose settings cannot be served keeps the old one.
-pub struct Prepared {
+pub(crate) struct Prepared {
     section: IngestSection,
     tokens: Vec<Token>,
     tls: Option<Arc<rustls::ServerConfig>>,
@@ -62,7 +62,7 @@ pub struct Prepared {
 }
 
 /// The running receiver; [`Receiver::stop`] ends it.
-pub struct Receiver {
+pub(crate) struct Receiver {
     server: Server,
     /// The bound socket, kept so that a reload on the same address never
     /// lets it go (no moment without a listener, no wait for the port).
@@ -90,7 +90,7 @@ impl Receiver {
     /// Reads the tokens and the certificate and binds the address of
     /// `section`; None without `[ingest] listen`. `current` is the receiver
     /// serving now: on its address its socket is taken over, not bound again.
-    pub fn prepare(section: &IngestSection, current: Option<&Receiver>) -> Result<Option<Prepared>, StartError> {
+    pub(crate) fn prepare(section: &IngestSection, current: Option<&Receiver>) -> Result<Option<Prepared>, StartError> {
         let Some(addr) = section.listen else { return Ok(None) };
         let tokens = match &section.token_file {
             Some(path) => tokens::read_tokens(path)?,
@@ -109,7 +109,7 @@ impl Receiver {
     }
 
     /// Serves what [`Receiver::prepare`] read, for the store at `db`.
-    pub fn start(prepared: Prepared, db: &Path) -> Result<Receiver, StartError> {
+    pub(crate) fn start(prepared: Prepared, db: &Path) -> Result<Receiver, StartError> {
         let Prepared { section, tokens, tls, listener } = prepared;
         warn_about(&tokens);
         let mut store = Store::open(db).map_err(|e| StartError::Store(e.to_string()))?;
@@ -141,28 +141,28 @@ impl Receiver {
         Ok(Receiver { server, listener, ingest, ticker, section })
     }
 
-    pub fn addr(&self) -> SocketAddr {
+    pub(crate) fn addr(&self) -> SocketAddr {
         self.server.addr()
     }
 
     /// "https" with tls_cert and tls_key, else "http".
-    pub fn scheme(&self) -> &'static str {
+    pub(crate) fn scheme(&self) -> &'static str {
         self.server.scheme()
     }
 
-    pub fn health(&self) -> &Arc<serve::Health> {
+    pub(crate) fn health(&self) -> &Arc<serve::Health> {
         self.server.health()
     }
 
     /// The settings it was started with (a reload with others restarts it).
-    pub fn section(&self) -> &IngestSection {
+    pub(crate) fn section(&self) -> &IngestSection {
         &self.section
     }
 
     /// Reads `token_file` again (a reload with the same `[ingest]`): tokens
     /// added or revoked take effect at once. A file that cannot be read, or
     /// holds none, keeps the tokens in force (the error says why).
-    pub fn reload_tokens(&self) -> Result<usize, StartError> {
+    pub(crate) fn reload_tokens(&self) -> Result<usize, StartError> {
         let Some(path) = &self.section.token_file else { return Ok(0) };
         let tokens = tokens::read_tokens(path)?;
         warn_about(&tokens);
@@ -172,12 +172,12 @@ impl Receiver {
     }
 
     /// Events stored since the last call (the alert rules run when some arrived).
-    pub fn take_stored(&self) -> u64 {
+    pub(crate) fn take_stored(&self) -> u64 {
         self.ingest.stored.swap(0, Ordering::Relaxed)
     }
 
     /// Stops listening once the requests under way are answered.
-    pub fn stop(mut self) {
+    pub(crate) fn stop(mut self) {
         self.server.stop();
         if let Some((stop, thread)) = self.ticker.take() {
             drop(stop);
@@ -334,7 +334,7 @@ fn take(store: &mut Store, streams: &mut Streams, batch: Vec<Shipped>) -> Reply 
 
 /// What `config check` and `doctor` read of `[ingest]`, as a reload reads
 /// it: the tokens and the certificate. Their problems, in that order.
-pub fn check(section: &IngestSection) -> Vec<String> {
+pub(crate) fn check(section: &IngestSection) -> Vec<String> {
     let mut problems = Vec::new();
     if section.listen.is_none() {
         return problems;

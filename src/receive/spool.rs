@@ -21,11 +21,11 @@ const RECORD: u64 = 16;
 /// What a stream's current generation holds. Its files are opened when
 /// needed and may be closed between batches ([`Spool::close`]): a central
 /// with thousands of shipped files keeps a bounded number of descriptors.
-pub struct Spool {
+pub(crate) struct Spool {
     files: Option<Files>,
-    pub log_path: PathBuf,
+    pub(crate) log_path: PathBuf,
     /// What is committed: lengths and offsets as the store has them.
-    pub row: StreamRow,
+    pub(crate) row: StreamRow,
     /// Where the blocks given back to the filesystem end ([`Spool::release_read`]);
     /// `None` where the filesystem cannot punch holes.
     released_to: Option<u64>,
@@ -54,28 +54,28 @@ const BLOCK: u64 = 4096;
 
 /// Whether an error means the spool was damaged outside walwatch (cut,
 /// replaced, removed), rather than that it cannot be written now.
-pub fn damaged(e: &io::Error) -> bool {
+pub(crate) fn damaged(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::InvalidData
 }
 
 /// Lines taken from a batch, not yet written.
 #[derive(Default)]
-pub struct Pending {
+pub(crate) struct Pending {
     bytes: Vec<u8>,
     index: Vec<u8>,
     /// (offset, hash) of the lines above, for a line sent twice in one batch.
     lines: Vec<(u64, u64)>,
     /// Where the line after the last one pushed starts.
-    pub next_offset: Option<u64>,
+    pub(crate) next_offset: Option<u64>,
     /// (offset, bytes) of the stretches of the file not shipped between the
     /// lines pushed (and before the first, from the stream's last line).
-    pub gaps: Vec<(u64, u64)>,
+    pub(crate) gaps: Vec<(u64, u64)>,
 }
 
 impl Pending {
     /// Adds a line at `offset`; `expected` is where the stream's next line
     /// should start when nothing was pushed yet (what the store recorded).
-    pub fn push(&mut self, offset: u64, hash: u64, message: &[u8], expected: Option<u64>) {
+    pub(crate) fn push(&mut self, offset: u64, hash: u64, message: &[u8], expected: Option<u64>) {
         if let Some(expected) = self.next_offset.or(expected).filter(|&e| offset > e) {
             self.gaps.push((expected, offset - expected));
         }
@@ -91,7 +91,7 @@ impl Pending {
         self.lines.binary_search_by_key(&offset, |l| l.0).ok().map(|i| self.lines[i].1)
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.lines.is_empty()
     }
 }
@@ -100,7 +100,7 @@ impl Spool {
     /// The spool of `row`'s generation in `dir`, cut back to what is
     /// committed; an error that [`damaged`] tells apart when committed
     /// bytes are missing.
-    pub fn open(dir: &Path, row: StreamRow) -> io::Result<Spool> {
+    pub(crate) fn open(dir: &Path, row: StreamRow) -> io::Result<Spool> {
         std::fs::create_dir_all(dir)?;
         let log_path = dir.join(file_name(&row, row.generation, "log"));
         let mut spool = Spool { files: None, log_path, row, released_to: Some(0) };
@@ -130,16 +130,16 @@ impl Spool {
     }
 
     /// Closes the files (reopened when needed).
-    pub fn close(&mut self) {
+    pub(crate) fn close(&mut self) {
         self.files = None;
     }
 
-    pub fn is_open(&self) -> bool {
+    pub(crate) fn is_open(&self) -> bool {
         self.files.is_some()
     }
 
     /// The hash of the line the generation before took at `offset`.
-    pub fn recorded_before(&mut self, offset: u64) -> io::Result<Option<u64>> {
+    pub(crate) fn recorded_before(&mut self, offset: u64) -> io::Result<Option<u64>> {
         match &self.files()?.previous {
             Some((file, len)) => search(file, *len, offset),
             None => Ok(None),
@@ -147,7 +147,7 @@ impl Spool {
     }
 
     /// The hash of the line taken at `offset` in this generation, if one was.
-    pub fn recorded(&mut self, offset: u64, pending: &Pending) -> io::Result<Option<u64>> {
+    pub(crate) fn recorded(&mut self, offset: u64, pending: &Pending) -> io::Result<Option<u64>> {
         if let Some(hash) = pending.recorded(offset) {
             return Ok(Some(hash));
         }
@@ -157,7 +157,7 @@ impl Spool {
 
     /// Appends `pending` to the spool and the index and makes them durable;
     /// the returned row has the new lengths, for the store to commit.
-    pub fn write(&mut self, pending: &Pending) -> io::Result<StreamRow> {
+    pub(crate) fn write(&mut self, pending: &Pending) -> io::Result<StreamRow> {
         let mut row = self.row.clone();
         let files = self.files()?;
         // Cut or replaced while open: appending would leave a hole of zeros.
@@ -178,7 +178,7 @@ impl Spool {
     /// position, looking at the head and a prefix's span before it only);
     /// the index stays whole, so a line sent again is still known. A
     /// filesystem that cannot punch holes keeps the bytes, as before.
-    pub fn release_read(&mut self, read_to: u64) -> io::Result<()> {
+    pub(crate) fn release_read(&mut self, read_to: u64) -> io::Result<()> {
         let Some(released) = self.released_to else { return Ok(()) };
         let start = released.max(KEEP_HEAD.next_multiple_of(BLOCK));
         let end = read_to.min(self.row.spool_len).saturating_sub(KEEP_BEHIND) / BLOCK * BLOCK;
@@ -195,7 +195,7 @@ impl Spool {
     }
 
     /// Takes back a write the store did not commit.
-    pub fn cut_back(&mut self) -> io::Result<()> {
+    pub(crate) fn cut_back(&mut self) -> io::Result<()> {
         let (spool_len, index_len) = (self.row.spool_len, self.row.index_len);
         let files = self.files()?;
         files.log.set_len(spool_len)?;
@@ -205,7 +205,7 @@ impl Spool {
     /// Removes this generation's spool (read to the end and replaced by a
     /// new one) and the index of the one before it; its own index stays for
     /// the next generation's [`Spool::recorded_before`].
-    pub fn remove(self) -> io::Result<()> {
+    pub(crate) fn remove(self) -> io::Result<()> {
         if self.row.generation > 0 {
             let older = self.log_path.with_file_name(file_name(&self.row, self.row.generation - 1, "idx"));
             match std::fs::remove_file(older) {
@@ -218,7 +218,7 @@ impl Spool {
 }
 
 /// `<stream id>-<generation>.<extension>`.
-pub fn file_name(row: &StreamRow, generation: i64, extension: &str) -> String {
+pub(crate) fn file_name(row: &StreamRow, generation: i64, extension: &str) -> String {
     format!("{}-{generation}.{extension}", row.id)
 }
 

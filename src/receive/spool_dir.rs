@@ -18,7 +18,7 @@ const LOCK: &str = ".lock";
 
 /// A spool directory claimed by one store, locked until dropped.
 #[derive(Debug)]
-pub struct SpoolDir {
+pub(crate) struct SpoolDir {
     path: PathBuf,
     /// Held: the flock lasts as long as the file is open.
     _lock: File,
@@ -27,7 +27,7 @@ pub struct SpoolDir {
 impl SpoolDir {
     /// Creates `path` when missing, checks it belongs to `store` (or to no
     /// store yet, then records that it does) and locks it.
-    pub fn claim(path: &Path, store: &mut Store) -> Result<SpoolDir, String> {
+    pub(crate) fn claim(path: &Path, store: &mut Store) -> Result<SpoolDir, String> {
         let at = |e: io::Error| format!("{}: {e}", path.display());
         std::fs::create_dir_all(path).map_err(at)?;
         let lock = OpenOptions::new().create(true).truncate(false).write(true).open(path.join(LOCK)).map_err(at)?;
@@ -54,12 +54,12 @@ impl SpoolDir {
         Ok(SpoolDir { path: path.to_path_buf(), _lock: lock })
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// Where damaged spools are moved.
-    pub fn quarantine(&self) -> PathBuf {
+    pub(crate) fn quarantine(&self) -> PathBuf {
         self.path.join("quarantine")
     }
 }
@@ -74,7 +74,7 @@ fn record_owner(path: &Path, identity: &str) -> io::Result<()> {
 /// store's own (`<name>-ingest`); but an earlier release's shared
 /// `ingest/` when it is this store's (it names this store, or names none
 /// and holds this store's streams) and the store's own does not exist yet.
-pub fn locate(section: &crate::config::IngestSection, db: &Path, store: &mut Store) -> PathBuf {
+pub(crate) fn locate(section: &crate::config::IngestSection, db: &Path, store: &mut Store) -> PathBuf {
     let own = section.spool_dir(db);
     let Some(shared) = section.shared_spool_dir(db).filter(|s| s.is_dir() && !own.exists()) else { return own };
     let identity = store.streams().identity().unwrap_or_default();

@@ -22,7 +22,7 @@ use crate::source::Source;
 use crate::store::{Damage, Store, StoreError};
 
 #[derive(Debug, Error)]
-pub enum ReceiveError {
+pub(crate) enum ReceiveError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("spool {path}: {source}")]
@@ -31,7 +31,7 @@ pub enum ReceiveError {
 
 impl ReceiveError {
     /// The store is locked by another writer: the sender should try again soon.
-    pub fn busy(&self) -> bool {
+    pub(crate) fn busy(&self) -> bool {
         use rusqlite::ErrorCode::{DatabaseBusy, DatabaseLocked};
         matches!(self, ReceiveError::Store(StoreError::Sql { source, .. })
             if matches!(source.sqlite_error_code(), Some(DatabaseBusy | DatabaseLocked)))
@@ -40,13 +40,13 @@ impl ReceiveError {
 
 /// What one batch did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Taken {
+pub(crate) struct Taken {
     /// Lines new to walwatch, written to their spool.
-    pub lines: u64,
+    pub(crate) lines: u64,
     /// Lines already taken (a batch sent again).
-    pub duplicates: u64,
+    pub(crate) duplicates: u64,
     /// Events stored from the lines read.
-    pub events: u64,
+    pub(crate) events: u64,
 }
 
 /// A shipped file being kept.
@@ -67,7 +67,7 @@ struct Stream {
 const OPEN_SPOOLS: usize = 64;
 
 /// Every shipped file, by (host, file).
-pub struct Streams {
+pub(crate) struct Streams {
     dir: SpoolDir,
     rules: Vec<IngestCluster>,
     open: HashMap<(String, String), Stream>,
@@ -84,7 +84,7 @@ impl Streams {
     /// A stream whose spool was damaged outside walwatch is quarantined
     /// and goes on in a new generation; one that cannot be opened now is
     /// said and tried again at its next batch. Neither stops the others.
-    pub fn recover(
+    pub(crate) fn recover(
         store: &mut Store,
         dir: SpoolDir,
         rules: Vec<IngestCluster>,
@@ -109,13 +109,13 @@ impl Streams {
         Ok(streams)
     }
 
-    pub fn take_stored(&mut self) -> u64 {
+    pub(crate) fn take_stored(&mut self) -> u64 {
         std::mem::take(&mut self.stored)
     }
 
     /// Takes a batch: new lines into their spools (committed before this
     /// returns), then read into the store.
-    pub fn take(&mut self, store: &mut Store, batch: Vec<Shipped>) -> Result<Taken, ReceiveError> {
+    pub(crate) fn take(&mut self, store: &mut Store, batch: Vec<Shipped>) -> Result<Taken, ReceiveError> {
         let mut taken = Taken::default();
         let mut order: Vec<(String, String)> = Vec::new();
         let mut groups: HashMap<(String, String), Vec<Shipped>> = HashMap::new();
@@ -149,7 +149,7 @@ impl Streams {
     }
 
     /// Reads the held-back last entry of every file quiet for the settle time.
-    pub fn settle(&mut self, store: &mut Store) -> Result<u64, ReceiveError> {
+    pub(crate) fn settle(&mut self, store: &mut Store) -> Result<u64, ReceiveError> {
         let due: Vec<_> = self
             .open
             .iter()
@@ -164,7 +164,7 @@ impl Streams {
     }
 
     /// Whether some file's last entry is held back (settle it soon).
-    pub fn pending(&self) -> bool {
+    pub(crate) fn pending(&self) -> bool {
         self.open.values().any(|s| s.pending)
     }
 
@@ -436,13 +436,13 @@ impl Streams {
 /// The size of each shipped file's spool (what is committed), by the name
 /// its source has in the store: what `status` and the metrics' lag compare
 /// the read position with, where a local file's size on disk is used.
-pub fn shipped_sizes(store: &Store) -> Result<HashMap<String, u64>, StoreError> {
+pub(crate) fn shipped_sizes(store: &Store) -> Result<HashMap<String, u64>, StoreError> {
     Ok(store.streams().all()?.iter().map(|s| (shown(&s.host, &s.file, s.generation), s.spool_len)).collect())
 }
 
 /// How a shipped file is named in `status` and the daemon's log (its
 /// source's path in the store).
-pub fn shown(host: &str, file: &str, generation: i64) -> String {
+pub(crate) fn shown(host: &str, file: &str, generation: i64) -> String {
     match generation {
         0 => format!("{host}:{file}"),
         g => format!("{host}:{file} (content #{})", g + 1),

@@ -19,7 +19,7 @@ use subtle::ConstantTimeEq;
 use thiserror::Error;
 
 #[derive(Debug, Error, PartialEq, Eq)]
-pub enum TokenError {
+pub(crate) enum TokenError {
     #[error("[ingest] token_file {path}: {reason}")]
     Unreadable { path: PathBuf, reason: String },
     #[error("[ingest] token_file {path}:{line}: {reason}")]
@@ -28,31 +28,31 @@ pub enum TokenError {
 
 /// One token and what it may write.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Token {
+pub(crate) struct Token {
     secret: String,
     /// The host globs; empty: any host.
     hosts: Vec<glob::Pattern>,
     /// Where it is in the file (named in refusals instead of the secret).
-    pub line: usize,
+    pub(crate) line: usize,
 }
 
 impl Token {
     /// Whether this token may write `host`.
-    pub fn allows(&self, host: &str) -> bool {
+    pub(crate) fn allows(&self, host: &str) -> bool {
         self.hosts.is_empty() || self.hosts.iter().any(|p| p.matches(host))
     }
 
-    pub fn any_host(&self) -> bool {
+    pub(crate) fn any_host(&self) -> bool {
         self.hosts.is_empty()
     }
 
     /// Shorter than [`STRONG`] characters.
-    pub fn weak(&self) -> bool {
+    pub(crate) fn weak(&self) -> bool {
         self.secret.len() < STRONG
     }
 
     /// The hosts it is issued for, as written.
-    pub fn hosts(&self) -> String {
+    pub(crate) fn hosts(&self) -> String {
         match self.hosts.is_empty() {
             true => "any host".into(),
             false => self.hosts.iter().map(glob::Pattern::as_str).collect::<Vec<_>>().join(", "),
@@ -61,10 +61,10 @@ impl Token {
 }
 
 /// The shortest token not warned about (`openssl rand -hex 24` gives 48).
-pub const STRONG: usize = 16;
+pub(crate) const STRONG: usize = 16;
 
 /// The tokens of `path`; an error names the file, and the line when one is wrong.
-pub fn read_tokens(path: &Path) -> Result<Vec<Token>, TokenError> {
+pub(crate) fn read_tokens(path: &Path) -> Result<Vec<Token>, TokenError> {
     let unreadable = |reason: String| TokenError::Unreadable { path: path.to_path_buf(), reason };
     let bytes = std::fs::read(path).map_err(|e| unreadable(e.to_string()))?;
     let text = String::from_utf8(bytes).map_err(|e| unreadable(format!("not UTF-8 text ({e})")))?;
@@ -92,7 +92,7 @@ fn parse(text: &str) -> Result<Vec<Token>, (usize, String)> {
 /// The token `header` (an `Authorization` value) carries, among `tokens`.
 /// Every token is compared, each in constant time: the answer's timing
 /// tells nothing about how much of a guess was right.
-pub fn find<'a>(tokens: &'a [Token], header: Option<&str>) -> Option<&'a Token> {
+pub(crate) fn find<'a>(tokens: &'a [Token], header: Option<&str>) -> Option<&'a Token> {
     let given = header?.strip_prefix("Bearer ")?.trim().as_bytes();
     let mut found = None;
     for token in tokens {

@@ -17,10 +17,10 @@ use super::health::{Health, Refusal};
 /// The address a peer's share is counted by: an IPv4 address, or an IPv6
 /// /64 (one host's usual allocation: its 2^64 addresses are one peer).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct PeerKey(u128);
+pub(crate) struct PeerKey(u128);
 
 impl PeerKey {
-    pub fn of(addr: &SocketAddr) -> PeerKey {
+    pub(crate) fn of(addr: &SocketAddr) -> PeerKey {
         match addr.ip() {
             IpAddr::V4(v4) => PeerKey(u32::from(v4) as u128),
             IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
@@ -33,10 +33,10 @@ impl PeerKey {
 
 /// What the connection's own task and the registry share.
 #[derive(Debug, Default)]
-pub struct ConnState {
+pub(crate) struct ConnState {
     /// A request is being read or answered.
-    pub busy: AtomicBool,
-    pub requests: AtomicU64,
+    pub(crate) busy: AtomicBool,
+    pub(crate) requests: AtomicU64,
 }
 
 struct Entry {
@@ -54,7 +54,7 @@ struct Table {
 }
 
 /// The open connections of one listener.
-pub struct Registry {
+pub(crate) struct Registry {
     max: usize,
     max_per_peer: usize,
     table: Mutex<Table>,
@@ -63,14 +63,14 @@ pub struct Registry {
 
 /// Held by a connection's task: dropping it (the task ended or was
 /// aborted) gives the place back.
-pub struct Place {
+pub(crate) struct Place {
     id: u64,
     registry: Arc<Registry>,
-    pub state: Arc<ConnState>,
+    pub(crate) state: Arc<ConnState>,
 }
 
 impl Registry {
-    pub fn new(max: usize, max_per_peer: usize, health: Arc<Health>) -> Arc<Registry> {
+    pub(crate) fn new(max: usize, max_per_peer: usize, health: Arc<Health>) -> Arc<Registry> {
         Arc::new(Registry { max: max.max(1), max_per_peer: max_per_peer.max(1), table: Mutex::default(), health })
     }
 
@@ -80,7 +80,7 @@ impl Registry {
 
     /// A place for a connection from `peer`, or why there is none. When
     /// full, an idle connection is closed to make room.
-    pub fn admit(self: &Arc<Registry>, peer: &SocketAddr) -> Result<Place, Refusal> {
+    pub(crate) fn admit(self: &Arc<Registry>, peer: &SocketAddr) -> Result<Place, Refusal> {
         let key = PeerKey::of(peer);
         let mut table = self.table();
         if table.per_peer.get(&key).copied().unwrap_or(0) >= self.max_per_peer {
@@ -106,20 +106,20 @@ impl Registry {
     }
 
     /// Records how to close the connection in `place` (once its task exists).
-    pub fn set_abort(&self, place_id: u64, abort: AbortHandle) {
+    pub(crate) fn set_abort(&self, place_id: u64, abort: AbortHandle) {
         if let Some(entry) = self.table().conns.get_mut(&place_id) {
             entry.abort = Some(abort);
         }
     }
 
     #[cfg(test)]
-    pub fn open(&self) -> usize {
+    pub(crate) fn open(&self) -> usize {
         self.table().conns.len()
     }
 }
 
 impl Place {
-    pub fn id(&self) -> u64 {
+    pub(crate) fn id(&self) -> u64 {
         self.id
     }
 }

@@ -12,7 +12,7 @@ use super::Limits;
 
 /// Why a body was not read.
 #[derive(Debug, PartialEq, Eq)]
-pub enum BodyFault {
+pub(crate) enum BodyFault {
     TooLarge,
     /// Slower than the minimum rate, or longer than the longest time.
     TooSlow,
@@ -21,7 +21,7 @@ pub enum BodyFault {
 }
 
 /// The body, whole, of at most `limit` bytes.
-pub async fn read(
+pub(crate) async fn read(
     mut body: Incoming,
     announced: Option<u64>,
     limit: u64,

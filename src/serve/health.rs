@@ -8,7 +8,7 @@ use jiff::Timestamp;
 
 /// Why a connection or a request was turned away (a counter each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// The peer's address already had its share of connections.
     PeerLimit,
     /// Every connection was busy and the listener full.
@@ -30,7 +30,7 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    pub const ALL: [Refusal; 9] = [
+    pub(crate) const ALL: [Refusal; 9] = [
         Refusal::PeerLimit,
         Refusal::Full,
         Refusal::Evicted,
@@ -43,7 +43,7 @@ impl Refusal {
     ];
 
     /// The name in the store and the metrics' `reason` label.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Refusal::PeerLimit => "peer_limit",
             Refusal::Full => "full",
@@ -60,7 +60,7 @@ impl Refusal {
 
 /// Shared between a listener's thread and whoever watches it.
 #[derive(Debug, Default)]
-pub struct Health {
+pub(crate) struct Health {
     /// The listener's thread is running (cleared when it ends, panic or not).
     running: AtomicBool,
     ended_at: Mutex<Option<Timestamp>>,
@@ -75,14 +75,14 @@ pub struct Health {
 
 /// A copy of [`Health`] at one moment.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Report {
-    pub up: bool,
+pub(crate) struct Report {
+    pub(crate) up: bool,
     /// Why it is down, and since when.
-    pub problem: Option<(Timestamp, String)>,
-    pub open: u64,
-    pub accepted: u64,
-    pub requests: u64,
-    pub refused: Vec<(Refusal, u64)>,
+    pub(crate) problem: Option<(Timestamp, String)>,
+    pub(crate) open: u64,
+    pub(crate) accepted: u64,
+    pub(crate) requests: u64,
+    pub(crate) refused: Vec<(Refusal, u64)>,
 }
 
 impl Health {
@@ -130,7 +130,7 @@ impl Health {
         self.refused[i].fetch_add(1, Ordering::Relaxed);
     }
 
-    pub fn report(&self) -> Report {
+    pub(crate) fn report(&self) -> Report {
         let problem = self.accept_failing.lock().unwrap_or_else(PoisonError::into_inner).clone();
         let running = self.running.load(Ordering::Relaxed);
         let problem = match (running, problem) {

@@ -7,47 +7,47 @@ use std::time::Duration;
 /// are the two endpoints' defaults; `[ingest]` can change the connection
 /// counts.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Connections open at once. When full, the oldest connection with no
     /// request under way is closed to make room (a thousand idle sockets
     /// cannot lock the agents out); when every one is busy, the new one is.
-    pub max_connections: usize,
+    pub(crate) max_connections: usize,
     /// Connections open at once from one address (an IPv6 /64 counts as
     /// one): above it a new connection is closed at once.
-    pub max_connections_per_peer: usize,
+    pub(crate) max_connections_per_peer: usize,
     /// The request line and headers together, in bytes (hyper answers 431).
-    pub max_head_bytes: usize,
-    pub max_headers: usize,
+    pub(crate) max_head_bytes: usize,
+    pub(crate) max_headers: usize,
     /// From the connection (or the previous answer) to the last header:
     /// a peer that says nothing, or sends its head a byte at a time, is
     /// cut off after it (hyper's header read timeout, also the keep-alive
     /// idle time).
-    pub header_timeout: Duration,
+    pub(crate) header_timeout: Duration,
     /// A body may take this long before [`Limits::min_body_rate`] applies.
-    pub body_grace: Duration,
+    pub(crate) body_grace: Duration,
     /// Bytes per second a body must average after the grace period (a
     /// body announced large and sent slowly is answered 408 and closed).
-    pub min_body_rate: u64,
+    pub(crate) min_body_rate: u64,
     /// The longest any body may take, whatever its rate.
-    pub max_body_time: Duration,
+    pub(crate) max_body_time: Duration,
     /// A write the peer does not read within this time ends the connection.
-    pub write_timeout: Duration,
-    pub tls_handshake_timeout: Duration,
+    pub(crate) write_timeout: Duration,
+    pub(crate) tls_handshake_timeout: Duration,
     /// Requests read and handled at once; the rest wait for a slot.
-    pub max_in_flight: usize,
+    pub(crate) max_in_flight: usize,
     /// How long a request waits for a slot before it is answered 503
     /// with Retry-After.
-    pub queue_wait: Duration,
+    pub(crate) queue_wait: Duration,
     /// Requests on one connection; the answer to the last says `close`.
-    pub max_requests_per_connection: u64,
+    pub(crate) max_requests_per_connection: u64,
     /// How long a stop waits for the requests under way.
-    pub shutdown_grace: Duration,
+    pub(crate) shutdown_grace: Duration,
 }
 
 impl Limits {
     /// The receiver of Vector agents' batches. Bodies are large (up to
     /// `max_batch_bytes`) and sent by few peers, a slot each.
-    pub fn ingest() -> Limits {
+    pub(crate) fn ingest() -> Limits {
         Limits {
             max_connections: 2048,
             max_connections_per_peer: 64,
@@ -69,7 +69,7 @@ impl Limits {
 
     /// The Prometheus endpoint: a scraper or two, no bodies, answers of a
     /// few megabytes at most.
-    pub fn metrics() -> Limits {
+    pub(crate) fn metrics() -> Limits {
         Limits {
             max_connections: 128,
             max_connections_per_peer: 16,

@@ -39,46 +39,46 @@ use tokio_io_timeout::TimeoutStream;
 use tokio_rustls::TlsAcceptor;
 
 use admission::{ConnState, Registry};
-pub use body::BodyFault;
-pub use health::{Health, Refusal, Report};
-pub use limits::Limits;
-pub use tls::server_config;
+pub(crate) use body::BodyFault;
+pub(crate) use health::{Health, Refusal, Report};
+pub(crate) use limits::Limits;
+pub(crate) use tls::server_config;
 
 /// A request's head: what a handler decides on.
 #[derive(Debug)]
-pub struct Head {
-    pub method: Method,
+pub(crate) struct Head {
+    pub(crate) method: Method,
     /// The path, without the query.
-    pub path: String,
-    pub headers: HeaderMap,
-    pub peer: SocketAddr,
+    pub(crate) path: String,
+    pub(crate) headers: HeaderMap,
+    pub(crate) peer: SocketAddr,
 }
 
 impl Head {
     /// A header's value, when it is text.
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 }
 
 /// An answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reply {
-    pub status: u16,
-    pub content_type: &'static str,
-    pub body: Vec<u8>,
-    pub headers: Vec<(&'static str, String)>,
+pub(crate) struct Reply {
+    pub(crate) status: u16,
+    pub(crate) content_type: &'static str,
+    pub(crate) body: Vec<u8>,
+    pub(crate) headers: Vec<(&'static str, String)>,
 }
 
 impl Reply {
     /// Plain text, or JSON when it starts with `{`.
-    pub fn text(status: u16, text: impl Into<String>) -> Reply {
+    pub(crate) fn text(status: u16, text: impl Into<String>) -> Reply {
         let text = text.into();
         let content_type = if text.starts_with('{') { "application/json" } else { "text/plain; charset=utf-8" };
         Reply { status, content_type, body: text.into_bytes(), headers: Vec::new() }
     }
 
-    pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Reply {
+    pub(crate) fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Reply {
         self.headers.push((name, value.into()));
         self
     }
@@ -89,14 +89,14 @@ impl Reply {
 }
 
 /// What to do with a request, from its head.
-pub enum Admit {
+pub(crate) enum Admit {
     /// Answer now; the body, if any, is never read.
     Answer(Reply),
     /// Read the body (at most `limit` bytes) and call [`Handler::serve`].
     Read { limit: u64 },
 }
 
-pub trait Handler: Send + Sync + 'static {
+pub(crate) trait Handler: Send + Sync + 'static {
     /// Runs on the listener's thread: it must not block.
     fn admit(&self, head: &Head) -> Admit;
     /// Runs on a worker thread, with the whole body.
@@ -108,7 +108,7 @@ pub trait Handler: Send + Sync + 'static {
 }
 
 /// A running listener; [`Server::stop`] ends it.
-pub struct Server {
+pub(crate) struct Server {
     addr: SocketAddr,
     https: bool,
     stop: watch::Sender<bool>,
@@ -118,7 +118,7 @@ pub struct Server {
 
 impl Server {
     /// Serves `handler` on `listener` (HTTPS with `tls`) on a thread named `name`.
-    pub fn start(
+    pub(crate) fn start(
         name: &str,
         listener: std::net::TcpListener,
         tls: Option<Arc<rustls::ServerConfig>>,
@@ -156,12 +156,12 @@ impl Server {
         Ok(Server { addr, https, stop, thread: Some(thread), health })
     }
 
-    pub fn addr(&self) -> SocketAddr {
+    pub(crate) fn addr(&self) -> SocketAddr {
         self.addr
     }
 
     /// "https" with a certificate, else "http".
-    pub fn scheme(&self) -> &'static str {
+    pub(crate) fn scheme(&self) -> &'static str {
         if self.https {
             "https"
         } else {
@@ -169,13 +169,13 @@ impl Server {
         }
     }
 
-    pub fn health(&self) -> &Arc<Health> {
+    pub(crate) fn health(&self) -> &Arc<Health> {
         &self.health
     }
 
     /// Stops accepting, lets the requests under way finish for the
     /// shutdown grace, closes the rest.
-    pub fn stop(mut self) {
+    pub(crate) fn stop(mut self) {
         let _ = self.stop.send(true);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();

@@ -21,15 +21,15 @@ const MAX_SYNTAX_ERRORS: usize = 100;
 
 /// One `name = value` line, name lower-cased (setting names are case-insensitive).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Entry {
-    pub name: String,
-    pub value: String,
-    pub path: PathBuf,
-    pub line: usize,
+pub(crate) struct Entry {
+    pub(crate) name: String,
+    pub(crate) value: String,
+    pub(crate) path: PathBuf,
+    pub(crate) line: usize,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum ConfProblemKind {
+pub(crate) enum ConfProblemKind {
     Syntax,
     /// A file or directory that exists but cannot be read (permissions).
     Unreadable,
@@ -41,11 +41,11 @@ pub enum ConfProblemKind {
 
 /// What went wrong where; `line` is None for a whole file.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ConfProblem {
-    pub kind: ConfProblemKind,
-    pub path: PathBuf,
-    pub line: Option<usize>,
-    pub message: String,
+pub(crate) struct ConfProblem {
+    pub(crate) kind: ConfProblemKind,
+    pub(crate) path: PathBuf,
+    pub(crate) line: Option<usize>,
+    pub(crate) message: String,
 }
 
 impl fmt::Display for ConfProblem {
@@ -59,14 +59,14 @@ impl fmt::Display for ConfProblem {
 
 /// Everything read from a file and what it includes, in reading order.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Parsed {
-    pub entries: Vec<Entry>,
-    pub problems: Vec<ConfProblem>,
+pub(crate) struct Parsed {
+    pub(crate) entries: Vec<Entry>,
+    pub(crate) problems: Vec<ConfProblem>,
 }
 
 impl Parsed {
     /// The entry in effect for `name`: the last one read.
-    pub fn get(&self, name: &str) -> Option<&Entry> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Entry> {
         self.entries.iter().rev().find(|e| e.name == name)
     }
 }
@@ -74,7 +74,7 @@ impl Parsed {
 /// Reads `path` and what it includes. `strict`: a missing file is a problem
 /// (postgresql.conf, `include`); otherwise it is skipped (postgresql.auto.conf,
 /// `include_if_exists`).
-pub fn read(path: &Path, strict: bool, into: &mut Parsed) {
+pub(crate) fn read(path: &Path, strict: bool, into: &mut Parsed) {
     let mut chain = Vec::new();
     read_file(path, strict, 0, &mut chain, into);
 }

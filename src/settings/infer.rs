@@ -45,11 +45,11 @@ const TIMEOUT_RANGE_S: (f64, f64) = (30.0, 86_400.0);
 /// A value worked out from the log, as PostgreSQL spells it, and how.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Inferred {
-    pub value: String,
+    pub(crate) value: String,
     /// One sentence, for `walwatch settings` and the advice.
-    pub how: String,
+    pub(crate) how: String,
     /// The spacings or checkpoints the value rests on.
-    pub samples: usize,
+    pub(crate) samples: usize,
 }
 
 /// The inferred value, or why the log does not tell it.
@@ -183,11 +183,11 @@ fn seconds_list(gaps: &[f64]) -> String {
 /// What the max_wal_size inference needs to know besides the log.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct TriggerRule {
-    pub segment_mb: f64,
-    pub completion_target: f64,
+    pub(crate) segment_mb: f64,
+    pub(crate) completion_target: f64,
     /// Whether checkpoint_completion_target is only PostgreSQL's default.
-    pub completion_target_assumed: bool,
-    pub version: Option<u32>,
+    pub(crate) completion_target_assumed: bool,
+    pub(crate) version: Option<u32>,
 }
 
 /// max_wal_size from the smallest distance of WAL-triggered checkpoints.

@@ -22,7 +22,7 @@
 //! PG_VERSION. None: none of these, and the newest version's defaults and
 //! units apply.
 
-pub mod conf;
+pub(crate) mod conf;
 pub(crate) mod infer;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -49,7 +49,7 @@ const MB: f64 = 1024.0 * 1024.0;
 /// Where a value came from, most trusted first.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum ValueSource {
+pub(crate) enum ValueSource {
     /// `[cluster.settings]` in walwatch's config.
     Config,
     /// postgresql.conf or a file it includes, or postgresql.auto.conf.
@@ -72,42 +72,42 @@ pub enum ValueSource {
 
 /// One setting's value as PostgreSQL spells it ("1GB", "5min", "on").
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Value {
-    pub value: String,
-    pub source: ValueSource,
+pub(crate) struct Value {
+    pub(crate) value: String,
+    pub(crate) source: ValueSource,
 }
 
 /// The values in effect, by setting name, with the server's major version.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
-pub struct Settings {
-    pub version: Option<u32>,
-    pub values: BTreeMap<String, Value>,
+pub(crate) struct Settings {
+    pub(crate) version: Option<u32>,
+    pub(crate) values: BTreeMap<String, Value>,
     /// Settings left at their default that the log could have told, and why
     /// it did not (too few checkpoints of the kind needed, …).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub not_inferred: BTreeMap<String, String>,
+    pub(crate) not_inferred: BTreeMap<String, String>,
     /// The conf files were read completely: a value at its default is then
     /// known to be (the files do not set it), not assumed.
     #[serde(skip)]
-    pub defaults_read: bool,
+    pub(crate) defaults_read: bool,
     /// The log's `parameter "X" changed` lines read for these values, oldest
     /// first: what the sizing's latest change and the digest's day of
     /// changes need, without reading them again.
     #[serde(skip)]
-    pub log_changes: Vec<LogChange>,
+    pub(crate) log_changes: Vec<LogChange>,
 }
 
 impl Settings {
     /// Whether `name` is at a default walwatch only assumes: nothing set it
     /// and the conf files were not read to confirm it. An unknown name is
     /// assumed too.
-    pub fn assumed(&self, name: &str) -> bool {
+    pub(crate) fn assumed(&self, name: &str) -> bool {
         let default = self.values.get(name).is_none_or(|v| matches!(v.source, ValueSource::Default { .. }));
         default && !self.defaults_read
     }
 
     /// Every known setting at `version`'s default (None: the newest's).
-    pub fn defaults(version: Option<u32>) -> Settings {
+    pub(crate) fn defaults(version: Option<u32>) -> Settings {
         let v = version.unwrap_or(units::NEWEST);
         let values = KNOWN
             .iter()
@@ -121,7 +121,7 @@ impl Settings {
 
     /// The value of `name` read in its unit for the server's version; None
     /// when unknown or not valid PostgreSQL.
-    pub fn parsed(&self, name: &str) -> Option<Parsed> {
+    pub(crate) fn parsed(&self, name: &str) -> Option<Parsed> {
         let text = &self.values.get(name)?.value;
         // 9.6 counts max/min_wal_size in segments of this size.
         let segment = match name {
@@ -133,7 +133,7 @@ impl Settings {
 
     /// A memory setting in bytes (max_wal_size, min_wal_size, wal_segment_size,
     /// wal_keep_size, checkpoint_flush_after, backend_flush_after).
-    pub fn bytes(&self, name: &str) -> Option<f64> {
+    pub(crate) fn bytes(&self, name: &str) -> Option<f64> {
         match self.parsed(name)? {
             Parsed::Bytes(b) => Some(b),
             _ => None,
@@ -141,19 +141,20 @@ impl Settings {
     }
 
     /// A memory setting in MB (max_wal_size, min_wal_size, wal_segment_size, wal_keep_size).
-    pub fn mb(&self, name: &str) -> Option<f64> {
+    pub(crate) fn mb(&self, name: &str) -> Option<f64> {
         self.bytes(name).map(|b| b / MB)
     }
 
     /// A memory setting in kB: the page-counted checkpoint_flush_after and
     /// backend_flush_after (8kB pages: the default 32 pages is 256 kB).
-    pub fn kb(&self, name: &str) -> Option<f64> {
+    #[cfg(test)]
+    pub(crate) fn kb(&self, name: &str) -> Option<f64> {
         self.bytes(name).map(|b| b / 1024.0)
     }
 
     /// A time setting in seconds (checkpoint_timeout, checkpoint_warning, and
     /// commit_delay, which PostgreSQL counts in microseconds).
-    pub fn seconds(&self, name: &str) -> Option<f64> {
+    pub(crate) fn seconds(&self, name: &str) -> Option<f64> {
         match self.parsed(name)? {
             Parsed::Seconds(s) => Some(s),
             Parsed::Integer(us) if name == "commit_delay" => Some(us as f64 / 1e6),
@@ -162,7 +163,7 @@ impl Settings {
     }
 
     /// A plain number (checkpoint_completion_target; commit_delay in µs).
-    pub fn number(&self, name: &str) -> Option<f64> {
+    pub(crate) fn number(&self, name: &str) -> Option<f64> {
         match self.parsed(name)? {
             Parsed::Number(x) => Some(x),
             Parsed::Integer(n) => Some(n as f64),
@@ -173,7 +174,7 @@ impl Settings {
     /// A boolean (fsync, full_page_writes); PostgreSQL's spellings (on/off/true/1/yes…
     /// and unique prefixes). synchronous_commit: false only when off, every
     /// other level (local, remote_write, on, remote_apply) waits for the local flush.
-    pub fn flag(&self, name: &str) -> Option<bool> {
+    pub(crate) fn flag(&self, name: &str) -> Option<bool> {
         match self.parsed(name)? {
             Parsed::Flag(b) => Some(b),
             Parsed::Word(w) => Some(!matches!(w.as_str(), "off" | "false" | "no" | "0")),
@@ -202,13 +203,13 @@ impl fmt::Display for ValueSource {
 /// value (None: it did not set it before), `new` None: it stopped setting it
 /// (line removed or commented out; `source` then names where it was).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SettingChange {
+pub(crate) struct SettingChange {
     #[serde(serialize_with = "crate::timefmt::serialize")]
-    pub at: Timestamp,
-    pub name: String,
-    pub old: Option<String>,
-    pub new: Option<String>,
-    pub source: ValueSource,
+    pub(crate) at: Timestamp,
+    pub(crate) name: String,
+    pub(crate) old: Option<String>,
+    pub(crate) new: Option<String>,
+    pub(crate) source: ValueSource,
 }
 
 /// Where one cluster's settings are read: walwatch's `[cluster.settings]`
@@ -216,18 +217,18 @@ pub struct SettingChange {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Sources<'a> {
     /// The cluster's name in the store.
-    pub name: &'a str,
+    pub(crate) name: &'a str,
     /// `[cluster.settings]`: name -> value as PostgreSQL spells it.
-    pub configured: &'a BTreeMap<String, String>,
+    pub(crate) configured: &'a BTreeMap<String, String>,
     /// postgresql.conf, when it is not `data_directory/postgresql.conf`.
-    pub config_file: Option<&'a Path>,
+    pub(crate) config_file: Option<&'a Path>,
     /// `$PGDATA`: postgresql.conf, postgresql.auto.conf and PG_VERSION.
-    pub data_directory: Option<&'a Path>,
+    pub(crate) data_directory: Option<&'a Path>,
 }
 
 impl<'a> Sources<'a> {
     /// Where a configured cluster's settings are read.
-    pub fn of(cluster: &'a crate::config::ClusterConfig) -> Sources<'a> {
+    pub(crate) fn of(cluster: &'a crate::config::ClusterConfig) -> Sources<'a> {
         Sources {
             name: &cluster.name,
             configured: &cluster.settings,
@@ -282,10 +283,10 @@ fn record_conf(store: &mut Store, cluster: &Sources<'_>, now: Timestamp) -> Resu
 
 /// A data directory found from a log file's path.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FoundDataDirectory {
-    pub path: PathBuf,
+pub(crate) struct FoundDataDirectory {
+    pub(crate) path: PathBuf,
     /// The log file it holds, as it was imported or followed.
-    pub log: String,
+    pub(crate) log: String,
 }
 
 /// How many directories above a log file the data directory may be:
@@ -298,7 +299,7 @@ const DATA_DIRECTORY_DEPTH: usize = 3;
 /// log_directory (`log`, `pg_log` in 9.6) puts them. None when no log lies
 /// inside one this process may look into. A relative log path is taken
 /// from the current directory, as it was imported.
-pub fn data_directory_from_logs(store: &Store, cluster: &str) -> Result<Option<FoundDataDirectory>, StoreError> {
+pub(crate) fn data_directory_from_logs(store: &Store, cluster: &str) -> Result<Option<FoundDataDirectory>, StoreError> {
     let Some(id) = store.clusters().find(cluster)? else { return Ok(None) };
     let found = store.sources().paths(id)?.into_iter().find_map(|log| {
         let path = data_directory_of(Path::new(&log))?;
@@ -324,10 +325,10 @@ fn is_data_directory(dir: &Path) -> bool {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ServerConf {
     /// postgresql.conf.
-    pub main: PathBuf,
+    pub(crate) main: PathBuf,
     /// The data directory given, else the conf's own absolute `data_directory`.
-    pub data_directory: Option<PathBuf>,
-    pub parsed: conf::Parsed,
+    pub(crate) data_directory: Option<PathBuf>,
+    pub(crate) parsed: conf::Parsed,
 }
 
 /// Reads a server's conf files as PostgreSQL does (`config_file`, else
@@ -395,7 +396,7 @@ fn pg_version(data_dir: &std::path::Path) -> Observed {
 
 /// The values in effect now for `cluster`, from the store, defaults filled in.
 /// A cluster the store does not know gets the newest version's defaults.
-pub fn current(store: &Store, cluster: &str) -> Result<Settings, StoreError> {
+pub(crate) fn current(store: &Store, cluster: &str) -> Result<Settings, StoreError> {
     let Some(id) = store.clusters().find(cluster)? else { return Ok(Settings::defaults(None)) };
     let logged = store.events().latest_server_version(id)?.as_deref().and_then(defaults::major);
     let known = Known {
@@ -509,14 +510,15 @@ fn resolve(version: Option<u32>, known: &Known) -> Settings {
 /// config or the conf files at the latest `parameter` line that announced
 /// the same value before the read that found it, else at that read. The
 /// first read of a source is no change: it is where walwatch started looking.
-pub fn latest_change(store: &Store, cluster: &str, names: &[&str]) -> Result<Option<SettingChange>, StoreError> {
+#[cfg(test)]
+pub(crate) fn latest_change(store: &Store, cluster: &str, names: &[&str]) -> Result<Option<SettingChange>, StoreError> {
     let Some(id) = store.clusters().find(cluster)? else { return Ok(None) };
     latest_change_given(store, id, names, &store.events().parameter_changes(id)?)
 }
 
 /// [`latest_change`] with the log's changes already read (those [`current`]
 /// keeps in [`Settings::log_changes`]).
-pub fn latest_change_in(
+pub(crate) fn latest_change_in(
     store: &Store,
     cluster: &str,
     names: &[&str],
@@ -604,7 +606,7 @@ fn resolve_one(name: &str, known: &Known) -> Option<Value> {
 /// [`merged`] gives them: the config's and the conf files' after walwatch's
 /// first read of each, dated at the log line that announced them, and the
 /// log's own changes.
-pub fn timeline(store: &Store, cluster: &str) -> Result<Vec<SettingChange>, StoreError> {
+pub(crate) fn timeline(store: &Store, cluster: &str) -> Result<Vec<SettingChange>, StoreError> {
     let Some(id) = store.clusters().find(cluster)? else { return Ok(Vec::new()) };
     let version = store.events().latest_server_version(id)?.as_deref().and_then(defaults::major);
     let mut changes = merged(&store.settings().rows(id)?, &store.events().parameter_changes(id)?, version);

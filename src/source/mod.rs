@@ -14,7 +14,7 @@ use std::path::Path;
 use thiserror::Error;
 
 mod json_array;
-pub mod readahead;
+pub(crate) mod readahead;
 pub(crate) mod zstd;
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -26,7 +26,7 @@ pub(crate) const FINGERPRINT_BYTES: usize = 4096;
 pub(crate) const HEAD_BYTES: usize = 64 * 1024;
 
 #[derive(Debug, Error)]
-pub enum SourceError {
+pub(crate) enum SourceError {
     #[error("cannot open {path}: {source}")]
     Open { path: String, source: io::Error },
     #[error("cannot read {path}: {source}")]
@@ -37,7 +37,7 @@ pub enum SourceError {
 
 /// Compression detected from the magic bytes (not the file name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compression {
+pub(crate) enum Compression {
     None,
     Gzip,
     Zstd,
@@ -45,40 +45,41 @@ pub enum Compression {
 
 /// The identity of a source's content: a hash of its first `len` bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Fingerprint {
-    pub len: usize,
-    pub hash: u64,
+pub(crate) struct Fingerprint {
+    pub(crate) len: usize,
+    pub(crate) hash: u64,
 }
 
 impl Fingerprint {
     /// Fingerprint of `head` truncated to `FINGERPRINT_BYTES`.
-    pub fn of(head: &[u8]) -> Fingerprint {
+    pub(crate) fn of(head: &[u8]) -> Fingerprint {
         let head = &head[..head.len().min(FINGERPRINT_BYTES)];
         Fingerprint { len: head.len(), hash: xxh3_64(head) }
     }
 
     /// Whether `head` starts with the bytes this fingerprint was taken from.
-    pub fn matches(&self, head: &[u8]) -> bool {
+    #[cfg(test)]
+    pub(crate) fn matches(&self, head: &[u8]) -> bool {
         head.len() >= self.len && xxh3_64(&head[..self.len]) == self.hash
     }
 }
 
 /// File metadata kept with a source for the operator's benefit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileMeta {
-    pub dev: u64,
-    pub ino: u64,
-    pub size: u64,
+pub(crate) struct FileMeta {
+    pub(crate) dev: u64,
+    pub(crate) ino: u64,
+    pub(crate) size: u64,
 }
 
 /// An opened log source whose first bytes have already been read.
 pub(crate) struct Source {
-    pub name: String,
-    pub meta: Option<FileMeta>,
+    pub(crate) name: String,
+    pub(crate) meta: Option<FileMeta>,
     /// When a plain file was last written: one quiet for a while is
     /// finished, and syslog times without a year fall in the year before it.
-    pub modified: Option<std::time::SystemTime>,
-    pub compression: Compression,
+    pub(crate) modified: Option<std::time::SystemTime>,
+    pub(crate) compression: Compression,
     head: Vec<u8>,
     inner: Inner,
 }
@@ -90,7 +91,7 @@ enum Inner {
 
 impl Source {
     /// Opens `path` ("-" is standard input) and reads its first bytes.
-    pub fn open(path: &str) -> Result<Source, SourceError> {
+    pub(crate) fn open(path: &str) -> Result<Source, SourceError> {
         if path == "-" {
             return Self::from_stream("-".into(), None, Box::new(io::stdin()))?.json_array_as_lines();
         }
@@ -100,7 +101,7 @@ impl Source {
 
     /// A source over an already open file (the daemon keeps files open so
     /// it can finish reading them after a rename or a delete).
-    pub fn from_file(file: File, path: &str) -> Result<Source, SourceError> {
+    pub(crate) fn from_file(file: File, path: &str) -> Result<Source, SourceError> {
         Self::from_file_as_is(file, path)?.json_array_as_lines()
     }
 
@@ -166,7 +167,7 @@ impl Source {
     }
 
     /// The first [`HEAD_BYTES`] bytes of the (decompressed) content.
-    pub fn head(&self) -> &[u8] {
+    pub(crate) fn head(&self) -> &[u8] {
         &self.head
     }
 

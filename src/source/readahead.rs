@@ -22,7 +22,7 @@ pub(crate) struct ReadAhead {
 }
 
 impl ReadAhead {
-    pub fn new(mut inner: Box<dyn Read + Send>) -> ReadAhead {
+    pub(crate) fn new(mut inner: Box<dyn Read + Send>) -> ReadAhead {
         let (full_tx, full) = mpsc::sync_channel::<io::Result<Vec<u8>>>(DEPTH);
         let (empty, empty_rx) = mpsc::sync_channel::<Vec<u8>>(DEPTH + 1);
         thread::Builder::new()

@@ -25,50 +25,50 @@ pub struct Alerts<S>(pub(super) S);
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AlertRow {
     pub id: i64,
-    pub cluster: String,
-    pub rule: String,
-    pub key: String,
-    pub severity: Severity,
+    pub(crate) cluster: String,
+    pub(crate) rule: String,
+    pub(crate) key: String,
+    pub(crate) severity: Severity,
     pub state: AlertState,
-    pub summary: String,
-    pub details: Vec<String>,
-    pub figures: Value,
-    pub suggestion: Option<SuggestionText>,
+    pub(crate) summary: String,
+    pub(crate) details: Vec<String>,
+    pub(crate) figures: Value,
+    pub(crate) suggestion: Option<SuggestionText>,
     #[serde(serialize_with = "crate::timefmt::serialize_opt")]
-    pub evidence_at: Option<Timestamp>,
+    pub(crate) evidence_at: Option<Timestamp>,
     #[serde(serialize_with = "crate::timefmt::serialize")]
-    pub fired_at: Timestamp,
+    pub(crate) fired_at: Timestamp,
     #[serde(serialize_with = "crate::timefmt::serialize")]
-    pub updated_at: Timestamp,
+    pub(crate) updated_at: Timestamp,
     #[serde(serialize_with = "crate::timefmt::serialize_opt")]
-    pub notified_at: Option<Timestamp>,
+    pub(crate) notified_at: Option<Timestamp>,
     #[serde(serialize_with = "crate::timefmt::serialize_opt")]
-    pub reminded_at: Option<Timestamp>,
+    pub(crate) reminded_at: Option<Timestamp>,
     #[serde(serialize_with = "crate::timefmt::serialize_opt")]
-    pub resolved_at: Option<Timestamp>,
+    pub(crate) resolved_at: Option<Timestamp>,
     /// Why it was resolved (None while open): cleared or rule_disabled.
     pub resolution: Option<Resolution>,
     #[serde(serialize_with = "crate::timefmt::serialize_opt")]
-    pub acked_at: Option<Timestamp>,
+    pub(crate) acked_at: Option<Timestamp>,
     /// acked_at is set: no reminders.
-    pub acked: bool,
+    pub(crate) acked: bool,
     /// When the firing notice was queued; None while the rule was silenced.
     #[serde(serialize_with = "crate::timefmt::serialize_opt")]
-    pub queued_at: Option<Timestamp>,
-    pub reminders: u32,
+    pub(crate) queued_at: Option<Timestamp>,
+    pub(crate) reminders: u32,
 }
 
 /// The content of an alert that the rules produce (new or refreshed).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct AlertContent<'a> {
-    pub rule: &'a str,
-    pub key: &'a str,
-    pub severity: Severity,
-    pub summary: &'a str,
-    pub details: &'a [String],
-    pub figures: &'a Value,
-    pub suggestion: Option<&'a SuggestionText>,
-    pub evidence_at: Option<Timestamp>,
+    pub(crate) rule: &'a str,
+    pub(crate) key: &'a str,
+    pub(crate) severity: Severity,
+    pub(crate) summary: &'a str,
+    pub(crate) details: &'a [String],
+    pub(crate) figures: &'a Value,
+    pub(crate) suggestion: Option<&'a SuggestionText>,
+    pub(crate) evidence_at: Option<Timestamp>,
 }
 
 impl AlertContent<'_> {
@@ -224,16 +224,16 @@ impl AlertTx<'_> {
     }
 
     /// Queues rendered notices in the outbox, so they commit with the alert change.
-    pub fn queue(&self, messages: &[super::outbox::NewMessage]) -> Result<(), StoreError> {
+    pub(crate) fn queue(&self, messages: &[super::outbox::NewMessage]) -> Result<(), StoreError> {
         super::outbox::insert(&self.tx, messages).map_err(|e| self.sql(e))
     }
 
-    pub fn cluster(&self) -> &str {
+    pub(crate) fn cluster(&self) -> &str {
         &self.cluster
     }
 
     /// The cluster's alerts that are not resolved.
-    pub fn open_alerts(&self) -> Result<Vec<AlertRow>, StoreError> {
+    pub(crate) fn open_alerts(&self) -> Result<Vec<AlertRow>, StoreError> {
         let sql = format!(
             "SELECT {ALERT_COLUMNS} FROM alert a JOIN cluster c ON c.id = a.cluster_id
              WHERE a.cluster_id = ?1 AND a.state <> 'resolved' ORDER BY a.id"
@@ -257,7 +257,7 @@ impl AlertTx<'_> {
     }
 
     /// A new alert in state 'firing'; `queued` says whether its firing notice is queued now.
-    pub fn insert(&self, content: &AlertContent<'_>, now: Timestamp, queued: bool) -> Result<i64, StoreError> {
+    pub(crate) fn insert(&self, content: &AlertContent<'_>, now: Timestamp, queued: bool) -> Result<i64, StoreError> {
         self.tx
             .execute(
                 "INSERT INTO alert(cluster_id, rule, key, severity, state, summary, details, evidence_at, fired_at, updated_at, queued_at)
@@ -313,7 +313,7 @@ impl AlertTx<'_> {
     }
 
     /// Closes alert `id` now, saying why.
-    pub fn resolve(&self, id: i64, why: Resolution, now: Timestamp) -> Result<(), StoreError> {
+    pub(crate) fn resolve(&self, id: i64, why: Resolution, now: Timestamp) -> Result<(), StoreError> {
         self.tx
             .execute(
                 "UPDATE alert SET state = 'resolved', resolved_at = ?2, updated_at = ?2, resolution = ?3 WHERE id = ?1",
@@ -323,7 +323,7 @@ impl AlertTx<'_> {
             .map_err(|e| self.sql(e))
     }
 
-    pub fn commit(self) -> Result<(), StoreError> {
+    pub(crate) fn commit(self) -> Result<(), StoreError> {
         let path = self.path.clone();
         self.tx.commit().map_err(|source| StoreError::Sql { path, source })
     }

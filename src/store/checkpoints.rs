@@ -80,15 +80,15 @@ static COMPLETE: LazyLock<String> = LazyLock::new(|| {
 /// What a start line's row holds.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct StartRow {
-    pub cluster_id: i64,
-    pub kind: PointKind,
-    pub pid: Option<u32>,
+    pub(crate) cluster_id: i64,
+    pub(crate) kind: PointKind,
+    pub(crate) pid: Option<u32>,
     /// Its event (the start line).
-    pub event_id: i64,
-    pub at: Timestamp,
+    pub(crate) event_id: i64,
+    pub(crate) at: Timestamp,
     /// The flags as logged, separated by spaces.
-    pub flags: String,
-    pub trigger: Trigger,
+    pub(crate) flags: String,
+    pub(crate) trigger: Trigger,
 }
 
 /// The checkpoint rows of one batch of events, in its transaction: the
@@ -395,8 +395,8 @@ impl<'a> PointRows<'a> {
 /// What a complete line gives its row: its figures, and whether the line
 /// was cut short (the figures after the cut are None).
 pub(crate) struct CompleteFigures<'a> {
-    pub values: [Figure<'a>; CompleteStats::COUNT],
-    pub truncated: bool,
+    pub(crate) values: [Figure<'a>; CompleteStats::COUNT],
+    pub(crate) truncated: bool,
 }
 
 impl<'a> CompleteFigures<'a> {
@@ -476,21 +476,21 @@ macro_rules! checkpoint_row {
         /// what its start line says, then the figures of its complete line
         /// ([`point_figures`]).
         #[derive(Debug, Clone, PartialEq, Serialize)]
-        pub struct CheckpointRow {
-            pub cluster: String,
-            pub kind: PointKind,
-            pub trigger: Option<Trigger>,
-            pub flags: Vec<String>,
+        pub(crate) struct CheckpointRow {
+            pub(crate) cluster: String,
+            pub(crate) kind: PointKind,
+            pub(crate) trigger: Option<Trigger>,
+            pub(crate) flags: Vec<String>,
             #[serde(serialize_with = "crate::timefmt::serialize_opt")]
-            pub started_at: Option<Timestamp>,
+            pub(crate) started_at: Option<Timestamp>,
             #[serde(serialize_with = "crate::timefmt::serialize_opt")]
-            pub completed_at: Option<Timestamp>,
-            $(pub $name: stored_type!($kind),)*
+            pub(crate) completed_at: Option<Timestamp>,
+            $(pub(crate) $name: stored_type!($kind),)*
         }
 
         impl CheckpointRow {
             /// The figures' values, in [`CompleteStats::FIGURES`]' order.
-            pub fn figures(&self) -> [Figure<'_>; CompleteStats::COUNT] {
+            pub(crate) fn figures(&self) -> [Figure<'_>; CompleteStats::COUNT] {
                 [$(Figure::from(&self.$name)),*]
             }
         }
@@ -548,7 +548,7 @@ impl<S: Deref<Target = Store>> Checkpoints<S> {
     }
 
     /// Checkpoints and restartpoints in time order.
-    pub fn list(&self, filter: &Filter) -> Result<Vec<CheckpointRow>, StoreError> {
+    pub(crate) fn list(&self, filter: &Filter) -> Result<Vec<CheckpointRow>, StoreError> {
         let mut rows = Vec::new();
         self.each(filter, |row| {
             rows.push(row);
@@ -560,7 +560,7 @@ impl<S: Deref<Target = Store>> Checkpoints<S> {
     /// Checkpoints and restartpoints in time order, handed to `f` one at a
     /// time as SQLite reads them: a listing of a million rows holds one row
     /// in memory, never the whole list. An error of `f` stops the listing.
-    pub fn each<E: From<StoreError>>(
+    pub(crate) fn each<E: From<StoreError>>(
         &self,
         filter: &Filter,
         mut f: impl FnMut(CheckpointRow) -> Result<(), E>,
@@ -571,7 +571,7 @@ impl<S: Deref<Target = Store>> Checkpoints<S> {
     /// How many checkpoints and restartpoints of `filter` were stored from
     /// a complete line cut short (migrations/0020_truncated.sql): the rows
     /// of the partial index checkpoint_truncated (0021_compact.sql).
-    pub fn truncated(&self, filter: &Filter) -> Result<i64, StoreError> {
+    pub(crate) fn truncated(&self, filter: &Filter) -> Result<i64, StoreError> {
         let store = &*self.0;
         let (cond, values) = filter.conditions(POINT_TIME);
         let sql = format!("{TRUNCATED} {cond}");
@@ -580,7 +580,7 @@ impl<S: Deref<Target = Store>> Checkpoints<S> {
 
     /// [`Checkpoints::each`], each row with whether its complete line was
     /// cut short (its figures after the cut unknown: migrations/0020_truncated.sql).
-    pub fn each_marked<E: From<StoreError>>(
+    pub(crate) fn each_marked<E: From<StoreError>>(
         &self,
         filter: &Filter,
         mut f: impl FnMut(CheckpointRow, bool) -> Result<(), E>,
@@ -610,10 +610,10 @@ impl<S: Deref<Target = Store>> Checkpoints<S> {
 
 /// Counts for one kind of point (checkpoints or restartpoints).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct PointCounts {
-    pub started: i64,
-    pub completed: i64,
-    pub by_trigger: ByTrigger,
+pub(crate) struct PointCounts {
+    pub(crate) started: i64,
+    pub(crate) completed: i64,
+    pub(crate) by_trigger: ByTrigger,
 }
 
 impl PointCounts {
@@ -640,17 +640,17 @@ fn whole_days(since: Option<i64>, until: Option<i64>) -> Option<(i64, i64)> {
 /// Started points by trigger, in the documented order (`summary`'s and
 /// `history`'s keys).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct ByTrigger {
-    pub shutdown: i64,
+pub(crate) struct ByTrigger {
+    pub(crate) shutdown: i64,
     #[serde(rename = "end-of-recovery")]
-    pub end_of_recovery: i64,
-    pub wal: i64,
-    pub time: i64,
-    pub manual: i64,
+    pub(crate) end_of_recovery: i64,
+    pub(crate) wal: i64,
+    pub(crate) time: i64,
+    pub(crate) manual: i64,
 }
 
 impl ByTrigger {
-    pub fn get(&self, trigger: Trigger) -> i64 {
+    pub(crate) fn get(&self, trigger: Trigger) -> i64 {
         match trigger {
             Trigger::Shutdown => self.shutdown,
             Trigger::EndOfRecovery => self.end_of_recovery,
@@ -660,12 +660,12 @@ impl ByTrigger {
         }
     }
 
-    pub fn total(&self) -> i64 {
+    pub(crate) fn total(&self) -> i64 {
         self.shutdown + self.end_of_recovery + self.wal + self.time + self.manual
     }
 
     /// Both counts added, trigger by trigger.
-    pub fn plus(&self, o: &ByTrigger) -> ByTrigger {
+    pub(crate) fn plus(&self, o: &ByTrigger) -> ByTrigger {
         ByTrigger {
             shutdown: self.shutdown + o.shutdown,
             end_of_recovery: self.end_of_recovery + o.end_of_recovery,
@@ -690,27 +690,27 @@ impl ByTrigger {
 /// Started points of one cluster, kind and trigger ("" when unknown),
 /// from the tally that [`Checkpoints::counts`] reads for whole days.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PointTotal {
-    pub cluster: String,
-    pub kind: String,
-    pub trigger: String,
-    pub started: i64,
+pub(crate) struct PointTotal {
+    pub(crate) cluster: String,
+    pub(crate) kind: String,
+    pub(crate) trigger: String,
+    pub(crate) started: i64,
 }
 
 /// The figures of one completed checkpoint that the metrics' histograms count.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Completed {
-    pub cluster: String,
+pub(crate) struct Completed {
+    pub(crate) cluster: String,
     /// The id of its complete line's event: rows are read in this order.
-    pub complete_event_id: i64,
-    pub completed_at_us: Option<i64>,
-    pub write_s: Option<f64>,
-    pub sync_s: Option<f64>,
-    pub total_s: Option<f64>,
-    pub distance_kb: Option<i64>,
-    pub estimate_kb: Option<i64>,
-    pub buffers_written: Option<i64>,
-    pub trigger: Option<Trigger>,
+    pub(crate) complete_event_id: i64,
+    pub(crate) completed_at_us: Option<i64>,
+    pub(crate) write_s: Option<f64>,
+    pub(crate) sync_s: Option<f64>,
+    pub(crate) total_s: Option<f64>,
+    pub(crate) distance_kb: Option<i64>,
+    pub(crate) estimate_kb: Option<i64>,
+    pub(crate) buffers_written: Option<i64>,
+    pub(crate) trigger: Option<Trigger>,
 }
 
 impl<S: Deref<Target = Store>> Checkpoints<S> {
@@ -718,7 +718,7 @@ impl<S: Deref<Target = Store>> Checkpoints<S> {
     /// by trigger. Counted from the tally (migrations/0009_scale.sql) for
     /// the whole UTC days of the window and from the rows themselves for the
     /// partial days at its ends: a million rows are never read one by one.
-    pub fn counts(&self, filter: &Filter, kind: &str) -> Result<PointCounts, StoreError> {
+    pub(crate) fn counts(&self, filter: &Filter, kind: &str) -> Result<PointCounts, StoreError> {
         let (since, until) = (filter.since.map(to_micros), filter.until.map(to_micros));
         let mut counts = PointCounts::default();
         match whole_days(since, until) {
@@ -803,7 +803,7 @@ impl<S: Deref<Target = Store>> Checkpoints<S> {
 
     /// Every cluster's started points by kind and trigger, over all time,
     /// so that a counter is the same number before and after a daemon restart.
-    pub fn started_totals(&self) -> Result<Vec<PointTotal>, StoreError> {
+    pub(crate) fn started_totals(&self) -> Result<Vec<PointTotal>, StoreError> {
         let store = &*self.0;
         // Grouped by id, then named: grouping by the joined name sorts
         // twice as long (a week of 50 clusters: 3.4 ms against 1.8 ms).
@@ -822,7 +822,7 @@ impl<S: Deref<Target = Store>> Checkpoints<S> {
 
     /// How many stored checkpoints have a complete line, from the day
     /// tally (kept in step by triggers whatever inserts, pairs or deletes).
-    pub fn completed_total(&self) -> Result<i64, StoreError> {
+    pub(crate) fn completed_total(&self) -> Result<i64, StoreError> {
         self.0
             .conn
             .query_row("SELECT IFNULL(sum(completed), 0) FROM point_tally", [], |r| r.get(0))
@@ -830,7 +830,7 @@ impl<S: Deref<Target = Store>> Checkpoints<S> {
     }
 
     /// The highest complete-line id of any stored checkpoint.
-    pub fn last_complete_event(&self) -> Result<Option<i64>, StoreError> {
+    pub(crate) fn last_complete_event(&self) -> Result<Option<i64>, StoreError> {
         self.0
             .conn
             .query_row("SELECT max(complete_event_id) FROM checkpoint", [], |r| r.get(0))
@@ -842,7 +842,7 @@ impl<S: Deref<Target = Store>> Checkpoints<S> {
     /// reading them incrementally. A complete line gets its figures in the
     /// statement that records it, so a row read here never changes its
     /// figures later.
-    pub fn completed_after(&self, after: i64) -> Result<Vec<Completed>, StoreError> {
+    pub(crate) fn completed_after(&self, after: i64) -> Result<Vec<Completed>, StoreError> {
         let store = &*self.0;
         let sql = "SELECT c.name, k.complete_event_id, k.completed_at, k.write_s, k.sync_s, k.total_s,
                           k.distance_kb, k.estimate_kb, k.buffers_written, k.trigger
@@ -873,35 +873,35 @@ impl<S: Deref<Target = Store>> Checkpoints<S> {
 
 /// One checkpoint or restartpoint that has a start time.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PointStart {
-    pub kind: PointKind,
-    pub started_at: Timestamp,
-    pub trigger: Option<Trigger>,
-    pub distance_kb: Option<i64>,
-    pub wal_files_added: Option<i64>,
+pub(crate) struct PointStart {
+    pub(crate) kind: PointKind,
+    pub(crate) started_at: Timestamp,
+    pub(crate) trigger: Option<Trigger>,
+    pub(crate) distance_kb: Option<i64>,
+    pub(crate) wal_files_added: Option<i64>,
 }
 
 /// The inputs of the sizing model, in time order.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct SizingHistory {
-    pub points: Vec<PointStart>,
+pub(crate) struct SizingHistory {
+    pub(crate) points: Vec<PointStart>,
     /// Server starts, crash restarts and recoveries: a cycle spanning one is
     /// not a measure of the WAL rate.
-    pub restarts: Vec<Timestamp>,
-    pub too_frequent: i64,
-    pub replays: Vec<Replay>,
+    pub(crate) restarts: Vec<Timestamp>,
+    pub(crate) too_frequent: i64,
+    pub(crate) replays: Vec<Replay>,
     /// Checkpoints and restartpoints whose complete line logged no WAL
     /// distance (PostgreSQL 9.4 and older): they cannot be sized from.
-    pub without_distance: i64,
+    pub(crate) without_distance: i64,
 }
 
 /// The newest checkpoint and restartpoint starts, with the server restarts
 /// among them: what the settings inference reads.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct RecentStarts {
+pub(crate) struct RecentStarts {
     /// Oldest first.
-    pub points: Vec<PointStart>,
-    pub restarts: Vec<Timestamp>,
+    pub(crate) points: Vec<PointStart>,
+    pub(crate) restarts: Vec<Timestamp>,
 }
 
 /// The starts of cluster ?1 in `[?2, ?3)` and the one before ?2, in time order.
@@ -1028,28 +1028,28 @@ fn point_start(r: &rusqlite::Row<'_>) -> rusqlite::Result<PointStart> {
 
 /// One checkpoint or restartpoint row, as history aggregates it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct HistoryPoint {
-    pub kind: PointKind,
+pub(crate) struct HistoryPoint {
+    pub(crate) kind: PointKind,
     /// Its time: the start, or the completion when the start was not read
     /// (as `checkpoints` and `summary` place it).
-    pub at: Timestamp,
-    pub started_at: Option<Timestamp>,
+    pub(crate) at: Timestamp,
+    pub(crate) started_at: Option<Timestamp>,
     /// A start line was read (what `summary` counts by trigger).
-    pub has_start: bool,
-    pub trigger: Option<Trigger>,
-    pub distance_kb: Option<i64>,
-    pub buffers_written: Option<i64>,
-    pub write_s: Option<f64>,
-    pub sync_s: Option<f64>,
-    pub sync_longest_s: Option<f64>,
-    pub wal_files_added: Option<i64>,
-    pub wal_files_removed: Option<i64>,
-    pub wal_files_recycled: Option<i64>,
+    pub(crate) has_start: bool,
+    pub(crate) trigger: Option<Trigger>,
+    pub(crate) distance_kb: Option<i64>,
+    pub(crate) buffers_written: Option<i64>,
+    pub(crate) write_s: Option<f64>,
+    pub(crate) sync_s: Option<f64>,
+    pub(crate) sync_longest_s: Option<f64>,
+    pub(crate) wal_files_added: Option<i64>,
+    pub(crate) wal_files_removed: Option<i64>,
+    pub(crate) wal_files_recycled: Option<i64>,
 }
 
 impl HistoryPoint {
     /// The start the sizing model's cycles are made of, when it has one.
-    pub fn start(&self) -> Option<PointStart> {
+    pub(crate) fn start(&self) -> Option<PointStart> {
         Some(PointStart {
             kind: self.kind,
             started_at: self.started_at?,

@@ -22,7 +22,7 @@ impl<S: Deref<Target = Store>> Clusters<S> {
     }
 
     /// Names of all clusters in the store.
-    pub fn names(&self) -> Result<Vec<String>, StoreError> {
+    pub(crate) fn names(&self) -> Result<Vec<String>, StoreError> {
         let mut stmt = self.0.conn.prepare("SELECT name FROM cluster ORDER BY name").map_err(|e| self.0.sql(e))?;
         let rows = stmt.query_map([], |r| r.get(0)).map_err(|e| self.0.sql(e))?;
         rows.collect::<Result<_, _>>().map_err(|e| self.0.sql(e))
@@ -58,7 +58,7 @@ impl<S: Deref<Target = Store>> Clusters<S> {
 
 impl<S: DerefMut<Target = Store>> Clusters<S> {
     /// The id of cluster `name`, created on first use.
-    pub fn find_or_create(&mut self, name: &str) -> Result<i64, StoreError> {
+    pub(crate) fn find_or_create(&mut self, name: &str) -> Result<i64, StoreError> {
         let store = &*self.0;
         store
             .conn

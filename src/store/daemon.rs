@@ -19,20 +19,20 @@ pub struct Daemon<S>(pub(super) S);
 /// stopped on purpose from one that never ran on this store (no row).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Heartbeat {
-    pub pid: u32,
-    pub started_at: Timestamp,
-    pub at: Timestamp,
-    pub interval_ms: i64,
+    pub(crate) pid: u32,
+    pub(crate) started_at: Timestamp,
+    pub(crate) at: Timestamp,
+    pub(crate) interval_ms: i64,
 }
 
 impl Heartbeat {
     /// The daemon stopped cleanly (SIGTERM, `systemctl stop`).
-    pub fn stopped(&self) -> bool {
+    pub(crate) fn stopped(&self) -> bool {
         self.pid == 0
     }
 
     /// Alive when the last heartbeat is younger than three intervals (plus slack for a slow commit).
-    pub fn alive(&self, now: Timestamp) -> bool {
+    pub(crate) fn alive(&self, now: Timestamp) -> bool {
         if self.stopped() {
             return false;
         }
@@ -44,21 +44,21 @@ impl Heartbeat {
 /// One source of a cluster, as far as it was read.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct SourceStatus {
-    pub path: String,
-    pub read_to: u64,
-    pub size_at_read: Option<u64>,
-    pub last_read: Timestamp,
+    pub(crate) path: String,
+    pub(crate) read_to: u64,
+    pub(crate) size_at_read: Option<u64>,
+    pub(crate) last_read: Timestamp,
 }
 
 /// Per-cluster status facts from the store.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ClusterStatus {
-    pub name: String,
-    pub sources: Vec<SourceStatus>,
-    pub last_event: Option<Timestamp>,
-    pub last_checkpoint_event: Option<Timestamp>,
-    pub last_commit: Option<Timestamp>,
-    pub problems: Vec<(String, String)>,
+    pub(crate) name: String,
+    pub(crate) sources: Vec<SourceStatus>,
+    pub(crate) last_event: Option<Timestamp>,
+    pub(crate) last_checkpoint_event: Option<Timestamp>,
+    pub(crate) last_commit: Option<Timestamp>,
+    pub(crate) problems: Vec<(String, String)>,
 }
 
 impl<S: Deref<Target = Store>> Daemon<S> {
@@ -152,7 +152,7 @@ impl<S: Deref<Target = Store>> Daemon<S> {
 impl<S: DerefMut<Target = Store>> Daemon<S> {
     /// Records the daemon's heartbeat: it runs as `pid` since `started_at`
     /// and beats every `interval_ms`.
-    pub fn heartbeat(&mut self, pid: u32, started_at: Timestamp, interval_ms: i64) -> Result<(), StoreError> {
+    pub(crate) fn heartbeat(&mut self, pid: u32, started_at: Timestamp, interval_ms: i64) -> Result<(), StoreError> {
         self.0
             .conn
             .prepare_cached(

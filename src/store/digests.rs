@@ -16,7 +16,7 @@ pub struct Digests<S>(pub(super) S);
 
 /// What the daemon did about a day.
 #[derive(Debug, Clone, PartialEq)]
-pub enum DayRecord {
+pub(crate) enum DayRecord {
     /// The first day of a new store's schedule: nothing mailed.
     Baseline,
     /// The digest was queued as these outbox messages.
@@ -27,18 +27,18 @@ pub enum DayRecord {
 
 /// The latest day recorded and where its mail is (`walwatch status`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct LatestDigest {
-    pub day: Date,
-    pub record: DayRecord,
+pub(crate) struct LatestDigest {
+    pub(crate) day: Date,
+    pub(crate) record: DayRecord,
     /// Of the queued mail: when the server accepted it, how many attempts, the last failure.
-    pub sent_at: Option<Timestamp>,
-    pub attempts: i64,
-    pub last_error: Option<String>,
+    pub(crate) sent_at: Option<Timestamp>,
+    pub(crate) attempts: i64,
+    pub(crate) last_error: Option<String>,
 }
 
 impl<S: Deref<Target = Store>> Digests<S> {
     /// The latest day recorded, with its mail's delivery state.
-    pub fn latest(&self) -> Result<Option<LatestDigest>, StoreError> {
+    pub(crate) fn latest(&self) -> Result<Option<LatestDigest>, StoreError> {
         let Some(day) = self.last_day()? else { return Ok(None) };
         let Some(record) = self.day(day)? else { return Ok(None) };
         let mut latest = LatestDigest { day, record, sent_at: None, attempts: 0, last_error: None };
@@ -60,7 +60,7 @@ impl<S: Deref<Target = Store>> Digests<S> {
     }
 
     /// What was recorded for `day`.
-    pub fn day(&self, day: Date) -> Result<Option<DayRecord>, StoreError> {
+    pub(crate) fn day(&self, day: Date) -> Result<Option<DayRecord>, StoreError> {
         let row: Option<(String, Option<String>, Option<String>)> = self
             .0
             .conn
@@ -81,7 +81,7 @@ impl<S: DerefMut<Target = Store>> Digests<S> {
     /// Records `day` and queues its messages in one transaction: false (and
     /// nothing queued) when the day was already recorded, by this process
     /// before a crash or by another one.
-    pub fn record(
+    pub(crate) fn record(
         &mut self,
         day: Date,
         record: &DayRecord,

@@ -36,24 +36,24 @@ pub(super) fn delete_from(tx: &Transaction<'_>, source: i64, from: u64) -> rusql
 
 /// The log times the alert rules use, leaving out the events dated ahead.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct LogTimes {
-    pub oldest: Option<Timestamp>,
-    pub newest: Option<Timestamp>,
+pub(crate) struct LogTimes {
+    pub(crate) oldest: Option<Timestamp>,
+    pub(crate) newest: Option<Timestamp>,
     /// The newest checkpoint or restartpoint line (start or complete).
-    pub last_point_line: Option<Timestamp>,
+    pub(crate) last_point_line: Option<Timestamp>,
     /// The newest server start (`starting PostgreSQL`, `ready to accept connections`).
-    pub last_start: Option<Timestamp>,
+    pub(crate) last_start: Option<Timestamp>,
 }
 
 /// Events dated more than the tolerance ahead of walwatch's clock when it read them.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct DatedAhead {
-    pub count: i64,
+pub(crate) struct DatedAhead {
+    pub(crate) count: i64,
     /// The event most ahead: its log time and when it was read.
-    pub most_ahead_at: Timestamp,
-    pub most_ahead_read_at: Timestamp,
+    pub(crate) most_ahead_at: Timestamp,
+    pub(crate) most_ahead_read_at: Timestamp,
     /// When the last of them was read.
-    pub latest_read_at: Timestamp,
+    pub(crate) latest_read_at: Timestamp,
 }
 
 impl DatedAhead {
@@ -115,7 +115,7 @@ impl<S: Deref<Target = Store>> Events<S> {
 
     /// `cluster`'s events dated more than `tolerance` ahead of walwatch's
     /// clock that were read at `read_since` or later; None when there are none.
-    pub fn dated_ahead(
+    pub(crate) fn dated_ahead(
         &self,
         cluster: &str,
         tolerance: Duration,
@@ -181,12 +181,12 @@ impl<S: Deref<Target = Store>> Events<S> {
     }
 
     /// The first recognised event over `filter` not dated more than `tolerance` ahead.
-    pub fn first_time(&self, filter: &Filter, tolerance: Duration) -> Result<Option<Timestamp>, StoreError> {
+    pub(crate) fn first_time(&self, filter: &Filter, tolerance: Duration) -> Result<Option<Timestamp>, StoreError> {
         self.end_time(filter, "MIN", tolerance)
     }
 
     /// The last recognised event over `filter` not dated more than `tolerance` ahead.
-    pub fn last_time(&self, filter: &Filter, tolerance: Duration) -> Result<Option<Timestamp>, StoreError> {
+    pub(crate) fn last_time(&self, filter: &Filter, tolerance: Duration) -> Result<Option<Timestamp>, StoreError> {
         self.end_time(filter, "MAX", tolerance)
     }
 
@@ -220,7 +220,7 @@ impl<S: Deref<Target = Store>> Events<S> {
     /// "rejected"). Counted cluster by cluster, each a range of the
     /// event_cluster_kind_at index (an event index without the cluster
     /// first would cost a second copy of the event table's keys).
-    pub fn count(&self, filter: &Filter, kind: &str) -> Result<i64, StoreError> {
+    pub(crate) fn count(&self, filter: &Filter, kind: &str) -> Result<i64, StoreError> {
         let (time, mut values) = filter.time_conditions("e.at");
         values.insert(0, Value::Text(kind.into()));
         let (cond, cluster) = filter.cluster_condition();
@@ -234,7 +234,7 @@ impl<S: Deref<Target = Store>> Events<S> {
 
     /// Recognised events over `filter` dated more than `tolerance` ahead of
     /// walwatch's clock when read (counted, but never a first or last time).
-    pub fn count_dated_ahead(&self, filter: &Filter, tolerance: Duration) -> Result<i64, StoreError> {
+    pub(crate) fn count_dated_ahead(&self, filter: &Filter, tolerance: Duration) -> Result<i64, StoreError> {
         let (cond, mut values) = filter.conditions("e.at");
         values.insert(0, Value::Integer(tolerance_us(tolerance)));
         let sql = format!(
@@ -246,7 +246,7 @@ impl<S: Deref<Target = Store>> Events<S> {
 
     /// Every cluster's number of events of `kind`, each a range of the
     /// event_cluster_kind_at index.
-    pub fn totals(&self, kind: &str) -> Result<Vec<(String, i64)>, StoreError> {
+    pub(crate) fn totals(&self, kind: &str) -> Result<Vec<(String, i64)>, StoreError> {
         let store = &*self.0;
         let sql = "SELECT c.name, (SELECT count(*) FROM event e WHERE e.cluster_id = c.id AND e.kind = ?1)
                    FROM cluster c ORDER BY c.name";
@@ -256,13 +256,13 @@ impl<S: Deref<Target = Store>> Events<S> {
     }
 
     /// The lowest event id: it moves up only when events are deleted.
-    pub fn first_id(&self) -> Result<Option<i64>, StoreError> {
+    pub(crate) fn first_id(&self) -> Result<Option<i64>, StoreError> {
         self.0.conn.query_row("SELECT min(id) FROM event", [], |r| r.get(0)).map_err(|e| self.0.sql(e))
     }
 
     /// The highest event id (None: no event): below what was read, the
     /// newest events were deleted (`forget` of the file read last).
-    pub fn last_id(&self) -> Result<Option<i64>, StoreError> {
+    pub(crate) fn last_id(&self) -> Result<Option<i64>, StoreError> {
         self.0.conn.query_row("SELECT max(id) FROM event", [], |r| r.get(0)).map_err(|e| self.0.sql(e))
     }
 
@@ -270,7 +270,11 @@ impl<S: Deref<Target = Store>> Events<S> {
     /// highest such id and the newest log time among them of a recognised
     /// event not dated more than `tolerance_us` ahead (the rule of
     /// `log_times`), read as a range of the primary key.
-    pub fn newest_after(&self, after: i64, tolerance_us: i64) -> Result<Vec<(String, i64, Option<i64>)>, StoreError> {
+    pub(crate) fn newest_after(
+        &self,
+        after: i64,
+        tolerance_us: i64,
+    ) -> Result<Vec<(String, i64, Option<i64>)>, StoreError> {
         let store = &*self.0;
         let sql = "SELECT c.name, max(e.id),
                           max(CASE WHEN e.kind <> 'rejected' AND (e.ahead_us IS NULL OR e.ahead_us <= ?2)
@@ -289,16 +293,16 @@ impl<S: Deref<Target = Store>> Events<S> {
 /// One recovery: WAL replayed, how long it took, and whether it was a
 /// crash recovery or a standby's (or archive) replay.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Replay {
-    pub bytes: u64,
-    pub seconds: f64,
+pub(crate) struct Replay {
+    pub(crate) bytes: u64,
+    pub(crate) seconds: f64,
     /// The time of its `redo done` line.
-    pub at: Timestamp,
+    pub(crate) at: Timestamp,
     /// A crash recovery: an end-of-recovery checkpoint follows its `redo
     /// done` and no read-only ready line lies between its two lines. A
     /// standby replays WAL as it arrives, waiting between, and is promoted
     /// without that checkpoint: its speed says nothing of a crash's.
-    pub crash: bool,
+    pub(crate) crash: bool,
 }
 
 /// A `redo starts at` or `redo done at` line: its kind, time, LSN and elapsed seconds.
@@ -588,10 +592,10 @@ pub(crate) fn parse_lsn(text: &str) -> Option<u64> {
 
 /// A `parameter "X" changed to "Y"` line.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LogChange {
-    pub at: Timestamp,
-    pub name: String,
-    pub value: String,
+pub(crate) struct LogChange {
+    pub(crate) at: Timestamp,
+    pub(crate) name: String,
+    pub(crate) value: String,
 }
 
 /// What a `parameter_changed` event's data holds.
@@ -604,7 +608,7 @@ struct NameValue {
 impl<S: Deref<Target = Store>> Events<S> {
     /// The log's `parameter "X" changed to "Y"` lines, oldest first; rows
     /// whose data is not the expected JSON are skipped.
-    pub fn parameter_changes(&self, cluster_id: i64) -> Result<Vec<LogChange>, StoreError> {
+    pub(crate) fn parameter_changes(&self, cluster_id: i64) -> Result<Vec<LogChange>, StoreError> {
         let store = &*self.0;
         let mut stmt = store
             .conn
@@ -650,12 +654,12 @@ impl<S: Deref<Target = Store>> Events<S> {
 /// Lines refused as forged (see `classify::trust`), for `status`.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Refused {
-    pub count: i64,
+    pub(crate) count: i64,
     /// Where the last of them is: file and line (0 when only lines inside
     /// failed logins' prefixes were refused: they are counted per file).
-    pub path: String,
-    pub line: u64,
-    pub reason: String,
+    pub(crate) path: String,
+    pub(crate) line: u64,
+    pub(crate) reason: String,
 }
 
 impl<S: Deref<Target = Store>> Events<S> {

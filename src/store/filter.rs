@@ -16,11 +16,11 @@ use crate::model::event::Trigger;
 
 /// Which rows a query covers. Times are UTC microseconds, `until` exclusive.
 #[derive(Debug, Clone, Default)]
-pub struct Filter {
-    pub cluster: Option<String>,
-    pub since: Option<Timestamp>,
-    pub until: Option<Timestamp>,
-    pub trigger: Option<Trigger>,
+pub(crate) struct Filter {
+    pub(crate) cluster: Option<String>,
+    pub(crate) since: Option<Timestamp>,
+    pub(crate) until: Option<Timestamp>,
+    pub(crate) trigger: Option<Trigger>,
 }
 
 impl Filter {

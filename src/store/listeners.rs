@@ -15,27 +15,27 @@ pub struct Listeners<S>(pub(super) S);
 
 /// One listener as recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ListenerRow {
+pub(crate) struct ListenerRow {
     /// "metrics" or "ingest".
-    pub name: String,
+    pub(crate) name: String,
     /// `http://127.0.0.1:9187`
-    pub address: String,
-    pub up: bool,
+    pub(crate) address: String,
+    pub(crate) up: bool,
     /// Why it is down, or what a reload could not apply while it serves on.
-    pub problem: Option<String>,
+    pub(crate) problem: Option<String>,
     /// Since when it is in this state.
-    pub since: Timestamp,
-    pub open: u64,
-    pub accepted: u64,
-    pub requests: u64,
+    pub(crate) since: Timestamp,
+    pub(crate) open: u64,
+    pub(crate) accepted: u64,
+    pub(crate) requests: u64,
     /// Refusals by reason.
-    pub refused: Vec<(String, u64)>,
-    pub updated_at: Timestamp,
+    pub(crate) refused: Vec<(String, u64)>,
+    pub(crate) updated_at: Timestamp,
 }
 
 impl<S: Deref<Target = Store>> Listeners<S> {
     /// Every listener recorded, by name.
-    pub fn all(&self) -> Result<Vec<ListenerRow>, StoreError> {
+    pub(crate) fn all(&self) -> Result<Vec<ListenerRow>, StoreError> {
         let read = || -> rusqlite::Result<Vec<ListenerRow>> {
             self.0
                 .conn
@@ -69,7 +69,7 @@ impl<S: Deref<Target = Store>> Listeners<S> {
 impl<S: DerefMut<Target = Store>> Listeners<S> {
     /// Records `row` (replacing the listener's row of the same name); its
     /// `since` is kept while `up` and `problem` stay the same.
-    pub fn record(&mut self, row: &ListenerRow) -> Result<(), StoreError> {
+    pub(crate) fn record(&mut self, row: &ListenerRow) -> Result<(), StoreError> {
         let refused = serde_json::to_string(&row.refused.iter().cloned().collect::<std::collections::BTreeMap<_, _>>())
             .unwrap_or_else(|_| "{}".into());
         self.0
@@ -101,7 +101,7 @@ impl<S: DerefMut<Target = Store>> Listeners<S> {
 
     /// Forgets the listeners not in `names` (turned off by a reload, or all
     /// at a clean stop with none).
-    pub fn keep(&mut self, names: &[&str]) -> Result<(), StoreError> {
+    pub(crate) fn keep(&mut self, names: &[&str]) -> Result<(), StoreError> {
         let names = serde_json::to_string(names).unwrap_or_else(|_| "[]".into());
         self.0
             .conn

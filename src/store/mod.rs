@@ -17,23 +17,23 @@
 //! A store the user may not write is still opened for queries
 //! (`Store::open_read_only`).
 
-pub mod alerts;
-pub mod batch;
-pub mod checkpoints;
-pub mod clusters;
+pub(crate) mod alerts;
+pub(crate) mod batch;
+pub(crate) mod checkpoints;
+pub(crate) mod clusters;
 mod columns;
-pub mod daemon;
-pub mod digests;
-pub mod events;
+pub(crate) mod daemon;
+pub(crate) mod digests;
+pub(crate) mod events;
 mod filter;
-pub mod listeners;
-pub mod lock;
-pub mod outbox;
+pub(crate) mod listeners;
+pub(crate) mod lock;
+pub(crate) mod outbox;
 pub mod retention;
-pub mod settings;
-pub mod silences;
-pub mod sources;
-pub mod streams;
+pub(crate) mod settings;
+pub(crate) mod silences;
+pub(crate) mod sources;
+pub(crate) mod streams;
 #[cfg(test)]
 pub(crate) mod test_store;
 
@@ -43,12 +43,12 @@ use std::time::Duration;
 use rusqlite::{Connection, DatabaseName, ErrorCode, OpenFlags, TransactionBehavior};
 use thiserror::Error;
 
-pub use checkpoints::{ByTrigger, CheckpointRow, PointCounts};
-pub use events::{DatedAhead, LogTimes};
-pub use filter::Filter;
-pub use listeners::ListenerRow;
-pub use sources::{LogGrowth, SourceRow, SourceSpec};
-pub use streams::{Damage, Damaged, StreamRow};
+pub(crate) use checkpoints::{ByTrigger, CheckpointRow, PointCounts};
+pub(crate) use events::{DatedAhead, LogTimes};
+pub(crate) use filter::Filter;
+pub(crate) use listeners::ListenerRow;
+pub(crate) use sources::{LogGrowth, SourceRow, SourceSpec};
+pub(crate) use streams::{Damage, StreamRow};
 
 /// Forward-only schema steps; the version is SQLite's user_version (the
 /// number of steps applied). Never edit a step once released: add one.
@@ -159,7 +159,7 @@ impl Store {
     /// [`Store::open`], saying what it created: only the daemon and
     /// `import` make a store, and they say so (a typo in `--db` must not
     /// pass unnoticed).
-    pub fn open_creating(path: &Path) -> Result<(Store, Option<Created>), StoreError> {
+    pub(crate) fn open_creating(path: &Path) -> Result<(Store, Option<Created>), StoreError> {
         let missing_dir = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.exists()).map(Path::to_path_buf);
         // An empty file is no store yet either (a query calls it missing).
         let new = std::fs::metadata(path).map_or(true, |m| m.len() == 0);
@@ -220,7 +220,7 @@ impl Store {
 
     /// Runs `f` in one read transaction: every query in it sees the same
     /// rows, whatever another process commits meanwhile.
-    pub fn in_snapshot<T, E: From<StoreError>>(&self, f: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
+    pub(crate) fn in_snapshot<T, E: From<StoreError>>(&self, f: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
         self.conn.execute_batch("BEGIN DEFERRED").map_err(|e| self.sql(e))?;
         let result = f();
         // Ends the transaction either way; a read-only one has nothing to keep.
@@ -258,7 +258,7 @@ impl Store {
         self.conn.pragma_update(None, "foreign_keys", on).map_err(|e| self.sql(e))
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
@@ -358,10 +358,10 @@ handles! {
 
 /// Cancels the statement a store's connection is running, from another
 /// thread ([`Store::interrupt_handle`]).
-pub struct Interrupt(rusqlite::InterruptHandle);
+pub(crate) struct Interrupt(rusqlite::InterruptHandle);
 
 impl Interrupt {
-    pub fn interrupt(&self) {
+    pub(crate) fn interrupt(&self) {
         self.0.interrupt();
     }
 }
@@ -379,9 +379,9 @@ fn exists(path: &Path) -> Result<(), StoreError> {
 
 /// A store made by [`Store::open_creating`], and the directory made for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Created {
-    pub store: PathBuf,
-    pub dir: Option<PathBuf>,
+pub(crate) struct Created {
+    pub(crate) store: PathBuf,
+    pub(crate) dir: Option<PathBuf>,
 }
 
 impl std::fmt::Display for Created {

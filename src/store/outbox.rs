@@ -21,16 +21,16 @@ pub struct Outbox<S>(pub(super) S);
 /// given (alert, notice kind, sequence), so a re-send is the same message.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewMessage {
-    pub alert_id: Option<i64>,
-    pub notice: NoticeKind,
-    pub channel: Channel,
+    pub(crate) alert_id: Option<i64>,
+    pub(crate) notice: NoticeKind,
+    pub(crate) channel: Channel,
     /// The mail's Message-ID (`<…@host>`); `webhook:<…@host>` for the
     /// webhook copy (the outbox key is unique across channels).
     pub message_id: String,
     /// RFC 5322 text for mail, JSON for the webhook.
     pub payload: String,
     /// When it was rendered: created_at, and the first attempt is due then.
-    pub queued_at: Timestamp,
+    pub(crate) queued_at: Timestamp,
 }
 
 /// Queues `messages` inside the caller's transaction (the one that changes
@@ -53,19 +53,19 @@ pub(super) fn insert(tx: &rusqlite::Transaction<'_>, messages: &[NewMessage]) ->
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Delivery {
     /// When the transport accepted it.
-    pub sent_at: Option<Timestamp>,
-    pub attempts: i64,
+    pub(crate) sent_at: Option<Timestamp>,
+    pub(crate) attempts: i64,
     /// The last failure.
-    pub last_error: Option<String>,
+    pub(crate) last_error: Option<String>,
 }
 
 /// A queued, unsent message.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OutboxRow {
-    pub id: i64,
-    pub alert_id: Option<i64>,
-    pub notice: NoticeKind,
-    pub channel: Channel,
+    pub(crate) id: i64,
+    pub(crate) alert_id: Option<i64>,
+    pub(crate) notice: NoticeKind,
+    pub(crate) channel: Channel,
     pub message_id: String,
     pub payload: String,
     pub attempts: i64,

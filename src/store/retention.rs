@@ -30,14 +30,15 @@ pub struct Retention<S>(pub(super) S);
 pub const BATCH: usize = 5_000;
 
 /// The daemon prunes this often (and at start when the last prune is older).
-pub const PRUNE_EVERY: SignedDuration = SignedDuration::from_hours(24);
+pub(crate) const PRUNE_EVERY: SignedDuration = SignedDuration::from_hours(24);
 
 /// Pages freed per incremental vacuum step (8 MiB at SQLite's 4 KiB pages).
-pub const VACUUM_STEP_PAGES: u64 = 2_000;
+pub(crate) const VACUUM_STEP_PAGES: u64 = 2_000;
 
 /// Said by the daemon after a prune and by `status`, for a store created
 /// before walwatch set auto_vacuum (it can only be set on an empty file).
-pub const NOT_INCREMENTAL: &str = "the store was created without incremental vacuum: pruned rows' space is reused by \
+pub(crate) const NOT_INCREMENTAL: &str =
+    "the store was created without incremental vacuum: pruned rows' space is reused by \
     new rows, but the file does not shrink; to convert it, stop the daemon and run `sqlite3 STORE 'PRAGMA auto_vacuum \
     = INCREMENTAL; VACUUM;'` (it rewrites the file, and needs as much free space again)";
 
@@ -49,19 +50,19 @@ const DAY_US: i64 = 86_400_000_000;
 pub struct Pruned {
     pub checkpoints: u64,
     pub events: u64,
-    pub settings: u64,
-    pub alerts: u64,
-    pub outbox: u64,
-    pub silences: u64,
+    pub(crate) settings: u64,
+    pub(crate) alerts: u64,
+    pub(crate) outbox: u64,
+    pub(crate) silences: u64,
     /// Transactions committed, and the most rows one of them deleted.
     pub batches: u64,
     pub largest_batch: u64,
     /// A stop request ended the prune early (the rest is pruned next time).
-    pub stopped: bool,
+    pub(crate) stopped: bool,
     /// Rows that earlier prunes deleted without their result being
     /// recorded — killed or stopped between two batches, each batch
     /// committed — which this one reports with its own.
-    pub earlier: u64,
+    pub(crate) earlier: u64,
 }
 
 impl Pruned {
@@ -71,7 +72,7 @@ impl Pruned {
     }
 
     /// Rows this prune deleted itself.
-    pub fn own_rows(&self) -> u64 {
+    pub(crate) fn own_rows(&self) -> u64 {
         self.checkpoints + self.events + self.settings + self.alerts + self.outbox + self.silences
     }
 }
@@ -82,7 +83,7 @@ pub struct Reclaimed {
     /// False for a store created before walwatch set auto_vacuum: its free
     /// pages are reused by new rows, but the file does not shrink.
     pub incremental: bool,
-    pub pages: u64,
+    pub(crate) pages: u64,
     pub steps: u64,
 }
 
@@ -91,39 +92,39 @@ pub struct Reclaimed {
 pub struct PruneOutcome {
     pub cutoff: Timestamp,
     pub pruned: Pruned,
-    pub reclaimed: Reclaimed,
+    pub(crate) reclaimed: Reclaimed,
 }
 
 /// What the store records about retention, for `status`, `history` and `suggest`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RetentionRecord {
-    pub keep: Option<Duration>,
+pub(crate) struct RetentionRecord {
+    pub(crate) keep: Option<Duration>,
     /// Rows older than this were deleted (by the last successful prune).
-    pub cutoff: Option<Timestamp>,
-    pub pruned_at: Option<Timestamp>,
-    pub rows: u64,
-    pub pruned_total: u64,
-    pub failed_at: Option<Timestamp>,
-    pub error: Option<String>,
+    pub(crate) cutoff: Option<Timestamp>,
+    pub(crate) pruned_at: Option<Timestamp>,
+    pub(crate) rows: u64,
+    pub(crate) pruned_total: u64,
+    pub(crate) failed_at: Option<Timestamp>,
+    pub(crate) error: Option<String>,
     /// The store gives freed pages back to the file system (auto_vacuum = INCREMENTAL).
-    pub incremental: bool,
+    pub(crate) incremental: bool,
 }
 
 impl RetentionRecord {
     /// The cutoff, when rows before it were actually deleted: the start of
     /// what a range asked for can show.
-    pub fn pruned_before(&self) -> Option<Timestamp> {
+    pub(crate) fn pruned_before(&self) -> Option<Timestamp> {
         self.cutoff.filter(|_| self.pruned_total > 0)
     }
 
     /// "keeps 400 days" / "keeps 36h" (config owns the wording of `keep`).
-    pub fn keep_text(keep: Duration) -> String {
+    pub(crate) fn keep_text(keep: Duration) -> String {
         crate::config::keep_text(keep)
     }
 
     /// The note `history` and `suggest` print on stderr when the range they
     /// were asked for starts before what was pruned.
-    pub fn note_for_range(&self, since: Timestamp, consequence: &str) -> Option<String> {
+    pub(crate) fn note_for_range(&self, since: Timestamp, consequence: &str) -> Option<String> {
         let cutoff = self.pruned_before().filter(|c| since < *c)?;
         let keeps = self.keep.map(RetentionRecord::keep_text).unwrap_or_else(|| "keeps a limited history".into());
         Some(format!(
@@ -135,7 +136,7 @@ impl RetentionRecord {
 
 impl<S: Deref<Target = Store>> Retention<S> {
     /// Whether the store was created with `auto_vacuum = INCREMENTAL`.
-    pub fn incremental(&self) -> Result<bool, StoreError> {
+    pub(crate) fn incremental(&self) -> Result<bool, StoreError> {
         Ok(self.pragma_u64("auto_vacuum")? == 2)
     }
 
@@ -144,14 +145,14 @@ impl<S: Deref<Target = Store>> Retention<S> {
     }
 
     /// Due when neither a prune nor a failed one happened in the last [`PRUNE_EVERY`].
-    pub fn due(&self, now: Timestamp) -> Result<bool, StoreError> {
+    pub(crate) fn due(&self, now: Timestamp) -> Result<bool, StoreError> {
         let r = self.recorded()?;
         let last = r.pruned_at.into_iter().chain(r.failed_at).max();
         Ok(last.is_none_or(|t| now.duration_since(t) >= PRUNE_EVERY))
     }
 
     /// When the next prune is due (now when none was made).
-    pub fn next_due(&self, now: Timestamp) -> Result<Timestamp, StoreError> {
+    pub(crate) fn next_due(&self, now: Timestamp) -> Result<Timestamp, StoreError> {
         let r = self.recorded()?;
         let last = r.pruned_at.into_iter().chain(r.failed_at).max();
         Ok(last.map_or(now, |t| (t + PRUNE_EVERY).max(now)))
@@ -168,7 +169,7 @@ impl<S: Deref<Target = Store>> Retention<S> {
     }
 
     /// What the last prunes did; the default (nothing) before the first.
-    pub fn recorded(&self) -> Result<RetentionRecord, StoreError> {
+    pub(crate) fn recorded(&self) -> Result<RetentionRecord, StoreError> {
         let row = self
             .0
             .conn
@@ -494,7 +495,7 @@ impl Batches<'_> {
 }
 
 /// Seconds as the status line shows a prune's time.
-pub fn prune_time(t: Timestamp) -> String {
+pub(crate) fn prune_time(t: Timestamp) -> String {
     t.strftime("%Y-%m-%d %H:%M UTC").to_string()
 }
 

@@ -33,20 +33,20 @@ impl RowSource {
 /// One value of one source as read at `since`; `value` None: no longer set.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct SettingRow {
-    pub name: String,
-    pub value: Option<String>,
-    pub source: RowSource,
-    pub path: Option<String>,
-    pub line: Option<i64>,
-    pub since: Timestamp,
+    pub(crate) name: String,
+    pub(crate) value: Option<String>,
+    pub(crate) source: RowSource,
+    pub(crate) path: Option<String>,
+    pub(crate) line: Option<i64>,
+    pub(crate) since: Timestamp,
 }
 
 /// What a source says of one name now: the value and, for conf files, where.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Observed {
-    pub value: Option<String>,
-    pub path: Option<String>,
-    pub line: Option<i64>,
+    pub(crate) value: Option<String>,
+    pub(crate) path: Option<String>,
+    pub(crate) line: Option<i64>,
 }
 
 impl<S: Deref<Target = Store>> Settings<S> {

@@ -17,29 +17,29 @@ pub struct Silences<S>(pub(super) S);
 
 /// One silence as stored.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SilenceRow {
-    pub id: i64,
-    pub rule: String,
+pub(crate) struct SilenceRow {
+    pub(crate) id: i64,
+    pub(crate) rule: String,
     /// None: every cluster.
-    pub cluster: Option<String>,
+    pub(crate) cluster: Option<String>,
     #[serde(serialize_with = "crate::timefmt::serialize")]
-    pub from: Timestamp,
+    pub(crate) from: Timestamp,
     #[serde(serialize_with = "crate::timefmt::serialize")]
-    pub until: Timestamp,
+    pub(crate) until: Timestamp,
     /// Still running at the time of the listing.
-    pub active: bool,
+    pub(crate) active: bool,
 }
 
 /// What `walwatch alerts silence` did.
 #[derive(Debug, Clone, PartialEq)]
-pub enum SilenceOutcome {
+pub(crate) enum SilenceOutcome {
     Silenced { id: i64 },
     UnknownCluster,
 }
 
 /// What `walwatch alerts unsilence` did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UnsilenceOutcome {
+pub(crate) enum UnsilenceOutcome {
     Ended,
     /// It ended (or expired) at this time already.
     AlreadyEnded(Timestamp),
@@ -60,7 +60,7 @@ fn silence_row(r: &Row<'_>, now: i64) -> rusqlite::Result<SilenceRow> {
 
 impl<S: Deref<Target = Store>> Silences<S> {
     /// Silences running at `now`, or every one when `all`; newest first.
-    pub fn list(&self, all: bool, now: Timestamp) -> Result<Vec<SilenceRow>, StoreError> {
+    pub(crate) fn list(&self, all: bool, now: Timestamp) -> Result<Vec<SilenceRow>, StoreError> {
         let store = &*self.0;
         let now = to_micros(now);
         let mut stmt = store
@@ -78,7 +78,7 @@ impl<S: Deref<Target = Store>> Silences<S> {
 
 impl<S: DerefMut<Target = Store>> Silences<S> {
     /// Silences `rule` on `cluster` (all clusters when None) until `until`.
-    pub fn start(
+    pub(crate) fn start(
         &mut self,
         rule: &str,
         cluster: Option<&str>,
@@ -104,7 +104,7 @@ impl<S: DerefMut<Target = Store>> Silences<S> {
     }
 
     /// Ends silence `id` at `now` if it is still running.
-    pub fn end(&mut self, id: i64, now: Timestamp) -> Result<UnsilenceOutcome, StoreError> {
+    pub(crate) fn end(&mut self, id: i64, now: Timestamp) -> Result<UnsilenceOutcome, StoreError> {
         let store = &mut *self.0;
         let until: Option<i64> = store
             .conn

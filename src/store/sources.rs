@@ -25,53 +25,53 @@ pub struct Sources<S>(pub(super) S);
 
 /// A known source and how far it has been read.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SourceRow {
-    pub id: i64,
-    pub cluster_id: i64,
-    pub fingerprint: Fingerprint,
-    pub read_to: u64,
-    pub line: u64,
+pub(crate) struct SourceRow {
+    pub(crate) id: i64,
+    pub(crate) cluster_id: i64,
+    pub(crate) fingerprint: Fingerprint,
+    pub(crate) read_to: u64,
+    pub(crate) line: u64,
     /// The log_line_prefix it was read with (stderr and syslog).
-    pub prefix: Option<String>,
+    pub(crate) prefix: Option<String>,
 }
 
 /// What is known about a source when it is read (its identity, the
 /// fingerprint of its first bytes, is taken from the head given with it).
-pub struct SourceSpec<'a> {
-    pub path: &'a str,
-    pub meta: Option<FileMeta>,
-    pub format: Format,
-    pub prefix: Option<&'a str>,
+pub(crate) struct SourceSpec<'a> {
+    pub(crate) path: &'a str,
+    pub(crate) meta: Option<FileMeta>,
+    pub(crate) format: Format,
+    pub(crate) prefix: Option<&'a str>,
 }
 
 /// What walwatch has read of a cluster's log files (table source), in wall-clock time.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct LogGrowth {
+pub(crate) struct LogGrowth {
     /// When walwatch first read any of the cluster's files.
-    pub first_read: Option<Timestamp>,
+    pub(crate) first_read: Option<Timestamp>,
     /// When walwatch last read new bytes from them (a commit happens only when the offset moves).
-    pub last_read: Option<Timestamp>,
+    pub(crate) last_read: Option<Timestamp>,
     /// Bytes read so far, all files together.
-    pub bytes_read: i64,
+    pub(crate) bytes_read: i64,
 }
 
 /// What was forgotten.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Forgotten {
-    pub sources: u64,
+pub(crate) struct Forgotten {
+    pub(crate) sources: u64,
     /// Events, rejected records included.
-    pub events: u64,
+    pub(crate) events: u64,
     /// Checkpoint rows removed (both halves forgotten); rows that keep one
     /// half read from another source stay, waiting for the other again.
-    pub checkpoints: u64,
+    pub(crate) checkpoints: u64,
 }
 
 /// A source as `walwatch forget` names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KnownSource {
-    pub id: i64,
-    pub cluster: String,
-    pub path: String,
+pub(crate) struct KnownSource {
+    pub(crate) id: i64,
+    pub(crate) cluster: String,
+    pub(crate) path: String,
 }
 
 impl<S: Deref<Target = Store>> Sources<S> {
@@ -82,7 +82,7 @@ impl<S: Deref<Target = Store>> Sources<S> {
     }
 
     /// The source of cluster `cluster` whose content `head` is, if known.
-    pub fn with_content(&self, cluster: &str, head: &[u8]) -> Result<Option<i64>, StoreError> {
+    pub(crate) fn with_content(&self, cluster: &str, head: &[u8]) -> Result<Option<i64>, StoreError> {
         match self.0.clusters().find(cluster)? {
             Some(cluster_id) => Ok(self.find(cluster_id, head)?.map(|s| s.id)),
             None => Ok(None),
@@ -90,7 +90,7 @@ impl<S: Deref<Target = Store>> Sources<S> {
     }
 
     /// The sources of `cluster` (every cluster's with None), by path.
-    pub fn known(&self, cluster: Option<&str>) -> Result<Vec<KnownSource>, StoreError> {
+    pub(crate) fn known(&self, cluster: Option<&str>) -> Result<Vec<KnownSource>, StoreError> {
         let mut stmt = self
             .0
             .conn
@@ -122,7 +122,7 @@ impl<S: Deref<Target = Store>> Sources<S> {
     }
 
     /// The format and log_line_prefix of the cluster's most recently read source.
-    pub fn latest_reading(&self, cluster: &str) -> Result<Option<(String, Option<String>)>, StoreError> {
+    pub(crate) fn latest_reading(&self, cluster: &str) -> Result<Option<(String, Option<String>)>, StoreError> {
         self.0
             .conn
             .query_row(
@@ -155,7 +155,7 @@ impl<S: Deref<Target = Store>> Sources<S> {
     }
 
     /// How far the source named `path` of `cluster_id` was read, if it was.
-    pub fn read_position(&self, cluster_id: i64, path: &str) -> Result<Option<u64>, StoreError> {
+    pub(crate) fn read_position(&self, cluster_id: i64, path: &str) -> Result<Option<u64>, StoreError> {
         self.0
             .conn
             .prepare_cached("SELECT max(read_to) FROM source WHERE cluster_id = ?1 AND path = ?2")
@@ -166,7 +166,7 @@ impl<S: Deref<Target = Store>> Sources<S> {
 
     /// The newest source of each (cluster, path): the file as it is now, and
     /// how far walwatch read it (`status` reads the same rows).
-    pub fn newest_per_path(&self) -> Result<Vec<(String, String, u64)>, StoreError> {
+    pub(crate) fn newest_per_path(&self) -> Result<Vec<(String, String, u64)>, StoreError> {
         let sql = "SELECT c.name, s.path, s.read_to FROM source s JOIN cluster c ON c.id = s.cluster_id
                    WHERE s.id IN (SELECT max(id) FROM source GROUP BY cluster_id, path)
                    ORDER BY c.name, s.path";
@@ -208,14 +208,14 @@ impl<S: Deref<Target = Store>> Sources<S> {
     /// Lines that looked like events but did not fit their file's format or
     /// prefix (see migrations/0008_unmatched.sql), over the filter's
     /// clusters; such a line has no time, so the filter's times do not apply.
-    pub fn unmatched_lines(&self, filter: &Filter) -> Result<i64, StoreError> {
+    pub(crate) fn unmatched_lines(&self, filter: &Filter) -> Result<i64, StoreError> {
         self.sum(filter, "unmatched")
     }
 
     /// A client's lines inside failed logins' prefixes, refused (see
     /// migrations/0010_rejected_lines.sql), over the filter's clusters; no
     /// time either.
-    pub fn rejected_lines(&self, filter: &Filter) -> Result<i64, StoreError> {
+    pub(crate) fn rejected_lines(&self, filter: &Filter) -> Result<i64, StoreError> {
         self.sum(filter, "rejected_lines")
     }
 
@@ -306,7 +306,7 @@ impl<S: DerefMut<Target = Store>> Sources<S> {
     /// Forgets the sources `ids` whole, in one transaction, and counts it
     /// for their clusters: a running daemon then reads their files again
     /// (see migrations/0018_forgets.sql).
-    pub fn forget(&mut self, ids: &[i64]) -> Result<Forgotten, StoreError> {
+    pub(crate) fn forget(&mut self, ids: &[i64]) -> Result<Forgotten, StoreError> {
         self.forget_counted(ids, true)
     }
 

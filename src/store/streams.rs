@@ -7,7 +7,7 @@
 use std::ops::{Deref, DerefMut};
 
 use jiff::Timestamp;
-use rusqlite::{params, OptionalExtension, Row};
+use rusqlite::{params, Row};
 
 use super::columns::to_micros;
 use super::{Store, StoreError};
@@ -17,21 +17,21 @@ pub struct Streams<S>(pub(super) S);
 
 /// One shipped file and what of it was taken.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StreamRow {
-    pub id: i64,
-    pub host: String,
-    pub file: String,
-    pub cluster_id: i64,
-    pub generation: i64,
+pub(crate) struct StreamRow {
+    pub(crate) id: i64,
+    pub(crate) host: String,
+    pub(crate) file: String,
+    pub(crate) cluster_id: i64,
+    pub(crate) generation: i64,
     /// One past the largest offset taken in this generation.
-    pub accepted_end: u64,
-    pub spool_len: u64,
-    pub index_len: u64,
-    pub lines: u64,
-    pub duplicates: u64,
+    pub(crate) accepted_end: u64,
+    pub(crate) spool_len: u64,
+    pub(crate) index_len: u64,
+    pub(crate) lines: u64,
+    pub(crate) duplicates: u64,
     /// Where the line after the last one taken starts; None before the
     /// first line of a generation.
-    pub next_offset: Option<u64>,
+    pub(crate) next_offset: Option<u64>,
 }
 
 const COLUMNS: &str = "SELECT id, host, file, cluster_id, generation, accepted_end, spool_len, index_len, lines, duplicates, next_offset FROM ingest_stream";
@@ -54,24 +54,15 @@ fn stream_row(r: &Row<'_>) -> rusqlite::Result<StreamRow> {
 
 impl<S: Deref<Target = Store>> Streams<S> {
     /// Every stream, oldest first.
-    pub fn all(&self) -> Result<Vec<StreamRow>, StoreError> {
+    pub(crate) fn all(&self) -> Result<Vec<StreamRow>, StoreError> {
         let read = || -> rusqlite::Result<Vec<StreamRow>> {
             self.0.conn.prepare_cached(&format!("{COLUMNS} ORDER BY id"))?.query_map([], stream_row)?.collect()
         };
         read().map_err(|e| self.0.sql(e))
     }
 
-    /// The stream `id` as committed.
-    pub fn get(&self, id: i64) -> Result<Option<StreamRow>, StoreError> {
-        self.0
-            .conn
-            .prepare_cached(&format!("{COLUMNS} WHERE id = ?1"))
-            .and_then(|mut s| s.query_row([id], stream_row).optional())
-            .map_err(|e| self.0.sql(e))
-    }
-
     /// This store's identity: what its spool directory records as its owner.
-    pub fn identity(&self) -> Result<String, StoreError> {
+    pub(crate) fn identity(&self) -> Result<String, StoreError> {
         self.0
             .conn
             .query_row("SELECT token FROM store_identity WHERE id = 1", [], |r| r.get(0))
@@ -79,7 +70,7 @@ impl<S: Deref<Target = Store>> Streams<S> {
     }
 
     /// The damage not forgotten yet, oldest first; of `cluster` only when given.
-    pub fn damaged(&self, cluster: Option<&str>) -> Result<Vec<Damaged>, StoreError> {
+    pub(crate) fn damaged(&self, cluster: Option<&str>) -> Result<Vec<Damaged>, StoreError> {
         let read = || -> rusqlite::Result<Vec<Damaged>> {
             self.0
                 .conn
@@ -117,7 +108,7 @@ impl<S: Deref<Target = Store>> Streams<S> {
 
 impl<S: DerefMut<Target = Store>> Streams<S> {
     /// The stream of (`host`, `file`), created for `cluster` when new.
-    pub fn find_or_create(&mut self, host: &str, file: &str, cluster: &str) -> Result<StreamRow, StoreError> {
+    pub(crate) fn find_or_create(&mut self, host: &str, file: &str, cluster: &str) -> Result<StreamRow, StoreError> {
         let cluster_id = self.0.clusters_mut().find_or_create(cluster)?;
         let store = &*self.0;
         store
@@ -136,7 +127,7 @@ impl<S: DerefMut<Target = Store>> Streams<S> {
     /// Records what a batch added to the stream's spool and index: from
     /// now on those bytes are taken, and a batch sent again is answered
     /// from the index.
-    pub fn commit(&mut self, row: &StreamRow) -> Result<(), StoreError> {
+    pub(crate) fn commit(&mut self, row: &StreamRow) -> Result<(), StoreError> {
         self.0
             .conn
             .prepare_cached(
@@ -161,7 +152,7 @@ impl<S: DerefMut<Target = Store>> Streams<S> {
     }
 
     /// Records `damage` to `row`'s generation.
-    pub fn record_damage(&mut self, row: &StreamRow, damage: &Damage, at: Timestamp) -> Result<(), StoreError> {
+    pub(crate) fn record_damage(&mut self, row: &StreamRow, damage: &Damage, at: Timestamp) -> Result<(), StoreError> {
         let (kind, reason, kept, lost, offset) = match damage {
             Damage::Spool { reason, kept, unread } => ("spool", reason.clone(), Some(kept.as_str()), *unread, None),
             Damage::Gap { offset, bytes } => ("gap", String::new(), None, *bytes, Some(*offset as i64)),
@@ -179,14 +170,14 @@ impl<S: DerefMut<Target = Store>> Streams<S> {
 
     /// Forgets the damage records (set-aside files stay where they were
     /// moved); the number forgotten.
-    pub fn forget_damage(&mut self) -> Result<usize, StoreError> {
+    pub(crate) fn forget_damage(&mut self) -> Result<usize, StoreError> {
         self.0.conn.execute("DELETE FROM ingest_damage", []).map_err(|e| self.0.sql(e))
     }
 }
 
 /// What went wrong with a shipped file that walwatch could not prevent.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Damage {
+pub(crate) enum Damage {
     /// Its spool was cut, replaced or removed outside walwatch: set aside
     /// in `kept` (without its .log/.idx extension); `unread` committed
     /// bytes had not been read into the store yet.
@@ -197,11 +188,11 @@ pub enum Damage {
 
 /// A damage record of one stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Damaged {
-    pub host: String,
-    pub file: String,
-    pub cluster: String,
-    pub generation: i64,
-    pub damage: Damage,
-    pub at: Timestamp,
+pub(crate) struct Damaged {
+    pub(crate) host: String,
+    pub(crate) file: String,
+    pub(crate) cluster: String,
+    pub(crate) generation: i64,
+    pub(crate) damage: Damage,
+    pub(crate) at: Timestamp,
 }

@@ -11,13 +11,13 @@ use crate::store::{SourceSpec, Store};
 
 /// One event: its log time, what it is, and how far ahead of walwatch's
 /// clock (µs) it is recorded as having been when read.
-pub struct Line {
-    pub at: Timestamp,
-    pub body: EventBody,
-    pub ahead_us: Option<i64>,
+pub(crate) struct Line {
+    pub(crate) at: Timestamp,
+    pub(crate) body: EventBody,
+    pub(crate) ahead_us: Option<i64>,
 }
 
-pub fn start(at: &str, flag: &str, ahead_us: Option<i64>) -> Line {
+pub(crate) fn start(at: &str, flag: &str, ahead_us: Option<i64>) -> Line {
     let body = EventBody::PointStart { kind: PointKind::Checkpoint, flags: vec![flag.into()] };
     Line { at: at.parse().unwrap(), body, ahead_us }
 }
@@ -25,7 +25,7 @@ pub fn start(at: &str, flag: &str, ahead_us: Option<i64>) -> Line {
 /// Cluster "main" with `lines`, stored through the writers' own path;
 /// `ahead_us` is then set exactly, as no test can read a line at a chosen
 /// instant of the real clock.
-pub fn store(dir: &Path, lines: Vec<Line>) -> Store {
+pub(crate) fn store(dir: &Path, lines: Vec<Line>) -> Store {
     let mut store = Store::open(&dir.join("w.db")).unwrap();
     let cluster_id = store.clusters_mut().find_or_create("main").unwrap();
     let spec =
@@ -57,12 +57,12 @@ pub fn store(dir: &Path, lines: Vec<Line>) -> Store {
 
 /// Real PostgreSQL 15 logs: a forced-checkpoint storm amid noise, and a
 /// crash with the run after it.
-pub const NOISE: &str = "tests/fixtures/15-stderr-default-noise/log/postgresql-2026-11-22_080841.log";
-pub const CRASH: &str = "tests/fixtures/15-stderr-default-crashimm/log/postgresql-2026-11-22_081334.log";
-pub const AFTER_CRASH: &str = "tests/fixtures/15-stderr-default-crashimm/log/postgresql-2026-11-22_081730.log";
+pub(crate) const NOISE: &str = "tests/fixtures/15-stderr-default-noise/log/postgresql-2026-11-22_080841.log";
+pub(crate) const CRASH: &str = "tests/fixtures/15-stderr-default-crashimm/log/postgresql-2026-11-22_081334.log";
+pub(crate) const AFTER_CRASH: &str = "tests/fixtures/15-stderr-default-crashimm/log/postgresql-2026-11-22_081730.log";
 
 /// Imports each `(cluster, file)` in the order given into a new store.
-pub fn import(files: &[(&str, &str)]) -> (tempfile::TempDir, Store) {
+pub(crate) fn import(files: &[(&str, &str)]) -> (tempfile::TempDir, Store) {
     use crate::frame::time::TimeContext;
     use crate::ingest::{self, Options};
     let dir = tempfile::tempdir().unwrap();

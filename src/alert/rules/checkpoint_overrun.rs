@@ -20,13 +20,13 @@ use crate::store::StoreError;
 /// `[alerts.checkpoint_overrun]`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct CheckpointOverrun {
-    pub enabled: bool,
+pub(crate) struct CheckpointOverrun {
+    pub(crate) enabled: bool,
     #[serde(with = "value::interval")]
-    pub window: Duration,
+    pub(crate) window: Duration,
     /// Fires when total > checkpoint_timeout × checkpoint_completion_target × slack.
     #[serde(deserialize_with = "slack")]
-    pub slack: f64,
+    pub(crate) slack: f64,
 }
 
 impl Default for CheckpointOverrun {
@@ -58,7 +58,7 @@ the defaults), which only a disk that falls behind uses up."#;
     }
 }
 
-pub fn check(
+pub(crate) fn check(
     points: &[CheckpointRow],
     window: &Window,
     rule: &CheckpointOverrun,

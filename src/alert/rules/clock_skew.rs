@@ -31,13 +31,13 @@ use crate::timefmt::format_duration;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ClockSkew {
-    pub enabled: bool,
+    pub(crate) enabled: bool,
     /// How far ahead an event may be dated before it is flagged.
     #[serde(serialize_with = "value::interval::serialize", deserialize_with = "tolerance")]
     pub tolerance: Duration,
     /// The alert covers the events read this long ago or later.
     #[serde(with = "value::interval")]
-    pub window: Duration,
+    pub(crate) window: Duration,
 }
 
 impl Default for ClockSkew {
@@ -85,12 +85,12 @@ the least, usually whole hours); at most "1h"."#;
 }
 
 /// The read times the rule covers: `[now - window, now]`.
-pub fn window(rule: &ClockSkew, now: Timestamp) -> Window {
+pub(crate) fn window(rule: &ClockSkew, now: Timestamp) -> Window {
     Window::ending(now, None, rule.window)
 }
 
 /// `ahead`: what the store holds for [`window`]'s read times.
-pub fn check(ahead: Option<&DatedAhead>, rule: &ClockSkew, window: &Window) -> Option<Finding> {
+pub(crate) fn check(ahead: Option<&DatedAhead>, rule: &ClockSkew, window: &Window) -> Option<Finding> {
     let ahead = ahead.filter(|a| a.count > 0)?;
     let how_far = ahead_text(ahead.most_ahead_read_at, ahead.most_ahead_at);
     let tolerance = format_duration(rule.tolerance);
@@ -144,7 +144,7 @@ fn events(n: i64) -> String {
 
 /// How far `to` is ahead of `from`: "7m 30s" within a day, in calendar
 /// units beyond ("72y 1mo 8d", counted from `from`, truncated).
-pub fn ahead_text(from: Timestamp, to: Timestamp) -> String {
+pub(crate) fn ahead_text(from: Timestamp, to: Timestamp) -> String {
     let d = to.duration_since(from);
     if d < SignedDuration::from_hours(24) {
         return format!("{:#}", d.round(Unit::Second).unwrap_or(d));

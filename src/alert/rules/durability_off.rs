@@ -14,10 +14,10 @@ use crate::store::StoreError;
 /// `[alerts.durability_off]`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct DurabilityOff {
-    pub enabled: bool,
+pub(crate) struct DurabilityOff {
+    pub(crate) enabled: bool,
     /// Also report synchronous_commit = off (an informational alert).
-    pub synchronous_commit: bool,
+    pub(crate) synchronous_commit: bool,
 }
 
 impl Default for DurabilityOff {
@@ -41,7 +41,7 @@ corruption); false leaves synchronous_commit out."#;
     }
 }
 
-pub fn check(settings: &Settings, rule: &DurabilityOff) -> Vec<Finding> {
+pub(crate) fn check(settings: &Settings, rule: &DurabilityOff) -> Vec<Finding> {
     let mut out = Vec::new();
     out.extend(off(
         settings,

@@ -20,16 +20,16 @@ use crate::store::StoreError;
 /// `[alerts.forced_checkpoints]`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct ForcedCheckpoints {
-    pub enabled: bool,
+pub(crate) struct ForcedCheckpoints {
+    pub(crate) enabled: bool,
     #[serde(with = "value::interval")]
-    pub window: Duration,
+    pub(crate) window: Duration,
     /// At least this many WAL-triggered checkpoints in the window …
     #[serde(deserialize_with = "value::at_least_one")]
-    pub min_count: u32,
+    pub(crate) min_count: u32,
     /// … making at least this share of the WAL- and time-triggered ones.
     #[serde(deserialize_with = "value::share")]
-    pub min_share: f64,
+    pub(crate) min_share: f64,
 }
 
 impl Default for ForcedCheckpoints {
@@ -60,7 +60,7 @@ normal load outruns max_wal_size."#;
     }
 }
 
-pub fn check(
+pub(crate) fn check(
     points: &[CheckpointRow],
     window: &Window,
     rule: &ForcedCheckpoints,

@@ -29,11 +29,11 @@ use crate::store::{Store, StoreError};
 /// `[alerts.checkpoint_logging_missing]`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct LoggingMissing {
-    pub enabled: bool,
+pub(crate) struct LoggingMissing {
+    pub(crate) enabled: bool,
     /// No checkpoint line for factor × checkpoint_timeout.
     #[serde(deserialize_with = "factor")]
-    pub factor: f64,
+    pub(crate) factor: f64,
 }
 
 impl Default for LoggingMissing {
@@ -65,21 +65,21 @@ for timed checkpoints skipped while the server was idle."#;
 
 /// What the store knows about a cluster's log, for this rule.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct LogObservation {
-    pub last_point_line_at: Option<Timestamp>,
-    pub oldest_event_at: Option<Timestamp>,
-    pub newest_event_at: Option<Timestamp>,
+pub(crate) struct LogObservation {
+    pub(crate) last_point_line_at: Option<Timestamp>,
+    pub(crate) oldest_event_at: Option<Timestamp>,
+    pub(crate) newest_event_at: Option<Timestamp>,
     /// The newest server start: a server that was down wrote nothing, checkpoints included.
-    pub last_start_at: Option<Timestamp>,
-    pub growth: LogGrowth,
+    pub(crate) last_start_at: Option<Timestamp>,
+    pub(crate) growth: LogGrowth,
     /// Too-frequent warnings after the last checkpoint line (all, when there is none).
-    pub too_frequent_since: usize,
+    pub(crate) too_frequent_since: usize,
 }
 
 impl LogObservation {
     /// `times` leave out the events dated ahead: a checkpoint line dated 2099
     /// must not hide that the real ones stopped (see the module `rules`).
-    pub fn read(store: &Store, cluster: &str, times: &LogTimes) -> Result<LogObservation, StoreError> {
+    pub(crate) fn read(store: &Store, cluster: &str, times: &LogTimes) -> Result<LogObservation, StoreError> {
         let last_point_line_at = times.last_point_line;
         let newest_event_at = times.newest;
         let since = last_point_line_at.map_or(Timestamp::MIN, |t| t + SignedDuration::from_micros(1));
@@ -98,7 +98,7 @@ impl LogObservation {
     }
 }
 
-pub fn check(obs: &LogObservation, rule: &LoggingMissing, settings: &Settings, now: Timestamp) -> Option<Finding> {
+pub(crate) fn check(obs: &LogObservation, rule: &LoggingMissing, settings: &Settings, now: Timestamp) -> Option<Finding> {
     let timeout = settings.seconds("checkpoint_timeout")?;
     let gap_s = timeout * rule.factor;
     let gap = SignedDuration::try_from_secs_f64(gap_s).ok()?;

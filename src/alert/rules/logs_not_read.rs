@@ -18,8 +18,8 @@ use crate::store::StoreError;
 /// `[alerts.logs_not_read]`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct LogsNotRead {
-    pub enabled: bool,
+pub(crate) struct LogsNotRead {
+    pub(crate) enabled: bool,
 }
 
 impl Default for LogsNotRead {
@@ -47,7 +47,7 @@ Each problem carries its fix; `walwatch status` lists them too."#;
 }
 
 /// `problems`: (path, problem, when the daemon last saw it).
-pub fn check(problems: &[(String, String, Timestamp)]) -> Option<Finding> {
+pub(crate) fn check(problems: &[(String, String, Timestamp)]) -> Option<Finding> {
     let (path, problem, _) = problems.first()?;
     let more = match problems.len() {
         1 => String::new(),

@@ -48,33 +48,32 @@ use crate::settings::Settings;
 use crate::store::{CheckpointRow, LogTimes};
 use crate::store::{Store, StoreError};
 
-pub use crate::analyze::window::Window;
+pub(crate) use crate::analyze::window::Window;
 
-pub use clock_skew::ahead_text;
-pub use logging_missing::LogObservation;
+pub(crate) use clock_skew::ahead_text;
 
 /// Declares each rule's module, exports its type and lists it in
 /// [`REGISTRY`], in the order given.
 macro_rules! registry {
-    ($($module:ident::$rule:ident),* $(,)?) => {
-        $(mod $module; pub use $module::$rule;)*
+    ($($vis:vis $module:ident::$rule:ident),* $(,)?) => {
+        $(mod $module; $vis use $module::$rule;)*
 
         /// Every rule, in the order they are evaluated and listed.
-        pub const REGISTRY: &[Registered] = &[$(register::<$rule>()),*];
+        pub(crate) const REGISTRY: &[Registered] = &[$(register::<$rule>()),*];
     };
 }
 
 // A new rule: its file in this directory, and one line here.
 registry! {
-    forced_checkpoints::ForcedCheckpoints,
-    too_frequent::TooFrequent,
-    slow_sync::SlowSync,
-    checkpoint_overrun::CheckpointOverrun,
-    logging_missing::LoggingMissing,
-    logs_not_read::LogsNotRead,
-    durability_off::DurabilityOff,
-    wal_files_added::WalFilesAdded,
-    clock_skew::ClockSkew,
+    pub(crate) forced_checkpoints::ForcedCheckpoints,
+    pub too_frequent::TooFrequent,
+    pub(crate) slow_sync::SlowSync,
+    pub(crate) checkpoint_overrun::CheckpointOverrun,
+    pub(crate) logging_missing::LoggingMissing,
+    pub(crate) logs_not_read::LogsNotRead,
+    pub(crate) durability_off::DurabilityOff,
+    pub(crate) wal_files_added::WalFilesAdded,
+    pub clock_skew::ClockSkew,
 }
 
 /// One alert rule. The type is its `[alerts.<id>]` table: serde reads it
@@ -98,19 +97,25 @@ pub trait Rule: Serialize + DeserializeOwned + Default + fmt::Debug + Send + Syn
 }
 
 /// A rule in [`REGISTRY`]: its id and how to read its table.
-pub struct Registered {
-    pub id: &'static str,
+pub(crate) struct Registered {
+    pub(crate) id: &'static str,
     read: fn(&RuleTables) -> Result<Arc<dyn Configured>, ConfigError>,
+    #[cfg(test)]
     documented: fn() -> String,
 }
 
 /// Every rule id, in registry order.
-pub fn ids() -> impl Iterator<Item = &'static str> {
+pub(crate) fn ids() -> impl Iterator<Item = &'static str> {
     REGISTRY.iter().map(|r| r.id)
 }
 
 const fn register<R: Rule>() -> Registered {
-    Registered { id: R::ID, read: read::<R>, documented: documented::<R> }
+    Registered {
+        id: R::ID,
+        read: read::<R>,
+        #[cfg(test)]
+        documented: documented::<R>,
+    }
 }
 
 fn read<R: Rule>(tables: &RuleTables) -> Result<Arc<dyn Configured>, ConfigError> {
@@ -118,6 +123,7 @@ fn read<R: Rule>(tables: &RuleTables) -> Result<Arc<dyn Configured>, ConfigError
 }
 
 /// `[alerts.<id>]`, its comment and its keys at their defaults.
+#[cfg(test)]
 fn documented<R: Rule>() -> String {
     let doc: String = R::DOC.lines().map(|line| format!("## {line}\n").replace("## \n", "##\n")).collect();
     let keys = toml::to_string(&R::default()).expect("a rule's defaults serialize to TOML");
@@ -202,7 +208,7 @@ impl RuleSet {
 
     /// Runs every enabled rule for `cluster` at `now`. `suggestion` is the
     /// max_wal_size advice that forced_checkpoints and wal_files_added carry.
-    pub fn evaluate(
+    pub(crate) fn evaluate(
         &self,
         store: &Store,
         cluster: &str,
@@ -222,30 +228,31 @@ impl RuleSet {
 
 /// The `[alerts.<id>]` tables of config/walwatch.toml: every rule's comment
 /// and keys at their defaults, in registry order, one blank line apart.
-pub fn documented_defaults() -> String {
+#[cfg(test)]
+pub(crate) fn documented_defaults() -> String {
     REGISTRY.iter().map(|r| (r.documented)()).collect::<Vec<_>>().join("\n")
 }
 
 /// What a rule may read for one cluster at one evaluation.
 pub struct Evidence<'a> {
-    pub store: &'a Store,
-    pub cluster: &'a str,
-    pub settings: &'a Settings,
+    pub(crate) store: &'a Store,
+    pub(crate) cluster: &'a str,
+    pub(crate) settings: &'a Settings,
     /// The max_wal_size advice, when an enabled rule uses it.
-    pub suggestion: Option<&'a Suggestion>,
-    pub now: Timestamp,
+    pub(crate) suggestion: Option<&'a Suggestion>,
+    pub(crate) now: Timestamp,
     /// The cluster's log times, without the events dated ahead.
-    pub times: LogTimes,
+    pub(crate) times: LogTimes,
 }
 
 impl Evidence<'_> {
     /// A window of `length` ending now or at the log's newest event (see [`Window::ending`]).
-    pub fn window(&self, length: Duration) -> Window {
+    pub(crate) fn window(&self, length: Duration) -> Window {
         Window::ending(self.now, self.times.newest, length)
     }
 
     /// The checkpoints and restartpoints started in `window`.
-    pub fn points(&self, window: &Window) -> Result<Vec<CheckpointRow>, StoreError> {
+    pub(crate) fn points(&self, window: &Window) -> Result<Vec<CheckpointRow>, StoreError> {
         self.store.checkpoints().between(self.cluster, window.start, window.end)
     }
 }
@@ -292,12 +299,12 @@ pub(crate) mod test_support {
     use crate::settings::{Settings, Value, ValueSource};
     use crate::store::CheckpointRow;
 
-    pub fn at(s: &str) -> Timestamp {
+    pub(crate) fn at(s: &str) -> Timestamp {
         s.parse().unwrap()
     }
 
     /// Settings as the settings module would fill them, from (name, value) pairs.
-    pub fn settings(version: u32, pairs: &[(&str, &str)]) -> Settings {
+    pub(crate) fn settings(version: u32, pairs: &[(&str, &str)]) -> Settings {
         let values: BTreeMap<String, Value> = pairs
             .iter()
             .map(|(k, v)| {
@@ -308,7 +315,7 @@ pub(crate) mod test_support {
     }
 
     /// A completed checkpoint started at `start` with `trigger`.
-    pub fn point(start: &str, trigger: &str) -> CheckpointRow {
+    pub(crate) fn point(start: &str, trigger: &str) -> CheckpointRow {
         let started = at(start);
         CheckpointRow {
             cluster: "main".into(),

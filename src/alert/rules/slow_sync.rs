@@ -17,16 +17,16 @@ use crate::store::StoreError;
 /// `[alerts.slow_sync]`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct SlowSync {
-    pub enabled: bool,
+pub(crate) struct SlowSync {
+    pub(crate) enabled: bool,
     #[serde(with = "value::interval")]
-    pub window: Duration,
+    pub(crate) window: Duration,
     /// The sync phase (`sync=`) over this many seconds.
     #[serde(deserialize_with = "sync_s")]
-    pub sync_s: f64,
+    pub(crate) sync_s: f64,
     /// The longest single-file fsync (`longest=`) over this many seconds.
     #[serde(deserialize_with = "longest_file_s")]
-    pub longest_file_s: f64,
+    pub(crate) longest_file_s: f64,
 }
 
 impl Default for SlowSync {
@@ -61,7 +61,7 @@ stall that commits feel."#;
     }
 }
 
-pub fn check(points: &[CheckpointRow], window: &Window, rule: &SlowSync, settings: &Settings) -> Option<Finding> {
+pub(crate) fn check(points: &[CheckpointRow], window: &Window, rule: &SlowSync, settings: &Settings) -> Option<Finding> {
     let completed = points.iter().filter(|p| p.completed_at.is_some_and(|t| window.contains(t)));
     let over = |p: &&CheckpointRow| {
         p.sync_s.is_some_and(|s| s > rule.sync_s) || p.sync_longest_s.is_some_and(|s| s > rule.longest_file_s)

@@ -19,9 +19,9 @@ use crate::store::StoreError;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TooFrequent {
-    pub enabled: bool,
+    pub(crate) enabled: bool,
     #[serde(with = "value::interval")]
-    pub window: Duration,
+    pub(crate) window: Duration,
 }
 
 impl Default for TooFrequent {
@@ -48,7 +48,7 @@ checkpoints closer than checkpoint_warning, so every one is worth a look."#;
 }
 
 /// `warnings`: (log time, seconds apart; i64::MAX when the line had no figure).
-pub fn check(warnings: &[(Timestamp, i64)], window: &Window, settings: &Settings) -> Option<Finding> {
+pub(crate) fn check(warnings: &[(Timestamp, i64)], window: &Window, settings: &Settings) -> Option<Finding> {
     let inside: Vec<&(Timestamp, i64)> = warnings.iter().filter(|(t, _)| window.contains(*t)).collect();
     let last = inside.iter().map(|(t, _)| *t).max()?;
     let first = inside.iter().map(|(t, _)| *t).min()?;

@@ -20,16 +20,16 @@ use crate::store::StoreError;
 /// `[alerts.wal_files_added]`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct WalFilesAdded {
-    pub enabled: bool,
+pub(crate) struct WalFilesAdded {
+    pub(crate) enabled: bool,
     #[serde(with = "value::interval")]
-    pub window: Duration,
+    pub(crate) window: Duration,
     /// The share of cycles that added WAL files …
     #[serde(deserialize_with = "value::share")]
-    pub min_share: f64,
+    pub(crate) min_share: f64,
     /// … over at least this many cycles.
     #[serde(deserialize_with = "value::at_least_one")]
-    pub min_cycles: u32,
+    pub(crate) min_cycles: u32,
 }
 
 impl Default for WalFilesAdded {
@@ -58,7 +58,7 @@ cycles is a pattern, not a burst."#;
     }
 }
 
-pub fn check(
+pub(crate) fn check(
     points: &[CheckpointRow],
     window: &Window,
     rule: &WalFilesAdded,

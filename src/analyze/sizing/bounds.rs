@@ -19,55 +19,55 @@ use crate::output::grouped_f;
 
 /// What the replay of the window gives at one max_wal_size.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Probe {
+pub(crate) struct Probe {
     /// WAL-triggered checkpoints.
-    pub forced: i64,
-    pub too_frequent: i64,
-    pub peak_pg_wal_mb: f64,
+    pub(crate) forced: i64,
+    pub(crate) too_frequent: i64,
+    pub(crate) peak_pg_wal_mb: f64,
     /// The most WAL a crash at the worst moment would replay.
-    pub max_replay_mb: f64,
+    pub(crate) max_replay_mb: f64,
 }
 
 /// The bounds at the suggested size: `suggest`'s `bounds` in JSON.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Bounds {
+pub(crate) struct Bounds {
     /// null when `[advice] max_recovery` is not set.
-    pub max_recovery: Option<RecoveryBound>,
+    pub(crate) max_recovery: Option<RecoveryBound>,
     /// null when `[advice] max_pg_wal` is not set.
-    pub max_pg_wal: Option<PgWalBound>,
+    pub(crate) max_pg_wal: Option<PgWalBound>,
     /// The bound that held the suggestion below the time-driven size
     /// ("max_recovery" or "max_pg_wal"), null when none did.
-    pub limiting: Option<&'static str>,
+    pub(crate) limiting: Option<&'static str>,
     /// The smallest size that keeps checkpoints time-driven at the sized peak.
-    pub time_driven_max_wal_size_mb: u64,
+    pub(crate) time_driven_max_wal_size_mb: u64,
     /// WAL-triggered checkpoints the replay of the window finds at the suggested size.
-    pub forced_at_suggested: i64,
+    pub(crate) forced_at_suggested: i64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct RecoveryBound {
-    pub limit_s: f64,
+pub(crate) struct RecoveryBound {
+    pub(crate) limit_s: f64,
     /// A crash at the worst moment at the suggested size; null without a measured replay speed.
-    pub recovery_s: Option<f64>,
+    pub(crate) recovery_s: Option<f64>,
     /// null: cannot be checked (no crash recovery measured the replay speed).
-    pub met: Option<bool>,
+    pub(crate) met: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct PgWalBound {
-    pub limit_mb: u64,
-    pub peak_pg_wal_mb: f64,
-    pub met: bool,
+pub(crate) struct PgWalBound {
+    pub(crate) limit_mb: u64,
+    pub(crate) peak_pg_wal_mb: f64,
+    pub(crate) met: bool,
 }
 
 /// The chosen size and the sentences that say why.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Choice {
-    pub size: u64,
-    pub bounds: Bounds,
+    pub(crate) size: u64,
+    pub(crate) bounds: Bounds,
     /// The replay at the chosen size.
-    pub at_size: Probe,
-    pub sentences: Vec<String>,
+    pub(crate) at_size: Probe,
+    pub(crate) sentences: Vec<String>,
 }
 
 /// One size against the bounds.

@@ -6,15 +6,7 @@ use crate::store::checkpoints::{PointStart, SizingHistory};
 use crate::store::events::Replay;
 
 fn pg(version: u32, max_mb: f64, cct: f64) -> Params {
-    Params {
-        max_wal_size_mb: max_mb,
-        min_wal_size_mb: 80.0,
-        timeout_s: 300.0,
-        completion_target: cct,
-        segment_mb: 16.0,
-        wal_keep_mb: 0.0,
-        version: Some(version),
-    }
+    Params { max_wal_size_mb: max_mb, completion_target: cct, ..Params::test_defaults(version) }
 }
 
 fn t0() -> Timestamp {

@@ -28,24 +28,24 @@ const SLACK_S: f64 = 1.5;
 
 /// The logged period, ready to replay.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Logged {
-    pub origin: Timestamp,
-    pub timeline: Timeline,
+pub(crate) struct Logged {
+    pub(crate) origin: Timestamp,
+    pub(crate) timeline: Timeline,
     /// The settings in force over the period.
-    pub schedule: Schedule,
+    pub(crate) schedule: Schedule,
     /// The log's own checkpoints after the origin, by trigger, and its warnings.
-    pub checkpoints: ByTrigger,
-    pub too_frequent: i64,
+    pub(crate) checkpoints: ByTrigger,
+    pub(crate) too_frequent: i64,
     /// Replay speed of the log's crash recoveries, MB/s.
-    pub replay_mb_s: Option<f64>,
+    pub(crate) replay_mb_s: Option<f64>,
     /// Whether positions come from `redo lsn` (PostgreSQL 16+) rather than summed distances.
-    pub from_lsn: bool,
+    pub(crate) from_lsn: bool,
 }
 
 impl Logged {
     /// The period replayed with max_wal_size `mb` throughout, the other
     /// settings as they were in force.
-    pub fn at_size(&self, mb: f64) -> super::Outcome {
+    pub(crate) fn at_size(&self, mb: f64) -> super::Outcome {
         let sized = |r: &Rules| Rules { max_wal_size_mb: mb, segments: None, ..*r };
         let schedule = Schedule(self.schedule.0.iter().map(|(at, r)| (*at, sized(r))).collect());
         super::replay(&self.timeline, &schedule)
@@ -54,7 +54,7 @@ impl Logged {
 
 /// Why there is nothing to replay.
 #[derive(Debug, thiserror::Error)]
-pub enum TimelineError {
+pub(crate) enum TimelineError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(
@@ -81,7 +81,7 @@ struct Point {
 }
 
 /// The period `[since, until)` of `cluster` from the store.
-pub fn read(
+pub(crate) fn read(
     store: &Store,
     cluster: &str,
     since: Option<Timestamp>,

@@ -30,7 +30,7 @@ const HEADER: [&str; 11] = [
     "resolution",
 ];
 
-pub fn run(args: AlertsArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: AlertsArgs) -> Result<ExitCode> {
     match args.command {
         None => list(args.list),
         Some(AlertsCommand::Ack { common, id }) => {

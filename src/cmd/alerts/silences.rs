@@ -14,7 +14,7 @@ use crate::timefmt::{rfc3339, table_time};
 const HEADER: [&str; 6] = ["id", "rule", "cluster", "from", "until", "active"];
 
 /// Lists the running silences (all with `all`), newest first.
-pub fn list(common: &ConfigDbArgs, all: bool, format: OutputFormat) -> Result<ExitCode> {
+pub(crate) fn list(common: &ConfigDbArgs, all: bool, format: OutputFormat) -> Result<ExitCode> {
     let path = crate::cmd::config_and_db(common)?.db;
     let store = Store::open_read_only(&path)?;
     let rows = store.silences().list(all, Timestamp::now())?;
@@ -36,7 +36,7 @@ pub fn list(common: &ConfigDbArgs, all: bool, format: OutputFormat) -> Result<Ex
 }
 
 /// Ends silence `id` now; an unknown or ended one is an error (exit 1).
-pub fn unsilence(common: &ConfigDbArgs, id: i64) -> Result<ExitCode> {
+pub(crate) fn unsilence(common: &ConfigDbArgs, id: i64) -> Result<ExitCode> {
     let path = crate::cmd::config_and_db(common)?.db;
     let mut store = Store::open_existing(&path)?;
     match store.silences_mut().end(id, Timestamp::now())? {

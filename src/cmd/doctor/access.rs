@@ -18,7 +18,7 @@ const SERVICE_USER: &str = "walwatch";
 /// Whose access is checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Account {
-    pub name: String,
+    pub(crate) name: String,
     uid: u32,
     gid: u32,
     groups: Vec<u32>,
@@ -28,7 +28,7 @@ pub(crate) struct Account {
 
 impl Account {
     /// `--user`, else as root the `walwatch` user when it exists, else this process's user.
-    pub fn resolve(flag: Option<&str>) -> Result<Account> {
+    pub(crate) fn resolve(flag: Option<&str>) -> Result<Account> {
         let me = rustix::process::geteuid().as_raw();
         let wanted = match flag {
             Some(name) => Some(name.to_string()),
@@ -47,19 +47,19 @@ impl Account {
 
     /// This process's own user, whoever the service user is.
     #[cfg(test)]
-    pub fn this_process() -> Account {
+    pub(crate) fn this_process() -> Account {
         own(rustix::process::geteuid().as_raw())
     }
 
-    pub fn may_read(&self, path: &Path) -> io::Result<()> {
+    pub(crate) fn may_read(&self, path: &Path) -> io::Result<()> {
         self.access(path, Access::READ_OK)
     }
 
-    pub fn may_list(&self, dir: &Path) -> io::Result<()> {
+    pub(crate) fn may_list(&self, dir: &Path) -> io::Result<()> {
         self.access(dir, Access::READ_OK | Access::EXEC_OK)
     }
 
-    pub fn may_write(&self, path: &Path) -> io::Result<()> {
+    pub(crate) fn may_write(&self, path: &Path) -> io::Result<()> {
         self.access(path, Access::WRITE_OK)
     }
 

@@ -29,18 +29,18 @@ impl Status {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub(crate) struct Finding {
     /// None for walwatch's own checks (store, mail, daemon).
-    pub cluster: Option<String>,
-    pub check: &'static str,
-    pub status: Status,
-    pub message: String,
+    pub(crate) cluster: Option<String>,
+    pub(crate) check: &'static str,
+    pub(crate) status: Status,
+    pub(crate) message: String,
     /// What is lost while it is so; empty when ok.
-    pub why: String,
+    pub(crate) why: String,
     /// The exact change to make; empty when ok.
-    pub fix: String,
+    pub(crate) fix: String,
 }
 
 impl Finding {
-    pub fn ok(check: &'static str, message: impl Into<String>) -> Finding {
+    pub(crate) fn ok(check: &'static str, message: impl Into<String>) -> Finding {
         Finding {
             cluster: None,
             check,
@@ -51,11 +51,16 @@ impl Finding {
         }
     }
 
-    pub fn warning(check: &'static str, message: impl Into<String>, why: &str, fix: impl Into<String>) -> Finding {
+    pub(crate) fn warning(
+        check: &'static str,
+        message: impl Into<String>,
+        why: &str,
+        fix: impl Into<String>,
+    ) -> Finding {
         Finding::bad(Status::Warning, check, message, why, fix)
     }
 
-    pub fn error(check: &'static str, message: impl Into<String>, why: &str, fix: impl Into<String>) -> Finding {
+    pub(crate) fn error(check: &'static str, message: impl Into<String>, why: &str, fix: impl Into<String>) -> Finding {
         Finding::bad(Status::Error, check, message, why, fix)
     }
 
@@ -70,7 +75,7 @@ impl Finding {
         Finding { cluster: None, check, status, message, why, fix }
     }
 
-    pub fn of(mut self, cluster: &str) -> Finding {
+    pub(crate) fn of(mut self, cluster: &str) -> Finding {
         self.cluster = Some(cluster.to_string());
         self
     }

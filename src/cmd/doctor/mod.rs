@@ -22,7 +22,7 @@ use crate::config::{ClusterConfig, Config};
 use access::Account;
 use finding::Status;
 
-pub fn run(args: DoctorArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: DoctorArgs) -> Result<ExitCode> {
     let super::Loaded { config, db, .. } = super::config_and_db(&args.common)?;
     let account = Account::resolve(args.user.as_deref())?;
     let mut findings = Vec::new();

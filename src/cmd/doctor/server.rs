@@ -19,17 +19,17 @@ pub(crate) const GOOD_PREFIX: &str = "%m [%p] %q%u@%d ";
 /// A server setting as its conf files leave it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Setting {
-    pub name: &'static str,
-    pub value: String,
+    pub(crate) name: &'static str,
+    pub(crate) value: String,
     /// "file:line" where it is set; None: the version's default.
-    pub set_at: Option<String>,
+    pub(crate) set_at: Option<String>,
     /// Set by ALTER SYSTEM (postgresql.auto.conf), which wins over postgresql.conf.
-    pub by_alter_system: bool,
+    pub(crate) by_alter_system: bool,
 }
 
 impl Setting {
     /// `name` as `parsed` sets it, else the default of `version` (None: the newest).
-    pub fn of(parsed: &Parsed, name: &'static str, version: Option<u32>) -> Setting {
+    pub(crate) fn of(parsed: &Parsed, name: &'static str, version: Option<u32>) -> Setting {
         match parsed.get(name) {
             Some(e) => Setting {
                 name,

@@ -14,7 +14,7 @@ use crate::ingest::Progress;
 const SHOW_AFTER: Duration = Duration::from_secs(1);
 
 /// The bar of one file's import, created only once it is worth showing.
-pub struct Bar {
+pub(crate) struct Bar {
     enabled: bool,
     started: Instant,
     bar: RefCell<Option<ProgressBar>>,
@@ -23,7 +23,7 @@ pub struct Bar {
 impl Bar {
     /// A bar drawn only on a terminal's stderr and without `-q`: piped or
     /// captured output (scripts, tests, logs) never gets its escape codes.
-    pub fn new(quiet: bool) -> Bar {
+    pub(crate) fn new(quiet: bool) -> Bar {
         Bar::with(!quiet && std::io::stderr().is_terminal())
     }
 
@@ -33,7 +33,7 @@ impl Bar {
 
     /// Called after every chunk the import reads (not every line), and
     /// indicatif limits the redraws: the bar costs the import nothing.
-    pub fn update(&self, p: Progress) {
+    pub(crate) fn update(&self, p: Progress) {
         if !self.enabled || self.started.elapsed() < SHOW_AFTER {
             return;
         }
@@ -44,7 +44,7 @@ impl Bar {
     }
 
     /// Clears the bar from the terminal, before the import's report or error.
-    pub fn clear(&self) {
+    pub(crate) fn clear(&self) {
         if let Some(bar) = self.bar.borrow_mut().take() {
             bar.finish_and_clear();
         }

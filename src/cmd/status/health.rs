@@ -37,7 +37,7 @@ pub(super) enum Process {
 
 impl DaemonState {
     /// A daemon is expected on this store: it ran here before.
-    pub fn expected(self) -> bool {
+    pub(crate) fn expected(self) -> bool {
         self != DaemonState::Never
     }
 }
@@ -75,8 +75,8 @@ pub(super) fn process(pid: u32) -> Process {
 /// The exit status and the reasons for it, worst first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub(super) struct Verdict {
-    pub exit_status: u8,
-    pub reasons: Vec<String>,
+    pub(crate) exit_status: u8,
+    pub(crate) reasons: Vec<String>,
 }
 
 /// Exit status: the daemon not running (stopped or dead) outranks a

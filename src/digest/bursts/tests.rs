@@ -4,18 +4,6 @@ use jiff::{SignedDuration, Timestamp};
 use super::*;
 use crate::analyze::history::{Rates, Triggers};
 
-fn params() -> Params {
-    Params {
-        max_wal_size_mb: 1024.0,
-        min_wal_size_mb: 80.0,
-        timeout_s: 300.0,
-        completion_target: 0.9,
-        segment_mb: 16.0,
-        wal_keep_mb: 0.0,
-        version: Some(16),
-    }
-}
-
 /// Eight days of hour rows in Berlin from 2026-11-16, `forced(day, hour)`
 /// WAL checkpoints in each, at `rate` kB/s when forced.
 fn week(forced: impl Fn(usize, usize) -> i64, rate: f64) -> Vec<Row> {
@@ -60,7 +48,7 @@ fn a_nightly_job_on_most_days_is_one_window_with_the_size_that_absorbs_it() {
     // 02:00–04:00 on days 1, 2, 4, 5 and 7; 03:00 also on day 6 alone.
     let rows =
         week(|d, h| i64::from(([1, 2, 4, 5, 7].contains(&d) && (2..4).contains(&h)) || (d == 6 && h == 3)), 10_240.0);
-    let bursts = recurring(&rows, &params());
+    let bursts = recurring(&rows, &Params::test_defaults(16));
     assert_eq!(bursts.len(), 1, "{bursts:?}");
     let b = &bursts[0];
     assert_eq!((b.from_hour, b.to_hour, b.of_days, b.forced), (2, 4, 8, 11));
@@ -75,11 +63,11 @@ fn a_nightly_job_on_most_days_is_one_window_with_the_size_that_absorbs_it() {
 #[test]
 fn twice_is_chance_and_scattered_hours_are_no_window() {
     let twice = week(|d, h| i64::from((d == 1 || d == 5) && h == 2), 500.0);
-    assert_eq!(recurring(&twice, &params()), []);
+    assert_eq!(recurring(&twice, &Params::test_defaults(16)), []);
     let scattered = week(|d, h| i64::from(h == d * 3), 500.0);
-    assert_eq!(recurring(&scattered, &params()), []);
+    assert_eq!(recurring(&scattered, &Params::test_defaults(16)), []);
     let three = week(|d, h| i64::from((d == 0 || d == 3 || d == 7) && h == 23), 500.0);
-    let b = recurring(&three, &params());
+    let b = recurring(&three, &Params::test_defaults(16));
     assert_eq!(b.len(), 1);
     assert_eq!((b[0].from_hour, b[0].to_hour, b[0].days.len(), b[0].forced), (23, 24, 3, 3));
 }
@@ -87,6 +75,6 @@ fn twice_is_chance_and_scattered_hours_are_no_window() {
 #[test]
 fn a_window_without_a_measured_rate_names_no_size() {
     let rows = week(|d, h| i64::from(d < 4 && h == 5), f64::NAN);
-    let b = recurring(&rows, &params());
+    let b = recurring(&rows, &Params::test_defaults(16));
     assert_eq!((b.len(), b[0].peak_kb_s, b[0].absorbing_max_wal_size_mb), (1, None, None));
 }

@@ -161,7 +161,12 @@ pub(crate) struct EnvelopeScanner<'t> {
 }
 
 impl<'t> EnvelopeScanner<'t> {
-    pub fn new(open: Open, text: Box<dyn Scan + 't>, json: Box<dyn Scan + 't>, lexicon: &'static Lexicon) -> Self {
+    pub(crate) fn new(
+        open: Open,
+        text: Box<dyn Scan + 't>,
+        json: Box<dyn Scan + 't>,
+        lexicon: &'static Lexicon,
+    ) -> Self {
         EnvelopeScanner { open, text, json, lexicon, own: FrameStats::default(), stats: FrameStats::default() }
     }
 

@@ -4,14 +4,14 @@
 //! services (`envelope` is what they share: an outer line unwrapped, the
 //! server's line read by the format inside).
 
-pub mod azure;
-pub mod cloudsql;
-pub mod cnpg;
+pub(crate) mod azure;
+pub(crate) mod cloudsql;
+pub(crate) mod cnpg;
 pub mod csvlog;
-pub mod envelope;
-pub mod journald;
+pub(crate) mod envelope;
+pub(crate) mod journald;
 pub mod jsonlog;
 pub mod stderr;
-pub mod syslog;
-pub mod wrapper;
+pub(crate) mod syslog;
+pub(crate) mod wrapper;
 pub(crate) mod zone_evidence;

@@ -65,7 +65,7 @@ impl<'t> StderrScanner<'t> {
         self.prefix.spanning().map_or(0, |s| s.span())
     }
 
-    pub fn prefix(&self) -> &Prefix {
+    pub(crate) fn prefix(&self) -> &Prefix {
         &self.prefix
     }
 

@@ -57,7 +57,7 @@ struct Header<'a> {
 }
 
 /// The text after the envelope, for a first chunk (prefix detection).
-pub fn body(line: &[u8]) -> Option<&[u8]> {
+pub(crate) fn body(line: &[u8]) -> Option<&[u8]> {
     header(line).filter(|h| h.chunk == 1).map(|h| h.text)
 }
 
@@ -92,7 +92,7 @@ pub(crate) struct SyslogScanner<'t> {
 
 impl<'t> SyslogScanner<'t> {
     /// `entry` frames the reassembled text (it carries the log_line_prefix).
-    pub fn new(entry: StderrScanner<'t>) -> Self {
+    pub(crate) fn new(entry: StderrScanner<'t>) -> Self {
         let needles = entry.needles;
         SyslogScanner { entry, needles, stats: FrameStats::default(), written: None }
     }
@@ -100,7 +100,7 @@ impl<'t> SyslogScanner<'t> {
     /// Dates yearless envelope times by the source's last write (its mtime)
     /// instead of by the time of reading: a file read a year later, or just
     /// after new year, keeps its lines' year.
-    pub fn written_at(mut self, mtime: Option<jiff::Timestamp>) -> Self {
+    pub(crate) fn written_at(mut self, mtime: Option<jiff::Timestamp>) -> Self {
         self.written = mtime.map(|t| t.to_zoned(jiff::tz::TimeZone::system()));
         self
     }

@@ -23,11 +23,11 @@ use regex::bytes::Regex;
 use super::{Field, Piece};
 
 /// Bytes PostgreSQL keeps of a user or database name (NAMEDATALEN − 1).
-pub const RAW_NAME_BYTES: usize = 63;
+pub(crate) const RAW_NAME_BYTES: usize = 63;
 
 /// The regexes of one prefix whose raw fields may hold line breaks.
 #[derive(Debug, Clone)]
-pub struct Spanning {
+pub(crate) struct Spanning {
     /// The prefix up to its first raw field.
     head: Regex,
     /// The head contains a field (a time, a pid): it tells a real entry's
@@ -181,7 +181,7 @@ impl Spanning {
     }
 
     /// The most bytes from an entry's first byte to the end of its marker.
-    pub fn span(&self) -> usize {
+    pub(crate) fn span(&self) -> usize {
         self.span
     }
 }

@@ -23,18 +23,6 @@ fn t0() -> Timestamp {
     "2026-11-01T00:00:00Z".parse().unwrap()
 }
 
-fn params() -> Params {
-    Params {
-        max_wal_size_mb: 1024.0,
-        min_wal_size_mb: 80.0,
-        timeout_s: 300.0,
-        completion_target: 0.9,
-        segment_mb: 16.0,
-        wal_keep_mb: 0.0,
-        version: Some(15),
-    }
-}
-
 /// Time checkpoints every 5 minutes at 1000 kB/s, and the crash recoveries given.
 fn history(replays: Vec<Replay>) -> SizingHistory {
     let point = |i: i64| PointStart {
@@ -52,7 +40,7 @@ fn probe(mb: u64) -> Probe {
     let end = (CYCLES * PERIOD_S) as f64;
     let wal = Wal::new(vec![Knot { at: 0.0, lsn: 0.0 }, Knot { at: end, lsn: end * RATE_KB_S as f64 * 1024.0 }]);
     let timeline = Timeline { start: 0.0, end, wal, runs: vec![Run { from: 0.0, to: end }], ..Timeline::default() };
-    let p = params();
+    let p = Params::test_defaults(15);
     let rules = Rules {
         max_wal_size_mb: mb as f64,
         min_wal_size_mb: p.min_wal_size_mb,
@@ -84,7 +72,7 @@ fn suggest(replays: Vec<Replay>, max_recovery_s: Option<u64>, max_pg_wal_mb: Opt
         max_pg_wal_mb,
         ..AdviceSection::default()
     };
-    let p = params();
+    let p = Params::test_defaults(15);
     from_history_probed("main", Settings::default(), &history(replays), t0(), &p, &advice, None, Some(&probe))
 }
 
