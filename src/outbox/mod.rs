@@ -11,7 +11,7 @@
 //! after the transport accepted it. A crash between the two re-sends the
 //! identical message (same Message-ID) — at least once, never a different
 //! or a lost one. What a renderer needs to make such a message is here too:
-//! the head every walwatch mail carries ([`compose`]) and the cleaning of
+//! the head every walwatch mail carries (`compose`) and the cleaning of
 //! text from a log for a header or a body ([`text`]).
 
 mod compose;
