@@ -71,7 +71,8 @@ export WALWATCH
 if [ ! -s "$BIG_LOG" ]; then
     [ "$BIG_LOG" = /tmp/walwatch-bench/bench-1024MB.log ] || die "$BIG_LOG missing"
     say "$BIG_LOG missing: generating it with bench/import-bench.sh generate"
-    "$REPO/bench/import-bench.sh" generate
+    # import-bench.sh writes into its own BENCH_DIR, not this script's.
+    BENCH_DIR=/tmp/walwatch-bench "$REPO/bench/import-bench.sh" generate
 fi
 
 mkdir -p "$BENCH_DIR"
