@@ -110,6 +110,15 @@ fn remove_takes_the_spool_and_the_index_before() {
     std::fs::remove_file(path(1, "idx")).unwrap();
     third.remove().unwrap();
     assert!(!path(2, "log").exists() && path(2, "idx").exists());
+
+    // An index before that cannot be removed (a directory in its place)
+    // is an error, and the spool stays.
+    let mut fourth = Spool::open(dir.path(), row(3)).unwrap();
+    commit(&mut fourth, &[(0, 1, b"a line")]);
+    std::fs::remove_file(path(2, "idx")).unwrap();
+    std::fs::create_dir(path(2, "idx")).unwrap();
+    assert!(fourth.remove().is_err());
+    assert!(path(3, "log").exists());
 }
 
 /// Read blocks go back to the filesystem in steps of RELEASE_STEP, never
