@@ -794,6 +794,40 @@ mod tests {
         assert_eq!((starts_in(&read), starts_in(&[old, live])), (21, 7));
     }
 
+    /// A follower stopped after the postmaster's reload of log_timezone
+    /// (tests/fixtures/cst/reload-asia-shanghai.log) and a new one on the
+    /// same store: the lines written while none ran say `CST`, read in
+    /// Asia/Shanghai as the first follower learned, not as US Central.
+    #[test]
+    fn a_zone_the_log_set_holds_after_a_restart() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("log");
+        std::fs::create_dir(&dir).unwrap();
+        let text =
+            std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cst/reload-asia-shanghai.log"))
+                .unwrap();
+        let cut = text.windows(28).position(|w| w == b"\n2026-11-29 03:22:51.993 CST").unwrap() + 1;
+        let log = dir.join("postgresql.log");
+        std::fs::write(&log, &text[..cut]).unwrap();
+        let mut store = Store::open(&tmp.path().join("w.db")).unwrap();
+        let config = ClusterConfig {
+            name: "c".into(),
+            logs: vec![format!("{}/postgresql.log", dir.display())],
+            ..ClusterConfig::default()
+        };
+        let mut f = Follower::new(&mut store, &config, None).unwrap();
+        f.poll(&mut store).unwrap();
+        drop(f);
+        append(&log, &text[cut..]);
+        let mut f = Follower::new(&mut store, &config, None).unwrap();
+        f.poll(&mut store).unwrap();
+        f.poll(&mut store).unwrap();
+        let filter = crate::store::Filter { cluster: Some("c".into()), ..Default::default() };
+        let last = store.events().last_time(&filter, std::time::Duration::from_secs(300)).unwrap();
+        // The shutdown's last line, 03:34:09.902 CST: 19:34:09.902 UTC.
+        assert_eq!(last.map(|t| t.to_string()), Some("2026-11-28T19:34:09.902Z".to_string()));
+    }
+
     fn stored_too_frequent(store: &Store) -> i64 {
         let filter = crate::store::Filter { cluster: Some("c".into()), ..Default::default() };
         store.events().count(&filter, "too_frequent").unwrap()
