@@ -362,6 +362,38 @@ mod tests {
         format!("2026-11-22 08:15:40.001 UTC,\"postgres\",\"postgres\",28400,\"[local]\",6b02a4a8.6ef0,3,\"SELECT\",2026-11-22 08:15:39 UTC,3/7,0,ERROR,22012,\"division by zero\",,,,,,{q},,,\"psql\",\"client backend\",,0\n")
     }
 
+    /// A finished stream ending inside its last record: cut in the
+    /// message, the message up to the cut; cut in the quoted backend_type,
+    /// that column left unknown; either way marked cut at the end. A
+    /// record whole but for its newline is not; one cut before its message
+    /// is no record; a growing file's (Wait) last record waits.
+    #[test]
+    fn a_finished_stream_ending_inside_a_record_frames_it_as_cut() {
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        let whole = format!("{}{}", event_record(EVENTS[0]), event_record(EVENTS[2]));
+        let read = |len: usize, tail: Tail| {
+            let mut scanner = CsvScanner::new(&time, crate::frame::test_lexicon());
+            frame_all(&mut scanner, &whole.as_bytes()[..len], 1 << 20, tail, Pos::START).0
+        };
+        let in_message = whole.find("0 WAL file").unwrap() + 5;
+        let records = read(in_message, Tail::Take);
+        assert_eq!(records.len(), 2);
+        assert_eq!((records[0].cut, records[1].cut), (Cut::Whole, Cut::AtEnd));
+        assert_eq!(records[1].message, "checkpoint complete: wrote 3 buffers (0.0%); 0 WAL");
+        assert_eq!((records[1].origin.pid, records[1].origin.session), (Some(28304), false));
+        assert_eq!(records[1].origin.backend_type, None);
+        let in_backend = whole.rfind("checkpointer").unwrap() + 5;
+        let records = read(in_backend, Tail::Take);
+        assert_eq!((records[1].cut, records[1].message.as_str()), (Cut::AtEnd, EVENTS[2]));
+        assert_eq!(records[1].origin.backend_type, None, "\"check\" is no process type");
+        let records = read(whole.len() - 1, Tail::Take);
+        assert_eq!((records[1].cut, records[1].origin.backend_type.as_deref()), (Cut::AtEnd, Some("checkpointer")));
+        assert_eq!(records[1].message, EVENTS[2]);
+        let before_message = whole.rfind("LOG,00000").unwrap();
+        assert_eq!(read(before_message, Tail::Take).len(), 1);
+        assert_eq!(read(in_message, Tail::Wait).len(), 1);
+    }
+
     const EVENTS: &[&str] = &[
         "checkpoint starting: wal",
         "checkpoint starting: immediate force wait",

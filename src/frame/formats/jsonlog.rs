@@ -144,6 +144,36 @@ mod tests {
     use crate::frame::{LogSeverity, Tail};
     use serde_json::json;
 
+    /// A finished stream ending inside its last entry: read up to the cut
+    /// (the keys before it, the message's text), marked cut at the end; a
+    /// growing file's (Wait) last line waits; an entry cut before its
+    /// message holds no event.
+    #[test]
+    fn a_finished_stream_ending_inside_an_entry_frames_it_as_cut() {
+        let time = TimeContext::new(Some("UTC")).unwrap();
+        let complete = "checkpoint complete: wrote 3 buffers (0.0%); 0 WAL file(s) added, 0 removed, 0 recycled";
+        let whole = format!("{}{}", event_line("checkpoint starting: wal"), event_line(complete));
+        let read = |len: usize, tail: Tail| {
+            let mut scanner = JsonScanner::new(&time, crate::frame::test_lexicon());
+            frame_all(&mut scanner, &whole.as_bytes()[..len], 1 << 20, tail, Pos::START).0
+        };
+        let cut = whole.rfind("0 WAL file").unwrap() + 5;
+        let records = read(cut, Tail::Take);
+        assert_eq!(records.len(), 2);
+        assert_eq!((records[0].cut, records[1].cut), (Cut::Whole, Cut::AtEnd));
+        assert_eq!(records[1].message, "checkpoint complete: wrote 3 buffers (0.0%); 0 WAL");
+        // The test lines' keys are sorted (serde_json's map): backend_type
+        // before the cut is kept, pid after it is not.
+        assert_eq!((records[1].origin.pid, records[1].origin.backend_type.as_deref()), (None, Some("checkpointer")));
+        let records = read(whole.len() - 1, Tail::Take);
+        assert_eq!((records[1].cut, records[1].origin.backend_type.as_deref()), (Cut::Whole, Some("checkpointer")));
+        assert_eq!(read(cut, Tail::Wait).len(), 1);
+        // Cut before its message: nothing of an event is left (here a
+        // record without a message, found by the "checkpointer" before it).
+        let records = read(whole.rfind("\"message\"").unwrap(), Tail::Take);
+        assert!(records.len() == 1 || records[1].message.is_empty(), "{records:?}");
+    }
+
     /// A checkpointer record as PostgreSQL 15 writes it.
     fn event_line(message: &str) -> String {
         let v = json!({"timestamp": "2026-11-22 08:15:38.417 UTC", "pid": 28304, "session_id": "6b02a4a8.6e90",
