@@ -93,7 +93,7 @@ pub(crate) fn cluster(
     // Sizing reads the whole lookback window: only when a rule will carry its advice.
     let suggestion = if rules.uses_suggestion() {
         let tolerance = rules.clock_skew_tolerance();
-        Some(sizing::suggest(store, cluster, &settings, &config.advice, tolerance, now)?)
+        Some(sizing::suggest(store, cluster, &settings, config.advice_for(cluster), tolerance, now)?)
     } else {
         None
     };

@@ -30,11 +30,12 @@ pub(crate) fn run(args: DigestArgs) -> Result<ExitCode> {
         None => Zoned::new(now, schedule.tz.clone()).date().yesterday()?,
     };
     let clusters = if args.cluster.is_empty() { config.digest.clusters.clone() } else { args.cluster.clone() };
+    let advices = config.advices();
     let inputs = Inputs {
         day,
         tz: schedule.tz.clone(),
         clusters: &clusters,
-        advice: &config.advice,
+        advice: &advices,
         skew_tolerance: rules.clock_skew_tolerance(),
         missed: Vec::new(),
         missed_total: 0,

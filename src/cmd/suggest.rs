@@ -30,11 +30,19 @@ pub(crate) fn run(args: SuggestArgs) -> Result<ExitCode> {
             tracing::warn!("cluster {name:?}: settings not refreshed from its config files: {e}");
         }
         let settings = crate::settings::current(&store, name)?;
-        let s = sizing::suggest_with(&store, name, &settings, &config.advice, rules.clock_skew_tolerance(), now, true)?;
+        let s = sizing::suggest_with(
+            &store,
+            name,
+            &settings,
+            config.advice_for(name),
+            rules.clock_skew_tolerance(),
+            now,
+            true,
+        )?;
         warn_without_distance(&s);
         // The same window `suggest` reads: its start, against what was pruned.
         let newest = store.events().log_times(name, rules.clock_skew_tolerance())?.newest;
-        let window = crate::analyze::window::Window::ending(now, newest, config.advice.lookback);
+        let window = crate::analyze::window::Window::ending(now, newest, config.advice_for(name).lookback);
         earliest = Some(earliest.map_or(window.start, |e| e.min(window.start)));
         suggestions.push(s);
     }

@@ -10,17 +10,17 @@ use super::problem::{interval, Problem};
 #[derive(Debug, Clone, PartialEq)]
 pub struct AdviceSection {
     /// How far back the WAL rate is sampled.
-    pub(crate) lookback: Duration,
+    pub lookback: Duration,
     /// The percentile of per-cycle WAL rates, weighted by each cycle's time, taken as the peak (0 < p <= 100).
-    pub(crate) percentile: f64,
+    pub percentile: f64,
     /// Fewer usable checkpoint cycles than this: no suggestion, only a note.
-    pub(crate) min_samples: usize,
+    pub min_samples: usize,
     /// Safety factor on top of the projected need (>= 1).
-    pub(crate) headroom: f64,
+    pub headroom: f64,
     /// The longest a crash recovery may take at the worst moment.
-    pub(crate) max_recovery: Option<Duration>,
+    pub max_recovery: Option<Duration>,
     /// The most WAL pg_wal may hold, MB.
-    pub(crate) max_pg_wal_mb: Option<u64>,
+    pub max_pg_wal_mb: Option<u64>,
 }
 
 impl Default for AdviceSection {
@@ -49,7 +49,12 @@ pub(super) struct RawAdvice {
 
 impl RawAdvice {
     pub(crate) fn validate(self) -> Result<AdviceSection, Problem> {
-        let mut advice = AdviceSection::default();
+        self.validate_over(&AdviceSection::default())
+    }
+
+    /// The keys given, over `base`: a cluster's `[cluster.advice]` over `[advice]`.
+    pub(crate) fn validate_over(self, base: &AdviceSection) -> Result<AdviceSection, Problem> {
+        let mut advice = base.clone();
         if let Some(text) = &self.lookback {
             advice.lookback = interval(text)?;
         }
@@ -73,6 +78,30 @@ impl RawAdvice {
             advice.max_pg_wal_mb = Some(size_mb(text)?);
         }
         Ok(advice)
+    }
+}
+
+/// `[advice]` and each cluster's `[cluster.advice]` over it, by cluster name.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Advices {
+    global: AdviceSection,
+    clusters: std::collections::BTreeMap<String, AdviceSection>,
+}
+
+impl Advices {
+    pub(crate) fn new(global: AdviceSection, clusters: std::collections::BTreeMap<String, AdviceSection>) -> Advices {
+        Advices { global, clusters }
+    }
+
+    /// The advice settings of `cluster`: its own, else `[advice]`.
+    pub(crate) fn of(&self, cluster: &str) -> &AdviceSection {
+        self.clusters.get(cluster).unwrap_or(&self.global)
+    }
+}
+
+impl From<AdviceSection> for Advices {
+    fn from(global: AdviceSection) -> Advices {
+        Advices { global, clusters: Default::default() }
     }
 }
 

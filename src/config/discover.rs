@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use super::ClusterConfig;
 
 /// What discovery found, with notes on what it could not use.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Discovery {
     pub clusters: Vec<ClusterConfig>,
     /// Places that exist but could not be used, and why.

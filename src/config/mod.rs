@@ -17,7 +17,8 @@ mod position;
 mod problem;
 mod raw;
 
-pub(crate) use advice::AdviceSection;
+pub use advice::AdviceSection;
+pub(crate) use advice::Advices;
 pub(crate) use alerts::value;
 pub use alerts::{AlertsSection, RuleTables};
 pub(crate) use digest::DigestSection;
@@ -146,7 +147,7 @@ impl Default for DaemonSection {
 }
 
 /// One `[[cluster]]`: a PostgreSQL server whose log is followed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ClusterConfig {
     /// Unique; the name events are stored under.
     pub name: String,
@@ -166,6 +167,24 @@ pub struct ClusterConfig {
     pub config_file: Option<PathBuf>,
     /// `[cluster.settings]`: name -> value as PostgreSQL spells it; wins over every other source.
     pub settings: BTreeMap<String, String>,
+    /// `[cluster.advice]`: `[advice]` with the keys it gives changed for
+    /// this cluster (a server with its own recovery or disk limits); None:
+    /// `[advice]` as it is.
+    pub advice: Option<AdviceSection>,
+}
+
+impl Config {
+    /// `[advice]` and the clusters' `[cluster.advice]`, by cluster name.
+    pub(crate) fn advices(&self) -> Advices {
+        let own = self.clusters.iter().filter_map(|c| Some((c.name.clone(), c.advice.clone()?)));
+        Advices::new(self.advice.clone(), own.collect())
+    }
+
+    /// The advice settings of `cluster`: its `[cluster.advice]`, else `[advice]`.
+    pub(crate) fn advice_for(&self, cluster: &str) -> &AdviceSection {
+        let own = self.clusters.iter().find(|c| c.name == cluster).and_then(|c| c.advice.as_ref());
+        own.unwrap_or(&self.advice)
+    }
 }
 
 impl Default for ClusterConfig {
@@ -180,6 +199,7 @@ impl Default for ClusterConfig {
             start_at: StartAt::Beginning,
             config_file: None,
             settings: BTreeMap::new(),
+            advice: None,
         }
     }
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::advice::RawAdvice;
+use super::advice::{AdviceSection, RawAdvice};
 use super::alerts::RawAlerts;
 use super::digest::{DigestSection, RawDigest};
 use super::ingest::RawIngest;
@@ -66,6 +66,8 @@ struct RawCluster {
     /// `[cluster.settings]`: values that win over every other source.
     #[serde(default)]
     settings: BTreeMap<String, Spanned<toml::Value>>,
+    /// `[cluster.advice]`: `[advice]`'s keys, for this cluster.
+    advice: Option<RawAdvice>,
 }
 
 impl RawConfig {
@@ -73,19 +75,19 @@ impl RawConfig {
     pub(crate) fn validate(self, text: &str, path: &Path) -> Result<Config, Problem> {
         let store = self.store.map(RawStore::validate).transpose()?.unwrap_or_default();
         let daemon = self.daemon.map(RawDaemon::validate).transpose()?.unwrap_or_default();
+        let advice = self.advice.map(RawAdvice::validate).transpose()?.unwrap_or_default();
         let mut names = HashSet::new();
         let mut clusters = Vec::with_capacity(self.clusters.len());
         for raw in self.clusters {
             let (span, raw) = (raw.span(), raw.into_inner());
             let name = raw.name.clone();
-            let cluster = raw.validate(span, &store.path)?;
+            let cluster = raw.validate(span, &store.path, &advice)?;
             if !names.insert(cluster.name.clone()) {
                 let message = format!("duplicate cluster name {:?}: events are stored by cluster name", cluster.name);
                 return Err(Problem::at(&name, message));
             }
             clusters.push(cluster);
         }
-        let advice = self.advice.map(RawAdvice::validate).transpose()?.unwrap_or_default();
         let alerts = self.alerts.map(|a| a.validate(text, path)).transpose()?.unwrap_or_default();
         let mail = self.mail.map(RawMail::validate).transpose()?;
         let webhook = self.webhook.map(RawWebhook::validate).transpose()?;
@@ -137,7 +139,7 @@ impl RawDaemon {
 }
 
 impl RawCluster {
-    fn validate(self, span: Range<usize>, store: &Path) -> Result<ClusterConfig, Problem> {
+    fn validate(self, span: Range<usize>, store: &Path, advice: &AdviceSection) -> Result<ClusterConfig, Problem> {
         let defaults = ClusterConfig::default();
         let name = self.name.get_ref().trim().to_string();
         if name.is_empty() {
@@ -165,6 +167,7 @@ impl RawCluster {
             start_at: self.start_at.unwrap_or(defaults.start_at),
             config_file: self.config_file.as_ref().map(absolute).transpose()?.map(Path::to_path_buf),
             settings: self.settings.iter().map(|(k, v)| Ok((k.clone(), setting(k, v)?))).collect::<Result<_, _>>()?,
+            advice: self.advice.map(|a| a.validate_over(advice)).transpose()?,
         })
     }
 }

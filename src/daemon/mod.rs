@@ -384,7 +384,7 @@ impl Daemon {
 
 fn metrics_params(config: &Config, rules: &RuleSet, followed: Vec<String>) -> metrics::Params {
     let skew_tolerance = rules.clock_skew_tolerance();
-    metrics::Params { skew_tolerance, advice: config.advice.clone(), followed: Some(followed) }
+    metrics::Params { skew_tolerance, advice: config.advices(), followed: Some(followed) }
 }
 
 fn names(clusters: &[config::ClusterConfig]) -> Vec<String> {

@@ -64,11 +64,12 @@ pub fn tick(store: &mut Store, config: &Config, rules: &RuleSet, now: Timestamp)
         }
         Due::Send { day, missed, missed_total } => (day, missed, missed_total),
     };
+    let advices = config.advices();
     let inputs = Inputs {
         day,
         tz: schedule.tz.clone(),
         clusters: &config.digest.clusters,
-        advice: &config.advice,
+        advice: &advices,
         skew_tolerance: rules.clock_skew_tolerance(),
         missed,
         missed_total,
@@ -294,7 +295,7 @@ mod tests {
         for quiet in ["x", "y"] {
             store.clusters_mut().find_or_create(quiet).unwrap();
         }
-        let advice = crate::config::AdviceSection::default();
+        let advice = crate::config::Advices::from(crate::config::AdviceSection::default());
         let report_of = |max_charts: usize| {
             let inputs = Inputs {
                 day: "2026-11-22".parse().unwrap(),

@@ -15,7 +15,7 @@ use super::bursts::{self, Burst};
 use crate::analyze::buckets::{self, By};
 use crate::analyze::history::{self, Row};
 use crate::analyze::sizing::{self, Suggestion};
-use crate::config::AdviceSection;
+use crate::config::Advices;
 use crate::model::alert::Resolution;
 use crate::settings::Settings;
 use crate::store::alerts::AlertRow;
@@ -100,7 +100,7 @@ pub(crate) struct Inputs<'a> {
     pub(crate) tz: TimeZone,
     /// Empty: every cluster in the store.
     pub(crate) clusters: &'a [String],
-    pub(crate) advice: &'a AdviceSection,
+    pub(crate) advice: &'a Advices,
     pub(crate) skew_tolerance: Duration,
     pub(crate) missed: Vec<Date>,
     pub(crate) missed_total: usize,
@@ -184,7 +184,7 @@ fn cluster_day(
     // Every change is read for the settings; the day's are among them.
     let settings = crate::settings::current(store, name)?;
     let changes: Vec<_> = settings.log_changes.iter().filter(|c| in_day(c.at)).cloned().collect();
-    let suggestion = sizing::suggest(store, name, &settings, inputs.advice, inputs.skew_tolerance, to)?;
+    let suggestion = sizing::suggest(store, name, &settings, inputs.advice.of(name), inputs.skew_tolerance, to)?;
     let suggestion = suggestion.sql.is_some().then_some(suggestion);
     let bursts = bursts::recurring(&hourly, &sizing::Params::from_settings(&settings));
     let hours: Vec<Row> = hourly.into_iter().filter(|r| r.bucket_start.timestamp() >= from).collect();
@@ -281,8 +281,9 @@ pub(crate) fn median(rows: &[Row], figure: impl Fn(&Row) -> Option<f64>) -> Opti
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::AdviceSection;
 
-    fn inputs<'a>(day: &str, zone: &str, clusters: &'a [String], advice: &'a AdviceSection) -> Inputs<'a> {
+    fn inputs<'a>(day: &str, zone: &str, clusters: &'a [String], advice: &'a Advices) -> Inputs<'a> {
         Inputs {
             day: day.parse().unwrap(),
             tz: TimeZone::get(zone).unwrap(),
@@ -300,7 +301,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("r.db")).unwrap();
         store.clusters_mut().find_or_create("db1").unwrap();
-        let advice = AdviceSection::default();
+        let advice = Advices::from(AdviceSection::default());
         let hours = |r: &Report| r.start.timestamp().duration_until(r.end.timestamp()).as_hours();
         let spring = build(&store, &inputs("2026-03-29", "Europe/Berlin", &[], &advice)).unwrap();
         assert_eq!((hours(&spring), spring.zone.as_str(), spring.clusters.len()), (23, "Europe/Berlin", 1));
@@ -341,7 +342,7 @@ mod tests {
             tx.resolve(id, why, at("2026-11-22T09:00:00Z")).unwrap();
         }
         tx.commit().unwrap();
-        let advice = AdviceSection::default();
+        let advice = Advices::from(AdviceSection::default());
         let report = build(&store, &inputs("2026-11-22", "UTC", &[], &advice)).unwrap();
         let c = &report.clusters[0];
         let rules = |alerts: &[AlertRow]| {
@@ -364,7 +365,7 @@ mod tests {
     fn a_silent_day_after_logged_ones_says_nothing_was_logged_all_day() {
         let dir = tempfile::tempdir().unwrap();
         let store = super::super::store_with_the_std_log(dir.path());
-        let advice = AdviceSection::default();
+        let advice = Advices::from(AdviceSection::default());
         let report = |day: &str| build(&store, &inputs(day, "UTC", &[], &advice)).unwrap();
         let logged = report("2026-11-22");
         assert_eq!(logged.clusters[0].day.forced(), 23);
@@ -428,7 +429,7 @@ mod tests {
         tx.commit().unwrap();
         let cluster = store.clusters_mut().find_or_create("db1").unwrap();
         store.daemon_mut().set_problem(cluster, "/var/log/postgresql", Some("cannot list the directory")).unwrap();
-        let advice = AdviceSection::default();
+        let advice = Advices::from(AdviceSection::default());
         let report = build(&store, &inputs("2026-11-22", "UTC", &[], &advice)).unwrap();
         let c = &report.clusters[0];
         let keys = |alerts: &[AlertRow]| {
@@ -461,7 +462,7 @@ mod tests {
             let log = logs.join(name);
             ingest::import(&mut store, cluster, log.to_str().unwrap(), &Options::default(), &time).unwrap();
         }
-        let advice = AdviceSection::default();
+        let advice = Advices::from(AdviceSection::default());
         let report = build(&store, &inputs("2026-11-22", "UTC", &[], &advice)).unwrap();
         let c = &report.clusters[0];
         assert_eq!(c.day.crashes, 1);

@@ -24,7 +24,7 @@ use std::time::Duration;
 use prometheus_client::registry::Registry;
 use thiserror::Error;
 
-use crate::config::AdviceSection;
+use crate::config::Advices;
 use crate::store::checkpoints::PointTotal;
 use crate::store::StoreError;
 use histogram::ClusterHists;
@@ -85,7 +85,7 @@ impl Format {
 pub struct Params {
     /// `[alerts.clock_skew] tolerance`: an event dated further ahead is never the newest.
     pub skew_tolerance: Duration,
-    pub advice: AdviceSection,
+    pub advice: Advices,
     /// The clusters the daemon follows: only their files' lag is shown (an
     /// imported log that grew since is not walwatch's to keep up with, as
     /// `status` says too). None: every cluster's.

@@ -129,7 +129,7 @@ fn compute_advice(store: &Store, name: &str, params: &Params) -> Result<Advice, 
         store,
         name,
         &settings,
-        &params.advice,
+        params.advice.of(name),
         params.skew_tolerance,
         Timestamp::now(),
     )?;

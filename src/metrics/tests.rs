@@ -48,7 +48,7 @@ fn small_store(dir: &std::path::Path) -> std::path::PathBuf {
 fn params() -> Params {
     Params {
         skew_tolerance: std::time::Duration::from_secs(300),
-        advice: crate::config::AdviceSection::default(),
+        advice: crate::config::AdviceSection::default().into(),
         followed: None,
     }
 }

@@ -259,7 +259,7 @@ fn check(line: Line, ahead: Ahead, config: &str) {
     drop(store);
 
     // The metrics: the newest event, and the advice's suggestion.
-    let params = Params { skew_tolerance: tolerance, advice: case.config.advice.clone(), followed: None };
+    let params = Params { skew_tolerance: tolerance, advice: case.config.advice.clone().into(), followed: None };
     let board = AdviceBoard::default();
     let snapshot = Scraper::new(board.clone()).scrape(&case.db, &params).unwrap();
     assert_eq!(snapshot.last_event.get("main"), Some(&(newest.as_microsecond() as f64 / 1e6)), "{what}");

@@ -52,6 +52,11 @@ fn shipped_example_uncommented_is_valid_and_complete() {
         ClusterConfig { name: "main".into(), ..ClusterConfig::default() }
     });
     assert_eq!(config.clusters[1].start_at, StartAt::End);
+    // [cluster.advice]: the replica's bounds, the rest of [advice] as given.
+    let replica = config.clusters[1].advice.as_ref().expect("[cluster.advice]");
+    assert_eq!(replica.max_recovery, Some(std::time::Duration::from_secs(300)));
+    assert_eq!((replica.max_pg_wal_mb, replica.lookback), (Some(8192), config.advice.lookback));
+    assert_eq!(config.advice.max_recovery, Some(std::time::Duration::from_secs(120)));
     let listen = format!("127.0.0.1:{}", config::SUGGESTED_METRICS_PORT);
     assert_eq!(config.metrics.listen, Some(listen.parse().unwrap()), "the documented port");
     let ingest = &config.ingest;
@@ -478,4 +483,40 @@ fn a_bad_store_keep_points_at_the_value() {
         "t.toml:3:9: store.keep: keep \"400s\" is shorter than a day",
     );
     assert_error("[store]\nkeep = 400\n", "t.toml:2:8: store.keep: invalid type: integer `400`");
+}
+
+/// `[cluster.advice]` replaces the keys it gives, over `[advice]` as the
+/// file sets it (not over the defaults); a cluster without one has
+/// `[advice]`; a bad value in it is told at its line and column.
+#[test]
+fn a_clusters_advice_is_advice_with_its_keys_replaced() {
+    let text = r#"
+[advice]
+headroom = 1.5
+max_recovery = "2min"
+
+[[cluster]]
+name = "a"
+logs = ["/var/log/a/*.log"]
+[cluster.advice]
+max_recovery = "10min"
+
+[[cluster]]
+name = "b"
+logs = ["/var/log/b/*.log"]
+"#;
+    let config = config::parse(text, Path::new("t.toml")).unwrap();
+    let a = config.clusters[0].advice.clone().unwrap();
+    assert_eq!((a.headroom, a.max_recovery), (1.5, Some(std::time::Duration::from_secs(600))));
+    assert_eq!(
+        a,
+        config::AdviceSection { max_recovery: Some(std::time::Duration::from_secs(600)), ..config.advice.clone() }
+    );
+    assert_eq!(config.clusters[1].advice, None);
+    let bad = text.replace("max_recovery = \"10min\"", "percentile = 0.0");
+    let message = error(&bad);
+    assert!(
+        message.contains("t.toml:10:14: cluster.advice.percentile") && message.contains("percentile must be above 0"),
+        "{message}"
+    );
 }

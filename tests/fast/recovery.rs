@@ -220,3 +220,34 @@ fn the_forced_checkpoints_alert_carries_the_bounded_suggestion() {
         forced["suggestion"]["text"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
     assert!(text.contains(&"Set max_wal_size to 640MB (now 64MB), held there by max_recovery."), "{text:#?}");
 }
+
+/// `[cluster.advice]`: the same real crash run stored as two clusters, one
+/// with its own `max_recovery`: `suggest` holds that one's size where its
+/// bound says (640MB at 2 s, as `[advice]` does above) and leaves the other
+/// at `[advice]`'s, unbounded.
+#[test]
+fn a_clusters_own_advice_bounds_its_suggestion_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("two.db");
+    let logs = fixture_logs(&fixture_dir("15-stderr-default-crashimm"));
+    import(&db, "bounded", &logs);
+    import(&db, "free", &logs);
+    let config = tmp.path().join("two.toml");
+    let dir = tmp.path().display();
+    std::fs::write(
+        &config,
+        format!(
+            "[advice]\nheadroom = 1.25\n\n[[cluster]]\nname = \"bounded\"\nlogs = [\"{dir}/none/*.log\"]\n\
+             [cluster.advice]\nmax_recovery = \"2s\"\n\n[[cluster]]\nname = \"free\"\nlogs = [\"{dir}/none/*.log\"]\n"
+        ),
+    )
+    .unwrap();
+    let (db, config) = (db.to_str().unwrap(), config.to_str().unwrap());
+    let suggest =
+        |cluster| walwatch_json(&["suggest", "--config", config, "--db", db, "--cluster", cluster, "--format", "json"]);
+    let (bounded, free) = (suggest("bounded"), suggest("free"));
+    assert_eq!(bounded["suggested"]["max_wal_size_mb"], 640, "{bounded:#}");
+    assert_eq!(bounded["bounds"]["limiting"], "max_recovery");
+    assert_eq!(free["suggested"]["max_wal_size_mb"], 1792, "{free:#}");
+    assert_eq!(free["bounds"], Value::Null);
+}
