@@ -218,6 +218,6 @@ fn nearest_start(spanning: &Spanning, text: &[u8], from: usize, end: usize) -> O
 }
 
 #[cfg(test)]
-mod checks;
+mod checks_tests;
 #[cfg(test)]
 mod tests;

@@ -168,7 +168,7 @@ fn histograms_follow_the_store_between_scrapes() {
 /// as `walwatch status` does; a new tolerance reads the times again.
 #[test]
 fn the_newest_event_is_not_one_dated_ahead() {
-    use crate::store::test_store::{start, store};
+    use crate::store::shared_tests::{start, store};
     let dir = tempfile::tempdir().unwrap();
     let s = store(
         dir.path(),

@@ -35,7 +35,7 @@ pub(crate) mod silences;
 pub(crate) mod sources;
 pub(crate) mod streams;
 #[cfg(test)]
-pub(crate) mod test_store;
+pub(crate) mod shared_tests;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -357,7 +357,7 @@ mod tests {
     /// on last week's log, and clock_skew reports the line.
     #[test]
     fn the_tolerance_decides_whether_a_line_dated_ahead_is_the_newest_event() {
-        use crate::store::test_store::{start, store, Line};
+        use crate::store::shared_tests::{start, store, Line};
         let now = at("2026-11-22T12:00:00Z");
         let evaluate_with = |ahead_us: i64| {
             let dir = tempfile::tempdir().unwrap();

@@ -841,4 +841,4 @@ impl InferState {
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
-mod random_prefixes;
+mod random_prefixes_tests;

@@ -5,7 +5,7 @@
 use jiff::Timestamp;
 
 use super::{whole_days, CompleteStats, CHECKPOINT_COLUMNS, DAY_US, POINT_STARTS, RECENT_STARTS, TRUNCATED};
-use crate::store::test_store::{import, AFTER_CRASH, CRASH, NOISE};
+use crate::store::shared_tests::{import, AFTER_CRASH, CRASH, NOISE};
 use crate::store::{Filter, Store};
 
 /// (cluster id, day, kind, trigger, started, completed).

@@ -10,7 +10,7 @@ use super::{parse_lsn, StartMarks};
 use crate::frame::Format;
 use crate::model::event::{Event, EventBody};
 use crate::store::batch::nothing_stored_from;
-use crate::store::test_store::{import, start, store, Line, AFTER_CRASH, CRASH, NOISE};
+use crate::store::shared_tests::{import, start, store, Line, AFTER_CRASH, CRASH, NOISE};
 use crate::store::{DatedAhead, Filter, LogTimes, SourceSpec, Store};
 
 /// A batch is fresh (its starts may be held for their completes) only

@@ -8,7 +8,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::*;
 use crate::model::event::{CompleteStats, EventBody, PointKind};
-use crate::store::test_store::{store, Line};
+use crate::store::shared_tests::{store, Line};
 
 const T0: &str = "2026-01-01T00:00:00Z";
 

@@ -1,4 +1,4 @@
-//! Each splice check on its own, on the shape of the attack as a
+//! Each splice check on its own, on the shape of a known attack as a
 //! real PostgreSQL 15 wrote it (captured with `%m [%p] %q%u@%d `, see
 //! `tests.rs`): the whole-log tests there pass as long as either check
 //! refuses a forged line, so they cannot tell a broken check from a sound one.
