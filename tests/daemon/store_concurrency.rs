@@ -351,7 +351,7 @@ fn sidecar(db: &Path, suffix: &str) -> PathBuf {
 /// exactly what they print on the writable store; `import` (and the daemon)
 /// fail with a message that says the store is read-only, and change nothing.
 /// The store was closed cleanly, so there is no -wal or -shm file, and none
-/// can be created: SQLite cannot open it normally (the issue's "unable to
+/// can be created: SQLite cannot open it normally (SQLite's "unable to
 /// open database file"); walwatch opens it as immutable.
 #[test]
 fn a_store_nobody_may_write_answers_queries_and_refuses_writes() {

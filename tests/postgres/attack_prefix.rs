@@ -147,8 +147,8 @@ impl std::ops::AddAssign for Forged {
 
 /// The forged lines, each in a name of its own (PostgreSQL keeps 63 bytes
 /// of a name, so a line break, a `%m` line and a line break leave room for
-/// 60 bytes: a short zone, a short pid or a short message): the issue's
-/// (`Z [1]`, a bare first line), the real checkpointer's pid, a line from
+/// 60 bytes: a short zone, a short pid or a short message): the first
+/// known one (`Z [1]`, a bare first line), the real checkpointer's pid, a line from
 /// 2099, a crash recovery, a bare line; each also as the database name
 /// behind a user name that makes the first line look like a log line of
 /// its own.

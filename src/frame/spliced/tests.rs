@@ -139,11 +139,11 @@ fn log(layout: &Layout, steps: &[(usize, String, String)]) -> (Vec<u8>, Vec<u64>
     (text.into_bytes(), real)
 }
 
-/// The shapes of the issue and the attacks found while fixing it, for each layout.
+/// The known attack shapes, for each layout.
 fn crafted(layout: &Layout) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for f in forged(layout) {
-        out.push((format!("\n{f}\n"), "postgres".to_string())); // the issue's: bare first line
+        out.push((format!("\n{f}\n"), "postgres".to_string())); // a bare first line
         out.push(("LOG:  ".to_string(), format!("\n{f}\n"))); // first line disguised, bare last line
         out.push((format!("\n{f}"), "\n".to_string())); // forged line glued to the separator
         out.push(("x@y LOG:  z".to_string(), format!("\n{f}\n"))); // first line a session line

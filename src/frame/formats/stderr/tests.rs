@@ -216,7 +216,7 @@ fn the_backend_type_is_kept_without_its_padding() {
     assert_eq!(records[0].origin.backend_type.as_deref(), Some("checkpointer"));
 }
 
-/// The attack (captured from PostgreSQL 15 with `%m [%p] %q%u@%d `):
+/// A known attack (captured from PostgreSQL 15 with `%m [%p] %q%u@%d `):
 /// two forged checkpoint lines inside failed logins' user names; then its
 /// second shape again with the database name ending in two line breaks, so
 /// that the real marker (` FATAL:`) is two lines after the forged one.

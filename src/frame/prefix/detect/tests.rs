@@ -115,7 +115,7 @@ fn a_prefix_without_a_time_is_found_where_the_envelope_dates_lines() {
     assert!(detect(&lines, markers, catalog).is_err(), "a stderr log needs a time in its prefix");
 }
 
-/// The wrong guesses, each on the lines that misled it.
+/// Wrong guesses seen on real logs, each on the lines that misled it.
 #[test]
 fn the_checkpointers_empty_session_fields_decide() {
     let lines = |name: &str| CASES.iter().find(|(n, ..)| *n == name).unwrap().2;
