@@ -23,8 +23,9 @@ use support::{describe, int, keep_logs_if_asked, ts_key, walwatch, walwatch_json
 /// checkpoints at max_wal_size=32MB, short enough to keep the test ~1 min.
 const PGBENCH_SECONDS: &str = "40";
 
-/// A busy server's settings, checkpoints forced by WAL. log_timezone=UTC so log timestamps and
-/// walwatch's (UTC) timestamps compare as plain strings.
+/// A small max_wal_size and a short checkpoint_timeout, so that a short
+/// load forces checkpoints by WAL and times some. log_timezone=UTC so log
+/// timestamps and walwatch's (UTC) timestamps compare as plain strings.
 const SETTINGS: &[(&str, &str)] = &[
     ("max_wal_size", "'32MB'"),
     ("min_wal_size", "'32MB'"),
