@@ -320,3 +320,28 @@ fn what_the_store_has_read_leaves_the_disk_and_nothing_else_changes() {
 /// The head, the 64 KiB before the read position, one release step not
 /// given back yet, and a block's rounding at each end.
 const KEEP_BYTES_AT_MOST: u64 = 3 * (64 << 10) + 2 * 4096;
+
+/// A real log reloaded into Asia/Shanghai (tests/fixtures/cst), shipped up
+/// to just after the reload line, the central restarted, then the rest:
+/// the stream opened again reads `CST` in the zone the store keeps for the
+/// cluster, as China's, not as US Central hours ahead.
+#[test]
+fn a_zone_the_log_set_holds_for_the_stream_after_a_restart() {
+    let mut c = Central::new();
+    let text = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cst/reload-asia-shanghai.log"))
+        .unwrap();
+    let lines = shipped("db-cn", &text);
+    let reload = lines.iter().position(|l| l.message.windows(12).any(|w| w == b"log_timezone")).unwrap();
+    c.take(&lines[..reload + 2]);
+    let store = &mut c.store;
+    c.streams.as_mut().unwrap().settle(store).unwrap();
+    c.restart();
+    c.take(&lines[reload + 2..]);
+    let store = &mut c.store;
+    c.streams.as_mut().unwrap().settle(store).unwrap();
+    let conn = rusqlite::Connection::open(&c.db).unwrap();
+    let last: i64 = conn.query_row("SELECT max(at) FROM event", [], |r| r.get(0)).unwrap();
+    // The shutdown's last line, 03:34:09.902 CST: 19:34:09.902 UTC.
+    let want: jiff::Timestamp = "2026-11-28T19:34:09.902Z".parse().unwrap();
+    assert_eq!(last, want.as_microsecond());
+}
