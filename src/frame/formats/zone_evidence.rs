@@ -51,3 +51,109 @@ pub(crate) fn learn_from_columns(time: &TimeContext, catalog: &Catalog, record: 
         time.learn_zone(&zone);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::{Cut, Origin};
+
+    /// The postmaster's reload line as PostgreSQL 15 writes it (csvlog of
+    /// tests/fixtures/cst/reload-asia-shanghai.csv), as a record.
+    fn reload() -> Record {
+        Record {
+            offset: 0,
+            line: 1,
+            time: None,
+            origin: Origin {
+                pid: Some(16484),
+                backend_type: Some("postmaster".into()),
+                session_checkable: true,
+                ..Origin::default()
+            },
+            severity: LogSeverity::Log,
+            message: "parameter \"log_timezone\" changed to \"Asia/Shanghai\"".into(),
+            detail: None,
+            hint: None,
+            context: None,
+            statement: None,
+            cut: Cut::Whole,
+        }
+    }
+
+    /// "2026-11-29 09:38:30.602 CST" read after `learn`, as UTC.
+    fn cst_after(learn: impl Fn(&TimeContext)) -> String {
+        let time = TimeContext::new(None).unwrap();
+        learn(&time);
+        time.parse_quietly("2026-11-29 09:38:30.602 CST").unwrap().to_string()
+    }
+
+    const CHINA: &str = "2026-11-29T01:38:30.602Z";
+    const US_CENTRAL: &str = "2026-11-29T15:38:30.602Z";
+
+    /// Only the postmaster's own reload of log_timezone sets a zone: each
+    /// other shape of the record, one field changed, sets none.
+    #[test]
+    fn only_the_postmasters_reload_of_log_timezone_sets_the_zone() {
+        let catalog = Catalog::global();
+        assert_eq!(zone_set_by(catalog, &reload()).as_deref(), Some("Asia/Shanghai"));
+        let mut stderr = reload();
+        stderr.origin.backend_type = None;
+        assert_eq!(zone_set_by(catalog, &stderr).as_deref(), Some("Asia/Shanghai"), "no %b: no process type to check");
+        let changed: [fn(&mut Record); 7] = [
+            |r| r.origin.session = true,
+            |r| r.origin.backend_type = Some("client backend".into()),
+            |r| r.origin.doubt = Some("spliced"),
+            |r| r.severity = LogSeverity::Warning,
+            |r| r.context = Some("PL/pgSQL function f() line 1 at RAISE".into()),
+            |r| r.statement = Some("SELECT f()".into()),
+            |r| r.message = "parameter \"log_min_messages\" changed to \"log_timezone\"".into(),
+        ];
+        for (i, change) in changed.iter().enumerate() {
+            let mut r = reload();
+            change(&mut r);
+            assert_eq!(zone_set_by(catalog, &r), None, "change {i}");
+        }
+        let mut other = reload();
+        other.message = "received SIGHUP, reloading configuration files".into();
+        assert_eq!(zone_set_by(catalog, &other), None);
+    }
+
+    /// What a csvlog or jsonlog row teaches before its time is read: the
+    /// reload's zone, a Chinese severity word, a server process's Chinese
+    /// message; never a client's.
+    #[test]
+    fn columns_teach_the_zone_only_from_the_server() {
+        let catalog = Catalog::global();
+        assert_eq!(cst_after(|_| {}), US_CENTRAL);
+        assert_eq!(cst_after(|t| learn_from_columns(t, catalog, &reload(), "LOG")), CHINA);
+        assert_eq!(cst_after(|t| learn_from_columns(t, catalog, &reload(), "日志")), CHINA);
+        let mut ready = reload();
+        ready.message = "数据库系统准备接受连接".into();
+        assert_eq!(cst_after(|t| learn_from_columns(t, catalog, &ready, "LOG")), CHINA);
+        for process in ["checkpointer", "startup"] {
+            ready.origin.backend_type = Some(process.into());
+            assert_eq!(cst_after(|t| learn_from_columns(t, catalog, &ready, "LOG")), CHINA, "{process}");
+        }
+        let mut client = ready.clone();
+        client.origin.backend_type = Some("client backend".into());
+        assert_eq!(cst_after(|t| learn_from_columns(t, catalog, &client, "LOG")), US_CENTRAL);
+        client.origin.backend_type = Some("postmaster".into());
+        client.origin.session = true;
+        assert_eq!(cst_after(|t| learn_from_columns(t, catalog, &client, "LOG")), US_CENTRAL);
+        ready.origin.backend_type = None;
+        assert_eq!(cst_after(|t| learn_from_columns(t, catalog, &ready, "LOG")), US_CENTRAL, "no process type");
+    }
+
+    /// Han characters make Chinese; with kana (Japanese) or hangul
+    /// (Korean) they do not; nor does Latin text.
+    #[test]
+    fn chinese_text_is_han_without_kana_or_hangul() {
+        assert_eq!(cst_after(|t| t.learn_text_language("数据库系统准备接受连接")), CHINA);
+        assert_eq!(
+            cst_after(|t| t.learn_text_language("データベースシステムは接続を受け付ける準備ができました")),
+            US_CENTRAL
+        );
+        assert_eq!(cst_after(|t| t.learn_text_language("데이터베이스 시스템 연결 준비 완료 數據")), US_CENTRAL);
+        assert_eq!(cst_after(|t| t.learn_text_language("database system is ready to accept connections")), US_CENTRAL);
+    }
+}
