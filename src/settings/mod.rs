@@ -556,6 +556,7 @@ fn merged(rows: &[SettingRow], log: &[LogChange], version: Option<u32>) -> Vec<S
             let first = if c.source == ValueSource::Config { config_from } else { conf_from };
             first.is_some_and(|first| c.at > first)
         })
+        .filter(|c| !same_in_effect(c, version))
         .map(|mut c| {
             if let Some(line) = announcing_line(&c, log, version) {
                 announcers.insert((line.at, line.name.as_str()));
@@ -567,6 +568,20 @@ fn merged(rows: &[SettingRow], log: &[LogChange], version: Option<u32>) -> Vec<S
     let silent = log_changes(log).into_iter().filter(|c| !announcers.contains(&(c.at, c.name.as_str())));
     changes.extend(silent);
     changes
+}
+
+/// Whether a file's change leaves the value the server uses as it was:
+/// `max_wal_size = '1024MB'` written where the default 1GB applied, `300`
+/// over `'5min'`, a line set to the default taken out. PostgreSQL logs no
+/// change then, and none is one: it would split the advice's evidence
+/// into "before" and "after" a change that did not happen.
+fn same_in_effect(change: &SettingChange, version: Option<u32>) -> bool {
+    let default = defaults::default(&change.name, version.unwrap_or(units::NEWEST));
+    let parse = |text: &str| units::parse(&change.name, text, version).ok();
+    match (change.old.as_deref().or(default), change.new.as_deref().or(default)) {
+        (Some(old), Some(new)) => old == new || parse(old).is_some_and(|old| Some(old) == parse(new)),
+        _ => false,
+    }
 }
 
 /// The latest log line that announced a change walwatch read in a file

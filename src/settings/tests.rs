@@ -431,3 +431,21 @@ fn a_default_is_assumed_only_until_the_conf_files_are_read() {
     assert!(!read.assumed("max_wal_size"));
     assert_eq!(value(&read, "checkpoint_completion_target").1, ValueSource::Default { version: Some(15) });
 }
+
+/// A file that writes the value already in effect changes nothing: the
+/// default 1GB written as `1024MB`, `'5min'` rewritten as `300`, a line
+/// holding the default taken out; a different value is a change.
+#[test]
+fn writing_the_value_in_effect_is_no_change() {
+    let rows = vec![
+        row("checkpoint_timeout", Some("5min"), RowSource::ConfFile, 4, 0),
+        row("min_wal_size", Some("80MB"), RowSource::ConfFile, 5, 0),
+        row("max_wal_size", Some("1024MB"), RowSource::ConfFile, 3, 10),
+        row("checkpoint_timeout", Some("300"), RowSource::ConfFile, 4, 20),
+        row("min_wal_size", None, RowSource::ConfFile, 5, 30),
+        row("max_wal_size", Some("2GB"), RowSource::ConfFile, 3, 40),
+    ];
+    let got: Vec<(String, Option<String>, Option<String>)> =
+        merged(&rows, &[], Some(15)).into_iter().map(|c| (c.name, c.old, c.new)).collect();
+    assert_eq!(got, [("max_wal_size".to_string(), Some("1024MB".to_string()), Some("2GB".to_string()))]);
+}
