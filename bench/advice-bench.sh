@@ -42,16 +42,10 @@ export RATES=${RATES:-100,300}
 export SCALE=${SCALE:-10} CLIENTS=${CLIENTS:-4} DURATION=${DURATION:-170}
 export SUGGEST_FROM=${SUGGEST_FROM:-walwatch}
 
-say() { echo "== $*" >&2; }
-die() { echo "error: $*" >&2; exit 1; }
+# shellcheck source=bench/common.sh
+. "$REPO/bench/common.sh"
 
 command -v python3 >/dev/null || die "python3 is needed"
-if [ -z "${WALWATCH:-}" ]; then
-    say "cargo build --release"
-    (cd "$REPO" && cargo build --release --quiet)
-    WALWATCH="${CARGO_TARGET_DIR:-$REPO/target}/release/walwatch"
-fi
-[ -x "$WALWATCH" ] || die "walwatch binary not found at $WALWATCH"
-export WALWATCH
+release_walwatch
 
 exec python3 "$REPO/bench/advice_bench.py"

@@ -58,6 +58,8 @@ import sys
 import time
 from datetime import datetime, timezone
 
+from benchlib import say, bindir
+
 WALWATCH = os.environ["WALWATCH"]
 BENCH_DIR = os.environ.get("BENCH_DIR", "/tmp/walwatch-advice-bench")
 RATES = [int(r) for r in os.environ.get("RATES", "100,300").split(",")]
@@ -94,19 +96,6 @@ SETTINGS = [
     # Autovacuum writes WAL too: its runs in the log explain bursts.
     ("log_autovacuum_min_duration", "0"),
 ]
-
-
-def say(*a):
-    print("==", *a, file=sys.stderr, flush=True)
-
-
-def bindir():
-    if os.environ.get("PG_BINDIR"):
-        return os.environ["PG_BINDIR"]
-    dirs = sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda d: int(d.split("/")[-2]), reverse=True)
-    if not dirs:
-        raise SystemExit("no /usr/lib/postgresql/*/bin: install the postgresql package or set PG_BINDIR")
-    return dirs[0]
 
 
 BINDIR = bindir()

@@ -56,17 +56,11 @@ export QUICK=${QUICK:-0}
 BIG_LOG=${BIG_LOG:-/tmp/walwatch-bench/bench-1024MB.log}
 if [ "$QUICK" = 1 ]; then BURST_MB=${BURST_MB:-100}; else BURST_MB=${BURST_MB:-}; fi
 
-say() { echo "== $*" >&2; }
-die() { echo "error: $*" >&2; exit 1; }
+# shellcheck source=bench/common.sh
+. "$REPO/bench/common.sh"
 
 command -v python3 >/dev/null || die "python3 is needed"
-if [ -z "${WALWATCH:-}" ]; then
-    say "cargo build --release"
-    (cd "$REPO" && cargo build --release --quiet)
-    WALWATCH="${CARGO_TARGET_DIR:-$REPO/target}/release/walwatch"
-fi
-[ -x "$WALWATCH" ] || die "walwatch binary not found at $WALWATCH"
-export WALWATCH
+release_walwatch
 
 if [ ! -s "$BIG_LOG" ]; then
     [ "$BIG_LOG" = /tmp/walwatch-bench/bench-1024MB.log ] || die "$BIG_LOG missing"

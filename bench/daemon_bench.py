@@ -45,6 +45,8 @@ import sys
 import time
 from datetime import datetime, timezone
 
+from benchlib import say
+
 WALWATCH = os.environ["WALWATCH"]
 BENCH_DIR = os.environ.get("BENCH_DIR", "/tmp/walwatch-daemon-bench")
 BIG_LOG = os.environ.get("BIG_LOG", "")
@@ -60,10 +62,6 @@ SILENCE_SECONDS = float(os.environ.get("SILENCE_SECONDS", "1.5"))
 # rate (lines/s) -> a checkpoint every N lines (so ~0.5..10 checkpoints/s)
 RATES = [(1, 2), (100, 20), (10000, 1000)]
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-
-def say(*a):
-    print("==", *a, file=sys.stderr, flush=True)
 
 
 # ------------------------------------------------------------------ daemon

@@ -49,8 +49,8 @@ LOG_FILE="$BENCH_DIR/bench-${TARGET_MB}MB.log"
 SMALL_FILE="$BENCH_DIR/bench-${SMALL_MB}MB.log"
 PREFIX='%m [%p] %q%u@%d '
 
-say() { echo "== $*" >&2; }
-die() { echo "error: $*" >&2; exit 1; }
+# shellcheck source=bench/common.sh
+. "$REPO/bench/common.sh"
 
 # ---------------------------------------------------------------- PostgreSQL
 
@@ -333,12 +333,7 @@ PYEOF
 }
 
 build() {
-    if [ -z "${WALWATCH:-}" ]; then
-        say "cargo build --release"
-        (cd "$REPO" && cargo build --release --quiet)
-        WALWATCH="${CARGO_TARGET_DIR:-$REPO/target}/release/walwatch"
-    fi
-    [ -x "$WALWATCH" ] || die "walwatch binary not found at $WALWATCH"
+    release_walwatch
 }
 
 case "${1:-all}" in

@@ -65,8 +65,8 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export BENCH_DIR=${BENCH_DIR:-/var/tmp/walwatch-pgbench-proof}
 
-say() { echo "== $*" >&2; }
-die() { echo "error: $*" >&2; exit 1; }
+# shellcheck source=bench/common.sh
+. "$REPO/bench/common.sh"
 
 # The first python3 with matplotlib: $PYTHON, the one on PATH, the system's
 # (where Debian's python3-matplotlib goes when PATH leads to another).
@@ -82,13 +82,7 @@ fi
 for tool in losetup mkfs.ext4 setpriv dd; do
     command -v "$tool" >/dev/null || die "$tool is needed"
 done
-if [ -z "${WALWATCH:-}" ]; then
-    say "cargo build --release"
-    (cd "$REPO" && cargo build --release --quiet)
-    WALWATCH="${CARGO_TARGET_DIR:-$REPO/target}/release/walwatch"
-fi
-[ -x "$WALWATCH" ] || die "walwatch binary not found at $WALWATCH"
-export WALWATCH
+release_walwatch
 
 # The helper tears everything down itself; this is the net for when it is
 # killed: no server, daemon, cap or loop device is left behind.

@@ -72,6 +72,8 @@ import sys
 import time
 from datetime import datetime, timezone
 
+from benchlib import say, bindir
+
 WALWATCH = os.environ.get("WALWATCH", "walwatch")
 BENCH_DIR = os.environ.get("BENCH_DIR", "/var/tmp/walwatch-pgbench-proof")
 SCALE = int(os.environ.get("SCALE", "100"))
@@ -110,19 +112,6 @@ STORE = os.path.join(BENCH_DIR, "walwatch.db")
 WCONF = os.path.join(BENCH_DIR, "walwatch.toml")
 STATE = os.path.join(BENCH_DIR, "loopdev")  # the loop device, for the shell's trap
 RESULTS = os.path.join(BENCH_DIR, "results.json")
-
-
-def say(*a):
-    print("==", *a, file=sys.stderr, flush=True)
-
-
-def bindir():
-    if os.environ.get("PG_BINDIR"):
-        return os.environ["PG_BINDIR"]
-    dirs = sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda d: int(d.split("/")[-2]), reverse=True)
-    if not dirs:
-        raise SystemExit("no /usr/lib/postgresql/*/bin: install the postgresql package or set PG_BINDIR")
-    return dirs[0]
 
 
 BINDIR = bindir()

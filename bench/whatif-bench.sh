@@ -15,9 +15,7 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export BENCH_DIR=${BENCH_DIR:-/tmp/walwatch-whatif-bench}
 export SCALE=${SCALE:-10} CLIENTS=${CLIENTS:-4} DURATION=${DURATION:-90}
-if [ -z "${WALWATCH:-}" ]; then
-    (cd "$REPO" && cargo build --release --quiet)
-    WALWATCH="${CARGO_TARGET_DIR:-$REPO/target}/release/walwatch"
-fi
-export WALWATCH
+# shellcheck source=bench/common.sh
+. "$REPO/bench/common.sh"
+release_walwatch
 exec python3 "$REPO/bench/whatif_bench.py"
