@@ -172,4 +172,18 @@ mod tests {
         assert!(advice("max_pg_wal = \"lots\"").unwrap_err().starts_with("t.toml:2:14: advice.max_pg_wal: "));
         assert!(advice("max_recovery = \"0s\"").unwrap_err().starts_with("t.toml:2:16: advice.max_recovery: "));
     }
+
+    /// Each cluster's advice: its own where it has `[cluster.advice]`, else
+    /// `[advice]`; a name no cluster has gets `[advice]` too.
+    #[test]
+    fn each_cluster_reads_its_own_advice() {
+        let text = "[advice]\nheadroom = 1.5\n\n[[cluster]]\nname = \"a\"\nlogs = [\"/l/a/*.log\"]\n[cluster.advice]\nheadroom = 2.0\n\n[[cluster]]\nname = \"b\"\nlogs = [\"/l/b/*.log\"]\n";
+        let config = crate::config::parse(text, Path::new("t.toml")).unwrap();
+        let advices = config.advices();
+        let headroom = |name: &str| (advices.of(name).headroom, config.advice_for(name).headroom);
+        assert_eq!(headroom("a"), (2.0, 2.0));
+        assert_eq!(headroom("b"), (1.5, 1.5));
+        assert_eq!(headroom("elsewhere"), (1.5, 1.5));
+        assert_eq!(super::Advices::from(config.advice.clone()).of("a").headroom, 1.5);
+    }
 }
