@@ -131,6 +131,8 @@ impl Follower {
         store.daemon_mut().clear_problems(cluster_id)?;
         let forgets = store.clusters().forgets(cluster_id)?;
         let time = TimeContext::new(config.timezone.as_deref())?;
+        // What the conf files say first, what the log said over it.
+        learn_zone_from_conf(config, &time);
         crate::ingest::remember_zone(store, cluster_id, &time)?;
         Ok(Follower {
             name: config.name.clone(),
@@ -681,6 +683,16 @@ pub(crate) fn followers(
         .collect()
 }
 
+/// The log_timezone the cluster's conf files set (initdb writes the
+/// machine's zone into postgresql.conf): an ambiguous abbreviation such as
+/// `CST` is read in it until the log itself says otherwise.
+fn learn_zone_from_conf(config: &ClusterConfig, time: &TimeContext) {
+    let conf = crate::settings::read_server_conf(config.config_file.as_deref(), config.data_directory.as_deref());
+    if let Some(entry) = conf.as_ref().and_then(|c| c.parsed.get("log_timezone")) {
+        time.learn_zone_from_conf(&entry.value, &entry.path);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -825,6 +837,35 @@ mod tests {
         let filter = crate::store::Filter { cluster: Some("c".into()), ..Default::default() };
         let last = store.events().last_time(&filter, std::time::Duration::from_secs(300)).unwrap();
         // The shutdown's last line, 03:34:09.902 CST: 19:34:09.902 UTC.
+        assert_eq!(last.map(|t| t.to_string()), Some("2026-11-28T19:34:09.902Z".to_string()));
+    }
+
+    /// A cluster whose postgresql.conf sets log_timezone = 'Asia/Shanghai'
+    /// (as initdb writes it) and whose log says `CST` without ever
+    /// reloading: the lines are China's.
+    #[test]
+    fn the_conf_files_log_timezone_reads_the_logs_abbreviation() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (data, dir) = (tmp.path().join("data"), tmp.path().join("data/log"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(data.join("postgresql.conf"), "log_timezone = 'Asia/Shanghai'\n").unwrap();
+        let text =
+            std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cst/reload-asia-shanghai.log"))
+                .unwrap();
+        let after = text.windows(28).position(|w| w == b"\n2026-11-29 03:22:51.993 CST").unwrap() + 1;
+        std::fs::write(dir.join("postgresql.log"), &text[after..]).unwrap();
+        let mut store = Store::open(&tmp.path().join("w.db")).unwrap();
+        let config = ClusterConfig {
+            name: "c".into(),
+            logs: vec![format!("{}/postgresql.log", dir.display())],
+            data_directory: Some(data.clone()),
+            ..ClusterConfig::default()
+        };
+        let mut f = Follower::new(&mut store, &config, None).unwrap();
+        f.poll(&mut store).unwrap();
+        f.poll(&mut store).unwrap();
+        let filter = crate::store::Filter { cluster: Some("c".into()), ..Default::default() };
+        let last = store.events().last_time(&filter, std::time::Duration::from_secs(300)).unwrap();
         assert_eq!(last.map(|t| t.to_string()), Some("2026-11-28T19:34:09.902Z".to_string()));
     }
 

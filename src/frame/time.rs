@@ -153,7 +153,8 @@ pub struct TimeContext {
 /// `日志`/`日誌`: `CST` is then China's or Taiwan's standard time, UTC+08:00).
 #[derive(Debug, Default)]
 struct Evidence {
-    zone: Option<(TimeZone, String)>,
+    /// The zone, its name, and where walwatch learned it (for the note).
+    zone: Option<(TimeZone, String, String)>,
     chinese: bool,
     /// The notes already given (each once).
     noted: Vec<String>,
@@ -192,12 +193,25 @@ impl TimeContext {
     /// postmaster's): the lines after it are in that zone. Ignored when
     /// `--timezone` was given or the name is not a known zone.
     pub(crate) fn learn_zone(&self, name: &str) -> bool {
+        let whence =
+            format!("the log_timezone the log itself set (`parameter \"log_timezone\" changed to \"{name}\"`)");
+        self.learn_zone_from(name, whence)
+    }
+
+    /// The server's conf file `path` sets log_timezone to `name` (initdb
+    /// writes the machine's zone there): the log's lines are in that zone
+    /// until the log itself says otherwise ([`TimeContext::learn_zone`]).
+    pub(crate) fn learn_zone_from_conf(&self, name: &str, path: &std::path::Path) -> bool {
+        self.learn_zone_from(name, format!("the log_timezone {} sets", path.display()))
+    }
+
+    fn learn_zone_from(&self, name: &str, whence: String) -> bool {
         if self.tz.is_some() {
             return false;
         }
         match TimeZone::get(name) {
             Ok(tz) => {
-                self.evidence.borrow_mut().zone = Some((tz, name.to_string()));
+                self.evidence.borrow_mut().zone = Some((tz, name.to_string(), whence));
                 true
             }
             Err(_) => false,
@@ -238,14 +252,8 @@ impl TimeContext {
     fn by_evidence(&self, dt: DateTime, zone: &str, text: &str) -> Option<Timestamp> {
         let mut evidence = self.evidence.borrow_mut();
         let (ts, note) = match &evidence.zone {
-            Some((tz, name)) => match reading_in_zone(tz, dt, zone, text) {
-                Some(ts) => (
-                    ts,
-                    format!(
-                        "time zone abbreviation \"{zone}\" read in {name}, the log_timezone the log itself set \
-                         (`parameter \"log_timezone\" changed to \"{name}\"`)"
-                    ),
-                ),
+            Some((tz, name, whence)) => match reading_in_zone(tz, dt, zone, text) {
+                Some(ts) => (ts, format!("time zone abbreviation \"{zone}\" read in {name}, {whence}")),
                 None => return None,
             },
             None if evidence.chinese && zone == "CST" => (

@@ -156,4 +156,27 @@ mod tests {
         assert_eq!(cst_after(|t| t.learn_text_language("데이터베이스 시스템 연결 준비 완료 數據")), US_CENTRAL);
         assert_eq!(cst_after(|t| t.learn_text_language("database system is ready to accept connections")), US_CENTRAL);
     }
+
+    /// A zone from a conf file reads the abbreviation and says which file
+    /// set it; a reload in the log then takes over, and says so.
+    #[test]
+    fn a_conf_files_zone_is_named_and_the_log_takes_over() {
+        let time = TimeContext::new(None).unwrap();
+        assert!(time.learn_zone_from_conf("Asia/Shanghai", std::path::Path::new("/etc/pg/postgresql.conf")));
+        assert_eq!(time.parse("2026-11-29 09:38:30.602 CST").unwrap().to_string(), CHINA);
+        assert!(time.learn_zone("America/Chicago"));
+        assert_eq!(time.parse("2026-11-29 09:38:30.602 CST").unwrap().to_string(), US_CENTRAL);
+        let notes = time.take_warnings();
+        assert_eq!(
+            notes,
+            [
+                "time zone abbreviation \"CST\" read in Asia/Shanghai, the log_timezone /etc/pg/postgresql.conf sets",
+                "time zone abbreviation \"CST\" read in America/Chicago, the log_timezone the log itself set \
+                 (`parameter \"log_timezone\" changed to \"America/Chicago\"`)"
+            ]
+        );
+        assert!(!TimeContext::new(Some("UTC"))
+            .unwrap()
+            .learn_zone_from_conf("Asia/Shanghai", std::path::Path::new("x")));
+    }
 }
