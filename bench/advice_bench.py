@@ -58,7 +58,7 @@ import sys
 import time
 from datetime import datetime, timezone
 
-from benchlib import say, bindir
+from benchlib import say, bindir, trigger
 
 WALWATCH = os.environ["WALWATCH"]
 BENCH_DIR = os.environ.get("BENCH_DIR", "/tmp/walwatch-advice-bench")
@@ -230,14 +230,6 @@ TOO_FREQUENT = re.compile(
     r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC) \[\d+\] LOG:  checkpoints are occurring too frequently \((\d+) seconds? apart\)",
     re.M,
 )
-
-
-def trigger(flags):
-    words = flags.split()
-    for t in ("shutdown", "end-of-recovery", "wal", "time"):
-        if t in words:
-            return t
-    return "manual"
 
 
 def checkpoints(text):

@@ -17,3 +17,12 @@ def bindir():
     if not dirs:
         raise SystemExit("no /usr/lib/postgresql/*/bin: install the postgresql package or set PG_BINDIR")
     return dirs[0]
+
+
+def trigger(flags):
+    """A checkpoint's trigger from its start line's flags, as walwatch names it."""
+    words = flags.split()
+    for t in ("shutdown", "end-of-recovery", "wal", "time"):
+        if t in words:
+            return t
+    return "manual"

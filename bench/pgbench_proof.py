@@ -72,7 +72,7 @@ import sys
 import time
 from datetime import datetime, timezone
 
-from benchlib import say, bindir
+from benchlib import say, bindir, trigger
 
 WALWATCH = os.environ.get("WALWATCH", "walwatch")
 BENCH_DIR = os.environ.get("BENCH_DIR", "/var/tmp/walwatch-pgbench-proof")
@@ -469,14 +469,6 @@ TOO_FREQUENT = re.compile(LINE + r"checkpoints are occurring too frequently \((\
 
 def log_time(text):
     return datetime.strptime(text, "%Y-%m-%d %H:%M:%S.%f").replace(tzinfo=timezone.utc)
-
-
-def trigger(flags):
-    words = flags.split()
-    for t in ("shutdown", "end-of-recovery", "wal", "time"):
-        if t in words:
-            return t
-    return "manual"
 
 
 def from_log(t0, t1):

@@ -815,10 +815,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("log");
         std::fs::create_dir(&dir).unwrap();
-        let text =
-            std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cst/reload-asia-shanghai.log"))
-                .unwrap();
-        let cut = text.windows(28).position(|w| w == b"\n2026-11-29 03:22:51.993 CST").unwrap() + 1;
+        let (text, cut) = reload_log();
         let log = dir.join("postgresql.log");
         std::fs::write(&log, &text[..cut]).unwrap();
         let mut store = Store::open(&tmp.path().join("w.db")).unwrap();
@@ -834,10 +831,7 @@ mod tests {
         let mut f = Follower::new(&mut store, &config, None).unwrap();
         f.poll(&mut store).unwrap();
         f.poll(&mut store).unwrap();
-        let filter = crate::store::Filter { cluster: Some("c".into()), ..Default::default() };
-        let last = store.events().last_time(&filter, std::time::Duration::from_secs(300)).unwrap();
-        // The shutdown's last line, 03:34:09.902 CST: 19:34:09.902 UTC.
-        assert_eq!(last.map(|t| t.to_string()), Some("2026-11-28T19:34:09.902Z".to_string()));
+        assert_eq!(last_event(&store), Some("2026-11-28T19:34:09.902Z".to_string()));
     }
 
     /// A cluster whose postgresql.conf sets log_timezone = 'Asia/Shanghai'
@@ -849,10 +843,7 @@ mod tests {
         let (data, dir) = (tmp.path().join("data"), tmp.path().join("data/log"));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(data.join("postgresql.conf"), "log_timezone = 'Asia/Shanghai'\n").unwrap();
-        let text =
-            std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cst/reload-asia-shanghai.log"))
-                .unwrap();
-        let after = text.windows(28).position(|w| w == b"\n2026-11-29 03:22:51.993 CST").unwrap() + 1;
+        let (text, after) = reload_log();
         std::fs::write(dir.join("postgresql.log"), &text[after..]).unwrap();
         let mut store = Store::open(&tmp.path().join("w.db")).unwrap();
         let config = ClusterConfig {
@@ -864,9 +855,24 @@ mod tests {
         let mut f = Follower::new(&mut store, &config, None).unwrap();
         f.poll(&mut store).unwrap();
         f.poll(&mut store).unwrap();
+        assert_eq!(last_event(&store), Some("2026-11-28T19:34:09.902Z".to_string()));
+    }
+
+    /// The real log reloaded into Asia/Shanghai (tests/fixtures/cst), and
+    /// where its first line after the reload starts (the rest says `CST`).
+    fn reload_log() -> (Vec<u8>, usize) {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cst/reload-asia-shanghai.log");
+        let text = std::fs::read(path).unwrap();
+        let after = text.windows(28).position(|w| w == b"\n2026-11-29 03:22:51.993 CST").unwrap() + 1;
+        (text, after)
+    }
+
+    /// The newest event time stored of cluster "c", UTC. The log's last
+    /// line is the shutdown's, 03:34:09.902 CST: 19:34:09.902 UTC when read
+    /// as China's (as US Central it is ahead of the clock and left out).
+    fn last_event(store: &Store) -> Option<String> {
         let filter = crate::store::Filter { cluster: Some("c".into()), ..Default::default() };
-        let last = store.events().last_time(&filter, std::time::Duration::from_secs(300)).unwrap();
-        assert_eq!(last.map(|t| t.to_string()), Some("2026-11-28T19:34:09.902Z".to_string()));
+        store.events().last_time(&filter, std::time::Duration::from_secs(300)).unwrap().map(|t| t.to_string())
     }
 
     fn stored_too_frequent(store: &Store) -> i64 {
