@@ -176,6 +176,10 @@ fn prefix_spec() -> impl Strategy<Value = String> {
                 spec.push_str(if escape.contains('=') && name_char { " " } else { sep });
             }
         };
+        // No escape twice: `%l` beside `line=%l` (or `%u` beside `user=%u`)
+        // is the same field, which the subsequence alone does not prevent.
+        let mut seen = std::collections::HashSet::new();
+        let head: Vec<_> = head.into_iter().filter(|(e, _)| seen.insert(&e[e.len() - 1..])).collect();
         print(&mut spec, &head);
         let tail: Vec<_> = tail
             .unwrap_or_default()
