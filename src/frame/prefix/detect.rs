@@ -395,12 +395,24 @@ fn cuts(spec: &str) -> Vec<usize> {
     out
 }
 
-/// `spec` with its `%p` and `%l` exchanged, when it has one of each on
-/// their own (not `[%p-%l]` or `[%l-1]`, whose order is fixed).
-fn pid_and_line_swapped(spec: &str) -> Option<String> {
-    let once = |e: &str| spec.matches(e).count() == 1;
+/// `spec` with its `%p` exchanged with each of its `%l`s in turn, when it
+/// has one `%p` and the order is not fixed (`[%p-%l]`, `[%l-1]`). A prefix
+/// may print the line number twice (`%p line=%l [%l]`), and the one the
+/// reading took for the pid may be either.
+fn pid_and_line_swapped(spec: &str) -> Vec<String> {
     let fixed = ["%p-%l", "%l-"].iter().any(|f| spec.contains(f));
-    (once("%p") && once("%l") && !fixed).then(|| spec.replace("%p", "\0").replace("%l", "%p").replace('\0', "%l"))
+    if fixed || spec.matches("%p").count() != 1 {
+        return Vec::new();
+    }
+    let pid = spec.find("%p").unwrap_or(0);
+    spec.match_indices("%l")
+        .map(|(line, _)| {
+            let mut s = spec.to_string();
+            s.replace_range(pid..pid + 2, "%l");
+            s.replace_range(line..line + 2, "%p");
+            s
+        })
+        .collect()
 }
 
 /// At most this many distinct prefixes are inferred from one sample.
@@ -433,7 +445,7 @@ fn structural(sample: &Sample<'_>, dates: Dates) -> Vec<Prefix> {
             // `[%l]` after a bare `%p` reads like `%m [%p]` with a `%l` before
             // it: both are tried, and the score's pids_mixed tells them apart.
             let swapped = pid_and_line_swapped(&spec);
-            for s in [Some(spec), Some(plain), tail, swapped].into_iter().flatten() {
+            for s in [Some(spec), Some(plain), tail].into_iter().flatten().chain(swapped) {
                 if !specs.contains(&s) {
                     specs.push(s);
                 }

@@ -41,6 +41,7 @@ const CASES: &[(&str, &str, &str)] = &[
     case!("t22"),
     case!("t23"),
     case!("t24"),
+    case!("t25"),
 ];
 
 /// What detection infers where the log cannot tell escapes apart (`%x` and
