@@ -68,6 +68,7 @@ const KIND_NAMES: &[&str] = &[
     "redo_start",
     "redo_done",
     "crash_reinit",
+    "archive_recovery_done",
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,6 +86,7 @@ enum MessageKind {
     RedoStart,
     RedoDone,
     CrashReinit,
+    ArchiveRecoveryDone,
     /// The `%s` of "redo done … system usage: %s"; not classified itself.
     CpuUsage,
     /// Documented only; not classified.
@@ -107,6 +109,7 @@ impl MessageKind {
             "redo_start" => MessageKind::RedoStart,
             "redo_done" => MessageKind::RedoDone,
             "crash_reinit" => MessageKind::CrashReinit,
+            "archive_recovery_done" => MessageKind::ArchiveRecoveryDone,
             "cpu_usage" => MessageKind::CpuUsage,
             "none" => MessageKind::None,
             _ => return None,
@@ -457,6 +460,7 @@ impl Catalog {
                 elapsed_s: get("usage").and_then(|u| self.usage_elapsed(u)),
             },
             MessageKind::CrashReinit => EventBody::CrashReinit,
+            MessageKind::ArchiveRecoveryDone => EventBody::ArchiveRecoveryDone,
             MessageKind::CpuUsage | MessageKind::None => return None,
         })
     }

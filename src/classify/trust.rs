@@ -59,7 +59,9 @@ fn allowed_backends(kind: &str) -> (&'static [&'static str], &'static str) {
         "too_frequent" | "recovery_restart_point" => {
             (&["checkpointer"], "its backend_type is not checkpointer, the process that logs this event")
         }
-        "redo_start" | "redo_done" => (&["startup"], "its backend_type is not startup, the process that logs redo"),
+        "redo_start" | "redo_done" | "archive_recovery_done" => {
+            (&["startup"], "its backend_type is not startup, the process that logs recovery")
+        }
         _ => (&["postmaster"], "its backend_type is not postmaster, the process that logs this event"),
     }
 }
@@ -161,7 +163,7 @@ mod tests {
         for kind in ["too_frequent", "recovery_restart_point"] {
             assert_eq!(trusted(kind), ["checkpointer"], "{kind}");
         }
-        for kind in ["redo_start", "redo_done"] {
+        for kind in ["redo_start", "redo_done", "archive_recovery_done"] {
             assert_eq!(trusted(kind), ["startup"], "{kind}");
         }
         for kind in ["parameter_changed", "server_start", "server_ready", "config_reload"] {

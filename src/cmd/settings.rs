@@ -15,7 +15,8 @@
 //! `replay_mb_s` (null without one) is the replay speed of the cluster's
 //! crash recoveries, `replay_measured_at` the `redo done` of the newest,
 //! `crash_recoveries` how many it comes from; `standby_replays` counts the
-//! replays left out as a standby's (see `analyze::recovery`).
+//! replays left out as a standby's or an archive recovery's (see
+//! `analyze::recovery`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
@@ -213,7 +214,7 @@ fn replay_line(c: &ClusterSettings) -> String {
     };
     match c.standby_replays {
         0 => line,
-        n => format!("{line}; {n} standby replay{} left out", if n == 1 { "" } else { "s" }),
+        n => format!("{line}; {n} standby or archive replay{} left out", if n == 1 { "" } else { "s" }),
     }
 }
 

@@ -278,6 +278,10 @@ pub enum EventBody {
     RedoDone { lsn: String, elapsed_s: Option<f64> },
     /// `all server processes terminated; reinitializing` (crash restart)
     CrashReinit,
+    /// `archive recovery complete`: the replay before it read WAL from an
+    /// archive or a primary (point-in-time recovery, a promoted standby),
+    /// not pg_wal after a crash.
+    ArchiveRecoveryDone,
     /// A line that looked like an event but was written by a client session
     /// (RAISE LOG, a logged statement, …). Kept so it can be counted and shown.
     Rejected { looked_like: &'static str, reason: &'static str },
@@ -304,6 +308,7 @@ impl EventBody {
             EventBody::RedoStart { .. } => "redo_start",
             EventBody::RedoDone { .. } => "redo_done",
             EventBody::CrashReinit => "crash_reinit",
+            EventBody::ArchiveRecoveryDone => "archive_recovery_done",
             EventBody::Rejected { .. } => "rejected",
         }
     }

@@ -240,6 +240,11 @@ fn event_data(body: &EventBody) -> serde_json::Value {
         EventBody::ShutdownRequest { mode } => json!({ "mode": format!("{mode:?}").to_lowercase() }),
         EventBody::RedoDone { lsn, elapsed_s } => json!({ "lsn": lsn, "elapsed_s": elapsed_s }),
         EventBody::Rejected { looked_like, reason } => json!({ "looked_like": looked_like, "reason": reason }),
-        EventBody::ConfigReload | EventBody::ServerShutdown | EventBody::CrashReinit => json!({}),
+        EventBody::ConfigReload
+        | EventBody::ServerShutdown
+        | EventBody::CrashReinit
+        | EventBody::ArchiveRecoveryDone => {
+            json!({})
+        }
     }
 }

@@ -299,9 +299,11 @@ pub(crate) struct Replay {
     /// The time of its `redo done` line.
     pub(crate) at: Timestamp,
     /// A crash recovery: an end-of-recovery checkpoint follows its `redo
-    /// done` and no read-only ready line lies between its two lines. A
-    /// standby replays WAL as it arrives, waiting between, and is promoted
-    /// without that checkpoint: its speed says nothing of a crash's.
+    /// done`, no read-only ready line lies between its two lines and no
+    /// `archive recovery complete` follows. A standby replays WAL as it
+    /// arrives, waiting between, and is promoted without that checkpoint; a
+    /// point-in-time recovery reads WAL from an archive: neither speed says
+    /// anything of a crash's.
     pub(crate) crash: bool,
 }
 
@@ -317,13 +319,18 @@ const RESTART_KINDS: &str = "'server_start', 'server_ready', 'crash_reinit', 're
 /// Whether the replay from ?2 to ?3 (µs) was a crash recovery: PostgreSQL
 /// ends one with an end-of-recovery checkpoint (`StartupXLOG`: only a
 /// promoted standby skips it), and a standby opens for read-only queries
-/// while it replays. Restartpoints are no mark: from PostgreSQL 15 the
-/// checkpointer runs during crash recovery too.
+/// while it replays. An archive recovery (point-in-time recovery, a standby
+/// promoted at its target) ends with that checkpoint too, closed or not
+/// while it replayed: its `archive recovery complete` between the `redo
+/// done` and the checkpoint tells it apart. Restartpoints are no mark: from
+/// PostgreSQL 15 the checkpointer runs during crash recovery too.
 const CRASH_RECOVERY: &str =
     "SELECT EXISTS (SELECT 1 FROM checkpoint k WHERE k.cluster_id = (SELECT id FROM cluster WHERE name = ?1)
        AND k.trigger = 'end-of-recovery' AND k.started_at >= ?3 AND k.started_at <= ?3 + 60000000)
    AND NOT EXISTS (SELECT 1 FROM event e WHERE e.cluster_id = (SELECT id FROM cluster WHERE name = ?1)
-       AND e.kind = 'server_ready' AND e.at >= ?2 AND e.at <= ?3 AND json_extract(e.data, '$.read_only') IS 1)";
+       AND e.kind = 'server_ready' AND e.at >= ?2 AND e.at <= ?3 AND json_extract(e.data, '$.read_only') IS 1)
+   AND NOT EXISTS (SELECT 1 FROM event e WHERE e.cluster_id = (SELECT id FROM cluster WHERE name = ?1)
+       AND e.kind = 'archive_recovery_done' AND e.at >= ?3 AND e.at <= ?3 + 60000000)";
 
 impl<S: Deref<Target = Store>> Events<S> {
     /// Too-frequent warnings of `cluster` with log time in `[since, until]`: (time, seconds apart).

@@ -96,8 +96,36 @@ fn crash_recovery_speed_comes_from_the_log_and_a_standby_gives_none() {
     let out =
         walwatch().args(["settings", "--db", standby.to_str().unwrap(), "--cluster", "standby"]).output().unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
-    let line = "crash recovery replay speed: not measured (no crash recovery in the log); 1 standby replay left out\n";
+    let line = "crash recovery replay speed: not measured (no crash recovery in the log); 1 standby or archive replay left out\n";
     assert!(text.contains(line), "{text}");
+}
+
+/// A point-in-time recovery of a real PostgreSQL 15 (`tests/fixtures/pitr`,
+/// closed while it replayed: no read-only ready line) ends with an
+/// end-of-recovery checkpoint like a crash recovery; its `archive recovery
+/// complete` leaves its replay out, so the speed stays the crash's.
+#[test]
+fn a_point_in_time_recovery_is_no_crash_recovery() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pitr = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pitr/pitr.log");
+    let text = std::fs::read_to_string(&pitr).unwrap();
+    assert!(text.contains("checkpoint starting: end-of-recovery") && !text.contains("read-only connections"));
+    let db = tmp.path().join("p.db");
+    import(&db, "main", std::slice::from_ref(&pitr));
+    let s = settings(&db, "main");
+    assert_eq!(
+        (&s["replay_mb_s"], s["crash_recoveries"].as_u64(), s["standby_replays"].as_u64()),
+        (&Value::Null, Some(0), Some(1))
+    );
+
+    // The crash recovery of another run, then the restore: the crash's speed alone.
+    let crash_logs = fixture_logs(&fixture_dir("15-stderr-default-crashimm"));
+    import(&db, "main", &crash_logs);
+    let s = settings(&db, "main");
+    assert_eq!(
+        (s["replay_mb_s"].as_f64(), s["crash_recoveries"].as_u64(), s["standby_replays"].as_u64()),
+        (Some(337.2), Some(1), Some(1))
+    );
 }
 
 /// Before PostgreSQL 14 `redo done` logs no elapsed time: the replay lies
