@@ -555,6 +555,7 @@ fn the_watched_directories_are_the_globs_and_the_data_directory() {
     let f = Follower::new(&mut store, &config, None).unwrap();
     let want: Vec<PathBuf> = ["/a", "/srv/data", "/var/log/pg"].iter().map(PathBuf::from).collect();
     assert_eq!(f.watch_dirs(), want);
+    assert_eq!(f.config(), &config);
 }
 
 /// A central (an [ingest] listener, no [[cluster]]) follows nothing of the

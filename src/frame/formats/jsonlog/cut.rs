@@ -157,6 +157,34 @@ mod tests {
         }
     }
 
+    /// The entry with a space after each `:` and `,`, as a JSON tool
+    /// re-serialising the log writes it: read the same up to the cut.
+    #[test]
+    fn spaces_between_tokens_are_skipped() {
+        let spaced = ENTRY.replace("\":", "\": ").replace(",\"", ", \"");
+        let at = spaced.find("0 WAL file").unwrap() + 5;
+        let v: serde_json::Value = serde_json::from_slice(&close(&spaced.as_bytes()[..at]).unwrap()).unwrap();
+        assert_eq!(v["message"], "checkpoint complete: wrote 1330 buffers (8.1%); 0 WAL");
+        assert_eq!((v["pid"].as_u64(), v["error_severity"].as_str()), (Some(16486), Some("LOG")));
+        let at = spaced.find("16486").unwrap() + 3;
+        let v: serde_json::Value = serde_json::from_slice(&close(&spaced.as_bytes()[..at]).unwrap()).unwrap();
+        assert_eq!(v.as_object().unwrap().keys().collect::<Vec<_>>(), ["timestamp"]);
+    }
+
+    /// Quotes inside a value are escaped (`\"`): no end of the string.
+    #[test]
+    fn an_escaped_quote_does_not_end_a_string() {
+        let entry = r#"{"timestamp":"2026-11-29 09:38:30.602 CST","pid":16486,"error_severity":"LOG","message":"checkpoints are occurring too frequently (2 seconds apart)","hint":"Consider increasing the configuration parameter \"max_wal_size\".","backend_type":"checkpointer","query_id":0}"#;
+        let at = entry.find("checkpointer").unwrap() + 3;
+        let v: serde_json::Value = serde_json::from_slice(&close(&entry.as_bytes()[..at]).unwrap()).unwrap();
+        assert_eq!(v["hint"], "Consider increasing the configuration parameter \"max_wal_size\".");
+        assert_eq!(v.as_object().unwrap().len(), 5);
+        // Cut inside the hint, after an escaped quote: its text up to the cut.
+        let at = entry.find("max_wal_size").unwrap() + 3;
+        let v: serde_json::Value = serde_json::from_slice(&close(&entry.as_bytes()[..at]).unwrap()).unwrap();
+        assert_eq!(v["hint"], "Consider increasing the configuration parameter \"max");
+    }
+
     #[test]
     fn a_split_escape_is_dropped() {
         for cut in [r#"{"message":"a \"#, r#"{"message":"a \u00"#] {
