@@ -299,9 +299,12 @@ fn files_beyond_the_cap_are_closed_and_read_on_once_they_change() {
     assert_eq!(stored_starts(&store), i64::from(n) + 1);
     assert_eq!((f.files.len(), f.closed.len(), f.take_stored()), (MAX_OPEN, 6, 2));
     assert!(f.files.contains_key(&closed_key), "the grown file is open again, another closed");
-    // Another round with nothing new stores nothing.
+    // Another round with nothing new stores nothing and leaves the same
+    // files closed.
+    let closed: HashSet<FileKey> = f.closed.keys().copied().collect();
     f.poll(&mut store).unwrap();
     assert_eq!((stored_starts(&store), f.take_stored()), (i64::from(n) + 1, 0));
+    assert_eq!(f.closed.keys().copied().collect::<HashSet<_>>(), closed);
 }
 
 /// A file whose last entry is held back is never closed to make room: it
@@ -355,6 +358,19 @@ fn a_misfit_is_named_and_read_again_only_once_doubled() {
     f.poll(&mut store).unwrap();
     assert_eq!(f.files.values().next().unwrap().misfit_at, Some(2 * first.len() as u64));
     assert_eq!(stored_starts(&store), 0);
+}
+
+/// A directory the glob matches is no log: passed over, nothing said.
+#[test]
+fn a_directory_the_glob_matches_is_passed_over() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = log_dir(tmp.path());
+    std::fs::create_dir(dir.join("old.log")).unwrap();
+    std::fs::write(dir.join("pg.log"), one_checkpoint(0)).unwrap();
+    let (mut store, _, mut f) = follower_of(tmp.path(), &dir);
+    f.poll(&mut store).unwrap();
+    assert_eq!((stored_starts(&store), f.files.len()), (1, 1));
+    assert_eq!(problems(&store), []);
 }
 
 /// A glob that also matches walwatch's own database: refused, named, never read.
