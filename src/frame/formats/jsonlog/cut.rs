@@ -193,6 +193,21 @@ mod tests {
         }
     }
 
+    /// Whole escapes before the cut, the last one ending right at it, stay.
+    #[test]
+    fn whole_escapes_are_kept() {
+        let cases = [
+            (r#"{"message":"a \"b\" c"#, "a \"b\" c"),
+            (r#"{"message":"x \\ \u00e9\n\""#, "x \\ é\n\""),
+            (r#"{"message":"\t\u00e9"#, "\té"),
+            (r#"{"message":"\t\u00e9\u00"#, "\té"),
+        ];
+        for (cut, want) in cases {
+            let v: serde_json::Value = serde_json::from_slice(&close(cut.as_bytes()).unwrap()).unwrap();
+            assert_eq!(v["message"], want, "{cut}");
+        }
+    }
+
     #[test]
     fn a_whole_entry_or_no_object_is_not_closed() {
         assert_eq!(close(ENTRY.as_bytes()), None);
