@@ -614,3 +614,59 @@ fn the_state_of_a_file_is_its_size_and_change_time() {
     assert_eq!(state_of(&md), (3, md.ctime() * 1_000_000_000 + md.ctime_nsec()));
     assert_eq!(key_of(&md), (md.dev(), md.ino()));
 }
+
+/// A name listed a moment ago that leads to another file now (rotated in
+/// between): not taken for the listed one; the next listing finds it.
+#[test]
+fn a_name_that_leads_to_another_file_by_now_is_left_to_the_next_listing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = log_dir(tmp.path());
+    let log = dir.join("pg.log");
+    std::fs::write(&log, one_checkpoint(0)).unwrap();
+    let (mut store, _, mut f) = follower_of(tmp.path(), &dir);
+    let listed = key_of(&std::fs::metadata(&log).unwrap());
+    std::fs::rename(&log, dir.join("pg.log.1")).unwrap();
+    std::fs::write(&log, one_checkpoint(1)).unwrap();
+    let roots = f.roots();
+    assert!(!f.track(&mut store, &log, listed, &roots).unwrap());
+    assert!(f.files.is_empty());
+    assert!(f.track(&mut store, &log, key_of(&std::fs::metadata(&log).unwrap()), &roots).unwrap());
+    assert_eq!(f.files.len(), 1);
+}
+
+/// A file dated ahead of the clock (copied with its times, a skewed
+/// writer) is never "quiet" by its mtime: its held-back last entry is taken
+/// once the file has not changed for the settle time.
+#[test]
+fn a_file_dated_ahead_settles_by_staying_unchanged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = log_dir(tmp.path());
+    let log = dir.join("pg.log");
+    std::fs::write(&log, one_checkpoint(0)).unwrap();
+    let ahead = std::time::SystemTime::now() + Duration::from_secs(3600);
+    std::fs::OpenOptions::new().write(true).open(&log).unwrap().set_modified(ahead).unwrap();
+    let (mut store, config, _) = follower_of(tmp.path(), &dir);
+    let mut f = Follower::new(&mut store, &config, None).unwrap().with_settle(Duration::from_millis(300));
+    assert!(f.poll(&mut store).unwrap(), "the complete line waits");
+    assert_eq!(f.take_stored(), 1);
+    assert!(f.poll(&mut store).unwrap(), "unchanged for less than the settle time");
+    std::thread::sleep(Duration::from_millis(400));
+    assert!(!f.poll(&mut store).unwrap());
+    assert_eq!(f.take_stored(), 1, "the complete line, once settled");
+}
+
+/// An empty file has nothing to fingerprint: not read, nothing recorded.
+#[test]
+fn an_empty_file_is_not_read_until_it_has_bytes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = log_dir(tmp.path());
+    let log = dir.join("pg.log");
+    std::fs::write(&log, b"").unwrap();
+    let (mut store, _, mut f) = follower_of(tmp.path(), &dir);
+    f.poll(&mut store).unwrap();
+    let status = &store.daemon().cluster_status(Some("c")).unwrap()[0];
+    assert!(status.sources.is_empty() && status.problems.is_empty(), "{:?}", status.problems);
+    std::fs::write(&log, one_checkpoint(0)).unwrap();
+    f.poll(&mut store).unwrap();
+    assert_eq!(stored_starts(&store), 1);
+}
