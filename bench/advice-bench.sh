@@ -31,6 +31,8 @@
 #   BENCH_DIR=/tmp/walwatch-advice-bench  clusters, stores, results.json
 #   SUGGEST_FROM=walwatch  or `formula`: S from the model's formula applied by
 #     the script to phase 1's log (for when `walwatch suggest` is unavailable)
+#   SECOND_PASS=1  the run at S imported into the same store and suggest asked
+#     again (S2, as a DBA who applied S would), S2 run and reported; 0: skip
 #   PG_BINDIR  PostgreSQL server binaries (default: highest /usr/lib/postgresql/*/bin)
 #   WALWATCH=<repo>/target/release/walwatch (cargo build --release unless set;
 #     only import/suggest/checkpoints run, so a debug build does as well)
@@ -40,7 +42,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export BENCH_DIR=${BENCH_DIR:-/tmp/walwatch-advice-bench}
 export RATES=${RATES:-100,300}
 export SCALE=${SCALE:-10} CLIENTS=${CLIENTS:-4} DURATION=${DURATION:-170}
-export SUGGEST_FROM=${SUGGEST_FROM:-walwatch}
+export SUGGEST_FROM=${SUGGEST_FROM:-walwatch} SECOND_PASS=${SECOND_PASS:-1}
 
 # shellcheck source=bench/common.sh
 . "$REPO/bench/common.sh"

@@ -18,6 +18,9 @@ bisect   the smallest sufficient max_wal_size to 32 MB (not the next power of
          (phase 1: insufficient) and S (verified; when S is not sufficient,
          doubled until a size is), assuming monotonic sizes (a size above a
          sufficient one is sufficient). Reported: S ÷ smallest.
+second   (SECOND_PASS=1, the default) the run at S is imported into the same
+         store and `walwatch suggest` asked again, the server's conf at S, as
+         a DBA who applied S would: S2, run and reported ÷ the smallest.
 repeats  the whole loop (fresh cluster, phase 1, S, bisection) $REPEATS times
          per rate, repeat-major (every rate gets repeat 1 before repeat 2).
 
@@ -69,6 +72,10 @@ DURATION = int(os.environ.get("DURATION", "170"))
 SUGGEST_FROM = os.environ.get("SUGGEST_FROM", "walwatch")
 ONLY_PHASE1 = os.environ.get("ONLY_PHASE1", "0") == "1"
 REPEATS = int(os.environ.get("REPEATS", "2"))
+# SECOND_PASS=1: after the run at S, its log joins phase 1's in the store and
+# `walwatch suggest` is asked again (S2), as a DBA who applied S would; S2 is
+# run too and reported against the smallest sufficient size.
+SECOND_PASS = os.environ.get("SECOND_PASS", "1") == "1"
 # REPORT_ONLY=1: print the tables from $BENCH_DIR/results.json (a run cut short keeps its finished repeats).
 REPORT_ONLY = os.environ.get("REPORT_ONLY", "0") == "1"
 STEP_MB = 32
@@ -364,11 +371,14 @@ def run(cl, mb, rate, label):
     return res
 
 
-def walwatch_suggest(cl, logfile, name):
-    """Import the phase-1 file into a fresh store; `walwatch suggest` reads the server's conf files."""
+def walwatch_suggest(cl, logfile, name, fresh=True):
+    """Import a run's log file into the rate's store (a fresh one for phase 1,
+    the same one for the second pass); `walwatch suggest` reads the server's
+    conf files."""
     work = os.path.join(BENCH_DIR, f"{name}-walwatch")
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
+    if fresh:
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
     db = os.path.join(work, "walwatch.db")
     cfg = os.path.join(work, "walwatch.toml")
     with open(cfg, "w") as f:
@@ -465,6 +475,14 @@ def one_rate(rate, repeat):
             return res
         runs = res["runs"]
         runs[S] = run(cl, S, rate, f"{name} verify S")
+        if SECOND_PASS and SUGGEST_FROM == "walwatch":
+            # The DBA applied S and asks again: the run at S (its reload of
+            # max_wal_size logged) goes into the same store, the server's
+            # conf still says S.
+            s2, _ = walwatch_suggest(cl, runs[S]["logfile"], name, fresh=False)
+            res["suggest2"] = s2
+            res["S2"] = s2["suggested"]["max_wal_size_mb"]
+            say(f"{name}: second pass at {S}MB suggests {res['S2']}MB; basis {s2['basis']}")
         # S not sufficient: double until a size is (the bisection then runs between).
         lo, hi = START_MB, S
         while not sufficient(runs[hi]) and hi < MAX_MB:
@@ -475,6 +493,11 @@ def one_rate(rate, repeat):
             return res
         res["smallest_mb"], res["trail"] = bisect(cl, rate, name, runs, lo, hi)
         say(f"{name}: S {S}MB, smallest sufficient {res['smallest_mb']}MB, S / smallest {S / res['smallest_mb']:.2f}")
+        S2 = res.get("S2")
+        if S2:
+            if S2 not in runs:
+                runs[S2] = run(cl, S2, rate, f"{name} verify S2")
+            say(f"{name}: S2 {S2}MB sufficient: {sufficient(runs[S2])}, S2 / smallest {S2 / res['smallest_mb']:.2f}")
         return res
     finally:
         cl.stop()
@@ -528,6 +551,20 @@ def report(results, started, ended, duration=DURATION, load=None):
         sizes = ", ".join(f"{r.get('S')}MB" for r in rs)
         smallest = ", ".join(f"{r['smallest_mb']}MB" if r.get("smallest_mb") else "-" for r in rs)
         print(f"| {rate} | {sizes} | {smallest} | **{', '.join(ratios)}** | {', '.join(ws)} |")
+    second = [r for r in results if r.get("S2") and r.get("smallest_mb")]
+    if second:
+        print()
+        print("Second pass (the run at S imported too, `suggest` asked again at S):")
+        print()
+        print("| rate (tps) | repeat | S | S2 | run @ S2: forced / timed / too frequent | smallest sufficient | **S2 ÷ smallest** |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        for r in second:
+            at2 = r["runs"].get(r["S2"])
+            counts = f"{at2['forced']} / {at2['timed']} / {at2['too_frequent']}" if at2 else "-"
+            print(
+                f"| {r['rate']} | {r['repeat']} | {r['S']}MB | {r['S2']}MB | {counts} | {r['smallest_mb']}MB | "
+                f"**{r['S2'] / r['smallest_mb']:.2f}** |"
+            )
     print()
     print("All runs (max_wal_size → forced / timed checkpoints, too frequent, WAL MB/s, achieved tps, schedule lag avg/max ms):")
     print()
