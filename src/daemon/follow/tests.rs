@@ -524,6 +524,7 @@ fn listing_problems_come_and_go() {
     };
     let (paths, found) = listing(&missing);
     assert!(paths.is_empty());
+    assert_eq!(listing_problems(&missing), found);
     let (path, problem) = found.iter().next().unwrap();
     assert_eq!(path, &tmp.path().join("nowhere").display().to_string());
     assert_eq!(problem, "cannot list the directory: No such file or directory (os error 2)");
@@ -583,6 +584,27 @@ fn a_central_discovers_no_local_cluster() {
     assert!(clusters(&cfg).is_empty());
     cfg.clusters = vec![ClusterConfig { name: "x".into(), ..ClusterConfig::default() }];
     assert_eq!(clusters(&cfg).iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["x"]);
+    cfg.ingest.listen = None;
+    assert_eq!(clusters(&cfg).iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["x"]);
+}
+
+/// One follower per cluster, each with the settle time; a cluster that
+/// cannot be followed (a zone no one knows) is left out, the others not.
+#[test]
+fn followers_are_built_for_every_cluster_that_can_be_followed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&tmp.path().join("w.db")).unwrap();
+    let cluster = |name: &str, timezone: Option<&str>| ClusterConfig {
+        name: name.into(),
+        logs: vec![format!("{}/{name}/*.log", tmp.path().display())],
+        timezone: timezone.map(String::from),
+        ..ClusterConfig::default()
+    };
+    let all = [cluster("a", None), cluster("b", Some("Mars/Olympus_Mons")), cluster("c", Some("Europe/Berlin"))];
+    let stop = Arc::new(AtomicBool::new(false));
+    let built = followers(&mut store, &all, &stop, Duration::from_secs(7));
+    let names: Vec<(&str, Duration)> = built.iter().map(|f| (f.name.as_str(), f.settle)).collect();
+    assert_eq!(names, [("a", Duration::from_secs(7)), ("c", Duration::from_secs(7))]);
 }
 
 /// How a prefix that cannot be detected and a misfit read are shown: what
