@@ -345,3 +345,37 @@ fn a_zone_the_log_set_holds_for_the_stream_after_a_restart() {
     let want: jiff::Timestamp = "2026-11-28T19:34:09.902Z".parse().unwrap();
     assert_eq!(last, want.as_microsecond());
 }
+
+/// What the receiver answers 503 (try again) for: the store locked by
+/// another writer, and nothing else. (The daemon tier holds a real lock past
+/// the busy timeout; here the errors SQLite gives are built as it gives them.)
+#[test]
+fn only_a_locked_store_is_busy() {
+    let sql = |code| {
+        ReceiveError::Store(StoreError::Sql {
+            path: "w.db".into(),
+            source: rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None),
+        })
+    };
+    assert!(sql(rusqlite::ffi::SQLITE_BUSY).busy());
+    assert!(sql(rusqlite::ffi::SQLITE_LOCKED).busy());
+    assert!(!sql(rusqlite::ffi::SQLITE_FULL).busy());
+    assert!(!sql(rusqlite::ffi::SQLITE_IOERR).busy());
+    let spool = ReceiveError::Spool { path: "1-0.log".into(), source: std::io::Error::other("x") };
+    assert!(!spool.busy());
+}
+
+/// The events stored since the last call, once: what wakes the alert rules.
+#[test]
+fn the_events_stored_are_counted_once() {
+    let mut c = Central::new();
+    let lines = shipped("db-1", &log());
+    let taken = c.take(&lines[..60]);
+    assert!(taken.events > 0);
+    assert_eq!(c.streams().take_stored(), taken.events);
+    assert_eq!(c.streams().take_stored(), 0);
+    let rest = c.take(&lines[60..]);
+    let store = &mut c.store;
+    let settled = c.streams.as_mut().unwrap().settle(store).unwrap();
+    assert_eq!(c.streams().take_stored(), rest.events + settled);
+}
