@@ -18,9 +18,11 @@ bisect   the smallest sufficient max_wal_size to 32 MB (not the next power of
          (phase 1: insufficient) and S (verified; when S is not sufficient,
          doubled until a size is), assuming monotonic sizes (a size above a
          sufficient one is sufficient). Reported: S ÷ smallest.
-second   (SECOND_PASS=1, the default) the run at S is imported into the same
-         store and `walwatch suggest` asked again, the server's conf at S, as
-         a DBA who applied S would: S2, run and reported ÷ the smallest.
+second   (SECOND_PASS=1, the default) the run at S (then at least 6
+         checkpoint_timeouts long, so that walwatch has min_samples cycles at
+         S and leaves phase 1's out) is imported into the same store and
+         `walwatch suggest` asked again, the server's conf at S, as a DBA who
+         applied S would: S2, run and reported ÷ the smallest.
 repeats  the whole loop (fresh cluster, phase 1, S, bisection) $REPEATS times
          per rate, repeat-major (every rate gets repeat 1 before repeat 2).
 
@@ -79,6 +81,9 @@ SECOND_PASS = os.environ.get("SECOND_PASS", "1") == "1"
 # REPORT_ONLY=1: print the tables from $BENCH_DIR/results.json (a run cut short keeps its finished repeats).
 REPORT_ONLY = os.environ.get("REPORT_ONLY", "0") == "1"
 STEP_MB = 32
+# walwatch's [advice] min_samples default: cycles since a settings change
+# before the cycles from before it are left out.
+MIN_SAMPLES = 5
 MAX_MB = 4096
 TIMEOUT_S = 30
 CCT = 0.9
@@ -325,14 +330,16 @@ def parse_pgbench(out):
     return r
 
 
-def run(cl, mb, rate, label):
-    """One fixed-rate run at max_wal_size = mb MB; returns its figures and log file."""
+def run(cl, mb, rate, label, duration=None):
+    """One fixed-rate run at max_wal_size = mb MB (for `duration` s, DURATION
+    unless given); returns its figures and log file."""
+    duration = duration or DURATION
     cl.set_max_wal_size(mb)
     cl.psql("VACUUM;")
     cl.psql("CHECKPOINT;")
     logfile = cl.rotate()
     lsn0, t0 = cl.lsn_mb(), utc_now()
-    out = cl.pgbench(["--rate", str(rate), "-T", str(DURATION), "-c", str(CLIENTS), "-j", str(CLIENTS)])
+    out = cl.pgbench(["--rate", str(rate), "-T", str(duration), "-c", str(CLIENTS), "-j", str(CLIENTS)])
     t1, lsn1 = utc_now(), cl.lsn_mb()
     cl.psql("CHECKPOINT;")  # waits for the checkpoint in progress: its complete line is in this file
     cl.rotate()
@@ -474,7 +481,11 @@ def one_rate(rate, repeat):
         if S is None or ONLY_PHASE1 or sufficient(p1):
             return res
         runs = res["runs"]
-        runs[S] = run(cl, S, rate, f"{name} verify S")
+        # For the second pass the run at S must hold walwatch's min_samples
+        # (5) cycles, so that suggest leaves phase 1's forced cycles out,
+        # as it does once a day at S has passed.
+        at_s = max(DURATION, TIMEOUT_S * (MIN_SAMPLES + 1) + 15) if SECOND_PASS else DURATION
+        runs[S] = run(cl, S, rate, f"{name} verify S", at_s)
         if SECOND_PASS and SUGGEST_FROM == "walwatch":
             # The DBA applied S and asks again: the run at S (its reload of
             # max_wal_size logged) goes into the same store, the server's
