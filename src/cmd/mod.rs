@@ -52,6 +52,7 @@ pub(crate) const EXIT_DAEMON_DOWN: u8 = 5;
 pub(crate) const EXIT_BEHIND: u8 = 6;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
+    survive_file_size_limit();
     QUIET.store(cli.quiet, Ordering::Relaxed);
     crate::timefmt::set_table_zone(cli.utc);
     match cli.command {
@@ -73,6 +74,18 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => man::run(args),
         Command::VectorConfig(args) => vector_config::run(args),
+    }
+}
+
+/// A file-size limit (RLIMIT_FSIZE; systemd's `LimitFSIZE=`) reached by the
+/// store or a spool is a failed write that walwatch reports and recovers
+/// from, as from a full disk, rather than SIGXFSZ's default action: killing
+/// the process in the middle of a write. With a handler installed, the write
+/// fails with EFBIG instead (PostgreSQL's postmaster ignores SIGXFSZ too).
+fn survive_file_size_limit() {
+    let flag = std::sync::Arc::new(AtomicBool::new(false));
+    if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGXFSZ, flag) {
+        tracing::warn!(error = %e, "Cannot catch SIGXFSZ: a file-size limit would end the process.");
     }
 }
 

@@ -328,7 +328,21 @@ impl Streams {
         }
         let stream = self.open.get_mut(key).expect("opened");
         let spool = &mut stream.spool;
-        let mut row = spool.write(pending).map_err(|e| spool_error(spool, e))?;
+        let mut row = match spool.write(pending) {
+            Ok(row) => row,
+            Err(e) => {
+                // A write cut short (a full disk, a file-size limit) leaves
+                // bytes past what is committed, which a read of the spool
+                // before the next write would take. A damaged spool is
+                // left as it is: it is set aside.
+                if !spool::damaged(&e) {
+                    if let Err(cut) = spool.cut_back() {
+                        tracing::warn!(path = %spool.log_path.display(), error = %cut, "Cannot take back a write cut short; it is cut off at the next open.");
+                    }
+                }
+                return Err(spool_error(spool, e));
+            }
+        };
         (row.accepted_end, row.lines, row.duplicates) = (accepted_end, row.lines + new, row.duplicates + dup);
         row.next_offset = pending.next_offset.or(row.next_offset);
         if let Err(e) = store.streams_mut().commit(&row) {

@@ -113,6 +113,14 @@ pub enum StoreError {
     Sql { path: PathBuf, source: rusqlite::Error },
 }
 
+/// SQLite's extended result code of `e`, when it has one.
+fn extended_code(e: &rusqlite::Error) -> Option<std::ffi::c_int> {
+    match e {
+        rusqlite::Error::SqliteFailure(f, _) => Some(f.extended_code),
+        _ => None,
+    }
+}
+
 /// Adds advice to the SQLite errors an operator can act on.
 fn describe(e: &rusqlite::Error) -> String {
     use rusqlite::ErrorCode::*;
@@ -121,6 +129,10 @@ fn describe(e: &rusqlite::Error) -> String {
             format!("{e} (another process holds the write lock; is a walwatch daemon or import running?)")
         }
         Some(DiskFull) => format!("{e} (the disk holding the store is full; nothing after the last commit was lost)"),
+        Some(SystemIoFailure) if extended_code(e) == Some(rusqlite::ffi::SQLITE_IOERR_WRITE) => format!(
+            "{e} (a write to the store failed: its disk is full or failing, or a file-size limit was reached; nothing \
+             after the last commit was lost)"
+        ),
         Some(ReadOnly) => format!("{e} (no write permission on the store or its directory)"),
         _ => e.to_string(),
     }

@@ -385,3 +385,46 @@ fn lines_that_do_not_fit_are_kept_said_and_read_after_a_reload_that_fixes_the_fo
     assert_eq!(crate::support::daemon::status_exit(&db), Some(0));
     central.daemon.terminate();
 }
+
+/// A spool that cannot grow: a real file-size limit set on the running
+/// central (prlimit --pid, as a full disk refuses writes). The batch that
+/// would pass it is answered 507 and nothing of it counts: the spool keeps
+/// no byte past what was committed, also after the held-back entry of the
+/// batch before it is read. The daemon lives on; with the limit lifted the
+/// sink's retry is taken, and the central equals a local import.
+#[test]
+fn a_spool_that_cannot_grow_answers_507_and_loses_nothing() {
+    let mut central = Central::start("");
+    let log = fixture("15-stderr-default-noise");
+    assert!(log.len() > 1 << 20);
+    let mut agent = Agent::read(HOST_15.0, HOST_15.1, &log);
+    let first = agent.batch(100).unwrap();
+    assert_eq!(central.send(&first, false)["taken"], 100);
+    let limit = |soft: &str| {
+        let pid = central.daemon.pid().to_string();
+        let status = std::process::Command::new("prlimit")
+            .args(["--pid", &pid, &format!("--fsize={soft}:unlimited")])
+            .status()
+            .expect("prlimit (util-linux) runs");
+        assert!(status.success());
+    };
+    limit("524288");
+    let rest = agent.batch(agent.len()).unwrap();
+    let refused = post(&central.url, Some(TOKEN), &body(&rest, false, false), false, false).unwrap();
+    assert_eq!(refused.0, 507, "{refused:?}");
+    assert!(refused.1.contains("File too large"), "{refused:?}");
+    // The settle time passes (1 s): the first batch's last entry is read.
+    std::thread::sleep(Duration::from_secs(3));
+    let spool = fs::metadata(central.ws.path().join("w-ingest").join("1-0.log")).unwrap().len();
+    assert!(spool < 524288, "{spool}");
+    let committed = crate::support::daemon::count(&central.ws.db(), "ingest_stream", &format!("spool_len = {spool}"));
+    assert_eq!(committed, 1, "the spool holds {spool} bytes: none past what was committed");
+
+    limit("unlimited");
+    let answer = central.send(&rest, false);
+    assert_eq!((answer["taken"].as_u64(), answer["duplicates"].as_u64()), (Some(rest.len() as u64), Some(0)));
+    let want = central.ws.reference(HOST_15.2, &[&log]);
+    assert_eq!(want.checkpoints.len(), 19, "the noise run's checkpoints");
+    central.daemon.wait_equal(HOST_15.2, &want);
+    central.daemon.terminate();
+}

@@ -16,6 +16,7 @@ mod config_reference;
 mod cst_evidence;
 mod cut_lines;
 mod doc_links;
+mod file_size_limit;
 mod fixtures_truth;
 mod history;
 mod import_behaviour;
