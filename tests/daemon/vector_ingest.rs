@@ -420,6 +420,9 @@ fn a_spool_that_cannot_grow_answers_507_and_loses_nothing() {
     let committed = crate::support::daemon::count(&central.ws.db(), "ingest_stream", &format!("spool_len = {spool}"));
     assert_eq!(committed, 1, "the spool holds {spool} bytes: none past what was committed");
 
+    // A write the disk refused is no damage: nothing set aside.
+    assert_eq!(crate::support::daemon::count(&central.ws.db(), "ingest_damage", "1 = 1"), 0);
+
     limit("unlimited");
     let answer = central.send(&rest, false);
     assert_eq!((answer["taken"].as_u64(), answer["duplicates"].as_u64()), (Some(rest.len() as u64), Some(0)));

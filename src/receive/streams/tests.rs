@@ -379,3 +379,25 @@ fn the_events_stored_are_counted_once() {
     let settled = c.streams.as_mut().unwrap().settle(store).unwrap();
     assert_eq!(c.streams().take_stored(), rest.events + settled);
 }
+
+/// A file's held-back last entry is read by `settle` once the file has
+/// been quiet for the settle time, not before; a file holding nothing back
+/// is not read at all.
+#[test]
+fn the_last_entry_waits_for_the_settle_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, spool) = (dir.path().join("w.db"), dir.path().join("w-ingest"));
+    let mut store = Store::open(&db).unwrap();
+    let claimed = SpoolDir::claim(&spool, &mut store).unwrap();
+    let mut streams = Streams::recover(&mut store, claimed, Vec::new(), Duration::from_millis(300)).unwrap();
+    let lines = shipped("db-1", &log());
+    let taken = streams.take(&mut store, lines[..60].to_vec()).unwrap();
+    assert!(streams.pending(), "the batch's last entry waits");
+    assert_eq!(streams.settle(&mut store).unwrap(), 0, "not quiet yet");
+    std::thread::sleep(Duration::from_millis(400));
+    let settled = streams.settle(&mut store).unwrap();
+    assert_eq!((settled, streams.pending()), (1, false));
+    assert_eq!(streams.take_stored(), taken.events + 1);
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(streams.settle(&mut store).unwrap(), 0);
+}
