@@ -253,11 +253,22 @@ fn one_checkpoint(n: u32) -> Vec<u8> {
     pair.replace("2026-11-22", &day.to_string()).into_bytes()
 }
 
+/// Cluster "c", following `dir/*.log`.
+fn cluster_of(dir: &Path) -> ClusterConfig {
+    ClusterConfig { name: "c".into(), logs: vec![format!("{}/*.log", dir.display())], ..ClusterConfig::default() }
+}
+
+/// `n` files `pg-<i>.log` in `dir`, one checkpoint each.
+fn write_files(dir: &Path, n: u32) {
+    for i in 0..n {
+        std::fs::write(dir.join(format!("pg-{i:03}.log")), one_checkpoint(i)).unwrap();
+    }
+}
+
 /// A follower of `dir/*.log` as cluster "c", on a store in `tmp`.
 fn follower_of(tmp: &Path, dir: &Path) -> (Store, ClusterConfig, Follower) {
     let mut store = Store::open(&tmp.join("w.db")).unwrap();
-    let config =
-        ClusterConfig { name: "c".into(), logs: vec![format!("{}/*.log", dir.display())], ..ClusterConfig::default() };
+    let config = cluster_of(dir);
     let f = Follower::new(&mut store, &config, None).unwrap();
     (store, config, f)
 }
@@ -280,9 +291,7 @@ fn files_beyond_the_cap_are_closed_and_read_on_once_they_change() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = log_dir(tmp.path());
     let n = MAX_OPEN as u32 + 6;
-    for i in 0..n {
-        std::fs::write(dir.join(format!("pg-{i:03}.log")), one_checkpoint(i)).unwrap();
-    }
+    write_files(&dir, n);
     let (mut store, _, mut f) = follower_of(tmp.path(), &dir);
     f.poll(&mut store).unwrap();
     assert_eq!(stored_starts(&store), i64::from(n));
@@ -315,9 +324,7 @@ fn a_file_holding_back_its_last_entry_stays_open() {
     let dir = log_dir(tmp.path());
     let (mut store, config, _) = follower_of(tmp.path(), &dir);
     let mut f = Follower::new(&mut store, &config, None).unwrap().with_settle(Duration::from_secs(3600));
-    for i in 0..MAX_OPEN as u32 + 2 {
-        std::fs::write(dir.join(format!("pg-{i:03}.log")), one_checkpoint(i)).unwrap();
-    }
+    write_files(&dir, MAX_OPEN as u32 + 2);
     assert!(f.poll(&mut store).unwrap(), "each file's complete line waits for more");
     assert_eq!((f.files.len(), f.closed.len()), (MAX_OPEN + 2, 0));
     assert!(f.files.values().all(|t| t.pending));
@@ -333,12 +340,7 @@ fn a_misfit_is_named_and_read_again_only_once_doubled() {
     let first = one_checkpoint(0);
     std::fs::write(&log, &first).unwrap();
     let mut store = Store::open(&tmp.path().join("w.db")).unwrap();
-    let config = ClusterConfig {
-        name: "c".into(),
-        logs: vec![format!("{}/*.log", dir.display())],
-        prefix: "%t [%p]: [%l-1] user=%u,db=%d ".into(),
-        ..ClusterConfig::default()
-    };
+    let config = ClusterConfig { prefix: "%t [%p]: [%l-1] user=%u,db=%d ".into(), ..cluster_of(&dir) };
     let mut f = Follower::new(&mut store, &config, None).unwrap();
     f.poll(&mut store).unwrap();
     let p = problems(&store);
@@ -416,12 +418,9 @@ fn a_link_out_of_the_directory_is_refused_and_named() {
 fn a_round_ends_at_a_stop_or_a_deadline_and_the_next_goes_on() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = log_dir(tmp.path());
-    for i in 0..3 {
-        std::fs::write(dir.join(format!("pg-{i}.log")), one_checkpoint(i)).unwrap();
-    }
+    write_files(&dir, 3);
     let mut store = Store::open(&tmp.path().join("w.db")).unwrap();
-    let config =
-        ClusterConfig { name: "c".into(), logs: vec![format!("{}/*.log", dir.display())], ..ClusterConfig::default() };
+    let config = cluster_of(&dir);
     let stop = Arc::new(AtomicBool::new(true));
     let mut f = Follower::new(&mut store, &config, Some(stop.clone())).unwrap();
     let round = f.poll_until(&mut store, None).unwrap();
@@ -444,22 +443,15 @@ fn a_round_ends_at_a_stop_or_a_deadline_and_the_next_goes_on() {
 fn start_at_end_spans_a_first_round_cut_short() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = log_dir(tmp.path());
-    for i in 0..2 {
-        std::fs::write(dir.join(format!("pg-{i}.log")), one_checkpoint(i)).unwrap();
-    }
+    write_files(&dir, 2);
     let mut store = Store::open(&tmp.path().join("w.db")).unwrap();
-    let config = ClusterConfig {
-        name: "c".into(),
-        logs: vec![format!("{}/*.log", dir.display())],
-        start_at: StartAt::End,
-        ..ClusterConfig::default()
-    };
+    let config = ClusterConfig { start_at: StartAt::End, ..cluster_of(&dir) };
     let mut f = Follower::new(&mut store, &config, None).unwrap();
     let past = Some(Instant::now() - Duration::from_secs(1));
     assert!(f.poll_until(&mut store, past).unwrap().unfinished);
     assert!(!f.poll_until(&mut store, past).unwrap().unfinished);
     assert_eq!(stored_starts(&store), 0);
-    std::fs::write(dir.join("pg-2.log"), one_checkpoint(2)).unwrap();
+    std::fs::write(dir.join("pg-new.log"), one_checkpoint(2)).unwrap();
     f.poll(&mut store).unwrap();
     assert_eq!(stored_starts(&store), 1, "a file appearing later is read from its start");
 }
