@@ -271,6 +271,17 @@ fn hundreds_of_files_keep_a_bounded_number_of_spools_open() {
     assert_eq!(c.take(&[next]).lines, 1);
     assert_eq!(c.streams().open.values().filter(|s| s.spool.is_open()).count(), OPEN_SPOOLS);
     assert!(c.streams().open[&("db-1".to_string(), "/pg/0/postgresql.log".to_string())].spool.is_open());
+    // The least recently used is closed, not the first by name: /pg/237
+    // was written before /pg/238 but sends again now; /pg/1 opening then
+    // closes /pg/238.
+    let is_open = |c: &mut Central, i: usize| {
+        c.streams().open[&("db-1".to_string(), format!("/pg/{i}/postgresql.log"))].spool.is_open()
+    };
+    assert!(is_open(&mut c, 237) && is_open(&mut c, 238));
+    let again = |i: usize| Shipped { offset: line.len() as u64 + 1, ..batch[i].clone() };
+    assert_eq!(c.take(&[again(237)]).lines, 1);
+    assert_eq!(c.take(&[again(1)]).lines, 1);
+    assert!(is_open(&mut c, 237) && !is_open(&mut c, 238));
 }
 
 /// A week of a statement-heavy log (the noise run, each copy a day later).
