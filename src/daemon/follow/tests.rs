@@ -667,6 +667,30 @@ fn a_file_dated_ahead_settles_by_staying_unchanged() {
     std::thread::sleep(Duration::from_millis(400));
     assert!(!f.poll(&mut store).unwrap());
     assert_eq!(f.take_stored(), 1, "the complete line, once settled");
+    // Again for lines appended (a read that resumes inside the file).
+    append(&log, &one_checkpoint(1));
+    std::fs::OpenOptions::new().write(true).open(&log).unwrap().set_modified(ahead).unwrap();
+    assert!(f.poll(&mut store).unwrap());
+    assert_eq!(f.take_stored(), 1);
+    std::thread::sleep(Duration::from_millis(400));
+    assert!(!f.poll(&mut store).unwrap());
+    assert_eq!(f.take_stored(), 1);
+}
+
+/// The directory renamed away (its files' change times unchanged): each
+/// file it held is read to its end, the held-back entry taken, and let go.
+#[test]
+fn files_of_a_directory_renamed_away_are_finished() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = log_dir(tmp.path());
+    std::fs::write(dir.join("pg.log"), one_checkpoint(0)).unwrap();
+    let (mut store, config, _) = follower_of(tmp.path(), &dir);
+    let mut f = Follower::new(&mut store, &config, None).unwrap().with_settle(Duration::from_secs(3600));
+    assert!(f.poll(&mut store).unwrap());
+    assert_eq!(f.take_stored(), 1);
+    std::fs::rename(&dir, tmp.path().join("log.old")).unwrap();
+    assert!(!f.poll(&mut store).unwrap());
+    assert_eq!((f.take_stored(), f.files.len()), (1, 0));
 }
 
 /// An empty file has nothing to fingerprint: not read, nothing recorded.
