@@ -495,3 +495,14 @@ fn bare_numbers_by_place() {
     assert_eq!(t.infer("2026-11-24 10:11:28.384 UTC 7 [10301] ", false), "%m %l [%p] ");
     assert_eq!(t.infer("2026-11-24 10:11:28.384 UTC 7 [10301-7] ", false), "%m %l [%p-%l] ");
 }
+
+/// The readings with the pid and a line number exchanged: one per `%l`
+/// (t25 prints it twice), none where the order is fixed or no `%p` is.
+#[test]
+fn pid_and_line_exchanged_once_per_line_number() {
+    assert_eq!(pid_and_line_swapped("%m %l [%p] "), ["%m %p [%l] "]);
+    assert_eq!(pid_and_line_swapped("%m %l line=%l [%p]: "), ["%m %p line=%l [%l]: ", "%m %l line=%p [%l]: "]);
+    for fixed in ["%m [%p-%l] ", "%t [%p]: [%l-1] ", "%m %l ", "%m [%p] %p %l "] {
+        assert!(pid_and_line_swapped(fixed).is_empty(), "{fixed}");
+    }
+}
