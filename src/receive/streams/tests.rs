@@ -412,3 +412,50 @@ fn the_last_entry_waits_for_the_settle_time() {
     std::thread::sleep(Duration::from_millis(400));
     assert_eq!(streams.settle(&mut store).unwrap(), 0);
 }
+
+/// A batch that ends one content and begins the next (copytruncate between
+/// two reads of the agent): the lines of both count, each once.
+#[test]
+fn a_batch_across_a_change_of_content_counts_the_lines_of_both() {
+    let mut c = Central::new();
+    let old = shipped("db-1", &log());
+    c.take(&old[..old.len() - 10]);
+    let mut anew = log();
+    anew.splice(
+        0..0,
+        b"2026-11-22 09:00:00.000 UTC [1] LOG:  database system is ready to accept connections\n".iter().copied(),
+    );
+    let new = shipped("db-1", &anew);
+    let across: Vec<Shipped> = [&old[old.len() - 10..], &new[..7]].concat();
+    let taken = c.take(&across);
+    assert_eq!((taken.lines, taken.duplicates, c.row("db-1").generation), (17, 0, 1));
+    assert_eq!((c.row("db-1").lines, c.row("db-1").accepted_end), (old.len() as u64 + 7, new[6].offset + 1));
+}
+
+/// A rule whose prefix the shipped lines do not fit: the lines are kept in
+/// the spool, nothing is stored, and the problem says what to set.
+#[test]
+fn lines_that_do_not_fit_the_rule_are_kept_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, spool) = (dir.path().join("w.db"), dir.path().join("w-ingest"));
+    let mut store = Store::open(&db).unwrap();
+    let rule = IngestCluster {
+        host: "db-*".into(),
+        file: "*".into(),
+        name: "{host}".into(),
+        format: "stderr".into(),
+        prefix: "%t [%p]: [%l-1] user=%u,db=%d ".into(),
+        timezone: None,
+    };
+    let claimed = SpoolDir::claim(&spool, &mut store).unwrap();
+    let mut streams = Streams::recover(&mut store, claimed, vec![rule], Duration::ZERO).unwrap();
+    let lines = shipped("db-1", &log());
+    let taken = streams.take(&mut store, lines.clone()).unwrap();
+    assert_eq!((taken.lines, taken.events), (lines.len() as u64, 0));
+    let status = &store.daemon().cluster_status(Some("db-1")).unwrap()[0];
+    assert_eq!(status.problems.len(), 1, "{:?}", status.problems);
+    let (path, problem) = &status.problems[0];
+    assert_eq!(path, &format!("db-1:{FILE}"));
+    assert!(problem.ends_with("; kept in the spool: set format/prefix in [[ingest.cluster]] and reload"), "{problem}");
+    assert_eq!(std::fs::read(spool.join("1-0.log")).unwrap(), log());
+}
