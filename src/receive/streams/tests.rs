@@ -2,6 +2,7 @@
 //! real spool files in a temporary directory, batches made from a real
 //! server's log (the 15 fixture run).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::*;
@@ -458,4 +459,42 @@ fn lines_that_do_not_fit_the_rule_are_kept_and_named() {
     assert_eq!(path, &format!("db-1:{FILE}"));
     assert!(problem.ends_with("; kept in the spool: set format/prefix in [[ingest.cluster]] and reload"), "{problem}");
     assert_eq!(std::fs::read(spool.join("1-0.log")).unwrap(), log());
+}
+
+/// How shipped files are named in `status`, and their spools' sizes by
+/// that name (what the lag is measured against).
+#[test]
+fn shipped_files_by_name_and_size() {
+    assert_eq!(shown("db-1", FILE, 0), format!("db-1:{FILE}"));
+    assert_eq!(shown("db-1", FILE, 1), format!("db-1:{FILE} (content #2)"));
+    let mut c = Central::new();
+    c.take(&shipped("db-1", &log()));
+    let other = fixture("16-stderr-default-std");
+    c.take(&shipped("db-2", &other));
+    let sizes = shipped_sizes(&c.store).unwrap();
+    let want =
+        HashMap::from([(shown("db-1", FILE, 0), log().len() as u64), (shown("db-2", FILE, 0), other.len() as u64)]);
+    assert_eq!(sizes, want);
+}
+
+/// A held-back last entry longer than what a release keeps behind the read
+/// position (a logged statement of 200 kB): giving the read part back to
+/// the filesystem never reaches into it.
+#[test]
+fn a_long_held_back_entry_is_never_given_back() {
+    let mut c = Central::new();
+    let first = busy_week();
+    let first_lines = shipped("db-1", &first);
+    c.take(&first_lines);
+    let statement = format!(
+        "2026-11-29 08:00:00.000 UTC [4242] postgres@postgres LOG:  statement: SELECT '{}';\n",
+        "x".repeat(200 << 10)
+    );
+    let more = [first.clone(), fixture("15-stderr-default-std"), statement.clone().into_bytes()].concat();
+    let lines = shipped("db-1", &more);
+    c.take(&lines[first_lines.len()..]);
+    assert!(c.streams().pending(), "the statement waits for lines that may belong to it");
+    let spool = std::fs::read(c.spool.join("1-0.log")).unwrap();
+    assert_eq!(spool.len(), more.len());
+    assert_eq!(&spool[more.len() - statement.len()..], statement.as_bytes());
 }
