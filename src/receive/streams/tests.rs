@@ -433,32 +433,37 @@ fn a_batch_across_a_change_of_content_counts_the_lines_of_both() {
     assert_eq!((c.row("db-1").lines, c.row("db-1").accepted_end), (old.len() as u64 + 7, new[6].offset + 1));
 }
 
-/// A rule whose prefix the shipped lines do not fit: the lines are kept in
-/// the spool, nothing is stored, and the problem says what to set.
+/// Rules the shipped lines do not fit (a wrong prefix; csvlog for a
+/// stderr log): the lines are kept in the spool, nothing is stored, and
+/// the problem says what to set.
 #[test]
 fn lines_that_do_not_fit_the_rule_are_kept_and_named() {
     let dir = tempfile::tempdir().unwrap();
     let (db, spool) = (dir.path().join("w.db"), dir.path().join("w-ingest"));
     let mut store = Store::open(&db).unwrap();
-    let rule = IngestCluster {
-        host: "db-*".into(),
+    let rule = |host: &str, format: &str, prefix: &str| IngestCluster {
+        host: host.into(),
         file: "*".into(),
         name: "{host}".into(),
-        format: "stderr".into(),
-        prefix: "%t [%p]: [%l-1] user=%u,db=%d ".into(),
+        format: format.into(),
+        prefix: prefix.into(),
         timezone: None,
     };
+    let rules = vec![rule("db-1", "stderr", "%t [%p]: [%l-1] user=%u,db=%d "), rule("db-2", "csvlog", "auto")];
     let claimed = SpoolDir::claim(&spool, &mut store).unwrap();
-    let mut streams = Streams::recover(&mut store, claimed, vec![rule], Duration::ZERO).unwrap();
-    let lines = shipped("db-1", &log());
-    let taken = streams.take(&mut store, lines.clone()).unwrap();
-    assert_eq!((taken.lines, taken.events), (lines.len() as u64, 0));
-    let status = &store.daemon().cluster_status(Some("db-1")).unwrap()[0];
-    assert_eq!(status.problems.len(), 1, "{:?}", status.problems);
-    let (path, problem) = &status.problems[0];
-    assert_eq!(path, &format!("db-1:{FILE}"));
-    assert!(problem.ends_with("; kept in the spool: set format/prefix in [[ingest.cluster]] and reload"), "{problem}");
-    assert_eq!(std::fs::read(spool.join("1-0.log")).unwrap(), log());
+    let mut streams = Streams::recover(&mut store, claimed, rules, Duration::ZERO).unwrap();
+    for (n, host) in [(1, "db-1"), (2, "db-2")] {
+        let lines = shipped(host, &log());
+        let taken = streams.take(&mut store, lines.clone()).unwrap();
+        assert_eq!((taken.lines, taken.events), (lines.len() as u64, 0), "{host}");
+        let status = &store.daemon().cluster_status(Some(host)).unwrap()[0];
+        assert_eq!(status.problems.len(), 1, "{:?}", status.problems);
+        let (path, problem) = &status.problems[0];
+        assert_eq!(path, &format!("{host}:{FILE}"));
+        let fix = "; kept in the spool: set format/prefix in [[ingest.cluster]] and reload";
+        assert!(problem.ends_with(fix), "{problem}");
+        assert_eq!(std::fs::read(spool.join(format!("{n}-0.log"))).unwrap(), log());
+    }
 }
 
 /// How shipped files are named in `status`, and their spools' sizes by
