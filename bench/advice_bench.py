@@ -378,10 +378,12 @@ def run(cl, mb, rate, label, duration=None):
     return res
 
 
-def walwatch_suggest(cl, logfile, name, fresh=True):
-    """Import a run's log file into the rate's store (a fresh one for phase 1,
-    the same one for the second pass); `walwatch suggest` reads the server's
+def walwatch_suggest(cl, logfiles, name, fresh=True):
+    """Import log files into the rate's store (a fresh one for phase 1, the
+    same one for the second pass); `walwatch suggest` reads the server's
     conf files."""
+    logfiles = [logfiles] if isinstance(logfiles, str) else logfiles
+    logfile = logfiles[-1]
     work = os.path.join(BENCH_DIR, f"{name}-walwatch")
     if fresh:
         shutil.rmtree(work, ignore_errors=True)
@@ -393,7 +395,7 @@ def walwatch_suggest(cl, logfile, name, fresh=True):
             f"[store]\npath = {json.dumps(db)}\n\n[[cluster]]\nname = {json.dumps(name)}\n"
             f"logs = [{json.dumps(logfile)}]\ndata_directory = {json.dumps(cl.data)}\n"
         )
-    subprocess.run([WALWATCH, "import", "--db", db, "--cluster", name, logfile], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([WALWATCH, "import", "--db", db, "--cluster", name, *logfiles], check=True, stdout=subprocess.DEVNULL)
     out = subprocess.run(
         [WALWATCH, "suggest", "--config", cfg, "--db", db, "--cluster", name, "--format", "json"],
         capture_output=True,
@@ -487,10 +489,12 @@ def one_rate(rate, repeat):
         at_s = max(DURATION, TIMEOUT_S * (MIN_SAMPLES + 1) + 15) if SECOND_PASS else DURATION
         runs[S] = run(cl, S, rate, f"{name} verify S", at_s)
         if SECOND_PASS and SUGGEST_FROM == "walwatch":
-            # The DBA applied S and asks again: the run at S (its reload of
-            # max_wal_size logged) goes into the same store, the server's
-            # conf still says S.
-            s2, _ = walwatch_suggest(cl, runs[S]["logfile"], name, fresh=False)
+            # The DBA applied S and asks again: every log file up to the run
+            # at S goes into the same store (the reload that logged the new
+            # max_wal_size is in the file before the run's, as a daemon
+            # following the log reads it), the server's conf still says S.
+            upto = [f for f in cl.log_files() if f <= runs[S]["logfile"]]
+            s2, _ = walwatch_suggest(cl, upto, name, fresh=False)
             res["suggest2"] = s2
             res["S2"] = s2["suggested"]["max_wal_size_mb"]
             say(f"{name}: second pass at {S}MB suggests {res['S2']}MB; basis {s2['basis']}")
