@@ -336,9 +336,7 @@ impl Streams {
                 // before the next write would take. A damaged spool is
                 // left as it is: it is set aside.
                 if !spool::damaged(&e) {
-                    if let Err(cut) = spool.cut_back() {
-                        tracing::warn!(path = %spool.log_path.display(), error = %cut, "Cannot take back a write cut short; it is cut off at the next open.");
-                    }
+                    take_back(spool);
                 }
                 return Err(spool_error(spool, e));
             }
@@ -346,9 +344,7 @@ impl Streams {
         (row.accepted_end, row.lines, row.duplicates) = (accepted_end, row.lines + new, row.duplicates + dup);
         row.next_offset = pending.next_offset.or(row.next_offset);
         if let Err(e) = store.streams_mut().commit(&row) {
-            if let Err(cut) = spool.cut_back() {
-                tracing::warn!(path = %spool.log_path.display(), error = %cut, "Cannot take back a write the store did not commit; it is cut off at the next open.");
-            }
+            take_back(spool);
             return Err(e.into());
         }
         spool.row = row;
@@ -460,6 +456,14 @@ pub(crate) fn shown(host: &str, file: &str, generation: i64) -> String {
     match generation {
         0 => format!("{host}:{file}"),
         g => format!("{host}:{file} (content #{})", g + 1),
+    }
+}
+
+/// Cuts `spool` back to what is committed after a write that does not
+/// count; what cannot be cut now is cut off at the next open.
+fn take_back(spool: &mut Spool) {
+    if let Err(cut) = spool.cut_back() {
+        tracing::warn!(path = %spool.log_path.display(), error = %cut, "Cannot take back a write that does not count; it is cut off at the next open.");
     }
 }
 
