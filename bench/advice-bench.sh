@@ -7,6 +7,8 @@
 #   bench/advice-bench.sh                 RATES=100,300, REPEATS=2, 170 s per run
 #   RATES=200 REPEATS=1 DURATION=120 bench/advice-bench.sh
 #   REPORT_ONLY=1 bench/advice-bench.sh   the tables again from results.json
+#   RATES=100 BURST=4x40@60 BENCH_DIR=/tmp/walwatch-advice-burst bench/advice-bench.sh
+#                                         a bursty workload: 4x the rate for 40 s, 60 s into every run
 #
 # For each pgbench rate (transactions/s, `pgbench --rate`) and repeat, on its
 # own throwaway cluster (pgbench -i -s $SCALE; checkpoint_timeout 30s,
@@ -33,6 +35,8 @@
 #     the script to phase 1's log (for when `walwatch suggest` is unavailable)
 #   SECOND_PASS=1  the run at S imported into the same store and suggest asked
 #     again (S2, as a DBA who applied S would), S2 run and reported; 0: skip
+#   BURST=FxS@T  every run gets F x its rate for S s, T s after it starts (a
+#     second pgbench on top of the steady one, like a batch job); unset: steady
 #   PG_BINDIR  PostgreSQL server binaries (default: highest /usr/lib/postgresql/*/bin)
 #   WALWATCH=<repo>/target/release/walwatch (cargo build --release unless set;
 #     only import/suggest/checkpoints run, so a debug build does as well)

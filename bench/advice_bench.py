@@ -23,6 +23,11 @@ second   (SECOND_PASS=1, the default) the run at S (then at least 6
          S and leaves phase 1's out) is imported into the same store and
          `walwatch suggest` asked again, the server's conf at S, as a DBA who
          applied S would: S2, run and reported ÷ the smallest.
+burst    (BURST=FxS@T, e.g. 4x40@60) every run is bursty: T s into it, a
+         second fixed-rate pgbench adds (F - 1) x R transactions per second
+         for S s on top of the steady R, as a nightly batch job does on top of
+         the day's traffic; S, the bisection and the second pass all see the
+         same burst.
 repeats  the whole loop (fresh cluster, phase 1, S, bisection) $REPEATS times
          per rate, repeat-major (every rate gets repeat 1 before repeat 2).
 
@@ -61,6 +66,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 
 from benchlib import say, bindir, trigger
@@ -80,6 +86,8 @@ REPEATS = int(os.environ.get("REPEATS", "2"))
 SECOND_PASS = os.environ.get("SECOND_PASS", "1") == "1"
 # REPORT_ONLY=1: print the tables from $BENCH_DIR/results.json (a run cut short keeps its finished repeats).
 REPORT_ONLY = os.environ.get("REPORT_ONLY", "0") == "1"
+# BURST=FxS@T: F times the rate for S seconds, starting T seconds into each run.
+BURST = os.environ.get("BURST", "")
 STEP_MB = 32
 # walwatch's [advice] min_samples default: cycles since a settings change
 # before the cycles from before it are left out.
@@ -330,6 +338,34 @@ def parse_pgbench(out):
     return r
 
 
+def parse_burst(spec):
+    """BURST=FxS@T -> (factor, seconds, at), or None when unset."""
+    if not spec:
+        return None
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)x(\d+)@(\d+)", spec)
+    if not m:
+        raise SystemExit(f"BURST={spec!r}: expected FxS@T, e.g. 4x40@60")
+    return float(m.group(1)), int(m.group(2)), int(m.group(3))
+
+
+def pgbench_with_burst(cl, rate, duration):
+    """The steady run, with BURST's extra pgbench on top when set; returns
+    the steady run's output (its tps is the steady rate's)."""
+    steady = ["--rate", str(rate), "-T", str(duration), "-c", str(CLIENTS), "-j", str(CLIENTS)]
+    burst = parse_burst(BURST)
+    if not burst:
+        return cl.pgbench(steady)
+    factor, seconds, at = burst
+    if at + seconds > duration:
+        raise SystemExit(f"BURST={BURST}: the burst must end within the {duration} s run")
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        main = pool.submit(cl.pgbench, steady)
+        time.sleep(at)
+        extra = round((factor - 1) * rate)
+        cl.pgbench(["--rate", str(extra), "-T", str(seconds), "-c", str(CLIENTS), "-j", str(CLIENTS)])
+        return main.result()
+
+
 def run(cl, mb, rate, label, duration=None):
     """One fixed-rate run at max_wal_size = mb MB (for `duration` s, DURATION
     unless given); returns its figures and log file."""
@@ -339,7 +375,7 @@ def run(cl, mb, rate, label, duration=None):
     cl.psql("CHECKPOINT;")
     logfile = cl.rotate()
     lsn0, t0 = cl.lsn_mb(), utc_now()
-    out = cl.pgbench(["--rate", str(rate), "-T", str(duration), "-c", str(CLIENTS), "-j", str(CLIENTS)])
+    out = pgbench_with_burst(cl, rate, duration)
     t1, lsn1 = utc_now(), cl.lsn_mb()
     cl.psql("CHECKPOINT;")  # waits for the checkpoint in progress: its complete line is in this file
     cl.rotate()
@@ -533,7 +569,7 @@ def report(results, started, ended, duration=DURATION, load=None):
     print()
     print(
         f"advice closed loop, {started}–{ended} UTC: PostgreSQL ({BINDIR}), pgbench -s {SCALE} -c {CLIENTS} -j {CLIENTS}, "
-        f"{duration} s per run, checkpoint_timeout {TIMEOUT_S}s; bisection to {STEP_MB} MB; "
+        f"{duration} s per run{f', burst {BURST} (F x the rate for S s at T s)' if BURST else ''}, checkpoint_timeout {TIMEOUT_S}s; bisection to {STEP_MB} MB; "
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0] if load is None else load:.1f} at the end; S from {SUGGEST_FROM}"
     )
     print()

@@ -26,6 +26,7 @@ use crate::cli::{ByArg, HistoryArgs, OutputFormat};
 use crate::digest::chart;
 use crate::digest::render::Picture as Chart;
 use crate::output::{self, grouped, grouped_f, spark};
+use crate::store::fan_out::fan_out;
 use crate::store::Store;
 use crate::timefmt::{parse_when, rfc3339};
 
@@ -45,6 +46,7 @@ pub(crate) fn run(args: HistoryArgs) -> Result<ExitCode> {
     let mut chart = None;
     let mut earliest: Option<Timestamp> = None;
     let mut partial = Partial::default();
+    let mut work = Vec::new();
     for cluster in clusters {
         let Some(buckets) = cluster_buckets(&store, &cluster, asked, by, &tz, tolerance, &mut partial)? else {
             continue;
@@ -54,12 +56,20 @@ pub(crate) fn run(args: HistoryArgs) -> Result<ExitCode> {
         if args.chart.is_some() {
             chart = Some(draw_chart(&store, &cluster, &buckets, &tz)?);
         }
-        let rows = history::rows(&store, &cluster, &buckets)?;
-        note_empty(&cluster, &rows);
-        let compare = if args.compare { Some(compare(&store, &cluster, &buckets, by)?) } else { None };
-        periods.push(Period { rows, compare });
+        work.push((cluster, buckets));
     }
     partial.finish();
+    // Each cluster's rows are an independent read: a central's clusters
+    // are read on every core.
+    let read = |store: &Store, (cluster, buckets): &(String, Vec<Bucket>)| -> Result<Period> {
+        let rows = history::rows(store, cluster, buckets)?;
+        let compare = if args.compare { Some(compare(store, cluster, buckets, by)?) } else { None };
+        Ok(Period { rows, compare })
+    };
+    for ((cluster, _), period) in work.iter().zip(fan_out(&store, &work, read)?) {
+        note_empty(cluster, &period.rows);
+        periods.push(period);
+    }
     note_pruned(&store, earliest, "buckets before it are empty")?;
     match (args.format, args.compare) {
         (OutputFormat::Json, false) => {

@@ -25,6 +25,7 @@ mod columns;
 pub(crate) mod daemon;
 pub(crate) mod digests;
 pub(crate) mod events;
+pub(crate) mod fan_out;
 mod filter;
 pub(crate) mod listeners;
 pub(crate) mod lock;

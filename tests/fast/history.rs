@@ -601,3 +601,33 @@ fn server_starts_before_postgresql_12_are_read_from_the_ready_lines() {
         }
     }
 }
+
+/// Every cluster of a central is read on its own connection, on several
+/// cores: the answer for all of them is each one's own answer, in the
+/// clusters' order, whatever worker read it.
+#[test]
+fn all_clusters_at_once_answer_as_each_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("w.db");
+    let db = db.to_str().unwrap();
+    let runs =
+        ["15-stderr-default-crashimm", "15-stderr-default-std", "16-stderr-default-std", "17-stderr-default-std"];
+    let clusters: Vec<String> = (0..9).map(|i| format!("c{i}")).collect();
+    for (i, cluster) in clusters.iter().enumerate() {
+        let log = crate::import_behaviour::fixture(runs[i % runs.len()]);
+        ok(&["import", "--db", db, "--cluster", cluster, log.to_str().unwrap()]);
+    }
+    let range = ["--tz", "UTC", "--by", "hour", "--since", "2026-11-22", "--until", "2026-11-23", "--format", "json"];
+    let json = |args: &[&str]| -> Vec<Value> { serde_json::from_str(&ok(args)).unwrap() };
+    let all = json(&[&["history", "--db", db], &range[..]].concat());
+    let alone: Vec<Value> =
+        clusters.iter().flat_map(|c| json(&[&["history", "--db", db, "--cluster", c], &range[..]].concat())).collect();
+    assert_eq!(all.len(), 9 * 24);
+    assert_eq!(all, alone);
+    // Not vacuous: the clusters differ, and their checkpoints are counted.
+    let forced = |rows: &[Value], c: &str| -> i64 {
+        rows.iter().filter(|r| r["cluster"] == c).map(|r| r["checkpoints"]["wal"].as_i64().unwrap()).sum()
+    };
+    assert!(forced(&all, "c0") > 10, "the crash run's storm");
+    assert_ne!(forced(&all, "c0"), forced(&all, "c1"));
+}
