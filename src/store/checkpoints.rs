@@ -526,6 +526,16 @@ static CHECKPOINT_COLUMNS: LazyLock<String> = LazyLock::new(|| {
     HEAD.iter().map(|h| h.to_string()).chain(figures).chain(tail).collect::<Vec<_>>().join(", ")
 });
 
+/// [`Checkpoints::last_checkpoint_before`]: cluster ?1, before ?2.
+pub(super) static LAST_CHECKPOINT_BEFORE: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT {} FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id
+         WHERE c.name = ?1 AND {POINT_TIME} < ?2 AND k.kind = 'checkpoint' AND k.started_at IS NOT NULL
+         ORDER BY {POINT_TIME} DESC, k.id DESC LIMIT 1",
+        *CHECKPOINT_COLUMNS
+    )
+});
+
 /// The count of [`Checkpoints::truncated`], before the filter's conditions.
 /// INDEXED BY: the cut rows are few, their index is the shortest read
 /// whatever the window; given a time range, SQLite chose checkpoint_time
@@ -566,6 +576,20 @@ impl<S: Deref<Target = Store>> Checkpoints<S> {
         mut f: impl FnMut(CheckpointRow) -> Result<(), E>,
     ) -> Result<(), E> {
         self.each_marked(filter, |row, _| f(row))
+    }
+
+    /// The last checkpoint (not restartpoint) with a start line before
+    /// `until` in `cluster`: one row read backwards from `until` along
+    /// checkpoint_cluster_time, where a listing of everything before it
+    /// reads the cluster's whole history.
+    pub(crate) fn last_checkpoint_before(
+        &self,
+        cluster: &str,
+        until: Timestamp,
+    ) -> Result<Option<CheckpointRow>, StoreError> {
+        let store = &*self.0;
+        let q = || store.conn.query_row(&LAST_CHECKPOINT_BEFORE, params![cluster, to_micros(until)], checkpoint_row);
+        q().optional().map_err(|e| store.sql(e))
     }
 
     /// How many checkpoints and restartpoints of `filter` were stored from

@@ -93,10 +93,7 @@ pub(crate) fn read(
     let mut rows: Vec<CheckpointRow> = store.checkpoints().list(&filter)?.into_iter().filter(checkpoint).collect();
     // The checkpoint before --since is where the replay starts: its REDO and its clock.
     if let Some(since) = since {
-        let before = Filter { cluster: Some(cluster.into()), since: None, until: Some(since), trigger: None };
-        let mut earlier = store.checkpoints().list(&before)?;
-        earlier.retain(checkpoint);
-        if let Some(last) = earlier.pop() {
+        if let Some(last) = store.checkpoints().last_checkpoint_before(cluster, since)? {
             rows.insert(0, last);
         }
     }

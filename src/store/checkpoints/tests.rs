@@ -4,7 +4,10 @@
 
 use jiff::Timestamp;
 
-use super::{whole_days, CompleteStats, CHECKPOINT_COLUMNS, DAY_US, POINT_STARTS, RECENT_STARTS, TRUNCATED};
+use super::{
+    whole_days, CompleteStats, CHECKPOINT_COLUMNS, DAY_US, LAST_CHECKPOINT_BEFORE, POINT_STARTS, RECENT_STARTS,
+    TRUNCATED,
+};
 use crate::store::shared_tests::{import, AFTER_CRASH, CRASH, NOISE};
 use crate::store::{Filter, Store};
 
@@ -290,4 +293,34 @@ fn the_truncated_rows_are_read_through_their_index() {
             .collect();
         assert!(plan.iter().any(|step| step.contains("checkpoint_truncated")), "{cond}: {plan:?}");
     }
+}
+
+/// The checkpoint a what-if replay starts from: the last one with a start
+/// line before the window, as the whole listing before it would end, found
+/// by one backward step of checkpoint_cluster_time.
+#[test]
+fn the_last_checkpoint_before_is_the_listings_last() {
+    let (_dir, store) = import(&[("a", CRASH), ("a", AFTER_CRASH), ("b", NOISE)]);
+    let mut checked = 0;
+    for cluster in ["a", "b", "none"] {
+        let all = store.checkpoints().list(&Filter { cluster: Some(cluster.into()), ..Filter::default() }).unwrap();
+        let mut untils: Vec<Timestamp> = all.iter().filter_map(|r| r.started_at.or(r.completed_at)).collect();
+        untils.extend(["2026-01-01T00:00:00Z", "2027-01-01T00:00:00Z"].map(|t| t.parse::<Timestamp>().unwrap()));
+        for until in untils {
+            let want = all
+                .iter()
+                .filter(|r| r.kind == crate::model::event::PointKind::Checkpoint && r.started_at.is_some())
+                .filter(|r| r.started_at.or(r.completed_at).is_some_and(|t| t < until))
+                .next_back();
+            let got = store.checkpoints().last_checkpoint_before(cluster, until).unwrap();
+            assert_eq!(got.as_ref(), want, "{cluster} {until}");
+            checked += usize::from(got.is_some());
+        }
+    }
+    assert!(checked > 30, "{checked}");
+    let mut stmt = store.conn.prepare(&format!("EXPLAIN QUERY PLAN {}", *LAST_CHECKPOINT_BEFORE)).unwrap();
+    let plan: Vec<String> =
+        stmt.query_map(rusqlite::params!["a", 0], |r| r.get::<_, String>(3)).unwrap().map(Result::unwrap).collect();
+    assert!(plan.iter().any(|step| step.contains("checkpoint_cluster_time")), "{plan:?}");
+    assert!(!plan.iter().any(|step| step.contains("TEMP B-TREE")), "no sort: {plan:?}");
 }
