@@ -310,8 +310,7 @@ fn the_last_checkpoint_before_is_the_listings_last() {
             let want = all
                 .iter()
                 .filter(|r| r.kind == crate::model::event::PointKind::Checkpoint && r.started_at.is_some())
-                .filter(|r| r.started_at.or(r.completed_at).is_some_and(|t| t < until))
-                .next_back();
+                .rfind(|r| r.started_at.or(r.completed_at).is_some_and(|t| t < until));
             let got = store.checkpoints().last_checkpoint_before(cluster, until).unwrap();
             assert_eq!(got.as_ref(), want, "{cluster} {until}");
             checked += usize::from(got.is_some());
