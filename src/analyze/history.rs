@@ -213,8 +213,22 @@ impl<'a> Table<'a> {
 type Counter = fn(&mut Acc) -> &mut i64;
 
 /// The rows of `cluster` over `buckets` (contiguous, in time order).
+#[cfg(test)]
 pub(crate) fn rows(store: &Store, cluster: &str, buckets: &[Bucket]) -> Result<Vec<Row>, StoreError> {
-    Ok(rows_of_each(store, cluster, &[buckets])?.remove(0))
+    rows_paced(store, cluster, buckets, &PacingTimeline::load(store, cluster)?)
+}
+
+/// The rows of `cluster` over `buckets` (contiguous, in time order), with
+/// the cluster's pacing settings already read (a caller that
+/// reads several ranges of one cluster reads them, and infers them from the
+/// log where nothing else says, once).
+pub(crate) fn rows_paced(
+    store: &Store,
+    cluster: &str,
+    buckets: &[Bucket],
+    pacing: &PacingTimeline,
+) -> Result<Vec<Row>, StoreError> {
+    Ok(rows_of_each(store, cluster, &[buckets], pacing)?.remove(0))
 }
 
 /// [`rows`] for several bucketings at once (the digest's days and hours of
@@ -224,11 +238,11 @@ pub(crate) fn rows_of_each(
     store: &Store,
     cluster: &str,
     bucketings: &[&[Bucket]],
+    pacing: &PacingTimeline,
 ) -> Result<Vec<Vec<Row>>, StoreError> {
     let mut tables: Vec<Table<'_>> = bucketings.iter().map(|b| Table::new(b)).collect();
     let Some((since, until)) = span(&tables) else { return Ok(bucketings.iter().map(|_| Vec::new()).collect()) };
-    let pacing = PacingTimeline::load(store, cluster)?;
-    points(store, cluster, (since, until), &pacing, &mut tables)?;
+    points(store, cluster, (since, until), pacing, &mut tables)?;
     let kinds: [(&str, Counter); 2] =
         [("too_frequent", |a| &mut a.too_frequent), ("parameter_changed", |a| &mut a.parameter_changes)];
     let mut count = |t: Timestamp, field: Counter| tables.iter_mut().for_each(|table| table.count(t, field));
@@ -410,7 +424,8 @@ mod tests {
         let days = cover(t("2026-11-20T00:00:00Z"), t("2026-11-23T00:00:00Z"), By::Day, &tz).unwrap();
         let hours = cover(t("2026-11-22T07:00:00Z"), t("2026-11-22T10:00:00Z"), By::Hour, &tz).unwrap();
         let later = cover(t("2026-11-22T08:15:00Z"), t("2026-11-22T09:00:00Z"), By::Hour, &tz).unwrap();
-        let together = rows_of_each(&store, "c", &[&days, &hours, &later, &[]]).unwrap();
+        let pacing = PacingTimeline::load(&store, "c").unwrap();
+        let together = rows_of_each(&store, "c", &[&days, &hours, &later, &[]], &pacing).unwrap();
         let alone = [&days, &hours, &later].map(|b| rows(&store, "c", b).unwrap());
         assert_eq!(together[..3], alone);
         assert!(together[3].is_empty());

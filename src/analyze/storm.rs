@@ -82,9 +82,13 @@ const TARGET: &str = "checkpoint_completion_target";
 impl PacingTimeline {
     /// What the store knows of `cluster`'s pacing settings.
     pub(crate) fn load(store: &Store, cluster: &str) -> Result<PacingTimeline, StoreError> {
-        let current = settings::current(store, cluster)?;
+        PacingTimeline::with_current(store, cluster, &settings::current(store, cluster)?)
+    }
+
+    /// [`PacingTimeline::load`] with the values in force now already read.
+    pub(crate) fn with_current(store: &Store, cluster: &str, current: &Settings) -> Result<PacingTimeline, StoreError> {
         // Every change: each value is looked up by its own name.
-        Ok(PacingTimeline::new(&current, settings::timeline(store, cluster)?))
+        Ok(PacingTimeline::new(current, settings::timeline(store, cluster)?))
     }
 
     /// From the values in force now and the changes, oldest first.

@@ -22,6 +22,7 @@ use serde::Serialize;
 use crate::analyze::buckets::{self, Bucket, By};
 use crate::analyze::history::change;
 use crate::analyze::history::{self, Row};
+use crate::analyze::storm::PacingTimeline;
 use crate::cli::{ByArg, HistoryArgs, OutputFormat};
 use crate::digest::chart;
 use crate::digest::render::Picture as Chart;
@@ -62,8 +63,9 @@ pub(crate) fn run(args: HistoryArgs) -> Result<ExitCode> {
     // Each cluster's rows are an independent read: a central's clusters
     // are read on every core.
     let read = |store: &Store, (cluster, buckets): &(String, Vec<Bucket>)| -> Result<Period> {
-        let rows = history::rows(store, cluster, buckets)?;
-        let compare = if args.compare { Some(compare(store, cluster, buckets, by)?) } else { None };
+        let pacing = PacingTimeline::load(store, cluster)?;
+        let rows = history::rows_paced(store, cluster, buckets, &pacing)?;
+        let compare = if args.compare { Some(compare(store, cluster, buckets, by, &pacing)?) } else { None };
         Ok(Period { rows, compare })
     };
     for ((cluster, _), period) in work.iter().zip(fan_out(&store, &work, read)?) {
@@ -300,11 +302,11 @@ const COMPARED: [(&str, Figure); 14] = [
     ("alerts_fired", |r| Some(r.alerts_fired as f64)),
 ];
 
-fn compare(store: &Store, cluster: &str, buckets: &[Bucket], by: By) -> Result<Comparison> {
+fn compare(store: &Store, cluster: &str, buckets: &[Bucket], by: By, pacing: &PacingTimeline) -> Result<Comparison> {
     let (first, last) = (&buckets[0], &buckets[buckets.len() - 1]);
     let whole = Bucket { start: first.start.clone(), end: last.end.clone() };
     let before = Bucket { start: buckets::back(&first.start, by, buckets.len())?, end: first.start.clone() };
-    let one = |b: Bucket| history::rows(store, cluster, &[b]).map(|mut r| r.remove(0));
+    let one = |b: Bucket| history::rows_paced(store, cluster, &[b], pacing).map(|mut r| r.remove(0));
     let (period, previous) = (one(whole)?, one(before)?);
     let change_pct =
         Changes(COMPARED.iter().map(|(name, value)| (*name, change(value(&previous), value(&period)))).collect());

@@ -15,6 +15,7 @@ use super::bursts::{self, Burst};
 use crate::analyze::buckets::{self, By};
 use crate::analyze::history::{self, Row};
 use crate::analyze::sizing::{self, Suggestion};
+use crate::analyze::storm::PacingTimeline;
 use crate::config::Advices;
 use crate::model::alert::Resolution;
 use crate::settings::Settings;
@@ -165,8 +166,11 @@ fn cluster_day(
     let first = buckets::back(start, By::Day, MEDIAN_DAYS)?;
     let days = buckets::cover(first.timestamp(), end.timestamp(), By::Day, &inputs.tz)?;
     let hours = buckets::cover(first.timestamp(), end.timestamp(), By::Hour, &inputs.tz)?;
+    // Every change is read for the settings; the day's are among them.
+    let settings = crate::settings::current(store, name)?;
+    let pacing = PacingTimeline::with_current(store, name, &settings)?;
     // Days and hours of the same week, from one read.
-    let [mut rows, hourly]: [Vec<Row>; 2] = history::rows_of_each(store, name, &[&days, &hours])?
+    let [mut rows, hourly]: [Vec<Row>; 2] = history::rows_of_each(store, name, &[&days, &hours], &pacing)?
         .try_into()
         .map_err(|_| ReportError::Calendar(inputs.day))?;
     let day = rows.pop().ok_or(ReportError::Calendar(inputs.day))?;
@@ -180,8 +184,6 @@ fn cluster_day(
     let resolved: Vec<AlertRow> =
         alerts.iter().filter(|a| a.resolved_at.is_some_and(in_day)).filter(cleared).cloned().collect();
     let open = alerts.iter().filter(|a| a.fired_at < to && a.resolved_at.is_none_or(|r| r >= to)).count();
-    // Every change is read for the settings; the day's are among them.
-    let settings = crate::settings::current(store, name)?;
     let changes: Vec<_> = settings.log_changes.iter().filter(|c| in_day(c.at)).cloned().collect();
     let suggestion = sizing::suggest(store, name, &settings, inputs.advice.of(name), inputs.skew_tolerance, to)?;
     let suggestion = suggestion.sql.is_some().then_some(suggestion);
