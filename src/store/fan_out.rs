@@ -130,6 +130,23 @@ mod tests {
         assert_eq!(err, Missing::Cluster("c03".into()));
     }
 
+    /// A worker that cannot open its own connection fails the call: the
+    /// item it took is never left out silently.
+    #[test]
+    fn a_worker_without_a_connection_is_an_error_not_a_missing_cluster() {
+        let names: Vec<String> = (0..40).map(|i| format!("c{i:02}")).collect();
+        let (dir, store) = store_with(&names.iter().map(String::as_str).collect::<Vec<_>>());
+        // The calling thread's connection reads on; a new one finds no store.
+        std::fs::rename(dir.path().join("w.db"), dir.path().join("moved.db")).unwrap();
+        let answer = fan_out(&store, &names, |s, name| s.clusters().find(name).map(Option::unwrap));
+        if thread::available_parallelism().map_or(1, |n| n.get()) > 1 {
+            let err = answer.unwrap_err().to_string();
+            assert!(err.contains("w.db"), "{err}");
+        } else {
+            assert_eq!(answer.unwrap().len(), 40, "one core: the calling thread reads all");
+        }
+    }
+
     #[test]
     fn nothing_to_do_is_an_empty_answer() {
         let (_dir, store) = store_with(&[]);
