@@ -573,6 +573,19 @@ fn give_back_free_pages(conn: &Connection) -> rusqlite::Result<()> {
 mod tests {
     use super::*;
 
+    /// .cargo/config.toml builds SQLite without the global page-cache and
+    /// allocation mutexes that serialize parallel readers (store/fan_out.rs).
+    #[test]
+    fn sqlite_is_built_for_parallel_readers() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("o.db")).unwrap();
+        let mut stmt = store.conn.prepare("PRAGMA compile_options").unwrap();
+        let options: Vec<String> = stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+        assert!(options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"), "{options:?}");
+        assert!(!options.iter().any(|o| o == "ENABLE_MEMORY_MANAGEMENT"), "{options:?}");
+        assert!(options.iter().any(|o| o == "THREADSAFE=1"), "{options:?}");
+    }
+
     #[test]
     fn migrations_apply_in_order_and_once() {
         let dir = tempfile::tempdir().unwrap();
