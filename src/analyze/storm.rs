@@ -70,10 +70,21 @@ pub(crate) fn pace_ratio(pacing: Pacing, trigger: Option<Trigger>, write_s: Opti
 /// habit: the ratio is off by at most 1.8×, and most servers keep it).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PacingTimeline {
-    version: Option<u32>,
     timeout_s: Option<f64>,
     completion_target: Option<f64>,
-    changes: Vec<SettingChange>,
+    /// The changes of each, oldest first, their values parsed once: a
+    /// history reads them for every checkpoint of every cluster.
+    timeouts: Vec<Step>,
+    targets: Vec<Step>,
+}
+
+/// One change of a setting: when, the value it set and the one it replaced
+/// (None: not set, or not a value of the setting's kind).
+#[derive(Debug, Clone)]
+struct Step {
+    at: Timestamp,
+    new: Option<f64>,
+    old: Option<f64>,
 }
 
 const TIMEOUT: &str = "checkpoint_timeout";
@@ -93,11 +104,12 @@ impl PacingTimeline {
 
     /// From the values in force now and the changes, oldest first.
     pub(crate) fn new(current: &Settings, changes: Vec<SettingChange>) -> PacingTimeline {
+        let version = current.version;
         PacingTimeline {
-            version: current.version,
             timeout_s: current.seconds(TIMEOUT).filter(|_| !current.assumed(TIMEOUT)),
             completion_target: current.number(TARGET),
-            changes,
+            timeouts: steps(&changes, TIMEOUT, |t| seconds(t, version)),
+            targets: steps(&changes, TARGET, |t| number(t, version)),
         }
     }
 
@@ -105,32 +117,42 @@ impl PacingTimeline {
     /// the value the first later change replaced, else today's. None while
     /// `checkpoint_timeout` is not known.
     pub(crate) fn at(&self, at: Timestamp) -> Option<Pacing> {
-        let timeout_s = self.value_at(TIMEOUT, at).and_then(|t| self.seconds(&t)).or(self.timeout_s)?;
-        let completion_target = self.value_at(TARGET, at).and_then(|t| self.number(&t)).or(self.completion_target)?;
+        let timeout_s = value_at(&self.timeouts, at).or(self.timeout_s)?;
+        let completion_target = value_at(&self.targets, at).or(self.completion_target)?;
         Some(Pacing { timeout_s, completion_target })
     }
+}
 
-    fn value_at(&self, name: &str, at: Timestamp) -> Option<String> {
-        let mut of_name = self.changes.iter().filter(|c| c.name == name);
-        let before = of_name.clone().rfind(|c| c.at <= at);
-        match before {
-            Some(change) => change.new.clone(),
-            None => of_name.find(|c| c.at > at).and_then(|c| c.old.clone()),
-        }
+/// The changes of `name` among `changes` (oldest first), parsed.
+fn steps(changes: &[SettingChange], name: &str, parse: impl Fn(&str) -> Option<f64>) -> Vec<Step> {
+    let value = |v: &Option<String>| v.as_deref().and_then(&parse);
+    changes
+        .iter()
+        .filter(|c| c.name == name)
+        .map(|c| Step { at: c.at, new: value(&c.new), old: value(&c.old) })
+        .collect()
+}
+
+/// The value the latest step at or before `at` set, else the one the first
+/// step after it replaced.
+fn value_at(steps: &[Step], at: Timestamp) -> Option<f64> {
+    match steps.partition_point(|s| s.at <= at).checked_sub(1) {
+        Some(latest) => steps[latest].new,
+        None => steps.first().and_then(|s| s.old),
     }
+}
 
-    fn seconds(&self, text: &str) -> Option<f64> {
-        match units::parse(TIMEOUT, text, self.version).ok()? {
-            Parsed::Seconds(s) => Some(s),
-            _ => None,
-        }
+fn seconds(text: &str, version: Option<u32>) -> Option<f64> {
+    match units::parse(TIMEOUT, text, version).ok()? {
+        Parsed::Seconds(s) => Some(s),
+        _ => None,
     }
+}
 
-    fn number(&self, text: &str) -> Option<f64> {
-        match units::parse(TARGET, text, self.version).ok()? {
-            Parsed::Number(x) => Some(x),
-            _ => None,
-        }
+fn number(text: &str, version: Option<u32>) -> Option<f64> {
+    match units::parse(TARGET, text, version).ok()? {
+        Parsed::Number(x) => Some(x),
+        _ => None,
     }
 }
 

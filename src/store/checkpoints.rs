@@ -1139,7 +1139,7 @@ impl<S: Deref<Target = Store>> Checkpoints<S> {
              ORDER BY COALESCE(k.started_at, k.completed_at), k.id"
         );
         let mut q = || -> rusqlite::Result<()> {
-            let mut stmt = self.0.conn.prepare(&sql)?;
+            let mut stmt = self.0.conn.prepare_cached(&sql)?;
             let mut rows = stmt.query(params![cluster, to_micros(since), to_micros(until)])?;
             while let Some(r) = rows.next()? {
                 each(HistoryPoint {

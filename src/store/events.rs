@@ -343,7 +343,7 @@ impl<S: Deref<Target = Store>> Events<S> {
         let store = &*self.0;
         let mut stmt = store
             .conn
-            .prepare(
+            .prepare_cached(
                 "SELECT e.at, e.data FROM event e JOIN cluster c ON c.id = e.cluster_id
                  WHERE c.name = ?1 AND e.kind = 'too_frequent' AND e.at >= ?2 AND e.at <= ?3 ORDER BY e.at, e.id",
             )
@@ -391,7 +391,7 @@ impl<S: Deref<Target = Store>> Events<S> {
              ORDER BY e.at"
         );
         let q = || -> rusqlite::Result<Vec<Timestamp>> {
-            let mut stmt = self.0.conn.prepare(&sql)?;
+            let mut stmt = self.0.conn.prepare_cached(&sql)?;
             let rows = stmt.query_map(params![cluster, since, until], |r| Ok(from_micros(r.get(0)?)))?;
             rows.collect()
         };
@@ -459,7 +459,7 @@ impl<S: Deref<Target = Store>> Events<S> {
                AND e.at >= ?2 AND e.at < ?3 ORDER BY e.at"
         );
         let q = || -> rusqlite::Result<Vec<Timestamp>> {
-            let mut stmt = self.0.conn.prepare(&sql)?;
+            let mut stmt = self.0.conn.prepare_cached(&sql)?;
             let rows =
                 stmt.query_map(params![cluster, to_micros(since), to_micros(until)], |r| Ok(from_micros(r.get(0)?)))?;
             rows.collect()
@@ -509,7 +509,7 @@ impl<S: Deref<Target = Store>> Events<S> {
         let (from, to) = (to_micros(since), to_micros(until));
         let mut starts = StartMarks::default();
         let mut q = || -> rusqlite::Result<()> {
-            let mut stmt = self.0.conn.prepare(&sql)?;
+            let mut stmt = self.0.conn.prepare_cached(&sql)?;
             let mut rows = stmt.query(params![cluster, from, to])?;
             while let Some(r) = rows.next()? {
                 let at: i64 = r.get(0)?;

@@ -302,7 +302,7 @@ impl Store {
         mut each: impl FnMut(jiff::Timestamp),
     ) -> Result<(), StoreError> {
         let q = move || -> rusqlite::Result<()> {
-            let mut stmt = self.conn.prepare(sql)?;
+            let mut stmt = self.conn.prepare_cached(sql)?;
             let mut rows = stmt.query(values)?;
             while let Some(r) = rows.next()? {
                 each(columns::from_micros(r.get(0)?));
