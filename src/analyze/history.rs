@@ -212,16 +212,16 @@ impl<'a> Table<'a> {
 /// The field of a bucket an event kind adds to.
 type Counter = fn(&mut Acc) -> &mut i64;
 
-/// The rows of `cluster` over `buckets` (contiguous, in time order).
+/// [`rows_paced`], the pacing settings read here.
 #[cfg(test)]
 pub(crate) fn rows(store: &Store, cluster: &str, buckets: &[Bucket]) -> Result<Vec<Row>, StoreError> {
     rows_paced(store, cluster, buckets, &PacingTimeline::load(store, cluster)?)
 }
 
-/// The rows of `cluster` over `buckets` (contiguous, in time order), with
-/// the cluster's pacing settings already read (a caller that
-/// reads several ranges of one cluster reads them, and infers them from the
-/// log where nothing else says, once).
+/// The rows of `cluster` over `buckets` (contiguous, in time order). The
+/// caller reads the cluster's pacing settings once for every range it
+/// asks: where nothing else says checkpoint_timeout, reading them infers
+/// it from up to 5 000 checkpoint starts.
 pub(crate) fn rows_paced(
     store: &Store,
     cluster: &str,

@@ -12,8 +12,9 @@ use std::thread;
 
 use super::{Store, StoreError};
 
-/// Worker threads at most, the calling thread included: past a few, the
-/// readers only contend for the page cache and the store's locks.
+/// Worker threads at most, the calling thread included: a query from the
+/// command line should not take every core of a central whose daemon is
+/// still taking its fleet's logs.
 const MAX_WORKERS: usize = 4;
 
 /// `f` applied to every item of `work` (an item is typically a cluster),
