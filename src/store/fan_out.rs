@@ -139,7 +139,13 @@ mod tests {
         let (dir, store) = store_with(&names.iter().map(String::as_str).collect::<Vec<_>>());
         // The calling thread's connection reads on; a new one finds no store.
         std::fs::rename(dir.path().join("w.db"), dir.path().join("moved.db")).unwrap();
-        let answer = fan_out(&store, &names, |s, name| s.clusters().find(name).map(Option::unwrap));
+        // Slow items (0.8 s in all), so that the other worker, whose open
+        // fails at once, asks for one before the calling thread has read
+        // them all, even on a loaded machine.
+        let answer = fan_out(&store, &names, |s, name| {
+            thread::sleep(std::time::Duration::from_millis(20));
+            s.clusters().find(name).map(Option::unwrap)
+        });
         if thread::available_parallelism().map_or(1, |n| n.get()) > 1 {
             let err = answer.unwrap_err().to_string();
             assert!(err.contains("w.db"), "{err}");
