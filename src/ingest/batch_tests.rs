@@ -98,7 +98,7 @@ fn generate(path: &Path, copies: usize) -> Vec<Stored> {
 
 fn stored(db: &Path) -> Vec<Stored> {
     let conn = rusqlite::Connection::open(db).unwrap();
-    let mut stmt = conn.prepare("SELECT kind, at, offset, line FROM event ORDER BY offset, nth").unwrap();
+    let mut stmt = conn.prepare("SELECT kind, at, offset, line FROM line ORDER BY offset, nth").unwrap();
     let rows = stmt
         .query_map([], |r| Ok(Stored { kind: r.get(0)?, at_us: r.get(1)?, offset: r.get(2)?, line: r.get(3)? }))
         .unwrap();
@@ -115,7 +115,7 @@ thread_local! {
 fn count_committed() {
     WATCH.with_borrow_mut(|(db, seen)| {
         let conn = rusqlite::Connection::open(db.as_ref().unwrap()).unwrap();
-        seen.push(conn.query_row("SELECT count(*) FROM event", [], |r| r.get(0)).unwrap());
+        seen.push(conn.query_row("SELECT count(*) FROM line", [], |r| r.get(0)).unwrap());
     });
 }
 

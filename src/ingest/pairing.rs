@@ -11,7 +11,7 @@ use jiff::{SignedDuration, Timestamp};
 use crate::frame::Pos;
 use crate::model::event::{Event, EventBody, PointKind, Trigger};
 use crate::store::batch::EventBatch;
-use crate::store::checkpoints::{CompleteFigures, PointRows, StartRow};
+use crate::store::checkpoints::{CompleteFigures, LinePlace, PointRows, StartRow};
 use crate::store::{SourceRow, SourceSpec, Store, StoreError};
 
 /// Two days: checkpoint_timeout's maximum (one day) with room for the sync.
@@ -38,9 +38,9 @@ pub(crate) fn commit(
         let mut pairing = Pairing { fresh, held: None };
         let mut added = 0;
         for event in events {
-            if let Some(event_id) = batch.insert(event)? {
+            if let Some(place) = batch.insert(event)? {
                 added += 1;
-                pairing.stored(batch, event_id, event)?;
+                pairing.stored(batch, &place, event)?;
             }
         }
         pairing.flush(batch.points())?;
@@ -68,8 +68,8 @@ struct Pairing {
 }
 
 impl Pairing {
-    /// Keeps the checkpoint rows in step with the newly stored event `event_id`.
-    fn stored(&mut self, batch: &mut EventBatch<'_>, event_id: i64, event: &Event) -> Result<(), StoreError> {
+    /// Keeps the checkpoint rows in step with the new line `event`, read at `place`.
+    fn stored(&mut self, batch: &mut EventBatch<'_>, place: &LinePlace, event: &Event) -> Result<(), StoreError> {
         let source = batch.source();
         let rows = batch.points();
         let completes = match &event.body {
@@ -80,15 +80,15 @@ impl Pairing {
         };
         if let Some((kind, figures)) = &completes {
             if let Some(start) = self.take_for(source, event, *kind) {
-                return rows.insert_paired(&start, event_id, event.at, figures);
+                return rows.insert_paired(&start, place, event.at, figures);
             }
         }
         self.flush(rows)?;
         if let Some((kind, figures)) = completes {
-            return complete(rows, source, event_id, event, kind, &figures);
+            return complete(rows, source, place, event, kind, &figures);
         }
         match &event.body {
-            EventBody::PointStart { kind, flags } => self.pair_start(rows, source, event_id, event, *kind, flags),
+            EventBody::PointStart { kind, flags } => self.pair_start(rows, source, place, event, *kind, flags),
             EventBody::ServerStart { .. } | EventBody::CrashReinit | EventBody::ServerShutdown => {
                 // A new server run: nothing open before this point can still be paired.
                 rows.stop_waiting_until(source.cluster_id, event.at)
@@ -116,7 +116,7 @@ impl Pairing {
         &mut self,
         rows: &mut PointRows<'_>,
         source: &SourceRow,
-        event_id: i64,
+        place: &LinePlace,
         event: &Event,
         kind: PointKind,
         flags: &[String],
@@ -139,7 +139,7 @@ impl Pairing {
             other => other,
         };
         let start =
-            StartRow { cluster_id, kind, pid, event_id, at, flags: flags.join(" "), trigger: Trigger::of(flags) };
+            StartRow { cluster_id, kind, pid, line: *place, at, flags: flags.join(" "), trigger: Trigger::of(flags) };
         if let Some((id, completed_at)) = orphan {
             // Another start of the process between the two would be the one
             // the complete closes. Strictly before the complete: a start dated
@@ -158,22 +158,25 @@ impl Pairing {
     }
 }
 
-/// Fills the row a complete line closes ([`start_to_complete`]) with its figures.
+/// Fills the row a complete line closes ([`start_to_complete`]) with its
+/// figures, or stores it in a row of its own when it closes none.
 fn complete(
     rows: &mut PointRows<'_>,
     source: &SourceRow,
-    event_id: i64,
+    place: &LinePlace,
     event: &Event,
     kind: PointKind,
     figures: &CompleteFigures<'_>,
 ) -> Result<(), StoreError> {
-    let id = start_to_complete(rows, source, event, kind)?;
-    rows.complete(id, event_id, event.at, figures)
+    match start_to_complete(rows, source, event, kind)? {
+        Some(id) => rows.complete(id, place, event.at, figures),
+        None => rows.insert_complete_only(source.cluster_id, kind, event.pid, place, event.at, figures),
+    }
 }
 
 /// The row a complete line fills: the start of the same process that
 /// precedes it, if that start still waits for its complete (not completed,
-/// no server restart since); else a new row without a start.
+/// no server restart since); else None (a row without a start).
 ///
 /// "Precedes" is log order: the latest such start before it in the same
 /// file. Times cannot decide it: a clock stepped back between the two lines
@@ -185,7 +188,7 @@ fn start_to_complete(
     source: &SourceRow,
     event: &Event,
     kind: PointKind,
-) -> Result<i64, StoreError> {
+) -> Result<Option<i64>, StoreError> {
     let in_file = rows.latest_start_in_source(source.id, event.offset, kind, event.pid)?;
     let latest = match in_file {
         // Its start was taken, when it was stored, for the start of a
@@ -200,16 +203,17 @@ fn start_to_complete(
         Some(found) => Some(found),
         None => start_in_an_earlier_file(rows, source.cluster_id, kind, event)?,
     };
-    if let Some((id, true)) = latest {
-        return Ok(id);
-    }
-    rows.insert_complete_only(source.cluster_id, kind, event.pid)
+    Ok(match latest {
+        Some((id, true)) => Some(id),
+        _ => None,
+    })
 }
 
 /// The start a complete line closes when its own file holds none before it
 /// (the start is in an earlier file), found by time: the latest start of
 /// the process strictly before the complete (one dated the same
-/// millisecond is the next checkpoint, logged right after this complete).
+/// millisecond is the next checkpoint, logged right after this complete),
+/// and no longer before it than a checkpoint can last.
 /// Files are not always read in log order (a follower may finish an older
 /// file after reading a newer one), so that start may already have been
 /// given a later complete, read first: a start's complete is the first
@@ -226,7 +230,7 @@ fn start_in_an_earlier_file(
     let at = event.at;
     // Compared as the store keeps times, in whole microseconds.
     let after = |completed: Timestamp| completed.as_microsecond() > at.as_microsecond();
-    match rows.latest_start_before(cluster_id, kind, event.pid, at)? {
+    match rows.latest_start_before(cluster_id, kind, event.pid, at, LONGEST_CHECKPOINT)? {
         Some((id, true, _)) => return Ok(Some((id, true))),
         Some((id, false, Some(completed)))
             if after(completed) && !rows.restart_between(cluster_id, at, completed)? =>

@@ -26,7 +26,7 @@ fn begins_record(lines: &[String], i: usize) -> bool {
 fn counts(db: &Path) -> (i64, i64) {
     let conn = rusqlite::Connection::open(db).unwrap();
     let count = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap();
-    (count("SELECT count(*) FROM checkpoint"), count("SELECT count(*) FROM event"))
+    (count("SELECT count(*) FROM checkpoint"), count("SELECT count(*) FROM line"))
 }
 
 fn import_file(db: &Path, file: &Path) -> super::ImportReport {

@@ -157,7 +157,7 @@ impl Histograms {
 
     fn read_new(&mut self, store: &Store) -> Result<(), StoreError> {
         for row in store.checkpoints().completed_after(self.watermark)? {
-            self.watermark = self.watermark.max(row.complete_event_id);
+            self.watermark = self.watermark.max(row.id);
             self.rows += 1;
             self.clusters.entry(row.cluster.clone()).or_default().add(&row);
         }

@@ -111,11 +111,11 @@ impl Advisor {
     /// on the first: every cluster's advice is computed then anyway).
     fn touched(&mut self, store: &Store) -> Result<BTreeSet<String>, StoreError> {
         let Some(after) = self.watermark else {
-            self.watermark = Some(store.checkpoints().last_complete_event()?.unwrap_or(0));
+            self.watermark = Some(store.checkpoints().last_row()?.unwrap_or(0));
             return Ok(BTreeSet::new());
         };
         let rows = store.checkpoints().completed_after(after)?;
-        self.watermark = Some(rows.iter().map(|r| r.complete_event_id).fold(after, i64::max));
+        self.watermark = Some(rows.iter().map(|r| r.id).fold(after, i64::max));
         Ok(rows.into_iter().map(|r| r.cluster).collect())
     }
 }

@@ -157,7 +157,7 @@ fn histograms_follow_the_store_between_scrapes() {
     assert_eq!(count(&scraper.scrape(&db, &params()).unwrap()), 3, "nothing new: nothing added twice");
     // A row deleted from the middle (as `forget` of one file does).
     let conn = rusqlite::Connection::open(&db).unwrap();
-    let middle = "SELECT id FROM checkpoint ORDER BY complete_event_id LIMIT 1 OFFSET 1";
+    let middle = "SELECT id FROM checkpoint WHERE complete_source_id IS NOT NULL ORDER BY id LIMIT 1 OFFSET 1";
     conn.execute(&format!("DELETE FROM checkpoint WHERE id = ({middle})"), []).unwrap();
     let after = scraper.scrape(&db, &params()).unwrap();
     assert_eq!(count(&after), 2);

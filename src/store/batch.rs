@@ -12,13 +12,13 @@ use rusqlite::TransactionBehavior;
 use rusqlite::{params, CachedStatement, Transaction};
 use serde_json::json;
 
-use super::checkpoints::PointRows;
+use super::checkpoints::{last_line_offset, Half, LinePlace, PointRows};
 use super::columns::to_micros;
 use super::events::Events;
 use super::sources::{move_on, SourceRow, SourceSpec};
 use super::{Store, StoreError};
 use crate::frame::Pos;
-use crate::model::event::{Event, EventBody};
+use crate::model::event::{Event, EventBody, PointKind};
 
 impl<S: DerefMut<Target = Store>> Events<S> {
     /// Stores a batch of `source`'s events with `write`, which is given the
@@ -72,8 +72,9 @@ fn commit_batch_checked(
     Ok(added)
 }
 
-/// An event. [`EventBatch::insert`] first looks for one at the same place
-/// ([`EVENT_AT_PLACE`]).
+/// An event other than a checkpoint line (those are their rows' places:
+/// migrations/0022_point_lines.sql). [`EventBatch::insert`] first looks for
+/// one at the same place ([`EVENT_AT_PLACE`]).
 const INSERT_EVENT: &str = "INSERT INTO event(cluster_id, source_id, offset, line, at, pid, kind, nth, data, ahead_us)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
 
@@ -124,7 +125,7 @@ impl<'a> EventBatch<'a> {
     }
 
     /// Whether `event` is stored at another place of its source (see [`SAME_EVENT`]).
-    fn stored_elsewhere(&self, event: &Event, kind: &str, at: i64, data: &str) -> Result<bool, StoreError> {
+    fn event_elsewhere(&self, event: &Event, kind: &str, at: i64, data: &str) -> Result<bool, StoreError> {
         let source = self.source;
         self.tx
             .prepare_cached(SAME_EVENT)
@@ -170,39 +171,86 @@ impl<'a> EventBatch<'a> {
         Ok(last)
     }
 
-    /// Stores `event`; its id, or None when it was already stored.
+    /// Stores `event`, unless it is stored already: its place, or None.
+    ///
+    /// A checkpoint or restartpoint line is only looked for here: its row,
+    /// which holds its place, is written by the pairing (`ingest::pairing`),
+    /// given the place returned.
     #[inline]
-    pub(crate) fn insert(&mut self, event: &Event) -> Result<Option<i64>, StoreError> {
+    pub(crate) fn insert(&mut self, event: &Event) -> Result<Option<LinePlace>, StoreError> {
+        let place = LinePlace {
+            source_id: self.source.id,
+            offset: event.offset as i64,
+            line: event.line as i64,
+            ahead_us: ahead_of_clock(event.at),
+        };
+        let new = match point_line(&event.body) {
+            Some((kind, half)) => self.new_point_line(event, kind, half, &place)?,
+            None => self.insert_event(event, &place)?,
+        };
+        Ok(new.then_some(place))
+    }
+
+    /// Whether the checkpoint line `event` is new: not at its place, nor
+    /// (where the source was read this far before) elsewhere in its source.
+    fn new_point_line(
+        &mut self,
+        event: &Event,
+        kind: PointKind,
+        half: Half,
+        place: &LinePlace,
+    ) -> Result<bool, StoreError> {
+        if self.points.line_stored(half, kind, place)? {
+            return Ok(false);
+        }
+        if self.nothing_stored_from(event.offset)? {
+            return Ok(true);
+        }
+        let elsewhere = self.points.line_elsewhere(half, self.source.cluster_id, kind, event.pid, event.at, place.source_id)?;
+        Ok(!elsewhere)
+    }
+
+    /// Stores an event other than a checkpoint line; whether it was new.
+    fn insert_event(&mut self, event: &Event, place: &LinePlace) -> Result<bool, StoreError> {
         let source = self.source;
         let kind = event.body.kind_name();
         let stored: bool = self
             .stored
-            .query_row(params![source.id, event.offset as i64, event.nth, kind], |r| r.get(0))
+            .query_row(params![source.id, place.offset, event.nth, kind], |r| r.get(0))
             .map_err(|e| self.sql(e))?;
         if stored {
-            return Ok(None);
+            return Ok(false);
         }
         let data = event_data(&event.body).to_string();
         let at = to_micros(event.at);
-        if !self.nothing_stored_from(event.offset)? && self.stored_elsewhere(event, kind, at, &data)? {
-            return Ok(None);
+        if !self.nothing_stored_from(event.offset)? && self.event_elsewhere(event, kind, at, &data)? {
+            return Ok(false);
         }
         let inserted = self
             .insert
             .execute(params![
                 source.cluster_id,
                 source.id,
-                event.offset as i64,
-                event.line as i64,
+                place.offset,
+                place.line,
                 at,
                 event.pid,
                 kind,
                 event.nth,
                 data,
-                ahead_of_clock(event.at)
+                place.ahead_us
             ])
             .map_err(|e| StoreError::Sql { path: self.path.into(), source: e })?;
-        Ok((inserted == 1).then(|| self.tx.last_insert_rowid()))
+        Ok(inserted == 1)
+    }
+}
+
+/// A checkpoint or restartpoint line's kind and half; None for any other event.
+fn point_line(body: &EventBody) -> Option<(PointKind, Half)> {
+    match body {
+        EventBody::PointStart { kind, .. } => Some((*kind, Half::Start)),
+        EventBody::PointComplete { kind, .. } | EventBody::PointCut { kind, .. } => Some((*kind, Half::Complete)),
+        _ => None,
     }
 }
 
@@ -212,9 +260,13 @@ pub(super) fn nothing_stored_from(tx: &Transaction<'_>, source: &SourceRow, offs
     Ok(last_stored(tx, source)?.is_none_or(|last| last < offset as i64))
 }
 
-/// The last offset of `source` holding a stored event (one seek of event_place).
+/// The last offset of `source` holding a stored event or checkpoint line
+/// (a seek of event_place and of each place index of the checkpoints).
 fn last_stored(tx: &Transaction<'_>, source: &SourceRow) -> rusqlite::Result<Option<i64>> {
-    tx.prepare_cached("SELECT max(offset) FROM event WHERE source_id = ?1")?.query_row(params![source.id], |r| r.get(0))
+    let event: Option<i64> = tx
+        .prepare_cached("SELECT max(offset) FROM event WHERE source_id = ?1")?
+        .query_row(params![source.id], |r| r.get(0))?;
+    Ok(event.max(last_line_offset(tx, source.id)?))
 }
 
 /// How far (µs) `at` is ahead of this machine's clock now, while its event
@@ -225,10 +277,8 @@ fn ahead_of_clock(at: Timestamp) -> Option<i64> {
     (ahead > 0).then_some(ahead)
 }
 
-/// Kind-specific fields kept with each event, as JSON. A checkpoint or
-/// restartpoint line's fields live in its `checkpoint` row (flags, figures,
-/// truncated), which no query reads from here: copying them into every
-/// event cost a third of the event table (migrations/0021_compact.sql).
+/// Kind-specific fields kept with each event, as JSON. (A checkpoint or
+/// restartpoint line is its row in `checkpoint`, never an event.)
 fn event_data(body: &EventBody) -> serde_json::Value {
     match body {
         EventBody::PointStart { .. } | EventBody::PointComplete { .. } | EventBody::PointCut { .. } => json!({}),

@@ -38,12 +38,22 @@ pub struct Checkpoints<S>(pub(super) S);
 /// The first complete line of cluster ?1, kind ?2 and pid ?3 waiting for its
 /// start within ?5 µs after ?4, not earlier than offset ?7 in source ?6: a
 /// range of the partial index checkpoint_waiting (migrations/0009_scale.sql).
-const WAITING_COMPLETE: &str =
-    "SELECT c.id, c.completed_at FROM checkpoint c JOIN event e ON e.id = c.complete_event_id
-     WHERE c.cluster_id = ?1 AND c.kind = ?2 AND c.pid IS ?3 AND c.start_event_id IS NULL
+const WAITING_COMPLETE: &str = "SELECT c.id, c.completed_at FROM checkpoint c
+     WHERE c.cluster_id = ?1 AND c.kind = ?2 AND c.pid IS ?3 AND c.start_source_id IS NULL
        AND c.completed_at >= ?4 AND c.completed_at <= ?4 + ?5
-       AND NOT (e.source_id = ?6 AND e.offset < ?7)
+       AND NOT (c.complete_source_id = ?6 AND c.complete_offset < ?7)
      ORDER BY c.completed_at, c.id LIMIT 1";
+
+/// A start line's columns: its time, place and flags.
+const START_COLUMNS: &str =
+    "started_at, start_source_id, start_offset, start_line, start_ahead_us, flags, trigger";
+
+/// A complete line's columns before its figures: its time and place.
+const COMPLETE_COLUMNS: &str = "completed_at, complete_source_id, complete_offset, complete_line, complete_ahead_us";
+
+/// The assignments that take a row's start line out.
+const NO_START: &str = "started_at = NULL, start_source_id = NULL, start_offset = NULL, start_line = NULL,
+     start_ahead_us = NULL, flags = NULL, trigger = NULL";
 
 /// A start and its complete line in one row ([`PointRows::insert_paired`]).
 ///
@@ -53,29 +63,63 @@ const WAITING_COMPLETE: &str =
 /// for it. A failure still fails the batch, which is rolled back whole.
 static INSERT_PAIRED: LazyLock<String> = LazyLock::new(|| {
     let figures = CompleteStats::FIGURES;
-    let places: Vec<String> = (10..10 + figures.len()).map(|i| format!("?{i}")).collect();
+    let places: Vec<String> = (16..16 + figures.len()).map(|i| format!("?{i}")).collect();
     format!(
-        "INSERT OR FAIL INTO checkpoint(cluster_id, kind, pid, start_event_id, started_at, flags, trigger, pairable,
-           complete_event_id, completed_at, {}, truncated)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?9, {}, ?{})",
+        "INSERT OR FAIL INTO checkpoint(cluster_id, kind, pid, pairable, {START_COLUMNS}, {COMPLETE_COLUMNS}, {}, truncated)
+         VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, {}, ?{})",
         figures.join(", "),
         places.join(", "),
-        10 + figures.len()
+        16 + figures.len()
     )
 });
 
-/// A complete line's figures into row ?1, with its event ?2 and time ?3.
+/// Row ?1 again under a new id, with a complete line (time and place
+/// ?2–?6, then its figures): rows completed after id N are the rows above N
+/// (see migrations/0022_point_lines.sql). The old row is deleted after.
 static COMPLETE: LazyLock<String> = LazyLock::new(|| {
-    let set: Vec<String> =
-        CompleteStats::FIGURES.iter().enumerate().map(|(i, name)| format!("{name} = ?{}", i + 4)).collect();
+    let figures = CompleteStats::FIGURES;
+    let places: Vec<String> = (7..7 + figures.len()).map(|i| format!("?{i}")).collect();
     format!(
-        "UPDATE checkpoint SET complete_event_id = ?2, completed_at = ?3,
-           pairable = (start_event_id IS NULL), {}, truncated = ?{}
-         WHERE id = ?1",
-        set.join(", "),
-        4 + CompleteStats::COUNT
+        "INSERT INTO checkpoint(cluster_id, kind, pid, pairable, {START_COLUMNS}, {COMPLETE_COLUMNS}, {}, truncated)
+         SELECT cluster_id, kind, pid, start_source_id IS NULL, {START_COLUMNS}, ?2, ?3, ?4, ?5, ?6, {}, ?{}
+         FROM checkpoint WHERE id = ?1",
+        figures.join(", "),
+        places.join(", "),
+        7 + figures.len()
     )
 });
+
+/// A complete line without its start: a new row (time and place ?4–?8,
+/// then its figures), waiting for its start.
+static COMPLETE_ONLY: LazyLock<String> = LazyLock::new(|| {
+    let figures = CompleteStats::FIGURES;
+    let places: Vec<String> = (9..9 + figures.len()).map(|i| format!("?{i}")).collect();
+    format!(
+        "INSERT INTO checkpoint(cluster_id, kind, pid, pairable, {COMPLETE_COLUMNS}, {}, truncated)
+         VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?8, {}, ?{})",
+        figures.join(", "),
+        places.join(", "),
+        9 + figures.len()
+    )
+});
+
+/// Where a line was read: its source, byte offset and line number, and how
+/// far (µs) its time was ahead of walwatch's clock when it was stored
+/// (None when not ahead; see migrations/0007_event_ahead.sql).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LinePlace {
+    pub(crate) source_id: i64,
+    pub(crate) offset: i64,
+    pub(crate) line: i64,
+    pub(crate) ahead_us: Option<i64>,
+}
+
+/// Which line of a checkpoint row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Half {
+    Start,
+    Complete,
+}
 
 /// What a start line's row holds.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,8 +127,8 @@ pub(crate) struct StartRow {
     pub(crate) cluster_id: i64,
     pub(crate) kind: PointKind,
     pub(crate) pid: Option<u32>,
-    /// Its event (the start line).
-    pub(crate) event_id: i64,
+    /// Where the start line was read.
+    pub(crate) line: LinePlace,
     pub(crate) at: Timestamp,
     /// The flags as logged, separated by spaces.
     pub(crate) flags: String,
@@ -116,6 +160,59 @@ impl<'a> PointRows<'a> {
 
     fn sql(&self, source: rusqlite::Error) -> StoreError {
         StoreError::Sql { path: self.path.into(), source }
+    }
+
+    /// Whether a `kind` line of this `half` is stored at `place` (its source
+    /// and offset): a line read again (a rewind, another process reading the
+    /// same file) is stored once. One seek of checkpoint_start_place or
+    /// checkpoint_complete_place.
+    pub(crate) fn line_stored(&self, half: Half, kind: PointKind, place: &LinePlace) -> Result<bool, StoreError> {
+        let sql = match half {
+            Half::Start => {
+                "SELECT EXISTS (SELECT 1 FROM checkpoint WHERE start_source_id = ?1 AND start_offset = ?2 AND kind = ?3)"
+            }
+            Half::Complete => {
+                "SELECT EXISTS (SELECT 1 FROM checkpoint
+                   WHERE complete_source_id = ?1 AND complete_offset = ?2 AND kind = ?3)"
+            }
+        };
+        self.tx
+            .prepare_cached(sql)
+            .and_then(|mut s| s.query_row(params![place.source_id, place.offset, kind.as_str()], |r| r.get(0)))
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Whether the same line (cluster, kind, half, pid and time) is stored
+    /// from another place of `source_id`: a file rewritten in place and read
+    /// again from its start has its remaining lines at other offsets (see
+    /// `store::batch`). A start is a seek of checkpoint_cluster_time (whose
+    /// time is the start), a complete one of checkpoint_cluster_completed.
+    pub(crate) fn line_elsewhere(
+        &self,
+        half: Half,
+        cluster_id: i64,
+        kind: PointKind,
+        pid: Option<u32>,
+        at: Timestamp,
+        source_id: i64,
+    ) -> Result<bool, StoreError> {
+        let sql = match half {
+            Half::Start => {
+                "SELECT EXISTS (SELECT 1 FROM checkpoint WHERE cluster_id = ?1
+                   AND COALESCE(started_at, completed_at) = ?2 AND started_at = ?2
+                   AND kind = ?3 AND pid IS ?4 AND start_source_id = ?5)"
+            }
+            Half::Complete => {
+                "SELECT EXISTS (SELECT 1 FROM checkpoint WHERE cluster_id = ?1 AND completed_at = ?2
+                   AND kind = ?3 AND pid IS ?4 AND complete_source_id = ?5)"
+            }
+        };
+        self.tx
+            .prepare_cached(sql)
+            .and_then(|mut s| {
+                s.query_row(params![cluster_id, to_micros(at), kind.as_str(), pid, source_id], |r| r.get(0))
+            })
+            .map_err(|e| self.sql(e))
     }
 
     /// The first complete line of `kind` and `pid` stored without its
@@ -167,8 +264,9 @@ impl<'a> PointRows<'a> {
     ) -> Result<i64, StoreError> {
         self.tx
             .prepare_cached(
-                "SELECT count(*) FROM checkpoint WHERE cluster_id = ?1 AND kind = ?2 AND pid IS ?3
-               AND started_at > ?4 AND started_at < ?5",
+                "SELECT count(*) FROM checkpoint WHERE cluster_id = ?1
+               AND COALESCE(started_at, completed_at) > ?4 AND COALESCE(started_at, completed_at) < ?5
+               AND started_at > ?4 AND started_at < ?5 AND kind = ?2 AND pid IS ?3",
             )
             .and_then(|mut s| {
                 s.query_row(params![cluster_id, kind.as_str(), pid, to_micros(after), to_micros(before)], |r| r.get(0))
@@ -186,38 +284,45 @@ impl<'a> PointRows<'a> {
         kind: PointKind,
         pid: Option<u32>,
     ) -> Result<Option<(i64, bool)>, StoreError> {
-        let start_kind = EventBody::PointStart { kind, flags: Vec::new() }.kind_name();
         self.tx
             .prepare_cached(
-                "SELECT c.id, c.pairable FROM event e JOIN checkpoint c ON c.start_event_id = e.id
-                 WHERE e.source_id = ?1 AND e.offset < ?2 AND e.kind = ?3 AND e.pid IS ?4
-                 ORDER BY e.offset DESC LIMIT 1",
+                "SELECT id, pairable FROM checkpoint
+                 WHERE start_source_id = ?1 AND start_offset < ?2 AND kind = ?3 AND pid IS ?4
+                 ORDER BY start_offset DESC LIMIT 1",
             )
             .and_then(|mut s| {
-                s.query_row(params![source_id, offset as i64, start_kind, pid], |r| Ok((r.get(0)?, r.get(1)?)))
+                s.query_row(params![source_id, offset as i64, kind.as_str(), pid], |r| Ok((r.get(0)?, r.get(1)?)))
                     .optional()
             })
             .map_err(|e| self.sql(e))
     }
 
-    /// The latest start of `kind` and `pid` strictly before `at`, by time:
-    /// (its row, whether it still waits for a complete, its completion).
+    /// The latest start of `kind` and `pid` strictly before `at`, by time,
+    /// and not more than `within` before it: (its row, whether it still
+    /// waits for a complete, its completion). A range of
+    /// checkpoint_cluster_time (whose time is the start where there is one),
+    /// bounded so that a pid or kind the cluster never logged does not read
+    /// its whole history.
     pub(crate) fn latest_start_before(
         &self,
         cluster_id: i64,
         kind: PointKind,
         pid: Option<u32>,
         at: Timestamp,
+        within: SignedDuration,
     ) -> Result<Option<(i64, bool, Option<Timestamp>)>, StoreError> {
         let found: Option<(i64, bool, Option<i64>)> = self
             .tx
             .prepare_cached(
                 "SELECT id, pairable, completed_at FROM checkpoint
-                 WHERE cluster_id = ?1 AND kind = ?2 AND pid IS ?3 AND started_at < ?4
-                 ORDER BY started_at DESC, id DESC LIMIT 1",
+                 WHERE cluster_id = ?1 AND COALESCE(started_at, completed_at) < ?4
+                   AND COALESCE(started_at, completed_at) >= ?4 - ?5
+                   AND started_at < ?4 AND kind = ?2 AND pid IS ?3
+                 ORDER BY COALESCE(started_at, completed_at) DESC, id DESC LIMIT 1",
             )
             .and_then(|mut s| {
-                s.query_row(params![cluster_id, kind.as_str(), pid, to_micros(at)], |r| {
+                let within = within.as_micros() as i64;
+                s.query_row(params![cluster_id, kind.as_str(), pid, to_micros(at), within], |r| {
                     Ok((r.get(0)?, r.get(1)?, r.get(2)?))
                 })
                 .optional()
@@ -237,7 +342,8 @@ impl<'a> PointRows<'a> {
         self.tx
             .prepare_cached(
                 "SELECT id, pairable FROM checkpoint
-                 WHERE cluster_id = ?1 AND kind = ?2 AND pid IS ?3 AND started_at = ?4 AND pairable = 1
+                 WHERE cluster_id = ?1 AND COALESCE(started_at, completed_at) = ?4 AND started_at = ?4
+                   AND kind = ?2 AND pid IS ?3 AND pairable = 1
                  ORDER BY id DESC LIMIT 1",
             )
             .and_then(|mut s| {
@@ -250,8 +356,7 @@ impl<'a> PointRows<'a> {
     pub(crate) fn completed_from_another_source(&self, id: i64, source_id: i64) -> Result<bool, StoreError> {
         self.tx
             .prepare_cached(
-                "SELECT EXISTS(SELECT 1 FROM checkpoint c JOIN event e ON e.id = c.complete_event_id
-                   WHERE c.id = ?1 AND e.source_id != ?2)",
+                "SELECT EXISTS(SELECT 1 FROM checkpoint WHERE id = ?1 AND complete_source_id != ?2)",
             )
             .and_then(|mut s| s.query_row(params![id, source_id], |r| r.get(0)))
             .map_err(|e| self.sql(e))
@@ -262,17 +367,21 @@ impl<'a> PointRows<'a> {
     pub(crate) fn insert_start(&self, start: &StartRow) -> Result<(), StoreError> {
         let s = start;
         self.tx
-            .prepare_cached(
-                "INSERT INTO checkpoint(cluster_id, kind, pid, start_event_id, started_at, flags, trigger)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            )
+            .prepare_cached(&format!(
+                "INSERT INTO checkpoint(cluster_id, kind, pid, {START_COLUMNS})
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+            ))
             .and_then(|mut stmt| {
+                let l = &s.line;
                 stmt.execute(params![
                     s.cluster_id,
                     s.kind.as_str(),
                     s.pid,
-                    s.event_id,
                     to_micros(s.at),
+                    l.source_id,
+                    l.offset,
+                    l.line,
+                    l.ahead_us,
                     s.flags,
                     s.trigger.as_str()
                 ])
@@ -288,20 +397,36 @@ impl<'a> PointRows<'a> {
     pub(crate) fn insert_paired(
         &mut self,
         start: &StartRow,
-        event_id: i64,
+        line: &LinePlace,
         at: Timestamp,
         figures: &CompleteFigures<'_>,
     ) -> Result<(), StoreError> {
-        let s = start;
+        let (s, l, c) = (start, &start.line, line);
         let (started_at, completed_at) = (to_micros(s.at), to_micros(at));
         let (kind, trigger) = (s.kind.as_str(), s.trigger.as_str());
         self.paired
             .execute(params_from_iter(
-                params![s.cluster_id, kind, s.pid, s.event_id, started_at, s.flags, trigger, event_id, completed_at]
-                    .iter()
-                    .copied()
-                    .chain(figures.values.iter().map(|f| f as &dyn ToSql))
-                    .chain([&figures.truncated as &dyn ToSql]),
+                params![
+                    s.cluster_id,
+                    kind,
+                    s.pid,
+                    started_at,
+                    l.source_id,
+                    l.offset,
+                    l.line,
+                    l.ahead_us,
+                    s.flags,
+                    trigger,
+                    completed_at,
+                    c.source_id,
+                    c.offset,
+                    c.line,
+                    c.ahead_us
+                ]
+                .iter()
+                .copied()
+                .chain(figures.values.iter().map(|f| f as &dyn ToSql))
+                .chain([&figures.truncated as &dyn ToSql]),
             ))
             .map(drop)
             .map_err(|e| self.sql(e))
@@ -311,10 +436,21 @@ impl<'a> PointRows<'a> {
     pub(crate) fn give_start(&self, id: i64, start: &StartRow) -> Result<(), StoreError> {
         self.tx
             .prepare_cached(
-                "UPDATE checkpoint SET start_event_id = ?2, started_at = ?3, flags = ?4, trigger = ?5, pairable = 0 WHERE id = ?1",
+                "UPDATE checkpoint SET started_at = ?2, start_source_id = ?3, start_offset = ?4, start_line = ?5,
+                   start_ahead_us = ?6, flags = ?7, trigger = ?8, pairable = 0 WHERE id = ?1",
             )
             .and_then(|mut s| {
-                s.execute(params![id, start.event_id, to_micros(start.at), start.flags, start.trigger.as_str()])
+                let l = &start.line;
+                s.execute(params![
+                    id,
+                    to_micros(start.at),
+                    l.source_id,
+                    l.offset,
+                    l.line,
+                    l.ahead_us,
+                    start.flags,
+                    start.trigger.as_str()
+                ])
             })
             .map(drop)
             .map_err(|e| self.sql(e))
@@ -325,50 +461,36 @@ impl<'a> PointRows<'a> {
     pub(crate) fn split_off_start(&self, id: i64) -> Result<i64, StoreError> {
         let split = || -> rusqlite::Result<i64> {
             self.tx
-                .prepare_cached(
-                    "INSERT INTO checkpoint(cluster_id, kind, pid, start_event_id, started_at, flags, trigger)
-                     SELECT cluster_id, kind, pid, start_event_id, started_at, flags, trigger FROM checkpoint WHERE id = ?1",
-                )?
+                .prepare_cached(&format!(
+                    "INSERT INTO checkpoint(cluster_id, kind, pid, {START_COLUMNS})
+                     SELECT cluster_id, kind, pid, {START_COLUMNS} FROM checkpoint WHERE id = ?1"
+                ))?
                 .execute(params![id])?;
             let moved = self.tx.last_insert_rowid();
             self.tx
-                .prepare_cached(
-                    "UPDATE checkpoint SET start_event_id = NULL, started_at = NULL, flags = NULL, trigger = NULL, pairable = 1
-                     WHERE id = ?1",
-                )?
+                .prepare_cached(&format!("UPDATE checkpoint SET {NO_START}, pairable = 1 WHERE id = ?1"))?
                 .execute(params![id])?;
             Ok(moved)
         };
         split().map_err(|e| self.sql(e))
     }
 
-    /// A new row for a complete line without its start; its id.
+    /// A new row for a complete line without its start, waiting for it.
     pub(crate) fn insert_complete_only(
         &self,
         cluster_id: i64,
         kind: PointKind,
         pid: Option<u32>,
-    ) -> Result<i64, StoreError> {
-        self.tx
-            .prepare_cached("INSERT INTO checkpoint(cluster_id, kind, pid) VALUES (?1, ?2, ?3)")
-            .and_then(|mut s| s.execute(params![cluster_id, kind.as_str(), pid]))
-            .map(|_| self.tx.last_insert_rowid())
-            .map_err(|e| self.sql(e))
-    }
-
-    /// Fills row `id` with a complete line's figures.
-    pub(crate) fn complete(
-        &self,
-        id: i64,
-        event_id: i64,
+        line: &LinePlace,
         at: Timestamp,
         figures: &CompleteFigures<'_>,
     ) -> Result<(), StoreError> {
+        let c = line;
         self.tx
-            .prepare_cached(&COMPLETE)
+            .prepare_cached(&COMPLETE_ONLY)
             .and_then(|mut s| {
                 s.execute(params_from_iter(
-                    params![id, event_id, to_micros(at)]
+                    params![cluster_id, kind.as_str(), pid, to_micros(at), c.source_id, c.offset, c.line, c.ahead_us]
                         .iter()
                         .copied()
                         .chain(figures.values.iter().map(|f| f as &dyn ToSql))
@@ -377,6 +499,29 @@ impl<'a> PointRows<'a> {
             })
             .map(drop)
             .map_err(|e| self.sql(e))
+    }
+
+    /// Row `id` gets a complete line and its figures, as a new row (see [`COMPLETE`]).
+    pub(crate) fn complete(
+        &self,
+        id: i64,
+        line: &LinePlace,
+        at: Timestamp,
+        figures: &CompleteFigures<'_>,
+    ) -> Result<(), StoreError> {
+        let c = line;
+        let complete = || -> rusqlite::Result<()> {
+            self.tx.prepare_cached(&COMPLETE)?.execute(params_from_iter(
+                params![id, to_micros(at), c.source_id, c.offset, c.line, c.ahead_us]
+                    .iter()
+                    .copied()
+                    .chain(figures.values.iter().map(|f| f as &dyn ToSql))
+                    .chain([&figures.truncated as &dyn ToSql]),
+            ))?;
+            self.tx.prepare_cached("DELETE FROM checkpoint WHERE id = ?1")?.execute(params![id])?;
+            Ok(())
+        };
+        complete().map_err(|e| self.sql(e))
     }
 
     /// No row of the cluster from `at` back waits for its other half any more.
@@ -424,40 +569,106 @@ impl ToSql for Figure<'_> {
     }
 }
 
-/// Takes out the halves that the events of `source` at `from` or later
-/// made, before those events are deleted; returns how many whole rows went.
+/// Takes out the lines of `source` at `from` or later from their rows;
+/// returns how many lines and how many whole rows went.
 ///
 /// A row that keeps one half (read from another file) waits for the other
 /// again, as before it was paired — unless the server restarted after its
 /// start, which no complete line can then belong to (see `pairable` in
-/// migrations/0001_init.sql).
-pub(super) fn release_events_from(tx: &Transaction<'_>, source: i64, from: u64) -> rusqlite::Result<u64> {
-    const GONE: &str = "(SELECT id FROM event WHERE source_id = ?1 AND offset >= ?2)";
+/// migrations/0001_init.sql). Called before the source's events from
+/// `from` on are deleted: a restart among them does not count.
+pub(super) fn release_lines_from(tx: &Transaction<'_>, source: i64, from: u64) -> rusqlite::Result<(u64, u64)> {
     let args = params![source, from as i64];
-    tx.execute(
-        &format!(
-            "UPDATE checkpoint SET start_event_id = NULL, started_at = NULL, flags = NULL, trigger = NULL, pairable = 1
-             WHERE start_event_id IN {GONE}"
-        ),
+    let starts = tx.execute(
+        &format!("UPDATE checkpoint SET {NO_START}, pairable = 1 WHERE start_source_id = ?1 AND start_offset >= ?2"),
         args,
     )?;
-    tx.execute(
-        &format!(
-            "UPDATE checkpoint SET complete_event_id = NULL, completed_at = NULL,
-               buffers_written = NULL, buffers_pct = NULL, slru_buffers_written = NULL,
-               wal_files_added = NULL, wal_files_removed = NULL, wal_files_recycled = NULL,
-               write_s = NULL, sync_s = NULL, total_s = NULL, sync_files = NULL, sync_longest_s = NULL,
-               sync_average_s = NULL, distance_kb = NULL, estimate_kb = NULL, lsn = NULL, redo_lsn = NULL,
-               truncated = 0,
-               pairable = NOT EXISTS (SELECT 1 FROM event r
-                 WHERE r.cluster_id = checkpoint.cluster_id AND r.id NOT IN {GONE}
-                   AND r.kind IN ('server_start', 'crash_reinit', 'server_shutdown') AND r.at > checkpoint.started_at)
-             WHERE complete_event_id IN {GONE}"
-        ),
+    let completes = tx.execute(
+        "UPDATE checkpoint SET completed_at = NULL, complete_source_id = NULL, complete_offset = NULL,
+           complete_line = NULL, complete_ahead_us = NULL,
+           buffers_written = NULL, buffers_pct = NULL, slru_buffers_written = NULL,
+           wal_files_added = NULL, wal_files_removed = NULL, wal_files_recycled = NULL,
+           write_s = NULL, sync_s = NULL, total_s = NULL, sync_files = NULL, sync_longest_s = NULL,
+           sync_average_s = NULL, distance_kb = NULL, estimate_kb = NULL, lsn = NULL, redo_lsn = NULL,
+           truncated = 0,
+           pairable = NOT EXISTS (SELECT 1 FROM event r
+             WHERE r.cluster_id = checkpoint.cluster_id AND NOT (r.source_id = ?1 AND r.offset >= ?2)
+               AND r.kind IN ('server_start', 'crash_reinit', 'server_shutdown') AND r.at > checkpoint.started_at)
+         WHERE complete_source_id = ?1 AND complete_offset >= ?2",
         args,
     )?;
-    let rows = tx.execute("DELETE FROM checkpoint WHERE start_event_id IS NULL AND complete_event_id IS NULL", [])?;
-    Ok(rows as u64)
+    // The rows left with neither line are among those without a start:
+    // the partial index checkpoint_waiting holds them all.
+    let rows = tx.execute(
+        "DELETE FROM checkpoint WHERE id IN (SELECT id FROM checkpoint INDEXED BY checkpoint_waiting
+           WHERE start_source_id IS NULL AND complete_source_id IS NULL)",
+        [],
+    )?;
+    Ok(((starts + completes) as u64, rows as u64))
+}
+
+/// The last offset of `source` holding a stored checkpoint line (two seeks).
+pub(super) fn last_line_offset(tx: &Transaction<'_>, source: i64) -> rusqlite::Result<Option<i64>> {
+    tx.prepare_cached(
+        "SELECT max((SELECT max(start_offset) FROM checkpoint WHERE start_source_id = ?1),
+                    (SELECT max(complete_offset) FROM checkpoint WHERE complete_source_id = ?1))",
+    )?
+    .query_row(params![source], |r| r.get(0))
+}
+
+// --- Read back: the lines' times ---
+
+/// The first (`order` "ASC") or last ("DESC") start line and complete line
+/// of cluster `c.id` (a table `cluster c` of the enclosing query) dated in
+/// `[?since, ?until)` and not more than `?tolerance` µs ahead of walwatch's
+/// clock when read, as two columns `s` and `k`: a seek of
+/// checkpoint_cluster_time (whose time is the start where there is one)
+/// and one of checkpoint_cluster_completed.
+fn line_ends_sql(order: &str, since: &str, until: &str, tolerance: &str) -> String {
+    format!(
+        "(SELECT l.started_at FROM checkpoint l WHERE l.cluster_id = c.id
+            AND COALESCE(l.started_at, l.completed_at) >= {since} AND COALESCE(l.started_at, l.completed_at) < {until}
+            AND l.started_at >= {since} AND l.started_at < {until} AND IFNULL(l.start_ahead_us, 0) <= {tolerance}
+          ORDER BY COALESCE(l.started_at, l.completed_at) {order} LIMIT 1) AS s,
+         (SELECT l.completed_at FROM checkpoint l WHERE l.cluster_id = c.id
+            AND l.completed_at >= {since} AND l.completed_at < {until} AND IFNULL(l.complete_ahead_us, 0) <= {tolerance}
+          ORDER BY l.completed_at {order} LIMIT 1) AS k"
+    )
+}
+
+/// Every checkpoint line that was dated ahead of walwatch's clock when read,
+/// as rows (cluster_id, at, ahead_us): the few rows of the partial index
+/// checkpoint_ahead.
+pub(super) const LINES_AHEAD: &str = "SELECT cluster_id, started_at AS at, start_ahead_us AS ahead_us FROM checkpoint
+       WHERE (start_ahead_us IS NOT NULL OR complete_ahead_us IS NOT NULL) AND start_ahead_us IS NOT NULL
+     UNION ALL
+     SELECT cluster_id, completed_at, complete_ahead_us FROM checkpoint
+       WHERE (start_ahead_us IS NOT NULL OR complete_ahead_us IS NOT NULL) AND complete_ahead_us IS NOT NULL";
+
+impl<S: Deref<Target = Store>> Checkpoints<S> {
+    /// The first (`first`) or last checkpoint or restartpoint line (start
+    /// or complete) over `filter`'s clusters and window, leaving out the
+    /// lines dated more than `tolerance_us` ahead of walwatch's clock when
+    /// read (see migrations/0007_event_ahead.sql).
+    pub(crate) fn line_end(&self, filter: &Filter, first: bool, tolerance_us: i64) -> Result<Option<i64>, StoreError> {
+        let store = &*self.0;
+        let (agg, order) = if first { ("min", "ASC") } else { ("max", "DESC") };
+        let cond = if filter.cluster.is_some() { "AND c.name = ?1" } else { "" };
+        let ends = line_ends_sql(order, "?2", "?3", "?4");
+        // Scalar min() and max() of two values are NULL when either is: each
+        // stands in for the other when it is missing.
+        let sql = format!(
+            "SELECT {agg}({agg}(IFNULL(s, k), IFNULL(k, s)))
+             FROM (SELECT {ends} FROM cluster c WHERE 1 = 1 {cond})"
+        );
+        let values = params![
+            filter.cluster,
+            filter.since.map_or(i64::MIN, to_micros),
+            filter.until.map_or(i64::MAX, to_micros),
+            tolerance_us
+        ];
+        store.conn.query_row(&sql, values, |r| r.get(0)).map_err(|e| store.sql(e))
+    }
 }
 
 // --- Read back: the rows ---
@@ -725,8 +936,9 @@ pub(crate) struct PointTotal {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Completed {
     pub(crate) cluster: String,
-    /// The id of its complete line's event: rows are read in this order.
-    pub(crate) complete_event_id: i64,
+    /// Its row's id: a row completed later than another has a higher one
+    /// (migrations/0022_point_lines.sql), and rows are read in this order.
+    pub(crate) id: i64,
     pub(crate) completed_at_us: Option<i64>,
     pub(crate) write_s: Option<f64>,
     pub(crate) sync_s: Option<f64>,
@@ -808,7 +1020,7 @@ impl<S: Deref<Target = Store>> Checkpoints<S> {
         values.extend(cluster);
         values.extend(bounds);
         let sql = format!(
-            "SELECT k.trigger, count(k.start_event_id), count(k.complete_event_id)
+            "SELECT k.trigger, count(k.start_source_id), count(k.complete_source_id)
              FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id
              WHERE k.kind = ? {cond} GROUP BY k.trigger"
         );
@@ -853,31 +1065,61 @@ impl<S: Deref<Target = Store>> Checkpoints<S> {
             .map_err(|e| self.0.sql(e))
     }
 
-    /// The highest complete-line id of any stored checkpoint.
-    pub(crate) fn last_complete_event(&self) -> Result<Option<i64>, StoreError> {
+    /// The highest row id: rows completed later are above it.
+    pub(crate) fn last_row(&self) -> Result<Option<i64>, StoreError> {
         self.0
             .conn
-            .query_row("SELECT max(complete_event_id) FROM checkpoint", [], |r| r.get(0))
+            .query_row("SELECT max(id) FROM checkpoint", [], |r| r.get(0))
             .map_err(|e| self.0.sql(e))
     }
 
-    /// Checkpoints whose complete line was stored after event `after`, in
-    /// that order (a range of the checkpoint_complete_event index), for
-    /// reading them incrementally. A complete line gets its figures in the
-    /// statement that records it, so a row read here never changes its
-    /// figures later.
+    /// The lowest row id: it moves up only when rows are deleted.
+    pub(crate) fn first_row(&self) -> Result<Option<i64>, StoreError> {
+        self.0.conn.query_row("SELECT min(id) FROM checkpoint", [], |r| r.get(0)).map_err(|e| self.0.sql(e))
+    }
+
+    /// For each cluster with rows stored after row `after` (a row gets a
+    /// new id when its complete line comes): the highest such id and the
+    /// newest line time among them not dated more than `tolerance_us`
+    /// ahead, read as a range of the primary key. A start given later to a
+    /// row stored from its complete alone (files read out of order) keeps
+    /// the row's id: a start precedes its complete.
+    pub(crate) fn newest_lines_after(
+        &self,
+        after: i64,
+        tolerance_us: i64,
+    ) -> Result<Vec<(String, i64, Option<i64>)>, StoreError> {
+        let store = &*self.0;
+        let sql = "SELECT c.name, max(r.id), max(max(IFNULL(r.s, r.k), IFNULL(r.k, r.s)))
+                   FROM (SELECT k.id, k.cluster_id,
+                                CASE WHEN IFNULL(k.start_ahead_us, 0) <= ?2 THEN k.started_at END AS s,
+                                CASE WHEN IFNULL(k.complete_ahead_us, 0) <= ?2 THEN k.completed_at END AS k
+                         FROM checkpoint k WHERE k.id > ?1) r
+                   JOIN cluster c ON c.id = r.cluster_id GROUP BY c.name";
+        let mut stmt = store.conn.prepare(sql).map_err(|e| store.sql(e))?;
+        let rows = stmt
+            .query_map(params![after, tolerance_us], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(|e| store.sql(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| store.sql(e))
+    }
+
+    /// Checkpoints completed after row `after` was stored, in that order
+    /// (a range of row ids: a row gets a new id when its complete line
+    /// comes), for reading them incrementally. A complete line gets its
+    /// figures in the statement that records it, so a row read here never
+    /// changes its figures later.
     pub(crate) fn completed_after(&self, after: i64) -> Result<Vec<Completed>, StoreError> {
         let store = &*self.0;
-        let sql = "SELECT c.name, k.complete_event_id, k.completed_at, k.write_s, k.sync_s, k.total_s,
+        let sql = "SELECT c.name, k.id, k.completed_at, k.write_s, k.sync_s, k.total_s,
                           k.distance_kb, k.estimate_kb, k.buffers_written, k.trigger
                    FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id
-                   WHERE k.complete_event_id > ?1 ORDER BY k.complete_event_id";
+                   WHERE k.id > ?1 AND k.complete_source_id IS NOT NULL ORDER BY k.id";
         let mut stmt = store.conn.prepare(sql).map_err(|e| store.sql(e))?;
         let rows = stmt
             .query_map(params![after], |r| {
                 Ok(Completed {
                     cluster: r.get(0)?,
-                    complete_event_id: r.get(1)?,
+                    id: r.get(1)?,
                     completed_at_us: r.get(2)?,
                     write_s: r.get(3)?,
                     sync_s: r.get(4)?,
@@ -1102,8 +1344,7 @@ impl<S: Deref<Target = Store>> Checkpoints<S> {
             let point = format!(
                 "SELECT COALESCE(k.started_at, k.completed_at) FROM checkpoint k
                  WHERE k.cluster_id = {CLUSTER} AND COALESCE(k.started_at, k.completed_at) IS NOT NULL
-                   AND NOT EXISTS (SELECT 1 FROM event e
-                                   WHERE e.id IN (k.start_event_id, k.complete_event_id) AND e.ahead_us > ?2)
+                   AND IFNULL(k.start_ahead_us, 0) <= ?2 AND IFNULL(k.complete_ahead_us, 0) <= ?2
                  ORDER BY COALESCE(k.started_at, k.completed_at) {order} LIMIT 1"
             );
             ends.extend(
@@ -1130,7 +1371,7 @@ impl<S: Deref<Target = Store>> Checkpoints<S> {
         // Ordered by the expression checkpoint_cluster_time holds (and its
         // rowid): an index range scan, no sort.
         let sql = format!(
-            "SELECT k.kind, COALESCE(k.started_at, k.completed_at), k.started_at, k.start_event_id IS NOT NULL,
+            "SELECT k.kind, COALESCE(k.started_at, k.completed_at), k.started_at, k.start_source_id IS NOT NULL,
                     k.trigger, k.distance_kb, k.buffers_written, k.write_s, k.sync_s, k.sync_longest_s,
                     k.wal_files_added, k.wal_files_removed, k.wal_files_recycled
              FROM checkpoint k

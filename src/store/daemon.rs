@@ -137,10 +137,12 @@ impl<S: Deref<Target = Store>> Daemon<S> {
             newest = "(SELECT max(at) FROM event WHERE cluster_id = ?1 AND kind = kinds.kind)"
         ))?;
         let last_checkpoint_event = time(
-            "SELECT max(newest) FROM (SELECT (SELECT max(at) FROM event WHERE cluster_id = ?1 AND kind = k.kind) AS newest
-             FROM (SELECT 'checkpoint_start' AS kind UNION ALL SELECT 'checkpoint_complete'
-                   UNION ALL SELECT 'restartpoint_start' UNION ALL SELECT 'restartpoint_complete') k)",
+            "SELECT max(IFNULL(k, s), IFNULL(s, k))
+             FROM (SELECT (SELECT max(completed_at) FROM checkpoint WHERE cluster_id = ?1 AND completed_at IS NOT NULL) AS k,
+                          (SELECT started_at FROM checkpoint WHERE cluster_id = ?1 AND started_at IS NOT NULL
+                           ORDER BY COALESCE(started_at, completed_at) DESC LIMIT 1) AS s)",
         )?;
+        let last_event = last_event.max(last_checkpoint_event);
         let last_commit = time("SELECT max(last_read) FROM source WHERE cluster_id = ?1")?;
         let mut stmt =
             self.0.conn.prepare("SELECT path, problem FROM file_problem WHERE cluster_id = ?1 ORDER BY path")?;

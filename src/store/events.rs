@@ -16,6 +16,7 @@ use jiff::{SignedDuration, Timestamp};
 use rusqlite::{params, params_from_iter, types::Value, OptionalExtension, Transaction};
 
 use super::columns::{from_micros, opt_from_micros, to_micros};
+use super::checkpoints::LINES_AHEAD;
 use super::filter::{not_ahead, tolerance_us, Filter, CLUSTER, RECOGNISED};
 use super::{Store, StoreError};
 
@@ -25,8 +26,8 @@ mod tests;
 /// The events' handle: [`Store::events`], [`Store::events_mut`].
 pub struct Events<S>(pub(super) S);
 
-/// Deletes the events of `source` at `from` or later (their checkpoint
-/// halves are taken out first: `checkpoints::release_events_from`).
+/// Deletes the events of `source` at `from` or later (its checkpoint
+/// lines are taken out first: `checkpoints::release_lines_from`).
 pub(super) fn delete_from(tx: &Transaction<'_>, source: i64, from: u64) -> rusqlite::Result<u64> {
     let events = tx.execute("DELETE FROM event WHERE source_id = ?1 AND offset >= ?2", params![source, from as i64])?;
     Ok(events as u64)
@@ -56,6 +57,14 @@ pub(crate) struct DatedAhead {
     pub(crate) latest_read_at: Timestamp,
 }
 
+/// The earlier of two times, either of which may be missing.
+fn earliest<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 impl DatedAhead {
     /// How far the event most ahead was ahead.
     pub(crate) fn max_ahead(&self) -> SignedDuration {
@@ -63,17 +72,28 @@ impl DatedAhead {
     }
 }
 
-const POINT_LINE_KINDS: &str =
-    "('checkpoint_start', 'checkpoint_complete', 'restartpoint_start', 'restartpoint_complete')";
-
 /// The event kinds `history` counts or reads (besides the points).
 const COUNTED_KINDS: [&str; 6] =
     ["too_frequent", "parameter_changed", "server_start", "server_ready", "crash_reinit", "redo_start"];
 
 impl<S: Deref<Target = Store>> Events<S> {
-    /// `cluster`'s oldest and newest events, last checkpoint line and last
-    /// server start, leaving out the events dated more than `tolerance` ahead.
+    /// `cluster`'s oldest and newest events (checkpoint lines included),
+    /// last checkpoint line and last server start, leaving out the events
+    /// dated more than `tolerance` ahead.
     pub(crate) fn log_times(&self, cluster: &str, tolerance: Duration) -> Result<LogTimes, StoreError> {
+        let mut times = self.event_times(cluster, tolerance)?;
+        let only = Filter { cluster: Some(cluster.into()), ..Filter::default() };
+        let lines = self.0.checkpoints();
+        let first = lines.line_end(&only, true, tolerance_us(tolerance))?.map(from_micros);
+        let last = lines.line_end(&only, false, tolerance_us(tolerance))?.map(from_micros);
+        times.oldest = earliest(times.oldest, first);
+        times.newest = times.newest.max(last);
+        times.last_point_line = last;
+        Ok(times)
+    }
+
+    /// [`Events::log_times`] of the events alone (no checkpoint line).
+    fn event_times(&self, cluster: &str, tolerance: Duration) -> Result<LogTimes, StoreError> {
         // Each kind's first and last event are the ends of a range of the
         // index event_cluster_kind_at, the kinds found by skipping from one
         // to the next in it: a few dozen seeks, where MIN/MAX over the
@@ -95,7 +115,6 @@ impl<S: Deref<Target = Store>> Events<S> {
                  FROM kinds WHERE kinds.kind IS NOT NULL
              )
              SELECT MIN(first), MAX(last),
-                    MAX(CASE WHEN kind IN {POINT_LINE_KINDS} THEN last END),
                     MAX(CASE WHEN kind IN ('server_start', 'server_ready') THEN last END)
              FROM ends",
             ok = format!("{} AND {RECOGNISED}", not_ahead("?1"))
@@ -106,8 +125,8 @@ impl<S: Deref<Target = Store>> Events<S> {
                 Ok(LogTimes {
                     oldest: opt_from_micros(r.get(0)?),
                     newest: opt_from_micros(r.get(1)?),
-                    last_point_line: opt_from_micros(r.get(2)?),
-                    last_start: opt_from_micros(r.get(3)?),
+                    last_point_line: None,
+                    last_start: opt_from_micros(r.get(2)?),
                 })
             })
             .map_err(|e| self.0.sql(e))
@@ -122,10 +141,14 @@ impl<S: Deref<Target = Store>> Events<S> {
         read_since: Timestamp,
     ) -> Result<Option<DatedAhead>, StoreError> {
         let store = &*self.0;
-        // An event's read time is at - ahead_us; the partial index event_ahead holds every candidate.
+        // An event's read time is at - ahead_us; the partial indexes
+        // event_ahead and checkpoint_ahead hold every candidate.
         let from = format!(
-            "FROM event e WHERE e.cluster_id = (SELECT id FROM cluster WHERE name = ?1)
-               AND e.ahead_us > ?2 AND e.at - e.ahead_us >= ?3 AND {RECOGNISED}"
+            "FROM (SELECT e.at, e.ahead_us FROM event e
+                   WHERE e.cluster_id = {CLUSTER} AND e.ahead_us > ?2 AND {RECOGNISED}
+                   UNION ALL
+                   SELECT l.at, l.ahead_us FROM ({LINES_AHEAD}) l WHERE l.cluster_id = {CLUSTER} AND l.ahead_us > ?2) e
+             WHERE e.at - e.ahead_us >= ?3"
         );
         let values = params![cluster, tolerance_us(tolerance), to_micros(read_since)];
         let (count, latest_read): (i64, Option<i64>) = store
@@ -137,7 +160,7 @@ impl<S: Deref<Target = Store>> Events<S> {
         let Some(latest_read_at) = opt_from_micros(latest_read) else {
             return Ok(None);
         };
-        let most_ahead = format!("SELECT e.at, e.at - e.ahead_us {from} ORDER BY e.ahead_us DESC, e.id LIMIT 1");
+        let most_ahead = format!("SELECT e.at, e.at - e.ahead_us {from} ORDER BY e.ahead_us DESC, e.at LIMIT 1");
         let (at, read) = store
             .conn
             .query_row(&most_ahead, values, |r| Ok((opt_from_micros(r.get(0)?), opt_from_micros(r.get(1)?))))
@@ -150,11 +173,11 @@ impl<S: Deref<Target = Store>> Events<S> {
         }))
     }
 
-    /// The first (`MIN`) or last (`MAX`) recognised event over `filter`
-    /// not dated more than `tolerance` ahead: the first or last such event
-    /// of each cluster and kind, each found at one end of an index range,
-    /// the kinds themselves found by skipping from one to the next in the
-    /// same index.
+    /// The first (`MIN`) or last (`MAX`) recognised event or checkpoint
+    /// line over `filter` not dated more than `tolerance` ahead: the first or
+    /// last such event of each cluster and kind, each found at one end of an
+    /// index range, the kinds themselves found by skipping from one to the
+    /// next in the same index; and the lines' ([`Checkpoints::line_end`]).
     fn end_time(&self, filter: &Filter, agg: &str, tolerance: Duration) -> Result<Option<Timestamp>, StoreError> {
         let order = if agg == "MIN" { "ASC" } else { "DESC" };
         let (cond, mut values) = filter.cluster_condition();
@@ -177,7 +200,9 @@ impl<S: Deref<Target = Store>> Events<S> {
         );
         let v: Option<i64> =
             self.0.conn.query_row(&sql, params_from_iter(values), |r| r.get(0)).map_err(|e| self.0.sql(e))?;
-        Ok(opt_from_micros(v))
+        let line = self.0.checkpoints().line_end(filter, agg == "MIN", tolerance_us(tolerance))?;
+        let end = if agg == "MIN" { earliest(v, line) } else { v.max(line) };
+        Ok(opt_from_micros(end))
     }
 
     /// The first recognised event over `filter` not dated more than `tolerance` ahead.
@@ -232,14 +257,18 @@ impl<S: Deref<Target = Store>> Events<S> {
         self.0.conn.query_row(&sql, params_from_iter(values), |r| r.get(0)).map_err(|e| self.0.sql(e))
     }
 
-    /// Recognised events over `filter` dated more than `tolerance` ahead of
-    /// walwatch's clock when read (counted, but never a first or last time).
+    /// Recognised events and checkpoint lines over `filter` dated more than
+    /// `tolerance` ahead of walwatch's clock when read (counted, but never a
+    /// first or last time).
     pub(crate) fn count_dated_ahead(&self, filter: &Filter, tolerance: Duration) -> Result<i64, StoreError> {
-        let (cond, mut values) = filter.conditions("e.at");
-        values.insert(0, Value::Integer(tolerance_us(tolerance)));
+        let (cond, values) = filter.conditions("e.at");
+        let mut values = [vec![Value::Integer(tolerance_us(tolerance))], values].concat();
+        values.extend(values.clone());
         let sql = format!(
-            "SELECT count(*) FROM event e JOIN cluster c ON c.id = e.cluster_id
-             WHERE e.ahead_us > ? AND {RECOGNISED} {cond}"
+            "SELECT (SELECT count(*) FROM event e JOIN cluster c ON c.id = e.cluster_id
+                     WHERE e.ahead_us > ? AND {RECOGNISED} {cond})
+                  + (SELECT count(*) FROM ({LINES_AHEAD}) e JOIN cluster c ON c.id = e.cluster_id
+                     WHERE e.ahead_us > ? {cond})"
         );
         self.0.conn.query_row(&sql, params_from_iter(values), |r| r.get(0)).map_err(|e| self.0.sql(e))
     }

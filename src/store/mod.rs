@@ -75,6 +75,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0019_prune_progress.sql"),
     include_str!("migrations/0020_truncated.sql"),
     include_str!("migrations/0021_compact.sql"),
+    include_str!("migrations/0022_point_lines.sql"),
 ];
 
 /// `PRAGMA cache_size` for an import: negative is KiB (64 MiB).

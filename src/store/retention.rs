@@ -357,7 +357,7 @@ impl Batches<'_> {
         ids.collect::<Result<_, _>>().map_err(|e| store.sql(e))
     }
 
-    /// Checkpoint rows first: they point at their events.
+    /// Each cluster's old checkpoint rows (their lines with them), then its old events.
     fn checkpoints_and_events(&mut self) -> Result<(), StoreError> {
         for cluster in self.cluster_ids()? {
             self.checkpoints(cluster)?;
@@ -408,8 +408,8 @@ impl Batches<'_> {
         }
     }
 
-    /// A kind's old events, except those a remaining checkpoint row points at
-    /// and those that say what is in effect at the cutoff ([`Batches::keepers`]).
+    /// A kind's old events, except those that say what is in effect at the
+    /// cutoff ([`Batches::keepers`]). (Checkpoint lines go with their rows.)
     fn events(&mut self, cluster: i64, kind: &str) -> Result<(), StoreError> {
         let keep = self.keepers(cluster, kind)?;
         let except = if keep.is_empty() {
@@ -421,8 +421,6 @@ impl Batches<'_> {
         let sql = format!(
             "DELETE FROM event WHERE id IN (SELECT e.id FROM event e
              WHERE e.cluster_id = ?1 AND e.kind = ?2 AND e.at < ?3 {except}
-               AND NOT EXISTS (SELECT 1 FROM checkpoint c WHERE c.start_event_id = e.id)
-               AND NOT EXISTS (SELECT 1 FROM checkpoint c WHERE c.complete_event_id = e.id)
              LIMIT {{batch}})"
         );
         let cutoff = self.cutoff;

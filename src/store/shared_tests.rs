@@ -47,10 +47,13 @@ pub(crate) fn store(dir: &Path, lines: Vec<Line>) -> Store {
     let end = Pos { offset: lines.len() as u64, line: lines.len() as u64 + 1 };
     crate::ingest::pairing::commit(&mut store, &mut row, &spec, &events, end).unwrap();
     for (i, l) in lines.iter().enumerate() {
-        store
-            .conn
-            .execute("UPDATE event SET ahead_us = ?1 WHERE offset = ?2", rusqlite::params![l.ahead_us, i as i64])
-            .unwrap();
+        for sql in [
+            "UPDATE event SET ahead_us = ?1 WHERE offset = ?2",
+            "UPDATE checkpoint SET start_ahead_us = ?1 WHERE start_offset = ?2",
+            "UPDATE checkpoint SET complete_ahead_us = ?1 WHERE complete_offset = ?2",
+        ] {
+            store.conn.execute(sql, rusqlite::params![l.ahead_us, i as i64]).unwrap();
+        }
     }
     store
 }

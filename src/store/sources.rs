@@ -59,7 +59,7 @@ pub(crate) struct LogGrowth {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Forgotten {
     pub(crate) sources: u64,
-    /// Events, rejected records included.
+    /// Events and checkpoint lines, rejected records included.
     pub(crate) events: u64,
     /// Checkpoint rows removed (both halves forgotten); rows that keep one
     /// half read from another source stay, waiting for the other again.
@@ -368,13 +368,14 @@ impl<S: DerefMut<Target = Store>> Sources<S> {
     }
 }
 
-/// Deletes the events of `source` at `from` or later and the checkpoint
-/// halves they made; returns how many events and whole checkpoint rows
-/// went. The checkpoint rows first: they are told apart by those events.
+/// Deletes the events and checkpoint lines of `source` at `from` or later;
+/// returns how many (events and lines together) and how many whole
+/// checkpoint rows went. The lines first: a row that keeps its other half
+/// asks the events whether the server restarted since.
 fn forget_events(tx: &Transaction<'_>, source: i64, from: u64) -> rusqlite::Result<(u64, u64)> {
-    let checkpoints = checkpoints::release_events_from(tx, source, from)?;
+    let (lines, checkpoints) = checkpoints::release_lines_from(tx, source, from)?;
     let events = events::delete_from(tx, source, from)?;
-    Ok((events, checkpoints))
+    Ok((events + lines, checkpoints))
 }
 
 /// Recorded fingerprints of a cluster's sources, longest first, that `head`

@@ -61,11 +61,12 @@ const EVENT_KINDS: [&str; 7] = [
     "parameter_changed",
 ];
 
-/// (file name, line, offset, kind) of every event in the store.
+/// (file name, line, offset, kind) of every event and checkpoint line in
+/// the store (the view `line`: migrations/0022_point_lines.sql).
 fn stored_events(db: &Path) -> BTreeSet<(String, u64, u64, String)> {
     let conn = rusqlite::Connection::open(db).unwrap();
     let mut stmt = conn
-        .prepare("SELECT s.path, e.line, e.offset, e.kind FROM event e JOIN source s ON s.id = e.source_id")
+        .prepare("SELECT s.path, e.line, e.offset, e.kind FROM line e JOIN source s ON s.id = e.source_id")
         .unwrap();
     let rows = stmt
         .query_map([], |r| {
@@ -137,8 +138,9 @@ fn check_details(name: &str, db: &Path, t: &Value) {
         // A start line's flags are in its checkpoint row (migrations/0021_compact.sql).
         let (at, data, flags): (i64, String, Option<String>) = conn
             .query_row(
-                "SELECT e.at, e.data, (SELECT k.flags FROM checkpoint k WHERE k.start_event_id = e.id)
-                 FROM event e JOIN source s ON s.id = e.source_id WHERE e.offset = ?1 AND e.kind = ?2 AND s.path LIKE ?3",
+                "SELECT e.at, e.data, (SELECT k.flags FROM checkpoint k
+                                       WHERE k.start_source_id = e.source_id AND k.start_offset = e.offset)
+                 FROM line e JOIN source s ON s.id = e.source_id WHERE e.offset = ?1 AND e.kind = ?2 AND s.path LIKE ?3",
                 rusqlite::params![e["offset"].as_i64().unwrap(), kind, format!("%{}", e["file"].as_str().unwrap())],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
@@ -333,8 +335,7 @@ fn complete_line_numbers_equal_the_stored_checkpoint_fields() {
         let db = import(dir, tmp.path(), t["log_timezone"].as_str());
         let conn = rusqlite::Connection::open(&db).unwrap();
         let sql = format!(
-            "SELECT s.path, e.line, {} FROM checkpoint c JOIN event e ON e.id = c.complete_event_id \
-             JOIN source s ON s.id = e.source_id",
+            "SELECT s.path, c.complete_line, {} FROM checkpoint c JOIN source s ON s.id = c.complete_source_id",
             fields.iter().map(|f| format!("c.{f}")).collect::<Vec<_>>().join(", ")
         );
         let mut stmt = conn.prepare(&sql).unwrap();

@@ -72,7 +72,7 @@ fn a_stderr_log_read_as_csvlog_or_with_a_wrong_prefix_is_not_used_up() {
         // Nothing recorded: no source, no event.
         let conn = rusqlite::Connection::open(&db).unwrap();
         let rows: i64 = conn
-            .query_row("SELECT (SELECT count(*) FROM source) + (SELECT count(*) FROM event)", [], |r| r.get(0))
+            .query_row("SELECT (SELECT count(*) FROM source) + (SELECT count(*) FROM line)", [], |r| r.get(0))
             .unwrap();
         assert_eq!(rows, 0, "{options:?}");
     }

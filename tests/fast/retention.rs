@@ -63,8 +63,8 @@ fn a_prune_keeps_exactly_the_log_after_the_cutoff() {
     drop(store);
 
     assert_eq!(count(&db, "SELECT count(*) FROM checkpoint"), after(&starts));
-    assert_eq!(count(&db, "SELECT count(*) FROM event WHERE kind = 'checkpoint_start'"), after(&starts));
-    assert_eq!(count(&db, "SELECT count(*) FROM event WHERE kind = 'checkpoint_complete'"), after(&completes));
+    assert_eq!(count(&db, "SELECT count(*) FROM line WHERE kind = 'checkpoint_start'"), after(&starts));
+    assert_eq!(count(&db, "SELECT count(*) FROM line WHERE kind = 'checkpoint_complete'"), after(&completes));
     assert_eq!(count(&db, "SELECT count(*) FROM event WHERE kind = 'too_frequent'"), after(&too_frequent));
     // Older than the cutoff but what the settings and the version are read from.
     assert_eq!(count(&db, "SELECT count(*) FROM event WHERE kind = 'server_start'"), 1);
@@ -146,7 +146,7 @@ fn assert_tally_is_a_recount(db: &Path) {
     );
     let recount = rows(
         "SELECT cluster_id, COALESCE(started_at, completed_at) / 86400000000, kind, IFNULL(trigger, ''),
-                count(start_event_id), count(complete_event_id)
+                count(start_source_id), count(complete_source_id)
          FROM checkpoint GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4",
     );
     assert_eq!(tally, recount);

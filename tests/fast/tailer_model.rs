@@ -155,7 +155,7 @@ fn settle(f: &mut Follower, store: &mut Store) {
 fn stored_events(db: &Path) -> Vec<i64> {
     let conn = rusqlite::Connection::open(db).unwrap();
     let mut stmt = conn
-        .prepare("SELECT at FROM event WHERE kind IN ('checkpoint_start', 'checkpoint_complete') ORDER BY at")
+        .prepare("SELECT at FROM line WHERE kind IN ('checkpoint_start', 'checkpoint_complete') ORDER BY at")
         .unwrap();
     stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
 }
@@ -244,7 +244,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
 fn pairs(db: &Path) -> (i64, i64, i64) {
     let conn = rusqlite::Connection::open(db).unwrap();
     conn.query_row(
-        "SELECT count(*), count(complete_event_id), count(*) - count(start_event_id) FROM checkpoint",
+        "SELECT count(*), count(complete_source_id), count(*) - count(start_source_id) FROM checkpoint",
         [],
         |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
     )

@@ -435,7 +435,9 @@ fn migration_13_forgets_firing_notices_that_were_never_queued() {
          ALTER TABLE cluster DROP COLUMN server_uid;
          ALTER TABLE cluster DROP COLUMN forgets;
          ALTER TABLE retention DROP COLUMN unrecorded;
-         DROP INDEX checkpoint_truncated; ALTER TABLE checkpoint DROP COLUMN truncated;
+         DROP VIEW line; DROP INDEX checkpoint_truncated; ALTER TABLE checkpoint DROP COLUMN truncated;
+         ALTER TABLE checkpoint ADD COLUMN start_event_id INTEGER;
+         ALTER TABLE checkpoint ADD COLUMN complete_event_id INTEGER;
          PRAGMA user_version = 12;",
     )
     .unwrap();

@@ -356,7 +356,7 @@ fn a_zone_the_log_set_holds_for_the_stream_after_a_restart() {
     let store = &mut c.store;
     c.streams.as_mut().unwrap().settle(store).unwrap();
     let conn = rusqlite::Connection::open(&c.db).unwrap();
-    let last: i64 = conn.query_row("SELECT max(at) FROM event", [], |r| r.get(0)).unwrap();
+    let last: i64 = conn.query_row("SELECT max(at) FROM line", [], |r| r.get(0)).unwrap();
     // The shutdown's last line, 03:34:09.902 CST: 19:34:09.902 UTC.
     let want: jiff::Timestamp = "2026-11-28T19:34:09.902Z".parse().unwrap();
     assert_eq!(last, want.as_microsecond());

@@ -28,7 +28,7 @@ fn recount(store: &Store) -> (Vec<TallyRow>, Vec<TallyRow>) {
     );
     let rows = read(
         "SELECT cluster_id, COALESCE(started_at, completed_at) / 86400000000, kind, IFNULL(trigger, ''),
-                count(start_event_id), count(complete_event_id)
+                count(start_source_id), count(complete_source_id)
          FROM checkpoint GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4",
     );
     (tally, rows)

@@ -60,9 +60,9 @@ fn deletes_exactly_the_rows_older_than_the_cutoff() {
     let cutoff = day(10);
     let pruned = store.retention_mut().prune(cutoff, BATCH, NEVER).unwrap();
     assert_eq!(pruned.checkpoints, 10 * 24);
-    // Each checkpoint's two lines; of the daily parameter change and server
-    // start, the newest before the cutoff stays.
-    assert_eq!(pruned.events, 10 * 24 * 2 + 9 + 9);
+    // Of the daily parameter change and server start, the newest before the
+    // cutoff stays (the checkpoint lines went with their rows).
+    assert_eq!(pruned.events, 9 + 9);
     assert_eq!(count(&store, "SELECT count(*) FROM checkpoint"), 30 * 24);
     let micros = to_micros(cutoff);
     let older = format!("SELECT count(*) FROM checkpoint WHERE COALESCE(started_at, completed_at) < {micros}");
@@ -71,7 +71,8 @@ fn deletes_exactly_the_rows_older_than_the_cutoff() {
         format!("SELECT group_concat(kind) FROM (SELECT kind FROM event WHERE at < {micros} ORDER BY kind)");
     let kept: String = store.conn.query_row(&old_events, [], |r| r.get(0)).unwrap();
     assert_eq!(kept, "parameter_changed,server_start", "what is in effect at the cutoff stays");
-    assert_eq!(count(&store, "SELECT count(*) FROM event WHERE kind LIKE 'checkpoint%'"), 30 * 24 * 2);
+    assert_eq!(count(&store, "SELECT count(*) FROM line WHERE kind LIKE 'checkpoint%'"), 30 * 24 * 2);
+    assert_eq!(count(&store, "SELECT count(*) FROM event WHERE kind LIKE 'checkpoint%'"), 0);
     assert!(!pruned.stopped);
     // A second prune to the same cutoff finds nothing.
     assert_eq!(store.retention_mut().prune(cutoff, BATCH, NEVER).unwrap().own_rows(), 0);
@@ -89,7 +90,7 @@ fn point_tally_equals_a_recount_after_a_prune() {
                  ORDER BY cluster_id, day, kind, trigger)";
     let recount = "SELECT group_concat(cluster_id || ':' || d || ':' || kind || ':' || t || ':' || s || ':' || c, ' ')
                    FROM (SELECT cluster_id, COALESCE(started_at, completed_at) / 86400000000 AS d, kind,
-                                IFNULL(trigger, '') AS t, count(start_event_id) AS s, count(complete_event_id) AS c
+                                IFNULL(trigger, '') AS t, count(start_source_id) AS s, count(complete_source_id) AS c
                          FROM checkpoint GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4)";
     let (a, b): (String, String) = (
         store.conn.query_row(tally, [], |r| r.get(0)).unwrap(),
@@ -107,9 +108,9 @@ fn batches_are_bounded_and_a_stop_ends_between_them() {
     let pruned = store.retention_mut().prune(day(5), 50, NEVER).unwrap();
     assert_eq!(pruned.checkpoints, 5 * 24);
     assert_eq!(pruned.largest_batch, 50);
-    // 120 checkpoint rows in 3 batches; 120 starts and 120 completes in 3 each;
-    // 4 parameter changes and 4 server starts in 1 each.
-    assert_eq!(pruned.batches, 3 + 3 + 3 + 1 + 1);
+    // 120 checkpoint rows (and their lines) in 3 batches; 4 parameter
+    // changes and 4 server starts in 1 each.
+    assert_eq!(pruned.batches, 3 + 1 + 1);
 
     let asked = Cell::new(0);
     let stop = || {

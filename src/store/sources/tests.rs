@@ -123,7 +123,7 @@ fn points(store: &Store) -> Vec<(bool, bool, bool)> {
     let mut stmt = store
         .conn
         .prepare(
-            "SELECT start_event_id IS NOT NULL, complete_event_id IS NOT NULL, pairable FROM checkpoint ORDER BY id",
+            "SELECT start_source_id IS NOT NULL, complete_source_id IS NOT NULL, pairable FROM checkpoint ORDER BY id",
         )
         .unwrap();
     stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().collect::<Result<_, _>>().unwrap()
@@ -180,6 +180,6 @@ fn taking_back_a_read_keeps_what_was_read_before_it() {
     let row = store.sources().find(cluster, lines.concat().as_bytes()).unwrap().unwrap();
     assert_eq!((row.read_to, row.line), (from.offset, 9));
     assert_eq!(points(&store), [(true, false, true)]);
-    let events: i64 = store.conn.query_row("SELECT count(*) FROM event", [], |r| r.get(0)).unwrap();
+    let events: i64 = store.conn.query_row("SELECT count(*) FROM line", [], |r| r.get(0)).unwrap();
     assert_eq!(events, 4, "the first read's server start, ready, warning and checkpoint start stay");
 }
