@@ -17,7 +17,8 @@
 #   events per second, against `wc -l` on the same file. Importing all 20 files this way took ~105 s a file on this loaded
 #   2-core machine (35 min in all), so the other clusters are made in SQL
 #   (sqlite3) from what walwatch stored for c01: every event and checkpoint
-#   row copied under cluster cNN, times 7 s later per cluster. Then the
+#   row copied under cluster cNN, times 7 s later per cluster, in the
+#   layout the binary wrote. Then the
 #   store's size per checkpoint row (main file, WAL checkpointed).
 # measure: on a copy of that store per binary (WALWATCH_BEFORE when set, then
 #   WALWATCH; the newer binary migrates its copy on the first open, timed),
@@ -86,6 +87,35 @@ generate() {
         --per-cluster "$PER_CLUSTER" --interval "$INTERVAL" --end "$end" | tee "$BENCH_DIR/generated.txt" >&2
 }
 
+# The SQL copying cluster 1's checkpoint rows to every cluster n, for the
+# layout the store was written in: rows pointing at their lines' events by
+# id (before migrations/0022_point_lines.sql), or holding their places.
+replicate_checkpoints() {
+    local figures="flags, trigger, buffers_written, buffers_pct, slru_buffers_written, wal_files_added,
+    wal_files_removed, wal_files_recycled, write_s, sync_s, total_s, sync_files, sync_longest_s, sync_average_s,
+    distance_kb, estimate_kb, lsn, redo_lsn, truncated"
+    if [ "$(sqlite3 "$BUILT" "SELECT count(*) FROM pragma_table_info('checkpoint') WHERE name = 'start_event_id'")" = 1 ]; then
+        cat <<SQL
+INSERT INTO checkpoint(cluster_id, kind, pid, pairable, start_event_id, complete_event_id, started_at, completed_at,
+    $figures)
+SELECT n, k.kind, k.pid, k.pairable, k.start_event_id + (n - 1) * m, k.complete_event_id + (n - 1) * m,
+    k.started_at + (n - 1) * 7000000, k.completed_at + (n - 1) * 7000000, $(echo "$figures" | sed 's/\([a-z_][a-z_]*\)/k.\1/g')
+FROM checkpoint k, n, m WHERE k.cluster_id = 1 ORDER BY n, k.id;
+SQL
+    else
+        cat <<SQL
+INSERT INTO checkpoint(cluster_id, kind, pid, pairable, started_at, completed_at,
+    start_source_id, start_offset, start_line, start_ahead_us,
+    complete_source_id, complete_offset, complete_line, complete_ahead_us, $figures)
+SELECT n, k.kind, k.pid, k.pairable, k.started_at + (n - 1) * 7000000, k.completed_at + (n - 1) * 7000000,
+    CASE WHEN k.start_source_id IS NOT NULL THEN n END, k.start_offset, k.start_line, k.start_ahead_us,
+    CASE WHEN k.complete_source_id IS NOT NULL THEN n END, k.complete_offset, k.complete_line, k.complete_ahead_us,
+    $(echo "$figures" | sed 's/\([a-z_][a-z_]*\)/k.\1/g')
+FROM checkpoint k, n WHERE k.cluster_id = 1 ORDER BY n, k.id;
+SQL
+    fi
+}
+
 build() {
     local bin=${WALWATCH_BEFORE:-$WALWATCH}
     rm -f "$BUILT" "$BUILT"-wal "$BUILT"-shm
@@ -115,16 +145,7 @@ CREATE TEMP TABLE m AS SELECT max(id) AS m FROM event;
 INSERT INTO event(id, cluster_id, source_id, offset, line, at, pid, kind, nth, data, ahead_us)
 SELECT e.id + (n - 1) * m, n, n, e.offset, e.line, e.at + (n - 1) * 7000000, e.pid, e.kind, e.nth, e.data, e.ahead_us
 FROM event e, n, m WHERE e.cluster_id = 1;
-INSERT INTO checkpoint(cluster_id, kind, pid, pairable, start_event_id, complete_event_id, started_at, completed_at,
-    flags, trigger, buffers_written, buffers_pct, slru_buffers_written, wal_files_added, wal_files_removed,
-    wal_files_recycled, write_s, sync_s, total_s, sync_files, sync_longest_s, sync_average_s, distance_kb,
-    estimate_kb, lsn, redo_lsn)
-SELECT n, k.kind, k.pid, k.pairable, k.start_event_id + (n - 1) * m, k.complete_event_id + (n - 1) * m,
-    k.started_at + (n - 1) * 7000000, k.completed_at + (n - 1) * 7000000, k.flags, k.trigger, k.buffers_written,
-    k.buffers_pct, k.slru_buffers_written, k.wal_files_added, k.wal_files_removed, k.wal_files_recycled, k.write_s,
-    k.sync_s, k.total_s, k.sync_files, k.sync_longest_s, k.sync_average_s, k.distance_kb, k.estimate_kb, k.lsn,
-    k.redo_lsn
-FROM checkpoint k, n, m WHERE k.cluster_id = 1 ORDER BY n, k.id;
+$(replicate_checkpoints)
 COMMIT;
 PRAGMA wal_checkpoint(TRUNCATE);
 SQL

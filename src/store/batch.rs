@@ -206,7 +206,8 @@ impl<'a> EventBatch<'a> {
         if self.nothing_stored_from(event.offset)? {
             return Ok(true);
         }
-        let elsewhere = self.points.line_elsewhere(half, self.source.cluster_id, kind, event.pid, event.at, place.source_id)?;
+        let elsewhere =
+            self.points.line_elsewhere(half, self.source.cluster_id, kind, event.pid, event.at, place.source_id)?;
         Ok(!elsewhere)
     }
 

@@ -45,8 +45,7 @@ const WAITING_COMPLETE: &str = "SELECT c.id, c.completed_at FROM checkpoint c
      ORDER BY c.completed_at, c.id LIMIT 1";
 
 /// A start line's columns: its time, place and flags.
-const START_COLUMNS: &str =
-    "started_at, start_source_id, start_offset, start_line, start_ahead_us, flags, trigger";
+const START_COLUMNS: &str = "started_at, start_source_id, start_offset, start_line, start_ahead_us, flags, trigger";
 
 /// A complete line's columns before its figures: its time and place.
 const COMPLETE_COLUMNS: &str = "completed_at, complete_source_id, complete_offset, complete_line, complete_ahead_us";
@@ -355,9 +354,7 @@ impl<'a> PointRows<'a> {
     /// Whether row `id` was completed by a line of another source than `source_id`.
     pub(crate) fn completed_from_another_source(&self, id: i64, source_id: i64) -> Result<bool, StoreError> {
         self.tx
-            .prepare_cached(
-                "SELECT EXISTS(SELECT 1 FROM checkpoint WHERE id = ?1 AND complete_source_id != ?2)",
-            )
+            .prepare_cached("SELECT EXISTS(SELECT 1 FROM checkpoint WHERE id = ?1 AND complete_source_id != ?2)")
             .and_then(|mut s| s.query_row(params![id, source_id], |r| r.get(0)))
             .map_err(|e| self.sql(e))
     }
@@ -826,8 +823,11 @@ impl<S: Deref<Target = Store>> Checkpoints<S> {
             cond.push_str(" AND k.trigger = ?");
             values.push(Value::Text(t.as_str().to_string()));
         }
+        // Cluster by cluster (CROSS JOIN: SQLite keeps that order), each a
+        // range of checkpoint_cluster_time, the rows of several clusters
+        // merged by SQLite's sorter; one cluster's come in the index's order.
         let sql = format!(
-            "SELECT {} FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id
+            "SELECT {} FROM cluster c CROSS JOIN checkpoint k ON k.cluster_id = c.id
              WHERE 1 = 1 {cond} ORDER BY {POINT_TIME}, k.id",
             *CHECKPOINT_COLUMNS
         );
@@ -1021,7 +1021,7 @@ impl<S: Deref<Target = Store>> Checkpoints<S> {
         values.extend(bounds);
         let sql = format!(
             "SELECT k.trigger, count(k.start_source_id), count(k.complete_source_id)
-             FROM checkpoint k JOIN cluster c ON c.id = k.cluster_id
+             FROM cluster c CROSS JOIN checkpoint k ON k.cluster_id = c.id
              WHERE k.kind = ? {cond} GROUP BY k.trigger"
         );
         let mut stmt = store.conn.prepare(&sql).map_err(|e| store.sql(e))?;
@@ -1067,10 +1067,7 @@ impl<S: Deref<Target = Store>> Checkpoints<S> {
 
     /// The highest row id: rows completed later are above it.
     pub(crate) fn last_row(&self) -> Result<Option<i64>, StoreError> {
-        self.0
-            .conn
-            .query_row("SELECT max(id) FROM checkpoint", [], |r| r.get(0))
-            .map_err(|e| self.0.sql(e))
+        self.0.conn.query_row("SELECT max(id) FROM checkpoint", [], |r| r.get(0)).map_err(|e| self.0.sql(e))
     }
 
     /// The lowest row id: it moves up only when rows are deleted.

@@ -15,8 +15,8 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use rusqlite::{params, params_from_iter, types::Value, OptionalExtension, Transaction};
 
-use super::columns::{from_micros, opt_from_micros, to_micros};
 use super::checkpoints::LINES_AHEAD;
+use super::columns::{from_micros, opt_from_micros, to_micros};
 use super::filter::{not_ahead, tolerance_us, Filter, CLUSTER, RECOGNISED};
 use super::{Store, StoreError};
 
@@ -355,6 +355,7 @@ const RESTART_KINDS: &str = "'server_start', 'server_ready', 'crash_reinit', 're
 /// PostgreSQL 15 the checkpointer runs during crash recovery too.
 const CRASH_RECOVERY: &str =
     "SELECT EXISTS (SELECT 1 FROM checkpoint k WHERE k.cluster_id = (SELECT id FROM cluster WHERE name = ?1)
+       AND COALESCE(k.started_at, k.completed_at) >= ?3 AND COALESCE(k.started_at, k.completed_at) <= ?3 + 60000000
        AND k.trigger = 'end-of-recovery' AND k.started_at >= ?3 AND k.started_at <= ?3 + 60000000)
    AND NOT EXISTS (SELECT 1 FROM event e WHERE e.cluster_id = (SELECT id FROM cluster WHERE name = ?1)
        AND e.kind = 'server_ready' AND e.at >= ?2 AND e.at <= ?3 AND json_extract(e.data, '$.read_only') IS 1)

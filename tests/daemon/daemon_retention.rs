@@ -86,7 +86,7 @@ fn age(conn: &rusqlite::Connection, copies: i64) {
     });
     copy("checkpoint", &|c| match c {
         "id" => Some("NULL".into()),
-        "start_event_id" | "complete_event_id" => Some("NULL".into()),
+        "start_offset" | "complete_offset" => Some(format!("{c} + k * 1000000000")),
         "started_at" | "completed_at" => Some(format!("{c} - k * {DAY_US}")),
         _ => None,
     });

@@ -103,7 +103,7 @@ fn ten_thousand_files_ready_at_once_watchdog_during_catch_up_prompt_stop_bounded
     let files = write_small_logs(&ws.dir("log"), FILES);
     let cluster_extra = format!("format = \"stderr\"\nprefix = {PREFIX:?}\n");
     fs::write(ws.config_path(), config(&ws, &ws.dir("log").join("*.log"), &cluster_extra, "")).unwrap();
-    let events = |db: &Path| count(db, "event", "1");
+    let events = |db: &Path| count(db, "line", "1");
 
     let notify = NotifySocket::bind(&ws.path().join("notify.sock"));
     let started = Instant::now();
@@ -176,7 +176,7 @@ fn ten_thousand_files_ready_at_once_watchdog_during_catch_up_prompt_stop_bounded
 fn repeat_history(db: &Path, times: i64) {
     let conn = rusqlite::Connection::open(db).unwrap();
     let (events, bytes, lines): (i64, i64, i64) = conn
-        .query_row("SELECT max(e.id), max(s.size), max(s.line) FROM event e, source s", [], |r| {
+        .query_row("SELECT IFNULL(max(e.id), 0), max(s.size), max(s.line) FROM source s LEFT JOIN event e", [], |r| {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?))
         })
         .unwrap();
@@ -187,12 +187,15 @@ fn repeat_history(db: &Path, times: i64) {
          {copies} INSERT INTO event (id, cluster_id, source_id, offset, line, at, pid, kind, nth, data)
            SELECT id + k * {events}, cluster_id, source_id, offset + k * {bytes}, line + k * {lines}, at, pid, kind, nth, data
            FROM event, c WHERE id <= {events};
-         {copies} INSERT INTO checkpoint (id, cluster_id, kind, pid, pairable, start_event_id, complete_event_id,
-             started_at, completed_at, flags, trigger, buffers_written, buffers_pct, slru_buffers_written,
+         {copies} INSERT INTO checkpoint (id, cluster_id, kind, pid, pairable, started_at, completed_at,
+             start_source_id, start_offset, start_line, complete_source_id, complete_offset, complete_line,
+             flags, trigger, buffers_written, buffers_pct, slru_buffers_written,
              wal_files_added, wal_files_removed, wal_files_recycled, write_s, sync_s, total_s, sync_files,
              sync_longest_s, sync_average_s, distance_kb, estimate_kb, lsn, redo_lsn)
-           SELECT id + k * {points}, cluster_id, kind, pid, 0, start_event_id + k * {events}, complete_event_id + k * {events},
-             started_at, completed_at, flags, trigger, buffers_written, buffers_pct, slru_buffers_written,
+           SELECT id + k * {points}, cluster_id, kind, pid, 0, started_at, completed_at,
+             start_source_id, start_offset + k * {bytes}, start_line + k * {lines},
+             complete_source_id, complete_offset + k * {bytes}, complete_line + k * {lines},
+             flags, trigger, buffers_written, buffers_pct, slru_buffers_written,
              wal_files_added, wal_files_removed, wal_files_recycled, write_s, sync_s, total_s, sync_files,
              sync_longest_s, sync_average_s, distance_kb, estimate_kb, lsn, redo_lsn
            FROM checkpoint, c WHERE id <= {points};
@@ -209,9 +212,9 @@ fn a_pathological_history_is_analysed_in_bounded_time_and_stop_does_not_wait_for
     fs::write(&log, fixture(FIXTURE)).unwrap();
     let out = walwatch().args(["import", "--db", s(&ws.db()), "--cluster", "demo", s(&log)]).output().unwrap();
     assert!(out.status.success(), "import: {}", String::from_utf8_lossy(&out.stderr));
-    let once = count(&ws.db(), "event", "1");
+    let once = count(&ws.db(), "line", "1");
     repeat_history(&ws.db(), TIMES);
-    assert_eq!(count(&ws.db(), "event", "1"), once * TIMES);
+    assert_eq!(count(&ws.db(), "line", "1"), once * TIMES);
     fs::write(ws.config_path(), config(&ws, &ws.dir("log").join("*.log"), "", "")).unwrap();
     let debug = [("RUST_LOG", "info,walwatch::daemon::alerting=debug")];
     let daemon_log = ws.path().join("daemon.log");
@@ -459,7 +462,7 @@ fn a_symlink_out_of_the_log_directory_is_refused_and_its_target_never_shown() {
         assert!(!shown.contains("root:"), "{what} shows the target's content:\n{shown}");
     }
     assert_eq!(log.matches("refused").count(), 1, "one warning for the link, not one per poll:\n{log}");
-    assert!(count(&db, "event", "1") > 0, "the real log is read");
+    assert!(count(&db, "line", "1") > 0, "the real log is read");
     assert_eq!(count(&db, "source", &format!("path = '{}'", s(&link))), 0, "the link was never read");
 }
 

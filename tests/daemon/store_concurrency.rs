@@ -277,7 +277,7 @@ fn eight_processes_opening_a_new_store_at_once_all_succeed() {
         let what = format!("round {round}");
         assert_eq!(query_i64(&db, "PRAGMA user_version"), migration_count(), "{what}: schema version");
         assert_eq!(source_rows(&db), 1, "{what}: source rows");
-        assert_eq!(stored, query_i64(&db, "SELECT count(*) FROM event"), "{what}: each event stored by one process");
+        assert_eq!(stored, query_i64(&db, "SELECT count(*) FROM line"), "{what}: each event stored by one process");
         assert_counted_once(&db, &want, checkpoints, &what);
     }
 }
@@ -588,13 +588,13 @@ fn a_store_that_counted_a_log_twice_is_repaired_when_opened() {
     let rows = identities(&conn);
     let (a, b) = (&rows[0], &rows[1]);
     assert_eq!((a.fp_hash, &a.head), (b.fp_hash, &b.head), "two rows, one content");
+    lines_as_events(&conn);
     split_one_checkpoint_like_the_old_pairing(&conn, a.id, b.id, cuts[0] as i64);
     conn.execute_batch(
         "DROP INDEX event_ahead; ALTER TABLE event DROP COLUMN ahead_us;
-         DROP INDEX checkpoint_start_event; DROP INDEX checkpoint_complete_event;
          ALTER TABLE source DROP COLUMN head; ALTER TABLE source DROP COLUMN unmatched;
          ALTER TABLE cluster DROP COLUMN follow_format; ALTER TABLE cluster DROP COLUMN follow_prefix;
-         DROP INDEX checkpoint_time; DROP INDEX checkpoint_waiting;
+         DROP INDEX checkpoint_waiting;
          DROP TRIGGER point_tally_insert; DROP TRIGGER point_tally_delete; DROP TRIGGER point_tally_update;
          DROP TABLE point_tally; ALTER TABLE source DROP COLUMN rejected_lines;
          DROP TABLE digest; DROP TABLE retention; ALTER TABLE alert DROP COLUMN resolution;
@@ -620,6 +620,31 @@ fn a_store_that_counted_a_log_twice_is_repaired_when_opened() {
     assert_eq!(query_i64(&db, "SELECT read_to FROM source"), data.len() as i64, "the row read furthest wins");
     let want = ws.reference("c", &[&data]);
     assert_counted_once(&db, &want, checkpoints, "the repaired store");
+}
+
+/// Each checkpoint line as an event its row points at by id, as stores
+/// before migrations/0022_point_lines.sql kept them (which the migrations
+/// after version 5 read back into places).
+fn lines_as_events(conn: &Connection) {
+    conn.execute_batch(
+        "DROP VIEW line;
+         ALTER TABLE checkpoint ADD COLUMN start_event_id INTEGER;
+         ALTER TABLE checkpoint ADD COLUMN complete_event_id INTEGER;
+         INSERT INTO event(cluster_id, source_id, offset, line, at, pid, kind, data, ahead_us)
+           SELECT cluster_id, start_source_id, start_offset, start_line, started_at, pid, kind || '_start', '{}',
+                  start_ahead_us
+           FROM checkpoint WHERE start_source_id IS NOT NULL ORDER BY id;
+         INSERT INTO event(cluster_id, source_id, offset, line, at, pid, kind, data, ahead_us)
+           SELECT cluster_id, complete_source_id, complete_offset, complete_line, completed_at, pid,
+                  kind || '_complete', '{}', complete_ahead_us
+           FROM checkpoint WHERE complete_source_id IS NOT NULL ORDER BY id;
+         UPDATE checkpoint SET
+           start_event_id = (SELECT e.id FROM event e WHERE e.source_id = checkpoint.start_source_id
+                               AND e.offset = checkpoint.start_offset AND e.kind = checkpoint.kind || '_start'),
+           complete_event_id = (SELECT e.id FROM event e WHERE e.source_id = checkpoint.complete_source_id
+                                  AND e.offset = checkpoint.complete_offset AND e.kind = checkpoint.kind || '_complete');",
+    )
+    .unwrap();
 }
 
 /// For the checkpoint whose start line ends the first turn, the rows the

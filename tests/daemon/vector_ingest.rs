@@ -146,7 +146,7 @@ fn bad_requests_are_refused_with_a_reason_and_store_nothing() {
     // Elsewhere: 404; Vector's healthcheck (HEAD/GET with the token): 200.
     assert_eq!(post(&url.replace("/ingest/vector", "/ingest"), Some(TOKEN), &plain, false, false).unwrap().0, 404);
     assert_eq!(crate::support::daemon::count(&central.ws.db(), "ingest_stream", "1 = 1"), 0);
-    assert_eq!(crate::support::daemon::count(&central.ws.db(), "event", "1 = 1"), 0);
+    assert_eq!(crate::support::daemon::count(&central.ws.db(), "line", "1 = 1"), 0);
     // And a good batch after all that is taken.
     let answer = central.send(&batch[..5], false);
     assert_eq!(answer["taken"], 5, "{answer}");

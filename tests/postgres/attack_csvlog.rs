@@ -431,7 +431,7 @@ fn report_number(report: &str, word: &str) -> u64 {
 /// (offset, line, kind) of the stored checkpointer events.
 fn stored_events(db: &Path) -> BTreeSet<(u64, u64, String)> {
     let conn = rusqlite::Connection::open(db).unwrap();
-    let mut stmt = conn.prepare("SELECT offset, line, kind FROM event ORDER BY offset").unwrap();
+    let mut stmt = conn.prepare("SELECT offset, line, kind FROM line ORDER BY offset").unwrap();
     let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64, r.get(2)?))).unwrap();
     rows.map(Result::unwrap).filter(|e: &(u64, u64, String)| KINDS.contains(&e.2.as_str())).collect()
 }

@@ -198,7 +198,8 @@ impl Snapshot {
     }
 }
 
-/// The event table of one cluster. `summary` and `checkpoints` do not show
+/// The events and checkpoint lines of one cluster (the view `line`:
+/// migrations/0022_point_lines.sql). `summary` and `checkpoints` do not show
 /// every event (a too-frequent warning's HINT, server starts, …), so the
 /// stored events themselves are compared too; offsets and line numbers are
 /// those inside the file the event was read from, the same for the daemon
@@ -209,7 +210,7 @@ fn events(db: &Path, cluster: &str) -> Result<Vec<StoredEvent>, String> {
     conn.busy_timeout(Duration::from_secs(5)).map_err(|e| e.to_string())?;
     let mut stmt = conn
         .prepare(
-            "SELECT e.at, e.offset, e.kind, e.nth, e.line, e.pid, e.data FROM event e
+            "SELECT e.at, e.offset, e.kind, e.nth, e.line, e.pid, e.data FROM line e
              JOIN cluster c ON c.id = e.cluster_id WHERE c.name = ?1",
         )
         .map_err(|e| e.to_string())?;
@@ -734,7 +735,7 @@ impl Daemon {
     }
 }
 
-/// Rows of `table` in a store (read-only), e.g. `count(db, "event", "kind = 'checkpoint_start'")`.
+/// Rows of `table` in a store (read-only), e.g. `count(db, "line", "kind = 'checkpoint_start'")`.
 pub fn count(db: &Path, table: &str, condition: &str) -> i64 {
     let conn = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
     conn.busy_timeout(Duration::from_secs(5)).unwrap();

@@ -215,7 +215,10 @@ fn event_figures_equal_the_plain_queries() {
     store.conn.execute_batch("UPDATE event SET ahead_us = 400000000 WHERE id = (SELECT max(id) FROM event)").unwrap();
     let newest_line = "SELECT id FROM checkpoint WHERE cluster_id = (SELECT id FROM cluster WHERE name = 'b')
                        ORDER BY completed_at DESC LIMIT 1";
-    store.conn.execute(&format!("UPDATE checkpoint SET complete_ahead_us = 400000000 WHERE id = ({newest_line})"), []).unwrap();
+    store
+        .conn
+        .execute(&format!("UPDATE checkpoint SET complete_ahead_us = 400000000 WHERE id = ({newest_line})"), [])
+        .unwrap();
     store.conn.execute_batch("UPDATE event SET kind = 'rejected' WHERE id = (SELECT min(id) FROM event)").unwrap();
     let tolerance = std::time::Duration::from_secs(300);
     let t = |s: &str| s.parse::<Timestamp>().unwrap();
@@ -250,9 +253,8 @@ fn event_figures_equal_the_plain_queries() {
                     seen += want;
                 }
                 for agg in ["MIN", "MAX"] {
-                    let select = format!(
-                        "{agg}(e.at) FILTER (WHERE e.kind <> 'rejected' AND IFNULL(e.ahead_us, 0) <= ?)"
-                    );
+                    let select =
+                        format!("{agg}(e.at) FILTER (WHERE e.kind <> 'rejected' AND IFNULL(e.ahead_us, 0) <= ?)");
                     let want = plain(&select, Some(300_000_000)).map(|us| Timestamp::from_microsecond(us).unwrap());
                     assert_eq!(
                         store.events().end_time(&filter, agg, tolerance).unwrap(),
