@@ -220,7 +220,7 @@ def watcher(db, expected, deadline, conn_out):
         try:
             if con is None:
                 con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
-            (count,) = con.execute("SELECT count(*) FROM event WHERE kind = 'checkpoint_start'").fetchone()
+            (count,) = con.execute("SELECT count(*) FROM line WHERE kind = 'checkpoint_start'").fetchone()
             now = time.time()
             while len(seen) < count:
                 seen.append(now)

@@ -294,7 +294,7 @@ def main():
         rss = rss_peak_kb(daemon.pid)
         db = f"{central}/central.db"
         subprocess.run(["sqlite3", db, "PRAGMA wal_checkpoint(TRUNCATE);"], capture_output=True)
-        rows = subprocess.run(["sqlite3", db, "SELECT (SELECT count(*) FROM checkpoint), (SELECT count(*) FROM event)"],
+        rows = subprocess.run(["sqlite3", db, "SELECT (SELECT count(*) FROM checkpoint), (SELECT count(*) FROM line)"],
                               capture_output=True, text=True).stdout.strip().split("|")
         store_bytes = os.path.getsize(db)
         spool_bytes = dir_bytes(f"{central}/central-ingest")

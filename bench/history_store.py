@@ -26,23 +26,25 @@ BASE = 1767225600 * 1_000_000  # 2026-01-01T00:00:00Z in µs
 logs = sorted(glob.glob(os.path.join(HERE, "../tests/fixtures/15-stderr-default-crashimm/log/*")))
 subprocess.run([walwatch, "import", "--db", store, "--cluster", "seed", *logs], check=True, stdout=subprocess.DEVNULL)
 db = sqlite3.connect(store)
-t0, t1 = db.execute("SELECT min(at), max(at) FROM event").fetchone()
+t0, t1 = db.execute("SELECT min(at), max(at) FROM line").fetchone()
 span = (t1 - t0 + 1_000_000) * K
 copies = days * 86_400_000_000 // span
 print(f"{clusters} clusters x {copies} copies of {span / 1e6:.0f} s", file=sys.stderr)
 db.execute("CREATE TEMP TABLE n(i INTEGER PRIMARY KEY)")
 db.executemany("INSERT INTO n VALUES (?)", [(i,) for i in range(copies)])
-cols = ("kind, pid, pairable, start_event_id, complete_event_id, flags, trigger, buffers_written, buffers_pct, "
+cols = ("kind, pid, pairable, start_source_id, start_line, start_ahead_us, complete_source_id, complete_line, "
+        "complete_ahead_us, flags, trigger, buffers_written, buffers_pct, "
         "slru_buffers_written, wal_files_added, wal_files_removed, wal_files_recycled, write_s, sync_s, total_s, "
         "sync_files, sync_longest_s, sync_average_s, distance_kb, estimate_kb, lsn, redo_lsn")
 for c in range(clusters):
     cid = db.execute("INSERT INTO cluster(name) VALUES (?)", (f"c{c:03}",)).lastrowid
     shift = f"? + n.i * ? + ({{}} - ?) * {K}"
     db.execute(
-        f"INSERT INTO checkpoint(cluster_id, started_at, completed_at, {cols}) "
-        f"SELECT ?, {shift.format('s.started_at')}, {shift.format('s.completed_at')}, {cols} "
-        "FROM checkpoint s, n WHERE s.cluster_id = 1 ORDER BY n.i, s.id",
-        (cid, BASE, span, t0, BASE, span, t0))
+        f"INSERT INTO checkpoint(cluster_id, started_at, completed_at, start_offset, complete_offset, {cols}) "
+        f"SELECT ?, {shift.format('s.started_at')}, {shift.format('s.completed_at')}, "
+        "s.start_offset + n.i * 1000000 + ? * 10000000000, s.complete_offset + n.i * 1000000 + ? * 10000000000, "
+        f"{cols} FROM checkpoint s, n WHERE s.cluster_id = 1 ORDER BY n.i, s.id",
+        (cid, BASE, span, t0, BASE, span, t0, cid, cid))
     db.execute(
         "INSERT INTO event(cluster_id, source_id, offset, line, at, pid, kind, nth, data) "
         f"SELECT ?, source_id, offset + n.i * 1000000 + ? * 10000000000, line, {shift.format('at')}, pid, kind, nth, data "

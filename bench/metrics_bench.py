@@ -218,7 +218,7 @@ def main():
 def sqlite_count(db):
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
     try:
-        return conn.execute("SELECT count(complete_event_id) FROM checkpoint").fetchone()[0]
+        return conn.execute("SELECT count(complete_source_id) FROM checkpoint").fetchone()[0]
     finally:
         conn.close()
 

@@ -323,3 +323,69 @@ fn the_last_checkpoint_before_is_the_listings_last() {
     assert!(plan.iter().any(|step| step.contains("checkpoint_cluster_time")), "{plan:?}");
     assert!(!plan.iter().any(|step| step.contains("TEMP B-TREE")), "no sort: {plan:?}");
 }
+
+/// A start stored in one batch and its complete in a later one (the daemon
+/// reads them minutes apart): the row completed is above every id read
+/// before, so the metrics reading completions by id find it, once; and
+/// each line keeps its own place.
+#[test]
+fn a_row_completed_later_is_read_as_completed_after_any_earlier_id() {
+    use crate::frame::Pos;
+    use crate::model::event::{Event, EventBody, PointKind};
+    use crate::store::SourceSpec;
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("w.db")).unwrap();
+    let cluster_id = store.clusters_mut().find_or_create("main").unwrap();
+    let spec = SourceSpec { path: "/log/pg.log", meta: None, format: crate::frame::Format::Stderr, prefix: None };
+    let (mut row, _) =
+        store.sources_mut().find_or_create(cluster_id, b"2026-11-22 10:00:00.000 UTC [7] LOG:  a\n", &spec).unwrap();
+    let at = |s: &str| s.parse::<Timestamp>().unwrap();
+    let line = |offset: u64, at: Timestamp, body: EventBody| Event {
+        at,
+        pid: Some(7),
+        offset,
+        line: offset + 1,
+        nth: 0,
+        body,
+    };
+    let start = |offset, t| {
+        line(offset, at(t), EventBody::PointStart { kind: PointKind::Checkpoint, flags: vec!["time".into()] })
+    };
+    let stats = CompleteStats { write_s: 1.5, distance_kb: Some(4096), ..CompleteStats::default() };
+    let complete = |offset, t| {
+        line(offset, at(t), EventBody::PointComplete { kind: PointKind::Checkpoint, stats: Box::new(stats.clone()) })
+    };
+    let commit = |store: &mut Store, row: &mut crate::store::SourceRow, events: &[Event], end: u64| {
+        crate::ingest::pairing::commit(store, row, &spec, events, Pos { offset: end, line: end + 1 }).unwrap()
+    };
+    assert_eq!(
+        commit(&mut store, &mut row, &[start(0, "2026-11-22T10:00:00Z"), complete(100, "2026-11-22T10:00:02Z")], 200),
+        2
+    );
+    assert_eq!(commit(&mut store, &mut row, &[start(200, "2026-11-22T10:05:00Z")], 300), 1);
+    let read_before = store.checkpoints().last_row().unwrap().unwrap();
+    let first: Vec<i64> = store.checkpoints().completed_after(0).unwrap().iter().map(|c| c.id).collect();
+    assert_eq!(first.len(), 1, "the start-only row is not completed: {first:?}");
+
+    assert_eq!(commit(&mut store, &mut row, &[complete(300, "2026-11-22T10:05:03Z")], 400), 1);
+    let after = store.checkpoints().completed_after(read_before).unwrap();
+    assert_eq!(after.len(), 1);
+    assert!(after[0].id > read_before);
+    assert_eq!((after[0].write_s, after[0].distance_kb), (Some(1.5), Some(4096)));
+    let places: Vec<(i64, i64, i64, i64, i64)> = store
+        .conn
+        .prepare("SELECT id, start_offset, start_line, complete_offset, complete_line FROM checkpoint ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(places, [(first[0], 0, 1, 100, 101), (after[0].id, 200, 201, 300, 301)]);
+    // The tally counts two starts and two completes, not the row twice.
+    assert_eq!(recount(&store).0.iter().map(|r| (r.4, r.5)).collect::<Vec<_>>(), [(2, 2)]);
+    // Read again (a rewind, another process): nothing is stored twice.
+    assert_eq!(
+        commit(&mut store, &mut row, &[start(200, "2026-11-22T10:05:00Z"), complete(300, "2026-11-22T10:05:03Z")], 400),
+        0
+    );
+}
