@@ -617,21 +617,36 @@ pub(super) fn last_line_offset(tx: &Transaction<'_>, source: i64) -> rusqlite::R
 
 /// The first (`order` "ASC") or last ("DESC") start line and complete line
 /// of cluster `c.id` (a table `cluster c` of the enclosing query) dated in
-/// `[?since, ?until)` and not more than `?tolerance` µs ahead of walwatch's
-/// clock when read, as two columns `s` and `k`: a seek of
+/// `[?2, ?3)` and not more than ?4 µs ahead of walwatch's clock when read,
+/// as two columns `s{order}` and `k{order}`: a seek of
 /// checkpoint_cluster_time (whose time is the start where there is one)
 /// and one of checkpoint_cluster_completed.
-fn line_ends_sql(order: &str, since: &str, until: &str, tolerance: &str) -> String {
+fn line_ends_sql(order: &str) -> String {
     format!(
         "(SELECT l.started_at FROM checkpoint l WHERE l.cluster_id = c.id
-            AND COALESCE(l.started_at, l.completed_at) >= {since} AND COALESCE(l.started_at, l.completed_at) < {until}
-            AND l.started_at >= {since} AND l.started_at < {until} AND IFNULL(l.start_ahead_us, 0) <= {tolerance}
-          ORDER BY COALESCE(l.started_at, l.completed_at) {order} LIMIT 1) AS s,
+            AND COALESCE(l.started_at, l.completed_at) >= ?2 AND COALESCE(l.started_at, l.completed_at) < ?3
+            AND l.started_at >= ?2 AND l.started_at < ?3 AND IFNULL(l.start_ahead_us, 0) <= ?4
+          ORDER BY COALESCE(l.started_at, l.completed_at) {order} LIMIT 1) AS s{order},
          (SELECT l.completed_at FROM checkpoint l WHERE l.cluster_id = c.id
-            AND l.completed_at >= {since} AND l.completed_at < {until} AND IFNULL(l.complete_ahead_us, 0) <= {tolerance}
-          ORDER BY l.completed_at {order} LIMIT 1) AS k"
+            AND l.completed_at >= ?2 AND l.completed_at < ?3 AND IFNULL(l.complete_ahead_us, 0) <= ?4
+          ORDER BY l.completed_at {order} LIMIT 1) AS k{order}"
     )
 }
+
+/// [`Checkpoints::line_ends`] of one cluster (?1) or of all.
+static LINE_ENDS: LazyLock<[String; 2]> = LazyLock::new(|| {
+    let sql = |cond: &str| {
+        // Scalar min() and max() of two values are NULL when either is:
+        // each stands in for the other when it is missing.
+        format!(
+            "SELECT min(min(IFNULL(sASC, kASC), IFNULL(kASC, sASC))), max(max(IFNULL(sDESC, kDESC), IFNULL(kDESC, sDESC)))
+             FROM (SELECT {}, {} FROM cluster c WHERE 1 = 1 {cond})",
+            line_ends_sql("ASC"),
+            line_ends_sql("DESC")
+        )
+    };
+    [sql("AND c.name = ?1"), sql("AND ?1 IS NULL")]
+});
 
 /// Every checkpoint line that was dated ahead of walwatch's clock when read,
 /// as rows (cluster_id, at, ahead_us): the few rows of the partial index
@@ -643,28 +658,27 @@ pub(super) const LINES_AHEAD: &str = "SELECT cluster_id, started_at AS at, start
        WHERE (start_ahead_us IS NOT NULL OR complete_ahead_us IS NOT NULL) AND complete_ahead_us IS NOT NULL";
 
 impl<S: Deref<Target = Store>> Checkpoints<S> {
-    /// The first (`first`) or last checkpoint or restartpoint line (start
-    /// or complete) over `filter`'s clusters and window, leaving out the
-    /// lines dated more than `tolerance_us` ahead of walwatch's clock when
-    /// read (see migrations/0007_event_ahead.sql).
-    pub(crate) fn line_end(&self, filter: &Filter, first: bool, tolerance_us: i64) -> Result<Option<i64>, StoreError> {
+    /// The first and last checkpoint or restartpoint line (start or
+    /// complete) over `filter`'s clusters and window, leaving out the lines
+    /// dated more than `tolerance_us` ahead of walwatch's clock when read
+    /// (see migrations/0007_event_ahead.sql): four index seeks per cluster,
+    /// in a statement prepared once per connection (`status` asks it of
+    /// every cluster of a fleet).
+    pub(crate) fn line_ends(
+        &self,
+        filter: &Filter,
+        tolerance_us: i64,
+    ) -> Result<(Option<i64>, Option<i64>), StoreError> {
         let store = &*self.0;
-        let (agg, order) = if first { ("min", "ASC") } else { ("max", "DESC") };
-        let cond = if filter.cluster.is_some() { "AND c.name = ?1" } else { "" };
-        let ends = line_ends_sql(order, "?2", "?3", "?4");
-        // Scalar min() and max() of two values are NULL when either is: each
-        // stands in for the other when it is missing.
-        let sql = format!(
-            "SELECT {agg}({agg}(IFNULL(s, k), IFNULL(k, s)))
-             FROM (SELECT {ends} FROM cluster c WHERE 1 = 1 {cond})"
-        );
+        let sql = &LINE_ENDS[usize::from(filter.cluster.is_none())];
         let values = params![
             filter.cluster,
             filter.since.map_or(i64::MIN, to_micros),
             filter.until.map_or(i64::MAX, to_micros),
             tolerance_us
         ];
-        store.conn.query_row(&sql, values, |r| r.get(0)).map_err(|e| store.sql(e))
+        let q = || store.conn.prepare_cached(sql)?.query_row(values, |r| Ok((r.get(0)?, r.get(1)?)));
+        q().map_err(|e| store.sql(e))
     }
 }
 

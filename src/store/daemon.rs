@@ -106,8 +106,10 @@ impl<S: Deref<Target = Store>> Daemon<S> {
     }
 
     fn one_cluster_status(&self, name: &str) -> rusqlite::Result<ClusterStatus> {
-        let id: i64 = self.0.conn.query_row("SELECT id FROM cluster WHERE name = ?1", [name], |r| r.get(0))?;
-        let mut stmt = self.0.conn.prepare(
+        // Cached statements: `status` asks them of every cluster of a fleet.
+        let id: i64 =
+            self.0.conn.prepare_cached("SELECT id FROM cluster WHERE name = ?1")?.query_row([name], |r| r.get(0))?;
+        let mut stmt = self.0.conn.prepare_cached(
             "SELECT path, read_to, size, last_read FROM source WHERE cluster_id = ?1
              AND id IN (SELECT max(id) FROM source WHERE cluster_id = ?1 GROUP BY path) ORDER BY path",
         )?;
@@ -122,7 +124,7 @@ impl<S: Deref<Target = Store>> Daemon<S> {
             })?
             .collect::<Result<Vec<_>, _>>()?;
         let time = |sql: &str| -> rusqlite::Result<Option<Timestamp>> {
-            self.0.conn.query_row(sql, [id], |r| r.get::<_, Option<i64>>(0)).map(|v| v.map(from_micros))
+            self.0.conn.prepare_cached(sql)?.query_row([id], |r| r.get::<_, Option<i64>>(0)).map(|v| v.map(from_micros))
         };
         // Each kind's newest event is one end of an event_cluster_kind_at
         // range; `kind <> …` or `kind IN (…)` under max() would read every
@@ -145,7 +147,7 @@ impl<S: Deref<Target = Store>> Daemon<S> {
         let last_event = last_event.max(last_checkpoint_event);
         let last_commit = time("SELECT max(last_read) FROM source WHERE cluster_id = ?1")?;
         let mut stmt =
-            self.0.conn.prepare("SELECT path, problem FROM file_problem WHERE cluster_id = ?1 ORDER BY path")?;
+            self.0.conn.prepare_cached("SELECT path, problem FROM file_problem WHERE cluster_id = ?1 ORDER BY path")?;
         let problems = stmt.query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<Vec<_>, _>>()?;
         Ok(ClusterStatus { name: name.into(), sources, last_event, last_checkpoint_event, last_commit, problems })
     }

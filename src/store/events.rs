@@ -83,9 +83,8 @@ impl<S: Deref<Target = Store>> Events<S> {
     pub(crate) fn log_times(&self, cluster: &str, tolerance: Duration) -> Result<LogTimes, StoreError> {
         let mut times = self.event_times(cluster, tolerance)?;
         let only = Filter { cluster: Some(cluster.into()), ..Filter::default() };
-        let lines = self.0.checkpoints();
-        let first = lines.line_end(&only, true, tolerance_us(tolerance))?.map(from_micros);
-        let last = lines.line_end(&only, false, tolerance_us(tolerance))?.map(from_micros);
+        let (first, last) = self.0.checkpoints().line_ends(&only, tolerance_us(tolerance))?;
+        let (first, last) = (first.map(from_micros), last.map(from_micros));
         times.oldest = earliest(times.oldest, first);
         times.newest = times.newest.max(last);
         times.last_point_line = last;
@@ -119,9 +118,8 @@ impl<S: Deref<Target = Store>> Events<S> {
              FROM ends",
             ok = format!("{} AND {RECOGNISED}", not_ahead("?1"))
         );
-        self.0
-            .conn
-            .query_row(&sql, params![tolerance_us(tolerance), cluster], |r| {
+        let q = || -> rusqlite::Result<LogTimes> {
+            self.0.conn.prepare_cached(&sql)?.query_row(params![tolerance_us(tolerance), cluster], |r| {
                 Ok(LogTimes {
                     oldest: opt_from_micros(r.get(0)?),
                     newest: opt_from_micros(r.get(1)?),
@@ -129,7 +127,8 @@ impl<S: Deref<Target = Store>> Events<S> {
                     last_start: opt_from_micros(r.get(2)?),
                 })
             })
-            .map_err(|e| self.0.sql(e))
+        };
+        q().map_err(|e| self.0.sql(e))
     }
 
     /// `cluster`'s events dated more than `tolerance` ahead of walwatch's
@@ -151,12 +150,11 @@ impl<S: Deref<Target = Store>> Events<S> {
              WHERE e.at - e.ahead_us >= ?3"
         );
         let values = params![cluster, tolerance_us(tolerance), to_micros(read_since)];
-        let (count, latest_read): (i64, Option<i64>) = store
-            .conn
-            .query_row(&format!("SELECT count(*), MAX(e.at - e.ahead_us) {from}"), values, |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
-            .map_err(|e| store.sql(e))?;
+        let counted = || {
+            let sql = format!("SELECT count(*), MAX(e.at - e.ahead_us) {from}");
+            store.conn.prepare_cached(&sql)?.query_row(values, |r| Ok((r.get(0)?, r.get(1)?)))
+        };
+        let (count, latest_read): (i64, Option<i64>) = counted().map_err(|e| store.sql(e))?;
         let Some(latest_read_at) = opt_from_micros(latest_read) else {
             return Ok(None);
         };
@@ -177,7 +175,7 @@ impl<S: Deref<Target = Store>> Events<S> {
     /// line over `filter` not dated more than `tolerance` ahead: the first or
     /// last such event of each cluster and kind, each found at one end of an
     /// index range, the kinds themselves found by skipping from one to the
-    /// next in the same index; and the lines' ([`Checkpoints::line_end`]).
+    /// next in the same index; and the lines' (`Checkpoints::line_ends`).
     fn end_time(&self, filter: &Filter, agg: &str, tolerance: Duration) -> Result<Option<Timestamp>, StoreError> {
         let order = if agg == "MIN" { "ASC" } else { "DESC" };
         let (cond, mut values) = filter.cluster_condition();
@@ -200,8 +198,8 @@ impl<S: Deref<Target = Store>> Events<S> {
         );
         let v: Option<i64> =
             self.0.conn.query_row(&sql, params_from_iter(values), |r| r.get(0)).map_err(|e| self.0.sql(e))?;
-        let line = self.0.checkpoints().line_end(filter, agg == "MIN", tolerance_us(tolerance))?;
-        let end = if agg == "MIN" { earliest(v, line) } else { v.max(line) };
+        let (first, last) = self.0.checkpoints().line_ends(filter, tolerance_us(tolerance))?;
+        let end = if agg == "MIN" { earliest(v, first) } else { v.max(last) };
         Ok(opt_from_micros(end))
     }
 

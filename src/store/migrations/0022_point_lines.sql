@@ -81,8 +81,32 @@ ORDER BY k.id;
 DROP TABLE checkpoint;
 ALTER TABLE checkpoint_lines RENAME TO checkpoint;
 
-DELETE FROM event
- WHERE kind IN ('checkpoint_start', 'checkpoint_complete', 'restartpoint_start', 'restartpoint_complete');
+-- The other events, copied into a table of their own: deleted in place,
+-- the checkpoint lines would leave most event pages part empty (a fleet's
+-- central kept 59 % of its event table unused), which no incremental
+-- vacuum gives back. Same ids, same columns; its indexes made whole after.
+CREATE TABLE event_kept (
+    id         INTEGER PRIMARY KEY,
+    cluster_id INTEGER NOT NULL REFERENCES cluster(id),
+    source_id  INTEGER NOT NULL REFERENCES source(id),
+    offset     INTEGER NOT NULL,
+    line       INTEGER NOT NULL,
+    at         INTEGER NOT NULL,
+    pid        INTEGER,
+    kind       TEXT NOT NULL,
+    nth        INTEGER NOT NULL DEFAULT 0,  -- several rejections can share one record
+    data       TEXT NOT NULL DEFAULT '{}',  -- kind-specific fields as JSON
+    ahead_us   INTEGER
+);
+INSERT INTO event_kept(id, cluster_id, source_id, offset, line, at, pid, kind, nth, data, ahead_us)
+SELECT id, cluster_id, source_id, offset, line, at, pid, kind, nth, data, ahead_us FROM event
+ WHERE kind NOT IN ('checkpoint_start', 'checkpoint_complete', 'restartpoint_start', 'restartpoint_complete')
+ ORDER BY id;
+DROP TABLE event;
+ALTER TABLE event_kept RENAME TO event;
+CREATE INDEX event_place ON event(source_id, offset, nth);
+CREATE INDEX event_cluster_kind_at ON event(cluster_id, kind, at);
+CREATE INDEX event_ahead ON event(cluster_id, ahead_us) WHERE ahead_us IS NOT NULL;
 
 CREATE INDEX checkpoint_cluster_time ON checkpoint(cluster_id, COALESCE(started_at, completed_at));
 CREATE INDEX checkpoint_cluster_completed ON checkpoint(cluster_id, completed_at) WHERE completed_at IS NOT NULL;
