@@ -1,7 +1,8 @@
 //! Checkpoints and restartpoints (table checkpoint, and its day tally
 //! point_tally): one row per start line and the complete line that closes
 //! it, a start without a complete and a complete without a start each a row
-//! of their own.
+//! of their own. A row holds where its lines were read ([`LinePlace`]);
+//! checkpoint lines are not events (migrations/0022_point_lines.sql).
 //!
 //! Which start a complete line closes is decided by the reader of the log
 //! (`ingest::pairing`); here are the rows it asks about and writes, inside
@@ -525,7 +526,9 @@ impl<'a> PointRows<'a> {
     pub(crate) fn stop_waiting_until(&self, cluster_id: i64, at: Timestamp) -> Result<(), StoreError> {
         self.tx
             .prepare_cached(
-                "UPDATE checkpoint SET pairable = 0 WHERE cluster_id = ?1 AND pairable = 1
+                // The open rows are few (partial index checkpoint_open);
+                // SQLite chose the cluster's whole time range instead.
+                "UPDATE checkpoint INDEXED BY checkpoint_open SET pairable = 0 WHERE cluster_id = ?1 AND pairable = 1
                    AND COALESCE(started_at, completed_at) <= ?2",
             )
             .and_then(|mut s| s.execute(params![cluster_id, to_micros(at)]))

@@ -4,7 +4,7 @@
 //! per source because they have no time.
 //!
 //! Forgetting what was read of a source, so that it is read again as if
-//! never seen: its events, the checkpoint halves they made, its position and
+//! never seen: its events, its lines in checkpoint rows, its position and
 //! the prefix it was read with. Used by `walwatch forget`, by an import that
 //! did not fit (it takes back what it stored), and by the daemon when a
 //! cluster's `format` or `prefix` setting changed.
