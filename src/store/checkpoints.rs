@@ -55,6 +55,15 @@ const COMPLETE_COLUMNS: &str = "completed_at, complete_source_id, complete_offse
 const NO_START: &str = "started_at = NULL, start_source_id = NULL, start_offset = NULL, start_line = NULL,
      start_ahead_us = NULL, flags = NULL, trigger = NULL";
 
+/// A complete line's figures and `truncated`, as columns and as the
+/// parameters from ?`first` on that fill them.
+fn figure_params(first: usize) -> (String, String) {
+    let count = CompleteStats::COUNT + 1;
+    let columns = CompleteStats::FIGURES.iter().copied().chain(["truncated"]).collect::<Vec<_>>().join(", ");
+    let params = (first..first + count).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ");
+    (columns, params)
+}
+
 /// A start and its complete line in one row ([`PointRows::insert_paired`]).
 ///
 /// OR FAIL, not the default ABORT: with the tally trigger of
@@ -62,14 +71,10 @@ const NO_START: &str = "started_at = NULL, start_source_id = NULL, start_offset 
 /// nothing in this insert may abort, so SQLite keeps no statement journal
 /// for it. A failure still fails the batch, which is rolled back whole.
 static INSERT_PAIRED: LazyLock<String> = LazyLock::new(|| {
-    let figures = CompleteStats::FIGURES;
-    let places: Vec<String> = (16..16 + figures.len()).map(|i| format!("?{i}")).collect();
+    let (figures, params) = figure_params(16);
     format!(
-        "INSERT OR FAIL INTO checkpoint(cluster_id, kind, pid, pairable, {START_COLUMNS}, {COMPLETE_COLUMNS}, {}, truncated)
-         VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, {}, ?{})",
-        figures.join(", "),
-        places.join(", "),
-        16 + figures.len()
+        "INSERT OR FAIL INTO checkpoint(cluster_id, kind, pid, pairable, {START_COLUMNS}, {COMPLETE_COLUMNS}, {figures})
+         VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, {params})"
     )
 });
 
@@ -77,29 +82,21 @@ static INSERT_PAIRED: LazyLock<String> = LazyLock::new(|| {
 /// ?2–?6, then its figures): rows completed after id N are the rows above N
 /// (see migrations/0022_point_lines.sql). The old row is deleted after.
 static COMPLETE: LazyLock<String> = LazyLock::new(|| {
-    let figures = CompleteStats::FIGURES;
-    let places: Vec<String> = (7..7 + figures.len()).map(|i| format!("?{i}")).collect();
+    let (figures, params) = figure_params(7);
     format!(
-        "INSERT INTO checkpoint(cluster_id, kind, pid, pairable, {START_COLUMNS}, {COMPLETE_COLUMNS}, {}, truncated)
-         SELECT cluster_id, kind, pid, start_source_id IS NULL, {START_COLUMNS}, ?2, ?3, ?4, ?5, ?6, {}, ?{}
-         FROM checkpoint WHERE id = ?1",
-        figures.join(", "),
-        places.join(", "),
-        7 + figures.len()
+        "INSERT INTO checkpoint(cluster_id, kind, pid, pairable, {START_COLUMNS}, {COMPLETE_COLUMNS}, {figures})
+         SELECT cluster_id, kind, pid, start_source_id IS NULL, {START_COLUMNS}, ?2, ?3, ?4, ?5, ?6, {params}
+         FROM checkpoint WHERE id = ?1"
     )
 });
 
 /// A complete line without its start: a new row (time and place ?4–?8,
 /// then its figures), waiting for its start.
 static COMPLETE_ONLY: LazyLock<String> = LazyLock::new(|| {
-    let figures = CompleteStats::FIGURES;
-    let places: Vec<String> = (9..9 + figures.len()).map(|i| format!("?{i}")).collect();
+    let (figures, params) = figure_params(9);
     format!(
-        "INSERT INTO checkpoint(cluster_id, kind, pid, pairable, {COMPLETE_COLUMNS}, {}, truncated)
-         VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?8, {}, ?{})",
-        figures.join(", "),
-        places.join(", "),
-        9 + figures.len()
+        "INSERT INTO checkpoint(cluster_id, kind, pid, pairable, {COMPLETE_COLUMNS}, {figures})
+         VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?7, ?8, {params})"
     )
 });
 
