@@ -648,15 +648,6 @@ static LINE_ENDS: LazyLock<[String; 2]> = LazyLock::new(|| {
     [sql("AND c.name = ?1"), sql("AND ?1 IS NULL")]
 });
 
-/// Every checkpoint line that was dated ahead of walwatch's clock when read,
-/// as rows (cluster_id, at, ahead_us): the few rows of the partial index
-/// checkpoint_ahead.
-pub(super) const LINES_AHEAD: &str = "SELECT cluster_id, started_at AS at, start_ahead_us AS ahead_us FROM checkpoint
-       WHERE (start_ahead_us IS NOT NULL OR complete_ahead_us IS NOT NULL) AND start_ahead_us IS NOT NULL
-     UNION ALL
-     SELECT cluster_id, completed_at, complete_ahead_us FROM checkpoint
-       WHERE (start_ahead_us IS NOT NULL OR complete_ahead_us IS NOT NULL) AND complete_ahead_us IS NOT NULL";
-
 impl<S: Deref<Target = Store>> Checkpoints<S> {
     /// The first and last checkpoint or restartpoint line (start or
     /// complete) over `filter`'s clusters and window, leaving out the lines

@@ -15,9 +15,8 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use rusqlite::{params, params_from_iter, types::Value, OptionalExtension, Transaction};
 
-use super::checkpoints::LINES_AHEAD;
 use super::columns::{from_micros, opt_from_micros, to_micros};
-use super::filter::{not_ahead, tolerance_us, Filter, CLUSTER, RECOGNISED};
+use super::filter::{not_ahead, tolerance_us, Filter, CLUSTER, LINES_AHEAD, RECOGNISED};
 use super::{Store, StoreError};
 
 #[cfg(test)]

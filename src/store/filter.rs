@@ -74,6 +74,15 @@ pub(super) const CLUSTER: &str = "(SELECT id FROM cluster WHERE name = ?1)";
 /// look-alike line) never counts as an event.
 pub(super) const RECOGNISED: &str = "e.kind <> 'rejected'";
 
+/// Every checkpoint line that was dated ahead of walwatch's clock when read,
+/// as rows (cluster_id, at, ahead_us): the few rows of the partial index
+/// checkpoint_ahead.
+pub(super) const LINES_AHEAD: &str = "SELECT cluster_id, started_at AS at, start_ahead_us AS ahead_us FROM checkpoint
+       WHERE (start_ahead_us IS NOT NULL OR complete_ahead_us IS NOT NULL) AND start_ahead_us IS NOT NULL
+     UNION ALL
+     SELECT cluster_id, completed_at, complete_ahead_us FROM checkpoint
+       WHERE (start_ahead_us IS NOT NULL OR complete_ahead_us IS NOT NULL) AND complete_ahead_us IS NOT NULL";
+
 /// The condition leaving out the events dated ahead, with the tolerance in
 /// µs as `param`. (Not `ahead_us <= ?`: the id list comes from the small
 /// partial index event_ahead, and the time queries stay on the covering
