@@ -182,6 +182,42 @@ fn the_newest_event_is_not_one_dated_ahead() {
     assert_eq!(newest.newest["main"], at("2026-11-22T10:05:00Z"));
 }
 
+/// The newest event deleted while the checkpoint rows stay as they were
+/// (its id below what was read, the lowest id unchanged): the time is read
+/// again, not kept from the deleted event.
+#[test]
+fn a_deleted_newest_event_is_no_longer_the_newest_though_no_checkpoint_changed() {
+    use crate::model::event::EventBody;
+    use crate::store::shared_tests::{start, store, Line};
+    let dir = tempfile::tempdir().unwrap();
+    let event = |at: &str, body| Line { at: at.parse().unwrap(), body, ahead_us: None };
+    let s = store(
+        dir.path(),
+        vec![
+            event("2026-11-22T09:00:00Z", EventBody::ServerStart { version: None }),
+            start("2026-11-22T10:00:00Z", "time", None),
+            event("2026-11-22T10:05:00Z", EventBody::ServerReady { read_only: false }),
+        ],
+    );
+    let mut newest = super::newest::NewestEvents::default();
+    let tolerance = std::time::Duration::from_secs(300);
+    newest.update(&s, tolerance).unwrap();
+    let at = |t: &str| t.parse::<jiff::Timestamp>().unwrap().as_microsecond();
+    assert_eq!(newest.newest["main"], at("2026-11-22T10:05:00Z"));
+    let conn = rusqlite::Connection::open(dir.path().join("w.db")).unwrap();
+    let ids: Vec<i64> = conn
+        .prepare("SELECT id FROM event ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    conn.execute("DELETE FROM event WHERE id = ?1", [ids[1]]).unwrap();
+    newest.update(&s, tolerance).unwrap();
+    assert_eq!(newest.newest["main"], at("2026-11-22T10:00:00Z"));
+}
+
 /// The newest events deleted (`forget` of the file read last): the time is
 /// read again from what is left, not kept from the deleted rows.
 #[test]
