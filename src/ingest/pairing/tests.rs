@@ -110,6 +110,26 @@ fn a_waiting_complete_is_claimed_within_two_days_of_the_start() {
     );
 }
 
+/// A second complete line of the same microsecond from another file (a
+/// copy of the log, the line written twice) does not take a start that its
+/// own complete already closed: only a complete strictly before another
+/// claims the start from it.
+#[test]
+fn a_complete_of_the_same_instant_from_another_file_does_not_take_a_closed_start() {
+    let lines = fixture(NOISE);
+    let (start, complete) = (&lines[2167..2168], &lines[4311..4312]);
+    assert!(complete[0].contains("08:09:36.059") && complete[0].contains("distance=20083 kB"));
+    let other = complete[0].replace("distance=20083 kB", "distance=1 kB");
+    let (_dir, store) = import(&[&[start[0].clone(), complete[0].clone()], &[other]]);
+    assert_eq!(
+        pairs(&store),
+        [
+            (Some("08:09:09.205".into()), Some("08:09:36.059".into()), Some("wal".into()), Some(20083)),
+            (None, Some("08:09:36.059".into()), None, Some(1)),
+        ]
+    );
+}
+
 /// A start held back for its complete in the same batch is taken only by
 /// a complete of its own process and kind: another checkpointer's
 /// complete (a second server's lines in the file) or a restartpoint's
