@@ -634,7 +634,7 @@ fn line_ends_sql(order: &str) -> String {
 }
 
 /// [`Checkpoints::line_ends`] of one cluster (?1) or of all.
-static LINE_ENDS: LazyLock<[String; 2]> = LazyLock::new(|| {
+pub(super) static LINE_ENDS: LazyLock<[String; 2]> = LazyLock::new(|| {
     let sql = |cond: &str| {
         // Scalar min() and max() of two values are NULL when either is:
         // each stands in for the other when it is missing.
@@ -751,8 +751,8 @@ pub(super) static LAST_CHECKPOINT_BEFORE: LazyLock<String> = LazyLock::new(|| {
 
 /// The count of [`Checkpoints::truncated`], before the filter's conditions.
 /// INDEXED BY: the cut rows are few, their index is the shortest read
-/// whatever the window; given a time range, SQLite chose checkpoint_time
-/// and read every row of the range.
+/// whatever the window; given a time range, SQLite chose a time index and
+/// read every row of the range.
 pub(super) const TRUNCATED: &str = "SELECT count(*) FROM checkpoint k INDEXED BY checkpoint_truncated
      JOIN cluster c ON c.id = k.cluster_id WHERE k.truncated = 1";
 

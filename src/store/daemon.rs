@@ -8,6 +8,7 @@ use std::ops::{Deref, DerefMut};
 use jiff::Timestamp;
 use rusqlite::{params, OptionalExtension};
 
+use super::checkpoints::LINE_ENDS;
 use super::columns::{from_micros, to_micros};
 use super::{Store, StoreError};
 
@@ -138,12 +139,14 @@ impl<S: Deref<Target = Store>> Daemon<S> {
              SELECT max({newest}) FROM kinds WHERE kind IS NOT NULL AND kind <> 'rejected'",
             newest = "(SELECT max(at) FROM event WHERE cluster_id = ?1 AND kind = kinds.kind)"
         ))?;
-        let last_checkpoint_event = time(
-            "SELECT max(IFNULL(k, s), IFNULL(s, k))
-             FROM (SELECT (SELECT max(completed_at) FROM checkpoint WHERE cluster_id = ?1 AND completed_at IS NOT NULL) AS k,
-                          (SELECT started_at FROM checkpoint WHERE cluster_id = ?1 AND started_at IS NOT NULL
-                           ORDER BY COALESCE(started_at, completed_at) DESC LIMIT 1) AS s)",
-        )?;
+        // The newest checkpoint line, dated ahead or not: the query of
+        // `Checkpoints::line_ends` over all time with no tolerance.
+        let last_checkpoint_event = self
+            .0
+            .conn
+            .prepare_cached(&LINE_ENDS[0])?
+            .query_row(params![name, i64::MIN, i64::MAX, i64::MAX], |r| r.get::<_, Option<i64>>(1))?
+            .map(from_micros);
         let last_event = last_event.max(last_checkpoint_event);
         let last_commit = time("SELECT max(last_read) FROM source WHERE cluster_id = ?1")?;
         let mut stmt =
